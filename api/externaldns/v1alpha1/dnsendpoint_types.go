@@ -1,0 +1,66 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Endpoint is one DNS record set: a name, a type and its targets.
+type Endpoint struct {
+	// DNSName is the fully qualified name, without a trailing dot.
+	DNSName string `json:"dnsName,omitempty"`
+	// Targets are the record values: addresses for A/AAAA, a name for CNAME,
+	// "priority weight port target" for SRV.
+	Targets []string `json:"targets,omitempty"`
+	// RecordType is A, AAAA, CNAME, SRV or TXT.
+	RecordType string `json:"recordType,omitempty"`
+	// SetIdentifier tells apart record sets that share a name and type, as
+	// weighted routing needs; kfed sets it to the member cluster's name.
+	SetIdentifier string `json:"setIdentifier,omitempty"`
+	// RecordTTL in seconds.
+	RecordTTL int64 `json:"recordTTL,omitempty"`
+	// Labels carry ownership and provenance.
+	Labels map[string]string `json:"labels,omitempty"`
+	// ProviderSpecific holds properties a provider may use (weights, alias).
+	ProviderSpecific []ProviderSpecificProperty `json:"providerSpecific,omitempty"`
+}
+
+// ProviderSpecificProperty is one name/value property of an Endpoint.
+type ProviderSpecificProperty struct {
+	Name  string `json:"name,omitempty"`
+	Value string `json:"value,omitempty"`
+}
+
+// DNSEndpointSpec lists the desired record sets.
+type DNSEndpointSpec struct {
+	Endpoints []Endpoint `json:"endpoints,omitempty"`
+}
+
+// DNSEndpointStatus is what publishers observed.
+type DNSEndpointStatus struct {
+	// ObservedGeneration is the generation last published.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+}
+
+// DNSEndpoint is the desired DNS state of one federated Service.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:path=dnsendpoints
+// +kubebuilder:metadata:annotations="api-approved.kubernetes.io=https://github.com/kubernetes-sigs/external-dns/pull/2007"
+type DNSEndpoint struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   DNSEndpointSpec   `json:"spec,omitempty"`
+	Status DNSEndpointStatus `json:"status,omitempty"`
+}
+
+// DNSEndpointList is a list of DNSEndpoints.
+//
+// +kubebuilder:object:root=true
+type DNSEndpointList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []DNSEndpoint `json:"items"`
+}

@@ -1,0 +1,135 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Condition types and reasons of a Cluster.
+const (
+	// ClusterReady is True while the member's API server answers /readyz.
+	ClusterReady = "Ready"
+	// ClusterOffline is True once the member failed enough probes in a row to be
+	// taken out of the federation; it is the inverse of Ready with hysteresis.
+	ClusterOffline = "Offline"
+
+	ReasonProbeSucceeded    = "ProbeSucceeded"
+	ReasonProbeFailed       = "ProbeFailed"
+	ReasonKubeconfigInvalid = "KubeconfigInvalid"
+	ReasonSecretMissing     = "KubeconfigSecretMissing"
+	ReasonPending           = "Pending"
+)
+
+// Well-known labels kfed puts on objects it creates.
+const (
+	// LabelManagedBy marks objects kfed created (value "kfed").
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	// LabelCluster names the member Cluster an object belongs to.
+	LabelCluster = "kfed.io/cluster"
+	// DefaultNamespace is where kfed keeps its Secrets and namespaced objects.
+	DefaultNamespace = "kfed-system"
+	// DefaultKubeconfigKey is the Secret key that holds a member's kubeconfig.
+	DefaultKubeconfigKey = "kubeconfig"
+)
+
+// ClusterSpec says where a member cluster is and how to reach it.
+type ClusterSpec struct {
+	// Region the cluster runs in, such as "us-east1". It names the region-level
+	// DNS name of every Service the cluster serves.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Region string `json:"region"`
+
+	// Zones the cluster's nodes run in, such as ["us-east1-b"]. Each names a
+	// zone-level DNS name under the region.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=63
+	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +listType=set
+	Zones []string `json:"zones"`
+
+	// KubeconfigSecretRef points at the Secret holding a kubeconfig for the
+	// member whose current context reaches it.
+	KubeconfigSecretRef SecretKeyRef `json:"kubeconfigSecretRef"`
+
+	// HealthCheck says whether kfed-healthcheck agents in this cluster probe
+	// federated endpoints.
+	// +optional
+	HealthCheck HealthCheckSpec `json:"healthCheck,omitempty"`
+}
+
+// SecretKeyRef names one key of a namespaced Secret.
+type SecretKeyRef struct {
+	// +kubebuilder:validation:MinLength=1
+	Namespace string `json:"namespace"`
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+	// Key within the Secret's data; "kubeconfig" when empty.
+	// +optional
+	Key string `json:"key,omitempty"`
+}
+
+// HealthCheckSpec switches a cluster's health-check agents on or off.
+type HealthCheckSpec struct {
+	// Enabled is true unless set to false.
+	// +kubebuilder:default=true
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+}
+
+// ClusterStatus is what kfed observed of the member.
+type ClusterStatus struct {
+	// Conditions Ready and Offline, with reasons and transition times.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// ObservedGeneration is the spec generation the conditions describe.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// KubernetesVersion the member's API server reports.
+	// +optional
+	KubernetesVersion string `json:"kubernetesVersion,omitempty"`
+}
+
+// Cluster registers a member cluster with the federation.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster,shortName=kc
+// +kubebuilder:printcolumn:name="Region",type=string,JSONPath=`.spec.region`
+// +kubebuilder:printcolumn:name="Zones",type=string,JSONPath=`.spec.zones`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type Cluster struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   ClusterSpec   `json:"spec"`
+	Status ClusterStatus `json:"status,omitempty"`
+}
+
+// HealthCheckEnabled reports whether agents should probe from this cluster.
+func (c *Cluster) HealthCheckEnabled() bool {
+	return c.Spec.HealthCheck.Enabled == nil || *c.Spec.HealthCheck.Enabled
+}
+
+// KubeconfigKey is the Secret key holding the kubeconfig, defaulted.
+func (r SecretKeyRef) KubeconfigKey() string {
+	if r.Key == "" {
+		return DefaultKubeconfigKey
+	}
+	return r.Key
+}
+
+// ClusterList is a list of Clusters.
+//
+// +kubebuilder:object:root=true
+type ClusterList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Cluster `json:"items"`
+}

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Runs every test: unit tests, and e2e suites against real kube-apiserver,
+# etcd, scheduler and KWOK processes (built once by hack/test-binaries.sh and
+# cached). This is what `make test` and CI run.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+KFED_TEST_BIN=$(hack/test-binaries.sh | tail -n 1)
+export KFED_TEST_BIN
+
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './hack/*'))
+if [ -n "$unformatted" ]; then
+	echo "not gofmt-formatted:" >&2
+	echo "$unformatted" >&2
+	exit 1
+fi
+go vet ./...
+# -p 2: e2e packages each start a federation; two at a time fit this size
+# of machine (2 cores) without starving the API servers.
+go test -count=1 -p 2 -timeout 25m "$@" ./...

@@ -1,0 +1,225 @@
+// Package framework starts real local federations for tests: etcd and
+// kube-apiserver processes on loopback (through package devenv), optionally
+// with schedulers, KWOK nodes and the loopback load balancer per member, and
+// tears them down when the test ends, pass or fail.
+//
+// The binaries come from hack/test-binaries.sh (or $KFED_TEST_BIN). A test
+// that needs them fails when they are missing, rather than skipping: `make
+// test` and CI build them first.
+package framework
+
+import (
+	"context"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/klog/v2/textlogger"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/devenv"
+	"github.com/kfed-io/kfed/devenv/loopbacklb"
+)
+
+// Federation is a running test federation.
+type Federation struct {
+	*devenv.Env
+	// Scheme knows core, kfed and DNSEndpoint types.
+	Scheme *k8sruntime.Scheme
+	// LBBase is the second octet of member 0's load-balancer block;
+	// member i's block is loopbacklb.Block(LBBase, i).
+	LBBase int
+
+	t       testing.TB
+	clients sync.Map
+}
+
+type config struct {
+	members   int
+	workloads bool
+	lb        bool
+	opts      devenv.Options
+}
+
+// Option configures Start.
+type Option func(*config)
+
+// Members asks for n member clusters (default 3), named cluster-1 … cluster-n
+// with the regions and zones of devenv.DefaultMembers, repeating.
+func Members(n int) Option { return func(c *config) { c.members = n } }
+
+// Workloads starts a controller manager, scheduler and KWOK per member, with
+// nodes nodes of the given cpu each.
+func Workloads(nodes int, cpu string) Option {
+	return func(c *config) { c.workloads, c.opts.Nodes, c.opts.NodeCPU = true, nodes, cpu }
+}
+
+// LoadBalancer runs the loopback load balancer in every member.
+func LoadBalancer() Option { return func(c *config) { c.lb = true } }
+
+// Start starts a federation for t and stops it when t ends.
+func Start(t testing.TB, opts ...Option) *Federation {
+	t.Helper()
+	cfg := config{members: 3}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	defaults := devenv.DefaultMembers()
+	members := make([]devenv.Member, cfg.members)
+	for i := range members {
+		m := defaults[i%len(defaults)]
+		m.Name = "cluster-" + strconv.Itoa(i+1)
+		members[i] = m
+	}
+	cfg.opts.Members = members
+	cfg.opts.Workloads = cfg.workloads
+	cfg.opts.BinDir = BinDir(t)
+	cfg.opts.Dir = t.TempDir()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	env, err := devenv.Start(ctx, cfg.opts)
+	if err != nil {
+		t.Fatalf("starting federation: %v", err)
+	}
+	t.Cleanup(env.Stop)
+	if err := devenv.InstallCRDs(ctx, env.ControlPlane.Config, filepath.Join(RepoRoot(t), "deploy", "crds")); err != nil {
+		t.Fatalf("installing CRDs: %v", err)
+	}
+	f := &Federation{Env: env, Scheme: NewScheme(t), t: t, LBBase: 16 + rand.IntN(200)}
+	if cfg.lb {
+		f.startLoadBalancers()
+	}
+	return f
+}
+
+func (f *Federation) startLoadBalancers() {
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	f.t.Cleanup(func() { cancel(); wg.Wait() })
+	for i, m := range f.Members {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := loopbacklb.Run(ctx, loopbacklb.Options{
+				Cluster: m.Name,
+				Block:   loopbacklb.Block(f.LBBase, i),
+				Config:  m.Config,
+				Logger:  textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(testWriter{f.t}))).WithName(m.Name),
+			})
+			if err != nil && ctx.Err() == nil {
+				f.t.Errorf("loopback load balancer of %s: %v", m.Name, err)
+			}
+		}()
+	}
+}
+
+// Client returns a controller-runtime client for the named cluster.
+func (f *Federation) Client(name string) client.Client {
+	f.t.Helper()
+	if c, ok := f.clients.Load(name); ok {
+		return c.(client.Client)
+	}
+	cl := f.Cluster(name)
+	if cl == nil {
+		f.t.Fatalf("no cluster %q", name)
+	}
+	c, err := client.New(cl.Config, client.Options{Scheme: f.Scheme})
+	if err != nil {
+		f.t.Fatalf("client for %s: %v", name, err)
+	}
+	f.clients.Store(name, c)
+	return c
+}
+
+// Clientset returns a client-go clientset for the named cluster.
+func (f *Federation) Clientset(name string) kubernetes.Interface {
+	f.t.Helper()
+	cs, err := kubernetes.NewForConfig(f.Cluster(name).Config)
+	if err != nil {
+		f.t.Fatalf("clientset for %s: %v", name, err)
+	}
+	return cs
+}
+
+// NewScheme returns a scheme with core, kfed and DNSEndpoint types.
+func NewScheme(t testing.TB) *k8sruntime.Scheme {
+	s := k8sruntime.NewScheme()
+	for _, add := range []func(*k8sruntime.Scheme) error{
+		clientgoscheme.AddToScheme, kfedv1alpha1.AddToScheme, extdnsv1alpha1.AddToScheme,
+	} {
+		if err := add(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
+// Eventually calls f every 100 ms until it returns nil or timeout passes, and
+// fails the test with f's last error.
+func Eventually(t testing.TB, timeout time.Duration, f func(ctx context.Context) error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var err error
+	for {
+		if err = f(ctx); err == nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("not true after %v: %v", timeout, err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// BinDir is where the test binaries are: $KFED_TEST_BIN, else what
+// hack/test-binaries.sh --print says.
+func BinDir(t testing.TB) string {
+	t.Helper()
+	if d := os.Getenv("KFED_TEST_BIN"); d != "" {
+		return d
+	}
+	out, err := exec.Command(filepath.Join(RepoRoot(t), "hack", "test-binaries.sh"), "--print").Output()
+	if err != nil {
+		t.Fatalf("test binaries are missing: run hack/test-binaries.sh (or make test) first: %v", err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// RepoRoot is the root of the kfed checkout.
+func RepoRoot(t testing.TB) string {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		t.Fatal("cannot locate the framework source")
+	}
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// Namespace is a shorthand for a Namespace object.
+func Namespace(name string) *corev1.Namespace {
+	ns := &corev1.Namespace{}
+	ns.Name = name
+	return ns
+}
+
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
