@@ -3,8 +3,7 @@ package devenv
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
+	"io/fs"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -15,9 +14,9 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// InstallCRDs creates (or updates) every CRD in the YAML files of dir and
+// InstallCRDs creates (or updates) every CRD in the YAML files of fsys and
 // waits until the API server serves them.
-func InstallCRDs(ctx context.Context, cfg *rest.Config, dir string) error {
+func InstallCRDs(ctx context.Context, cfg *rest.Config, fsys fs.FS) error {
 	scheme := runtime.NewScheme()
 	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
 		return err
@@ -26,13 +25,13 @@ func InstallCRDs(ctx context.Context, cfg *rest.Config, dir string) error {
 	if err != nil {
 		return err
 	}
-	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	files, err := fs.Glob(fsys, "*.yaml")
 	if err != nil || len(files) == 0 {
-		return fmt.Errorf("no CRDs in %s (%v)", dir, err)
+		return fmt.Errorf("no CRDs found (%v)", err)
 	}
 	var names []string
 	for _, f := range files {
-		data, err := os.ReadFile(f)
+		data, err := fs.ReadFile(fsys, f)
 		if err != nil {
 			return err
 		}

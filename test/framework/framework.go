@@ -10,6 +10,7 @@ package framework
 
 import (
 	"context"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -30,6 +31,7 @@ import (
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/deploy/crds"
 	"github.com/kfed-io/kfed/devenv"
 	"github.com/kfed-io/kfed/devenv/loopbacklb"
 )
@@ -96,7 +98,7 @@ func Start(t testing.TB, opts ...Option) *Federation {
 		t.Fatalf("starting federation: %v", err)
 	}
 	t.Cleanup(env.Stop)
-	if err := devenv.InstallCRDs(ctx, env.ControlPlane.Config, filepath.Join(RepoRoot(t), "deploy", "crds")); err != nil {
+	if err := devenv.InstallCRDs(ctx, env.ControlPlane.Config, crds.FS); err != nil {
 		t.Fatalf("installing CRDs: %v", err)
 	}
 	f := &Federation{Env: env, Scheme: NewScheme(t), t: t, LBBase: 16 + rand.IntN(200)}
@@ -118,7 +120,7 @@ func (f *Federation) startLoadBalancers() {
 				Cluster: m.Name,
 				Block:   loopbacklb.Block(f.LBBase, i),
 				Config:  m.Config,
-				Logger:  textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(testWriter{f.t}))).WithName(m.Name),
+				Logger:  textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(LogWriter(f.t)))).WithName(m.Name),
 			})
 			if err != nil && ctx.Err() == nil {
 				f.t.Errorf("loopback load balancer of %s: %v", m.Name, err)
@@ -216,6 +218,10 @@ func Namespace(name string) *corev1.Namespace {
 	ns.Name = name
 	return ns
 }
+
+// LogWriter is an io.Writer that logs each write through t.Log, for loggers
+// of components a test runs in-process.
+func LogWriter(t testing.TB) io.Writer { return testWriter{t} }
 
 type testWriter struct{ t testing.TB }
 

@@ -1,0 +1,232 @@
+package clusters
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+)
+
+// Controller probes each member's /readyz and keeps its Cluster's Ready and
+// Offline conditions. A cluster turns Offline only after FailureThreshold
+// failed probes in a row, so one slow answer does not flap it; one success
+// brings it back.
+type Controller struct {
+	Client   client.Client
+	Recorder events.EventRecorder
+	// Interval between probes of one cluster; 10 s when zero.
+	Interval time.Duration
+	// Timeout of one probe; 5 s when zero.
+	Timeout time.Duration
+	// FailureThreshold is how many failed probes in a row make a cluster
+	// Offline; 3 when zero.
+	FailureThreshold int
+
+	mu       sync.Mutex
+	failures map[string]int // cluster name → failed probes in a row
+}
+
+// SetupWithManager registers the controller; Secrets are watched so that a
+// fixed kubeconfig takes effect at once.
+func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("cluster").
+		For(&kfedv1alpha1.Cluster{}).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(secretToCluster)).
+		Complete(c)
+}
+
+func secretToCluster(_ context.Context, o client.Object) []ctrl.Request {
+	if name := o.GetLabels()[kfedv1alpha1.LabelCluster]; name != "" {
+		return []ctrl.Request{{NamespacedName: client.ObjectKey{Name: name}}}
+	}
+	return nil
+}
+
+// Reconcile probes one cluster and records what it found.
+func (c *Controller) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var cluster kfedv1alpha1.Cluster
+	if err := c.Client.Get(ctx, req.NamespacedName, &cluster); err != nil {
+		if apierrors.IsNotFound(err) {
+			c.forget(req.Name)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	before := cluster.DeepCopy()
+
+	cfg, reason, err := LoadRESTConfig(ctx, c.Client, &cluster)
+	var version string
+	if err == nil {
+		pctx, cancel := context.WithTimeout(ctx, c.timeout())
+		version, err = Probe(pctx, cfg)
+		cancel()
+		reason = kfedv1alpha1.ReasonProbeFailed
+	}
+	v := c.verdict(cluster.Name, reason, err)
+	if version != "" {
+		cluster.Status.KubernetesVersion = version
+	}
+	c.apply(&cluster, v)
+	if changed := !equalStatus(before, &cluster); changed {
+		if err := c.Client.Status().Patch(ctx, &cluster, client.MergeFrom(before)); err != nil {
+			return ctrl.Result{}, fmt.Errorf("updating status of cluster %s: %w", cluster.Name, err)
+		}
+		c.event(before, &cluster)
+	}
+	return ctrl.Result{RequeueAfter: c.interval()}, nil
+}
+
+// verdict is what one probe means for a cluster's conditions.
+type verdict struct {
+	ready   metav1.ConditionStatus
+	offline metav1.ConditionStatus
+	reason  string
+	message string
+}
+
+// verdict turns a probe result into conditions. Configuration errors (no
+// Secret, a bad kubeconfig) count at once: waiting cannot fix them.
+func (c *Controller) verdict(name, reason string, err error) verdict {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.failures == nil {
+		c.failures = map[string]int{}
+	}
+	if err == nil {
+		delete(c.failures, name)
+		return verdict{metav1.ConditionTrue, metav1.ConditionFalse, kfedv1alpha1.ReasonProbeSucceeded, "API server answers /readyz"}
+	}
+	if reason != kfedv1alpha1.ReasonProbeFailed {
+		return verdict{metav1.ConditionFalse, metav1.ConditionTrue, reason, err.Error()}
+	}
+	c.failures[name]++
+	n, threshold := c.failures[name], c.threshold()
+	msg := fmt.Sprintf("%d failed probe(s) in a row (threshold %d): %v", n, threshold, err)
+	if n < threshold {
+		return verdict{"", "", reason, msg} // keep the conditions as they are
+	}
+	return verdict{metav1.ConditionFalse, metav1.ConditionTrue, reason, msg}
+}
+
+func (c *Controller) apply(cluster *kfedv1alpha1.Cluster, v verdict) {
+	conds := &cluster.Status.Conditions
+	gen := cluster.Generation
+	if v.ready == "" {
+		// Below the threshold: a cluster with no verdict yet is Unknown,
+		// one with a verdict keeps it.
+		if meta.FindStatusCondition(*conds, kfedv1alpha1.ClusterReady) == nil {
+			meta.SetStatusCondition(conds, metav1.Condition{Type: kfedv1alpha1.ClusterReady, Status: metav1.ConditionUnknown,
+				Reason: kfedv1alpha1.ReasonPending, Message: v.message, ObservedGeneration: gen})
+			meta.SetStatusCondition(conds, metav1.Condition{Type: kfedv1alpha1.ClusterOffline, Status: metav1.ConditionUnknown,
+				Reason: kfedv1alpha1.ReasonPending, Message: v.message, ObservedGeneration: gen})
+		}
+		return
+	}
+	meta.SetStatusCondition(conds, metav1.Condition{Type: kfedv1alpha1.ClusterReady, Status: v.ready,
+		Reason: v.reason, Message: v.message, ObservedGeneration: gen})
+	meta.SetStatusCondition(conds, metav1.Condition{Type: kfedv1alpha1.ClusterOffline, Status: v.offline,
+		Reason: v.reason, Message: v.message, ObservedGeneration: gen})
+	cluster.Status.ObservedGeneration = gen
+}
+
+// event tells users about a change of Ready's status or reason.
+func (c *Controller) event(before, after *kfedv1alpha1.Cluster) {
+	now := meta.FindStatusCondition(after.Status.Conditions, kfedv1alpha1.ClusterReady)
+	if c.Recorder == nil || now == nil || now.Status == metav1.ConditionUnknown {
+		return
+	}
+	if was := meta.FindStatusCondition(before.Status.Conditions, kfedv1alpha1.ClusterReady); was != nil &&
+		was.Status == now.Status && was.Reason == now.Reason {
+		return
+	}
+	if now.Status == metav1.ConditionTrue {
+		c.Recorder.Eventf(after, nil, corev1.EventTypeNormal, "ClusterReady", "Probe", "cluster %s is Ready", after.Name)
+		return
+	}
+	c.Recorder.Eventf(after, nil, corev1.EventTypeWarning, "ClusterOffline", "Probe", "cluster %s is Offline: %s", after.Name, now.Message)
+}
+
+func (c *Controller) forget(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.failures, name)
+}
+
+func (c *Controller) interval() time.Duration { return orDefault(c.Interval, 10*time.Second) }
+func (c *Controller) timeout() time.Duration  { return orDefault(c.Timeout, 5*time.Second) }
+func (c *Controller) threshold() int {
+	if c.FailureThreshold <= 0 {
+		return 3
+	}
+	return c.FailureThreshold
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+// equalStatus compares what the controller writes, ignoring transition
+// times SetStatusCondition keeps for unchanged statuses.
+func equalStatus(a, b *kfedv1alpha1.Cluster) bool {
+	if a.Status.KubernetesVersion != b.Status.KubernetesVersion || a.Status.ObservedGeneration != b.Status.ObservedGeneration ||
+		len(a.Status.Conditions) != len(b.Status.Conditions) {
+		return false
+	}
+	for i := range a.Status.Conditions {
+		x, y := a.Status.Conditions[i], b.Status.Conditions[i]
+		if x.Type != y.Type || x.Status != y.Status || x.Reason != y.Reason || x.Message != y.Message || x.ObservedGeneration != y.ObservedGeneration {
+			return false
+		}
+	}
+	return true
+}
+
+// LoadRESTConfig reads a member's client config from its kubeconfig Secret.
+// On error it also returns the condition reason that describes it.
+func LoadRESTConfig(ctx context.Context, c client.Client, cluster *kfedv1alpha1.Cluster) (*rest.Config, string, error) {
+	ref := cluster.Spec.KubeconfigSecretRef
+	var s corev1.Secret
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, &s); err != nil {
+		return nil, kfedv1alpha1.ReasonSecretMissing, fmt.Errorf("reading kubeconfig secret %s/%s: %w", ref.Namespace, ref.Name, err)
+	}
+	data, ok := s.Data[ref.KubeconfigKey()]
+	if !ok {
+		return nil, kfedv1alpha1.ReasonKubeconfigInvalid, fmt.Errorf("secret %s/%s has no key %q", ref.Namespace, ref.Name, ref.KubeconfigKey())
+	}
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(data)
+	if err != nil {
+		return nil, kfedv1alpha1.ReasonKubeconfigInvalid, fmt.Errorf("kubeconfig in secret %s/%s: %w", ref.Namespace, ref.Name, err)
+	}
+	return cfg, "", nil
+}
+
+func discoveryVersion(cfg *rest.Config, hc *http.Client) (string, error) {
+	dc, err := discovery.NewDiscoveryClientForConfigAndClient(cfg, hc)
+	if err != nil {
+		return "", err
+	}
+	v, err := dc.ServerVersion()
+	if err != nil {
+		return "", err
+	}
+	return v.GitVersion, nil
+}

@@ -1,0 +1,242 @@
+// Package clusters owns member cluster registration: joining and unjoining a
+// cluster (a kubeconfig Secret plus a Cluster object in the control plane),
+// and the Cluster controller that probes each member and sets its Ready and
+// Offline conditions.
+package clusters
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+)
+
+// JoinOptions describe a cluster to register.
+type JoinOptions struct {
+	// Name of the Cluster object; it appears in DNS targets' provenance.
+	Name   string
+	Region string
+	Zones  []string
+	// Kubeconfig holds a context reaching the member.
+	Kubeconfig *clientcmdapi.Config
+	// Context names that context; Name when empty.
+	Context string
+	// Namespace for the kubeconfig Secret; kfed-system when empty.
+	Namespace string
+	// ProbeTimeout bounds the reachability check; 10 s when zero.
+	ProbeTimeout time.Duration
+}
+
+// SecretName is the name of the Secret holding the kubeconfig of cluster name.
+func SecretName(name string) string { return "kfed-cluster-" + name }
+
+// Join checks the member is reachable and the name free, then creates the
+// kubeconfig Secret and the Cluster. On any error it leaves the control plane
+// as it was.
+func Join(ctx context.Context, fed client.Client, o JoinOptions) (*kfedv1alpha1.Cluster, error) {
+	if err := validateJoin(&o); err != nil {
+		return nil, err
+	}
+	member, err := MemberKubeconfig(o.Kubeconfig, o.Context)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := RESTConfig(member)
+	if err != nil {
+		return nil, fmt.Errorf("context %q: %w", o.Context, err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, o.ProbeTimeout)
+	defer cancel()
+	if _, err := Probe(pctx, cfg); err != nil {
+		return nil, fmt.Errorf("cluster %q (context %q, server %s) is unreachable: %w", o.Name, o.Context, cfg.Host, err)
+	}
+
+	var existing kfedv1alpha1.Cluster
+	switch err := fed.Get(ctx, client.ObjectKey{Name: o.Name}, &existing); {
+	case err == nil:
+		return nil, fmt.Errorf("a cluster named %q is already joined (region %s); unjoin it first or pick another name", o.Name, existing.Spec.Region)
+	case !apierrors.IsNotFound(err):
+		return nil, fmt.Errorf("looking up cluster %q: %w", o.Name, err)
+	}
+	data, err := clientcmd.Write(*member)
+	if err != nil {
+		return nil, fmt.Errorf("encoding kubeconfig: %w", err)
+	}
+	if err := ensureNamespace(ctx, fed, o.Namespace); err != nil {
+		return nil, err
+	}
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: SecretName(o.Name), Namespace: o.Namespace,
+			Labels: map[string]string{kfedv1alpha1.LabelManagedBy: "kfed", kfedv1alpha1.LabelCluster: o.Name},
+		},
+		Type: corev1.SecretTypeOpaque,
+		Data: map[string][]byte{kfedv1alpha1.DefaultKubeconfigKey: data},
+	}
+	if err := fed.Create(ctx, secret); err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			return nil, fmt.Errorf("secret %s/%s already exists and no cluster %q uses it; delete it or pick another name", o.Namespace, secret.Name, o.Name)
+		}
+		return nil, fmt.Errorf("creating kubeconfig secret: %w", err)
+	}
+	cluster := &kfedv1alpha1.Cluster{
+		ObjectMeta: metav1.ObjectMeta{Name: o.Name},
+		Spec: kfedv1alpha1.ClusterSpec{
+			Region: o.Region,
+			Zones:  o.Zones,
+			KubeconfigSecretRef: kfedv1alpha1.SecretKeyRef{
+				Namespace: o.Namespace, Name: secret.Name, Key: kfedv1alpha1.DefaultKubeconfigKey,
+			},
+		},
+	}
+	if err := fed.Create(ctx, cluster); err != nil {
+		// Leave nothing behind: the Secret is useless without its Cluster.
+		if derr := fed.Delete(context.WithoutCancel(ctx), secret); derr != nil && !apierrors.IsNotFound(derr) {
+			err = errors.Join(err, fmt.Errorf("removing secret %s/%s again: %w", o.Namespace, secret.Name, derr))
+		}
+		return nil, fmt.Errorf("creating cluster %q: %w", o.Name, err)
+	}
+	return cluster, nil
+}
+
+func validateJoin(o *JoinOptions) error {
+	var errs []error
+	for _, msg := range validation.IsDNS1123Label(o.Name) {
+		errs = append(errs, fmt.Errorf("cluster name %q: %s", o.Name, msg))
+	}
+	if o.Region == "" {
+		errs = append(errs, errors.New("--region is required"))
+	}
+	for _, msg := range validation.IsDNS1123Label(o.Region) {
+		if o.Region != "" {
+			errs = append(errs, fmt.Errorf("region %q: %s", o.Region, msg))
+		}
+	}
+	if len(o.Zones) == 0 {
+		errs = append(errs, errors.New("at least one --zone is required"))
+	}
+	for _, z := range o.Zones {
+		for _, msg := range validation.IsDNS1123Label(z) {
+			errs = append(errs, fmt.Errorf("zone %q: %s", z, msg))
+		}
+	}
+	if o.Kubeconfig == nil {
+		errs = append(errs, errors.New("no kubeconfig"))
+	}
+	if o.Context == "" {
+		o.Context = o.Name
+	}
+	if o.Namespace == "" {
+		o.Namespace = kfedv1alpha1.DefaultNamespace
+	}
+	if o.ProbeTimeout == 0 {
+		o.ProbeTimeout = 10 * time.Second
+	}
+	return errors.Join(errs...)
+}
+
+// MemberKubeconfig cuts the context ctxName out of cfg into a self-contained
+// kubeconfig (certificates inlined) whose current context is that one.
+func MemberKubeconfig(cfg *clientcmdapi.Config, ctxName string) (*clientcmdapi.Config, error) {
+	if _, ok := cfg.Contexts[ctxName]; !ok {
+		var names []string
+		for n := range cfg.Contexts {
+			names = append(names, n)
+		}
+		return nil, fmt.Errorf("context %q is not in the kubeconfig (it has %v)", ctxName, names)
+	}
+	out := cfg.DeepCopy()
+	out.CurrentContext = ctxName
+	if err := clientcmdapi.MinifyConfig(out); err != nil {
+		return nil, fmt.Errorf("context %q: %w", ctxName, err)
+	}
+	if err := clientcmdapi.FlattenConfig(out); err != nil {
+		return nil, fmt.Errorf("inlining the files context %q refers to: %w", ctxName, err)
+	}
+	return out, nil
+}
+
+// RESTConfig is the client config of cfg's current context.
+func RESTConfig(cfg *clientcmdapi.Config) (*rest.Config, error) {
+	return clientcmd.NewDefaultClientConfig(*cfg, nil).ClientConfig()
+}
+
+// Probe asks the API server at cfg for /readyz and returns its version.
+func Probe(ctx context.Context, cfg *rest.Config) (string, error) {
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return "", err
+	}
+	defer hc.CloseIdleConnections()
+	get := func(path string) (*http.Response, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, cfg.Host+path, nil)
+		if err != nil {
+			return nil, err
+		}
+		return hc.Do(req)
+	}
+	resp, err := get("/readyz")
+	if err != nil {
+		return "", err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("/readyz answered %s", resp.Status)
+	}
+	dc, err := discoveryVersion(cfg, hc)
+	if err != nil {
+		return "", nil // ready is what matters; the version is a nicety
+	}
+	return dc, nil
+}
+
+// Unjoin deletes the Cluster and the kubeconfig Secret kfed made for it. A
+// Secret kfed did not make is left alone.
+func Unjoin(ctx context.Context, fed client.Client, name string) error {
+	var c kfedv1alpha1.Cluster
+	if err := fed.Get(ctx, client.ObjectKey{Name: name}, &c); err != nil {
+		if apierrors.IsNotFound(err) {
+			return fmt.Errorf("no cluster named %q is joined", name)
+		}
+		return fmt.Errorf("looking up cluster %q: %w", name, err)
+	}
+	if err := fed.Delete(ctx, &c); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting cluster %q: %w", name, err)
+	}
+	ref := c.Spec.KubeconfigSecretRef
+	var s corev1.Secret
+	err := fed.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, &s)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("looking up secret %s/%s: %w", ref.Namespace, ref.Name, err)
+	}
+	if s.Labels[kfedv1alpha1.LabelManagedBy] != "kfed" || s.Labels[kfedv1alpha1.LabelCluster] != name {
+		return nil
+	}
+	if err := fed.Delete(ctx, &s); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting secret %s/%s: %w", ref.Namespace, ref.Name, err)
+	}
+	return nil
+}
+
+func ensureNamespace(ctx context.Context, c client.Client, name string) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := c.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating namespace %s: %w", name, err)
+	}
+	return nil
+}

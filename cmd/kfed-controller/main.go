@@ -1,0 +1,54 @@
+// Command kfed-controller runs kfed's controllers against the federation
+// control plane: member cluster health, and (as they land) federated
+// Services, replicas and DNS sync. Replicas elect a leader with a Lease.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+	"k8s.io/klog/v2/textlogger"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/kfed-io/kfed/manager"
+)
+
+func main() {
+	var (
+		kubeconfig = flag.String("kubeconfig", "", "kubeconfig of the federation control plane (in-cluster config when empty)")
+		context    = flag.String("context", "", "kubeconfig context of the federation control plane")
+		o          manager.Options
+	)
+	flag.BoolVar(&o.LeaderElection, "leader-elect", true, "elect a leader so that only one replica acts")
+	flag.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "kfed-system", "namespace of the leader election Lease")
+	flag.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus /metrics endpoint (0 disables)")
+	flag.StringVar(&o.HealthAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz (0 disables)")
+	flag.DurationVar(&o.ClusterProbeInterval, "cluster-probe-interval", 0, "how often each member's /readyz is probed (default 10s)")
+	logCfg := textlogger.NewConfig()
+	logCfg.AddFlags(flag.CommandLine)
+	flag.Parse()
+	o.Logger = textlogger.NewLogger(logCfg)
+	klog.SetLogger(o.Logger)
+	ctrl.SetLogger(o.Logger)
+
+	rules := clientcmd.NewDefaultClientConfigLoadingRules() // $KUBECONFIG, ~/.kube/config, in-cluster
+	rules.ExplicitPath = *kubeconfig
+	loading := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: *context})
+	cfg, err := loading.ClientConfig()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "kfed-controller: loading kubeconfig:", err)
+		os.Exit(1)
+	}
+	mgr, err := manager.New(cfg, o)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "kfed-controller:", err)
+		os.Exit(1)
+	}
+	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
+		fmt.Fprintln(os.Stderr, "kfed-controller:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,277 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+	"k8s.io/klog/v2/textlogger"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/deploy/crds"
+	"github.com/kfed-io/kfed/devenv"
+	"github.com/kfed-io/kfed/devenv/loopbacklb"
+	"github.com/kfed-io/kfed/manager"
+)
+
+// devOptions are the flags of kfed dev up.
+type devOptions struct {
+	dir        string
+	binDir     string
+	federation string
+	domain     string
+	workloads  bool
+	lbBase     int
+}
+
+func newDevCommand() *cobra.Command {
+	dev := &cobra.Command{Use: "dev", Short: "Run a local federation for development"}
+	var o devOptions
+	up := &cobra.Command{
+		Use:   "up",
+		Short: "Start a federation control plane and three member clusters on loopback",
+		Long: `Up starts, on 127.0.0.1, an etcd, a kube-apiserver for the federation control plane and one for
+each of three member clusters (with a scheduler, a controller manager and simulated KWOK nodes each),
+a loopback load balancer per member, and kfed's controller; joins the members; creates the federated
+Service default/demo; and runs until interrupted, then stops every process it started.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return devUp(cmd.Context(), cmd.OutOrStdout(), o)
+		},
+	}
+	up.Flags().StringVar(&o.dir, "dir", ".kfed-dev", "folder for the kubeconfig, env file, data and logs")
+	up.Flags().StringVar(&o.binDir, "bin-dir", os.Getenv("KFED_BIN"), "folder with kube-apiserver, etcd, kubectl, … (default: $KFED_BIN, else hack/test-binaries.sh --print)")
+	up.Flags().StringVar(&o.federation, "federation", "dev", "federation name, the F in S.N.F.svc.D")
+	up.Flags().StringVar(&o.domain, "domain", "kfed.test", "DNS suffix, the D in S.N.F.svc.D")
+	up.Flags().BoolVar(&o.workloads, "workloads", true, "run schedulers, controller managers and KWOK nodes so Deployments get Pods")
+	up.Flags().IntVar(&o.lbBase, "lb-base", 100, "member i's load balancer gives out 127.(lb-base+i).0.0/16")
+	dev.AddCommand(up)
+	return dev
+}
+
+func devUp(ctx context.Context, out io.Writer, o devOptions) error {
+	start := time.Now()
+	dir, err := filepath.Abs(o.dir)
+	if err != nil {
+		return err
+	}
+	if o.binDir == "" {
+		if o.binDir, err = findBinDir(); err != nil {
+			return err
+		}
+	}
+	logDir := filepath.Join(dir, "logs")
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return err
+	}
+	logFile, err := os.Create(filepath.Join(logDir, "kfed.log"))
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+	log := textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(logFile)))
+	klog.SetLogger(log)
+	ctrl.SetLogger(log)
+
+	fmt.Fprintf(out, "kfed dev: starting etcd and 4 API servers in %s\n", dir)
+	env, err := devenv.Start(ctx, devenv.Options{
+		Dir: dir, BinDir: o.binDir, Members: devenv.DefaultMembers(), Workloads: o.workloads,
+	})
+	if err != nil {
+		return fmt.Errorf("starting the local federation: %w", err)
+	}
+	defer env.Stop()
+
+	// Everything below runs until ctx ends; wg lets us wait for it before
+	// the API servers go away.
+	runCtx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	errc := make(chan error, len(env.Members)+1)
+	defer func() { cancel(); wg.Wait() }()
+
+	if err := devenv.InstallCRDs(ctx, env.ControlPlane.Config, crds.FS); err != nil {
+		return err
+	}
+	for i, m := range env.Members {
+		wg.Go(func() {
+			if err := loopbacklb.Run(runCtx, loopbacklb.Options{
+				Cluster: m.Name, Block: loopbacklb.Block(o.lbBase, i), Config: m.Config,
+				Logger: log.WithName("loopbacklb").WithValues("cluster", m.Name),
+			}); err != nil && runCtx.Err() == nil {
+				errc <- fmt.Errorf("load balancer of %s: %w", m.Name, err)
+			}
+		})
+	}
+	if err := joinMembers(ctx, env); err != nil {
+		return err
+	}
+	mgr, err := manager.New(env.ControlPlane.Config, manager.Options{
+		LeaderElection: true, MetricsAddr: "127.0.0.1:0", HealthAddr: "0",
+		ClusterProbeInterval: 5 * time.Second, Logger: log.WithName("kfed-controller"),
+	})
+	if err != nil {
+		return err
+	}
+	wg.Go(func() {
+		if err := mgr.Start(runCtx); err != nil && runCtx.Err() == nil {
+			errc <- fmt.Errorf("kfed controller: %w", err)
+		}
+	})
+	fed, err := client.New(env.ControlPlane.Config, client.Options{Scheme: mgr.GetScheme()})
+	if err != nil {
+		return err
+	}
+	if err := waitClustersReady(ctx, fed, len(env.Members), errc); err != nil {
+		return err
+	}
+	if err := createDemo(ctx, fed); err != nil {
+		return err
+	}
+	if err := writeEnvFile(dir, env, o); err != nil {
+		return err
+	}
+	printNextSteps(out, dir, env, o)
+	fmt.Fprintf(out, "kfed dev: ready in %s; Ctrl-C stops everything\n", time.Since(start).Round(100*time.Millisecond))
+
+	select {
+	case <-ctx.Done():
+		fmt.Fprintln(out, "kfed dev: stopping")
+		return nil
+	case err := <-errc:
+		return err
+	}
+}
+
+// findBinDir asks hack/test-binaries.sh, when run from a checkout, where
+// the binaries are.
+func findBinDir() (string, error) {
+	script := filepath.Join("hack", "test-binaries.sh")
+	if _, err := os.Stat(script); err != nil {
+		return "", errors.New("no --bin-dir or $KFED_BIN, and not in a kfed checkout: run `make dev` from the checkout, or pass --bin-dir")
+	}
+	outp, err := exec.Command(script, "--print").Output()
+	if err != nil {
+		return "", errors.New("test binaries are not built yet: run hack/test-binaries.sh (make dev does it)")
+	}
+	return strings.TrimSpace(string(outp)), nil
+}
+
+func joinMembers(ctx context.Context, env *devenv.Env) error {
+	raw, err := clientcmd.LoadFromFile(env.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	scheme, err := manager.NewScheme()
+	if err != nil {
+		return err
+	}
+	fed, err := client.New(env.ControlPlane.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+	for _, m := range env.Members {
+		_, err := clusters.Join(ctx, fed, clusters.JoinOptions{
+			Name: m.Name, Region: m.Region, Zones: m.Zones, Kubeconfig: raw, Context: m.Name,
+		})
+		if err != nil {
+			return fmt.Errorf("joining %s: %w", m.Name, err)
+		}
+	}
+	return nil
+}
+
+func waitClustersReady(ctx context.Context, fed client.Client, n int, errc <-chan error) error {
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	for {
+		var list kfedv1alpha1.ClusterList
+		if err := fed.List(ctx, &list); err == nil {
+			ready := 0
+			for _, c := range list.Items {
+				if meta.IsStatusConditionTrue(c.Status.Conditions, kfedv1alpha1.ClusterReady) {
+					ready++
+				}
+			}
+			if ready == n {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %d clusters to be Ready: %w", n, ctx.Err())
+		case err := <-errc:
+			return err
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// createDemo creates the sample federated Service default/demo.
+func createDemo(ctx context.Context, fed client.Client) error {
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "demo", Namespace: "default"},
+		Spec: corev1.ServiceSpec{
+			Type:              corev1.ServiceTypeLoadBalancer,
+			LoadBalancerClass: new("kfed.io/global"),
+			Selector:          map[string]string{"app": "demo"},
+			Ports:             []corev1.ServicePort{{Name: "http", Port: 8080, TargetPort: intstr.FromInt32(8080)}},
+		},
+	}
+	if err := fed.Create(ctx, svc); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating the demo Service: %w", err)
+	}
+	return nil
+}
+
+// writeEnvFile writes DIR/env, NAME=value lines a shell can source.
+func writeEnvFile(dir string, env *devenv.Env, o devOptions) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "KUBECONFIG=%s\n", env.Kubeconfig)
+	fmt.Fprintf(&b, "KFED_BIN=%s\n", o.binDir)
+	fmt.Fprintf(&b, "KFED_FEDERATION=%s\n", o.federation)
+	fmt.Fprintf(&b, "KFED_DOMAIN=%s\n", o.domain)
+	return os.WriteFile(filepath.Join(dir, "env"), []byte(b.String()), 0o644)
+}
+
+func printNextSteps(out io.Writer, dir string, env *devenv.Env, o devOptions) {
+	rel := func(p string) string {
+		if wd, err := os.Getwd(); err == nil {
+			if r, err := filepath.Rel(wd, p); err == nil && !strings.HasPrefix(r, "..") {
+				return r
+			}
+		}
+		return p
+	}
+	names := []string{env.ControlPlane.Name}
+	for _, m := range env.Members {
+		names = append(names, fmt.Sprintf("%s (%s/%s)", m.Name, m.Region, strings.Join(m.Zones, ",")))
+	}
+	fmt.Fprintf(out, `kfed dev: federation %q, DNS suffix %q
+  kubeconfig %s, contexts: %s
+  logs in %s
+
+Try:
+  set -a; . %s; set +a; export PATH="$KFED_BIN:$PATH"
+  kubectl get clusters                       # the members and their Ready condition
+  kubectl --context cluster-1 get nodes      # KWOK's simulated nodes
+  kubectl get service demo                   # the sample federated Service
+`, o.federation, o.domain, rel(env.Kubeconfig), strings.Join(names, ", "), rel(filepath.Join(dir, "logs")), rel(filepath.Join(dir, "env")))
+}

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/manager"
+)
+
+// kubeconfigFlags are the flags that locate the kubeconfig and the
+// federation control plane's context in it.
+type kubeconfigFlags struct {
+	path       string
+	federation string
+}
+
+func (f *kubeconfigFlags) add(cmd *cobra.Command, contextFlag string) {
+	cmd.Flags().StringVar(&f.path, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG or ~/.kube/config)")
+	cmd.Flags().StringVar(&f.federation, contextFlag, "", "context of the federation control plane (default: the current context)")
+}
+
+// load reads the kubeconfig and returns it with a client for the control plane.
+func (f *kubeconfigFlags) load() (*clientcmdapi.Config, client.Client, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = f.path
+	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: f.federation})
+	raw, err := loader.RawConfig()
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading kubeconfig: %w", err)
+	}
+	if f.federation != "" {
+		if _, ok := raw.Contexts[f.federation]; !ok {
+			return nil, nil, fmt.Errorf("federation context %q is not in the kubeconfig", f.federation)
+		}
+	}
+	cfg, err := loader.ClientConfig()
+	if err != nil {
+		return nil, nil, fmt.Errorf("federation control plane: %w", err)
+	}
+	scheme, err := manager.NewScheme()
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, nil, fmt.Errorf("federation control plane: %w", err)
+	}
+	return &raw, c, nil
+}
+
+func newJoinCommand() *cobra.Command {
+	var (
+		kf   kubeconfigFlags
+		opts clusters.JoinOptions
+	)
+	cmd := &cobra.Command{
+		Use:   "join NAME --context C --region R --zone Z",
+		Short: "Register a member cluster with the federation",
+		Long: `Join registers a member cluster: it checks that the cluster answers, stores a kubeconfig for it
+in a Secret in the control plane and creates the Cluster object. The member's context and the
+federation's context are both read from --kubeconfig. Nothing is changed when a check fails.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			raw, fed, err := kf.load()
+			if err != nil {
+				return err
+			}
+			opts.Name, opts.Kubeconfig = args[0], raw
+			c, err := clusters.Join(cmd.Context(), fed, opts)
+			if err != nil {
+				return fmt.Errorf("join %s: %w", args[0], err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "cluster %s joined (region %s, zones %v)\n", c.Name, c.Spec.Region, c.Spec.Zones)
+			return nil
+		},
+	}
+	kf.add(cmd, "federation-context")
+	cmd.Flags().StringVar(&opts.Context, "context", "", "kubeconfig context of the member cluster (default NAME)")
+	cmd.Flags().StringVar(&opts.Region, "region", "", "region the cluster runs in, e.g. us-east1")
+	cmd.Flags().StringSliceVar(&opts.Zones, "zone", nil, "zone the cluster runs in, e.g. us-east1-b (repeat for several)")
+	cmd.Flags().StringVar(&opts.Namespace, "namespace", "", "namespace of the kubeconfig Secret (default kfed-system)")
+	return cmd
+}
+
+func newUnjoinCommand() *cobra.Command {
+	var kf kubeconfigFlags
+	cmd := &cobra.Command{
+		Use:   "unjoin NAME",
+		Short: "Remove a member cluster from the federation",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			_, fed, err := kf.load()
+			if err != nil {
+				return err
+			}
+			if err := clusters.Unjoin(cmd.Context(), fed, args[0]); err != nil {
+				return fmt.Errorf("unjoin %s: %w", args[0], err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "cluster %s unjoined\n", args[0])
+			return nil
+		},
+	}
+	kf.add(cmd, "federation-context")
+	return cmd
+}

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/test/framework"
+)
+
+// run runs the kfed CLI with args and returns its output and error.
+func run(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	var out bytes.Buffer
+	cmd := newRootCommand()
+	cmd.SetArgs(args)
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	err := cmd.ExecuteContext(context.Background())
+	return out.String(), err
+}
+
+func TestJoinAndUnjoinAgainstRealAPIServers(t *testing.T) {
+	f := framework.Start(t, framework.Members(2))
+	fed := f.Client("federation")
+	kc := f.Kubeconfig
+
+	// A kubeconfig with an extra context whose server nobody listens on.
+	raw, err := clientcmd.LoadFromFile(kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw.Clusters["gone"] = raw.Clusters["cluster-1"].DeepCopy()
+	raw.Clusters["gone"].Server = "https://127.0.0.1:1"
+	raw.Contexts["gone"] = raw.Contexts["cluster-1"].DeepCopy()
+	raw.Contexts["gone"].Cluster = "gone"
+	withGone := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*raw, withGone); err != nil {
+		t.Fatal(err)
+	}
+
+	if out, err := run(t, "join", "cluster-1", "--kubeconfig", kc, "--region", "us-east1", "--zone", "us-east1-b"); err != nil {
+		t.Fatalf("join cluster-1: %v\n%s", err, out)
+	}
+	var c kfedv1alpha1.Cluster
+	if err := fed.Get(context.Background(), client.ObjectKey{Name: "cluster-1"}, &c); err != nil {
+		t.Fatalf("Cluster not created: %v", err)
+	}
+	if c.Spec.Region != "us-east1" || len(c.Spec.Zones) != 1 || c.Spec.Zones[0] != "us-east1-b" {
+		t.Errorf("Cluster spec %+v", c.Spec)
+	}
+	// The stored kubeconfig reaches the member on its own.
+	cfg, _, err := clusters.LoadRESTConfig(context.Background(), fed, &c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := clusters.Probe(context.Background(), cfg); err != nil {
+		t.Fatalf("stored kubeconfig does not reach cluster-1: %v", err)
+	}
+
+	bad := []struct {
+		name    string
+		args    []string
+		wantErr string
+	}{
+		{"missing context", []string{"join", "cluster-9", "--kubeconfig", kc, "--region", "r1", "--zone", "z1"},
+			`context "cluster-9" is not in the kubeconfig`},
+		{"unreachable server", []string{"join", "gone", "--kubeconfig", withGone, "--region", "r1", "--zone", "z1"},
+			"is unreachable"},
+		{"duplicate name", []string{"join", "cluster-1", "--context", "cluster-2", "--kubeconfig", kc, "--region", "r1", "--zone", "z1"},
+			`a cluster named "cluster-1" is already joined`},
+		{"no zone", []string{"join", "cluster-2", "--kubeconfig", kc, "--region", "r1"},
+			"at least one --zone is required"},
+		{"name not a DNS label", []string{"join", "Cluster_2", "--context", "cluster-2", "--kubeconfig", kc, "--region", "r1", "--zone", "z1"},
+			`cluster name "Cluster_2"`},
+		{"unknown federation context", []string{"join", "cluster-2", "--kubeconfig", kc, "--federation-context", "nope", "--region", "r1", "--zone", "z1"},
+			`federation context "nope"`},
+	}
+	for _, tt := range bad {
+		t.Run(tt.name, func(t *testing.T) {
+			before := snapshot(t, fed)
+			_, err := run(t, tt.args...)
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("error %v, want one containing %q", err, tt.wantErr)
+			}
+			if after := snapshot(t, fed); after != before {
+				t.Errorf("a failed join changed the control plane:\nbefore %s\nafter  %s", before, after)
+			}
+		})
+	}
+
+	if out, err := run(t, "unjoin", "cluster-1", "--kubeconfig", kc); err != nil {
+		t.Fatalf("unjoin: %v\n%s", err, out)
+	}
+	if got := snapshot(t, fed); got != "clusters=[] secrets=[]" {
+		t.Errorf("after unjoin: %s", got)
+	}
+	if _, err := run(t, "unjoin", "cluster-1", "--kubeconfig", kc); err == nil || !strings.Contains(err.Error(), `no cluster named "cluster-1"`) {
+		t.Errorf("second unjoin: %v", err)
+	}
+}
+
+// snapshot lists the Clusters and kfed Secrets of the control plane.
+func snapshot(t *testing.T, fed client.Client) string {
+	t.Helper()
+	var cl kfedv1alpha1.ClusterList
+	if err := fed.List(context.Background(), &cl); err != nil {
+		t.Fatal(err)
+	}
+	var sl corev1.SecretList
+	if err := fed.List(context.Background(), &sl, client.InNamespace(kfedv1alpha1.DefaultNamespace)); err != nil {
+		t.Fatal(err)
+	}
+	var cs, ss []string
+	for _, c := range cl.Items {
+		cs = append(cs, c.Name)
+	}
+	for _, s := range sl.Items {
+		ss = append(ss, s.Name)
+	}
+	return fmt.Sprintf("clusters=%v secrets=%v", cs, ss)
+}

@@ -1,0 +1,90 @@
+// Package manager assembles kfed's controllers into one leader-elected
+// controller-runtime manager running against the federation control plane.
+// cmd/kfed-controller runs it as a process; kfed dev up runs it in-process.
+package manager
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/clusters"
+)
+
+// Options configure the manager.
+type Options struct {
+	// LeaderElection makes only one replica act at a time, holding a Lease
+	// named kfed-controller in LeaderElectionNamespace.
+	LeaderElection          bool
+	LeaderElectionNamespace string
+	// MetricsAddr serves Prometheus metrics at /metrics ("0" disables).
+	MetricsAddr string
+	// HealthAddr serves /healthz and /readyz ("0" disables).
+	HealthAddr string
+	// ClusterProbeInterval is how often each member is probed.
+	ClusterProbeInterval time.Duration
+	Logger               logr.Logger
+}
+
+// NewScheme returns the scheme kfed's controllers use: core Kubernetes
+// types, kfed.io and externaldns.k8s.io.
+func NewScheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{
+		clientgoscheme.AddToScheme, kfedv1alpha1.AddToScheme, extdnsv1alpha1.AddToScheme,
+	} {
+		if err := add(s); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// New builds the manager with every kfed controller registered; Start it to run.
+func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
+	scheme, err := NewScheme()
+	if err != nil {
+		return nil, err
+	}
+	if o.LeaderElectionNamespace == "" {
+		o.LeaderElectionNamespace = kfedv1alpha1.DefaultNamespace
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  scheme,
+		Logger:                  o.Logger,
+		LeaderElection:          o.LeaderElection,
+		LeaderElectionID:        "kfed-controller",
+		LeaderElectionNamespace: o.LeaderElectionNamespace,
+		// Release the Lease on a clean stop so a standby takes over at once.
+		LeaderElectionReleaseOnCancel: true,
+		Metrics:                       metricsserver.Options{BindAddress: o.MetricsAddr},
+		HealthProbeBindAddress:        o.HealthAddr,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating manager: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+		return nil, err
+	}
+	cc := &clusters.Controller{
+		Client:   mgr.GetClient(),
+		Recorder: mgr.GetEventRecorder("kfed-cluster-controller"),
+		Interval: o.ClusterProbeInterval,
+	}
+	if err := cc.SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("setting up the cluster controller: %w", err)
+	}
+	return mgr, nil
+}

@@ -1,0 +1,143 @@
+package e2e
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kfed-io/kfed/test/framework"
+)
+
+// TestDevUpFollowsItsContract runs `kfed dev up` as a user would and checks
+// the contract scripts rely on: the ready line, DIR/kubeconfig contexts,
+// DIR/env, a working kubectl, and that SIGTERM stops every process.
+func TestDevUpFollowsItsContract(t *testing.T) {
+	tmp := t.TempDir()
+	kfed := filepath.Join(tmp, "kfed")
+	build := exec.Command("go", "build", "-o", kfed, "./cmd/kfed")
+	build.Dir = framework.RepoRoot(t)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building kfed: %v\n%s", err, out)
+	}
+	dir := filepath.Join(tmp, "dev")
+	cmd := exec.Command(kfed, "dev", "up", "--dir", dir, "--bin-dir", framework.BinDir(t), "--lb-base", "60")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+
+	ready := make(chan string, 1)
+	var output strings.Builder
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			output.WriteString(sc.Text() + "\n")
+			if strings.HasPrefix(sc.Text(), "kfed dev: ready") {
+				ready <- sc.Text()
+			}
+		}
+		close(ready)
+	}()
+	select {
+	case line, ok := <-ready:
+		if !ok {
+			t.Fatalf("kfed dev up ended before it was ready:\n%s", output.String())
+		}
+		t.Log(line)
+	case <-time.After(3 * time.Minute):
+		t.Fatalf("no ready line after 3 minutes:\n%s", output.String())
+	}
+
+	kc, err := clientcmd.LoadFromFile(filepath.Join(dir, "kubeconfig"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"federation", "cluster-1", "cluster-2", "cluster-3"} {
+		if kc.Contexts[name] == nil {
+			t.Errorf("kubeconfig has no context %q", name)
+		}
+	}
+	env := readEnvFile(t, filepath.Join(dir, "env"))
+	for _, k := range []string{"KUBECONFIG", "KFED_BIN", "KFED_FEDERATION", "KFED_DOMAIN"} {
+		if env[k] == "" {
+			t.Errorf("env file has no %s", k)
+		}
+	}
+	kubectl := exec.Command(filepath.Join(env["KFED_BIN"], "kubectl"), "get", "clusters,services", "-A", "--no-headers")
+	kubectl.Env = append(os.Environ(), "KUBECONFIG="+env["KUBECONFIG"])
+	out, err := kubectl.CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl: %v\n%s", err, out)
+	}
+	for _, want := range []string{"cluster-1", "cluster-2", "cluster-3", "demo"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("kubectl get clusters,services lacks %q:\n%s", want, out)
+		}
+	}
+
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("kfed dev up exited with %v after SIGTERM:\n%s", err, output.String())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("kfed dev up still running 60 s after SIGTERM")
+	}
+	if left := processesMentioning(t, dir); len(left) > 0 {
+		t.Errorf("processes left after SIGTERM: %v", left)
+	}
+}
+
+func readEnvFile(t *testing.T, path string) map[string]string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{}
+	for line := range strings.Lines(string(data)) {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), "="); ok {
+			env[k] = v
+		}
+	}
+	return env
+}
+
+// processesMentioning lists the command lines of running processes that
+// mention s (every server dev up starts has its folder in its arguments).
+func processesMentioning(t *testing.T, s string) []string {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []string
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || len(b) == 0 {
+			continue
+		}
+		if line := strings.ReplaceAll(string(b), "\x00", " "); strings.Contains(line, s) {
+			found = append(found, line)
+		}
+	}
+	return found
+}
