@@ -6,7 +6,7 @@ GO ?= go
 
 ## dev: start a local federation (control plane + 3 members + DNS) on loopback.
 dev:
-	$(GO) run ./cmd/kfed dev up
+	KFED_BIN=$$(hack/test-binaries.sh | tail -n 1) $(GO) run ./cmd/kfed dev up
 
 ## test: every test, unit and end-to-end against real servers.
 test:
