@@ -12,12 +12,14 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/services"
 )
 
 // Options configure the manager.
@@ -32,7 +34,13 @@ type Options struct {
 	HealthAddr string
 	// ClusterProbeInterval is how often each member is probed.
 	ClusterProbeInterval time.Duration
-	Logger               logr.Logger
+	// SharedProcess allows more than one manager in the process (tests):
+	// controller names then need not be unique across managers.
+	SharedProcess bool
+	// Federation and Domain name the DNS names S.N.F.svc.D.
+	Federation string
+	Domain     string
+	Logger     logr.Logger
 }
 
 // NewScheme returns the scheme kfed's controllers use: core Kubernetes
@@ -68,6 +76,7 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		LeaderElectionReleaseOnCancel: true,
 		Metrics:                       metricsserver.Options{BindAddress: o.MetricsAddr},
 		HealthProbeBindAddress:        o.HealthAddr,
+		Controller:                    config.Controller{SkipNameValidation: &o.SharedProcess},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
@@ -85,6 +94,23 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	}
 	if err := cc.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up the cluster controller: %w", err)
+	}
+	members := &clusters.Registry{Fed: mgr.GetClient(), Scheme: scheme, Logger: o.Logger.WithName("members")}
+	if err := members.SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("setting up the member registry: %w", err)
+	}
+	if o.Federation == "" || o.Domain == "" {
+		return nil, fmt.Errorf("a federation name and a DNS domain are required")
+	}
+	sc := &services.Controller{
+		Fed:        mgr.GetClient(),
+		Members:    members,
+		Recorder:   mgr.GetEventRecorder("kfed-service-controller"),
+		Federation: o.Federation,
+		Domain:     o.Domain,
+	}
+	if err := sc.SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("setting up the service controller: %w", err)
 	}
 	return mgr, nil
 }

@@ -27,6 +27,8 @@ func main() {
 	flag.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus /metrics endpoint (0 disables)")
 	flag.StringVar(&o.HealthAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz (0 disables)")
 	flag.DurationVar(&o.ClusterProbeInterval, "cluster-probe-interval", 0, "how often each member's /readyz is probed (default 10s)")
+	flag.StringVar(&o.Federation, "federation", "", "federation name, the F in S.N.F.svc.D (required)")
+	flag.StringVar(&o.Domain, "domain", "", "DNS suffix, the D in S.N.F.svc.D (required)")
 	logCfg := textlogger.NewConfig()
 	logCfg.AddFlags(flag.CommandLine)
 	flag.Parse()

@@ -126,6 +126,7 @@ func devUp(ctx context.Context, out io.Writer, o devOptions) error {
 	mgr, err := manager.New(env.ControlPlane.Config, manager.Options{
 		LeaderElection: true, MetricsAddr: "127.0.0.1:0", HealthAddr: "0",
 		ClusterProbeInterval: 5 * time.Second, Logger: log.WithName("kfed-controller"),
+		Federation: o.federation, Domain: o.domain,
 	})
 	if err != nil {
 		return err

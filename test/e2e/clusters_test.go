@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"testing"
@@ -21,7 +22,8 @@ import (
 // until the test ends.
 func startController(t *testing.T, f *framework.Federation, o manager.Options) {
 	t.Helper()
-	o.MetricsAddr, o.HealthAddr = "0", "0"
+	o.MetricsAddr, o.HealthAddr, o.SharedProcess = "0", "0", true
+	o.Federation, o.Domain = cmp.Or(o.Federation, "fed"), cmp.Or(o.Domain, "example.com")
 	o.Logger = textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(framework.LogWriter(t))))
 	mgr, err := manager.New(f.ControlPlane.Config, o)
 	if err != nil {

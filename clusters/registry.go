@@ -1,0 +1,295 @@
+package clusters
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+)
+
+// Member is a Ready member cluster with a synced cache.
+type Member struct {
+	Name   string
+	Region string
+	Zones  []string
+	Labels map[string]string
+	// Client reads from the member's cache and writes to its API server.
+	Client client.Client
+}
+
+// ObjectHandler is told about every add, update and delete of a watched
+// kind in any member; the registry calls it from informer goroutines.
+type ObjectHandler func(member string, obj client.Object)
+
+// Registry keeps one client and informer cache per Ready member cluster,
+// started when its Cluster turns Ready and stopped when it turns Offline or
+// goes away. Controllers that act on members ask it for clients and hear
+// about member objects through Watch.
+type Registry struct {
+	// Fed reads Clusters and their Secrets in the control plane.
+	Fed    client.Client
+	Scheme *runtime.Scheme
+	Logger logr.Logger
+	// SyncTimeout bounds the wait for a new member's cache; 30 s when zero.
+	SyncTimeout time.Duration
+
+	mu       sync.Mutex
+	members  map[string]*running
+	watches  []watch
+	changes  chan event.GenericEvent
+	onChange []func()
+}
+
+type running struct {
+	Member
+	configHash string
+	cancel     context.CancelFunc
+	done       chan struct{}
+}
+
+type watch struct {
+	obj     client.Object
+	handler ObjectHandler
+}
+
+// Watch makes h hear about objects of obj's kind in every member, current and
+// future. Call it before the manager starts.
+func (r *Registry) Watch(obj client.Object, h ObjectHandler) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.watches = append(r.watches, watch{obj, h})
+}
+
+// Changes returns a channel that receives an event each time the set of
+// Ready members changes; a controller turns it into a watch source.
+func (r *Registry) Changes() <-chan event.GenericEvent { return r.changeCh() }
+
+func (r *Registry) changeCh() chan event.GenericEvent {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.changes == nil {
+		r.changes = make(chan event.GenericEvent, 16)
+	}
+	return r.changes
+}
+
+// Get returns the Ready member name.
+func (r *Registry) Get(name string) (Member, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m, ok := r.members[name]
+	if !ok {
+		return Member{}, false
+	}
+	return m.Member, true
+}
+
+// Ready returns the Ready members, sorted by name.
+func (r *Registry) Ready() []Member {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]Member, 0, len(r.members))
+	for _, m := range r.members {
+		out = append(out, m.Member)
+	}
+	slices.SortFunc(out, func(a, b Member) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// SetupWithManager runs the registry as a controller of Clusters.
+func (r *Registry) SetupWithManager(mgr ctrl.Manager) error {
+	if err := mgr.Add(stopAll{r}); err != nil {
+		return err
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("cluster-registry").
+		For(&kfedv1alpha1.Cluster{}).
+		Complete(r)
+}
+
+// stopAll stops every member cache when the manager stops.
+type stopAll struct{ r *Registry }
+
+func (s stopAll) Start(ctx context.Context) error {
+	<-ctx.Done()
+	s.r.mu.Lock()
+	names := make([]string, 0, len(s.r.members))
+	for n := range s.r.members {
+		names = append(names, n)
+	}
+	s.r.mu.Unlock()
+	for _, n := range names {
+		s.r.stop(n)
+	}
+	return nil
+}
+
+// Reconcile starts or stops the member of one Cluster.
+func (r *Registry) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var c kfedv1alpha1.Cluster
+	err := r.Fed.Get(ctx, req.NamespacedName, &c)
+	if apierrors.IsNotFound(err) || (err == nil && (c.DeletionTimestamp != nil ||
+		!meta.IsStatusConditionTrue(c.Status.Conditions, kfedv1alpha1.ClusterReady))) {
+		if r.stop(req.Name) {
+			r.notify()
+		}
+		return ctrl.Result{}, nil
+	}
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	cfg, _, err := LoadRESTConfig(ctx, r.Fed, &c)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	hash := configHash(cfg)
+	r.mu.Lock()
+	cur, ok := r.members[c.Name]
+	r.mu.Unlock()
+	if ok && cur.configHash == hash {
+		if placeChanged(cur.Member, &c) {
+			r.mu.Lock()
+			cur.Region, cur.Zones, cur.Labels = c.Spec.Region, slices.Clone(c.Spec.Zones), c.Labels
+			r.mu.Unlock()
+			r.notify()
+		}
+		return ctrl.Result{}, nil
+	}
+	if ok {
+		r.stop(c.Name) // its kubeconfig changed
+	}
+	if err := r.start(ctx, &c, cfg, hash); err != nil {
+		return ctrl.Result{}, fmt.Errorf("starting cache of member %s: %w", c.Name, err)
+	}
+	r.notify()
+	return ctrl.Result{}, nil
+}
+
+func (r *Registry) start(ctx context.Context, c *kfedv1alpha1.Cluster, cfg *rest.Config, hash string) error {
+	cl, err := cluster.New(cfg, func(o *cluster.Options) {
+		o.Scheme = r.Scheme
+		o.Logger = r.Logger.WithValues("member", c.Name)
+	})
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	watches := slices.Clone(r.watches)
+	r.mu.Unlock()
+	for _, w := range watches {
+		inf, err := cl.GetCache().GetInformer(ctx, w.obj)
+		if err != nil {
+			return err
+		}
+		name, h := c.Name, w.handler
+		emit := func(o any) {
+			if d, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
+				o = d.Obj
+			}
+			if obj, ok := o.(client.Object); ok {
+				h(name, obj)
+			}
+		}
+		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+			AddFunc:    emit,
+			UpdateFunc: func(_, o any) { emit(o) },
+			DeleteFunc: emit,
+		}); err != nil {
+			return err
+		}
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := cl.Start(runCtx); err != nil {
+			r.Logger.Error(err, "member cache stopped", "member", c.Name)
+		}
+	}()
+	syncCtx, cancelSync := context.WithTimeout(ctx, orDefault(r.SyncTimeout, 30*time.Second))
+	defer cancelSync()
+	if !cl.GetCache().WaitForCacheSync(syncCtx) {
+		cancel()
+		<-done
+		return fmt.Errorf("cache of member %s did not sync", c.Name)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.members == nil {
+		r.members = map[string]*running{}
+	}
+	r.members[c.Name] = &running{
+		Member: Member{
+			Name: c.Name, Region: c.Spec.Region, Zones: slices.Clone(c.Spec.Zones), Labels: c.Labels,
+			Client: cl.GetClient(),
+		},
+		configHash: hash, cancel: cancel, done: done,
+	}
+	r.Logger.Info("member cache started", "member", c.Name)
+	return nil
+}
+
+// stop stops member name's cache; it reports whether one was running.
+func (r *Registry) stop(name string) bool {
+	r.mu.Lock()
+	m, ok := r.members[name]
+	delete(r.members, name)
+	r.mu.Unlock()
+	if !ok {
+		return false
+	}
+	m.cancel()
+	<-m.done
+	r.Logger.Info("member cache stopped", "member", name)
+	return true
+}
+
+func (r *Registry) notify() {
+	ch := r.changeCh()
+	select {
+	case ch <- event.GenericEvent{Object: &kfedv1alpha1.Cluster{}}:
+	default: // one pending change event is enough
+	}
+}
+
+func placeChanged(m Member, c *kfedv1alpha1.Cluster) bool {
+	return m.Region != c.Spec.Region || !slices.Equal(m.Zones, c.Spec.Zones) || !mapsEqual(m.Labels, c.Labels)
+}
+
+func mapsEqual(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// configHash identifies a member's connection settings, so a changed
+// kubeconfig restarts its cache.
+func configHash(cfg *rest.Config) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%x\x00%x\x00%x\x00%s\x00%s", cfg.Host, cfg.BearerToken,
+		cfg.TLSClientConfig.CAData, cfg.TLSClientConfig.CertData, cfg.TLSClientConfig.KeyData,
+		cfg.TLSClientConfig.CAFile, cfg.TLSClientConfig.CertFile)
+	return fmt.Sprintf("%x", h.Sum(nil))
+}

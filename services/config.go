@@ -1,0 +1,103 @@
+package services
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// Annotations and values users put on a control-plane Service.
+const (
+	// LoadBalancerClass opts a Service in; no cloud controller acts on it.
+	LoadBalancerClass = "kfed.io/global"
+	// AnnotationFederated: "true" opts in a Service of any class.
+	AnnotationFederated = "kfed.io/federated"
+	// AnnotationTTL sets the record TTL in seconds.
+	AnnotationTTL = "kfed.io/ttl"
+	// AnnotationClusters places the Service in the named clusters only
+	// (comma-separated).
+	AnnotationClusters = "kfed.io/clusters"
+	// AnnotationClusterSelector places the Service in clusters whose labels
+	// match this label selector; each cluster also has the implicit label
+	// kfed.io/region=<its region>.
+	AnnotationClusterSelector = "kfed.io/cluster-selector"
+)
+
+// maxTTL is a week, the most any provider kfed writes to accepts.
+const maxTTL = 604800
+
+// IsFederated reports whether svc opted in to federation.
+func IsFederated(svc *corev1.Service) bool {
+	if svc.Spec.LoadBalancerClass != nil && *svc.Spec.LoadBalancerClass == LoadBalancerClass {
+		return true
+	}
+	return svc.Annotations[AnnotationFederated] == "true"
+}
+
+// config is what a Service's annotations and spec ask of kfed.
+type config struct {
+	ttl      int64
+	clusters []string        // nil: no name restriction
+	selector labels.Selector // nil: no label restriction
+}
+
+// parseConfig reads and checks a federated Service's annotations and spec.
+// All problems are reported together, so a user fixes them in one go.
+func parseConfig(svc *corev1.Service) (config, error) {
+	var errs []error
+	cfg := config{ttl: DefaultTTL}
+	switch {
+	case svc.Spec.Type == corev1.ServiceTypeExternalName:
+		errs = append(errs, errors.New("a Service of type ExternalName cannot be federated: it has no endpoints of its own"))
+	case svc.Spec.ClusterIP == corev1.ClusterIPNone:
+		errs = append(errs, errors.New("a headless Service (clusterIP: None) cannot be federated yet: give it a load balancer"))
+	}
+	if len(svc.Spec.Ports) == 0 && svc.Spec.Type != corev1.ServiceTypeExternalName {
+		errs = append(errs, errors.New("the Service has no ports"))
+	}
+	if v, ok := svc.Annotations[AnnotationTTL]; ok {
+		ttl, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("annotation %s=%q: not a whole number of seconds", AnnotationTTL, v))
+		case ttl < 1 || ttl > maxTTL:
+			errs = append(errs, fmt.Errorf("annotation %s=%q: must be between 1 and %d seconds", AnnotationTTL, v, maxTTL))
+		default:
+			cfg.ttl = ttl
+		}
+	}
+	if v, ok := svc.Annotations[AnnotationClusters]; ok {
+		cfg.clusters = []string{}
+		for _, name := range strings.Split(v, ",") {
+			name = strings.TrimSpace(name)
+			if name == "" {
+				continue
+			}
+			if msgs := validation.IsDNS1123Label(name); len(msgs) > 0 {
+				errs = append(errs, fmt.Errorf("annotation %s: %q is not a cluster name: %s", AnnotationClusters, name, msgs[0]))
+				continue
+			}
+			if !slices.Contains(cfg.clusters, name) {
+				cfg.clusters = append(cfg.clusters, name)
+			}
+		}
+		if len(cfg.clusters) == 0 && len(errs) == 0 {
+			errs = append(errs, fmt.Errorf("annotation %s=%q names no cluster", AnnotationClusters, v))
+		}
+	}
+	if v, ok := svc.Annotations[AnnotationClusterSelector]; ok {
+		sel, err := labels.Parse(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("annotation %s=%q: %w", AnnotationClusterSelector, v, err))
+		} else {
+			cfg.selector = sel
+		}
+	}
+	return cfg, errors.Join(errs...)
+}

@@ -1,0 +1,291 @@
+package services
+
+import (
+	"cmp"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+)
+
+// ProviderSpecific property names of the DNSEndpoint contract (docs/design.md).
+const (
+	PropCluster   = "kfed.io/cluster"
+	PropRegion    = "kfed.io/region"
+	PropZone      = "kfed.io/zone"
+	PropWeight    = "kfed.io/weight"
+	PropClusterIP = "kfed.io/cluster-ip"
+	PropHostname  = "kfed.io/hostname"
+)
+
+// DefaultTTL is the record TTL when a Service does not set kfed.io/ttl; 30 s
+// as k8gb, so a failed-over name is not cached long.
+const DefaultTTL = 30
+
+// Names are the DNS names of one federated Service.
+type Names struct {
+	federation, domain, service, namespace string
+}
+
+// NewNames returns the names of Service namespace/service in federation
+// under domain.
+func NewNames(federation, domain, namespace, service string) Names {
+	return Names{
+		federation: strings.ToLower(federation),
+		domain:     strings.ToLower(strings.TrimSuffix(domain, ".")),
+		service:    strings.ToLower(service),
+		namespace:  strings.ToLower(namespace),
+	}
+}
+
+func (n Names) base() string { return n.service + "." + n.namespace + "." + n.federation + ".svc" }
+
+// Global is S.N.F.svc.D.
+func (n Names) Global() string { return n.base() + "." + n.domain }
+
+// Region is S.N.F.svc.R.D.
+func (n Names) Region(r string) string { return n.base() + "." + r + "." + n.domain }
+
+// Zone is S.N.F.svc.Z.R.D.
+func (n Names) Zone(z, r string) string { return n.base() + "." + z + "." + r + "." + n.domain }
+
+// Cluster is C.S.N.F.svc.D, the name SRV records target.
+func (n Names) Cluster(c string) string { return c + "." + n.Global() }
+
+// SRV is _port._proto.S.N.F.svc.D.
+func (n Names) SRV(port, proto string) string {
+	return "_" + port + "._" + strings.ToLower(proto) + "." + n.Global()
+}
+
+// Shard is what the controller observed of one member cluster's copy of a
+// Service.
+type Shard struct {
+	Cluster string
+	Region  string
+	Zones   []string
+	// IPs of the shard's load-balancer ingress.
+	IPs []netip.Addr
+	// Hostname of the ingress when it was given as a name (an AWS ELB), and
+	// what it resolved to this sync (in IPs as well).
+	Hostname string
+	// ClusterIPs of the shard, for clients inside the cluster.
+	ClusterIPs []netip.Addr
+	// Weight is the cluster's DNS weight.
+	Weight int
+	// Ports of the shard's load balancer by port name (named ports only).
+	Ports []Port
+}
+
+// Port is a named Service port.
+type Port struct {
+	Name     string
+	Protocol string
+	Port     int32
+}
+
+// Input is everything the records of one Service depend on.
+type Input struct {
+	Names Names
+	TTL   int64
+	// Shards of the clusters the Service is placed in and that have an
+	// endpoint; a cluster without ingress is left out.
+	Shards []Shard
+	// Regions and Zones lists every region and zone (as "zone/region") of the
+	// federation's clusters, so that a place with no endpoint still gets its
+	// CNAME fallback.
+	Regions []string
+	Zones   []string
+}
+
+// Endpoints computes the desired DNS records of one Service: per-cluster A
+// and AAAA at the global, region, zone and cluster names; CNAME fallbacks
+// zone → region → global where a place has no endpoint; SRV per named port.
+// The result is sorted, so equal inputs give equal outputs.
+func Endpoints(in Input) ([]extdnsv1alpha1.Endpoint, error) {
+	if err := validateNames(in); err != nil {
+		return nil, err
+	}
+	n := in.Names
+	ttl := cmp.Or(in.TTL, DefaultTTL)
+	var out []extdnsv1alpha1.Endpoint
+	add := func(name, typ string, targets []string, setID string, props []extdnsv1alpha1.ProviderSpecificProperty) {
+		out = append(out, extdnsv1alpha1.Endpoint{
+			DNSName: name, RecordType: typ, Targets: targets, SetIdentifier: setID,
+			RecordTTL: ttl, ProviderSpecific: props,
+		})
+	}
+	shards := slices.Clone(in.Shards)
+	slices.SortFunc(shards, func(a, b Shard) int { return strings.Compare(a.Cluster, b.Cluster) })
+
+	// addressRecords publishes the shards at name: one A and one AAAA
+	// endpoint per cluster, or a CNAME when the name's sole target is one
+	// hostname ingress (a CNAME cannot share its name, so only then).
+	addressRecords := func(name string, at []Shard) {
+		if len(at) == 1 && at[0].Hostname != "" {
+			add(name, "CNAME", []string{at[0].Hostname}, "", nil)
+			return
+		}
+		for _, s := range at {
+			v4, v6 := split(s.IPs)
+			props := shardProps(s)
+			if len(v4) > 0 {
+				add(name, "A", v4, s.Cluster, props)
+			}
+			if len(v6) > 0 {
+				add(name, "AAAA", v6, s.Cluster, props)
+			}
+		}
+	}
+
+	addressRecords(n.Global(), shards)
+	for _, s := range shards {
+		addressRecords(n.Cluster(s.Cluster), []Shard{s})
+	}
+	for _, r := range sortedUnique(in.Regions) {
+		at := filter(shards, func(s Shard) bool { return s.Region == r })
+		if len(at) == 0 {
+			add(n.Region(r), "CNAME", []string{n.Global()}, "", nil)
+			continue
+		}
+		addressRecords(n.Region(r), at)
+	}
+	for _, zr := range sortedUnique(in.Zones) {
+		z, r, _ := strings.Cut(zr, "/")
+		at := filter(shards, func(s Shard) bool { return s.Region == r && slices.Contains(s.Zones, z) })
+		if len(at) == 0 {
+			add(n.Zone(z, r), "CNAME", []string{n.Region(r)}, "", nil)
+			continue
+		}
+		addressRecords(n.Zone(z, r), at)
+	}
+	for _, p := range srvPorts(shards) {
+		var targets []string
+		for _, s := range shards {
+			for _, sp := range s.Ports {
+				if sp.Name == p.Name && strings.EqualFold(sp.Protocol, p.Protocol) {
+					targets = append(targets, fmt.Sprintf("0 %d %d %s", s.Weight, sp.Port, n.Cluster(s.Cluster)))
+				}
+			}
+		}
+		add(n.SRV(p.Name, p.Protocol), "SRV", targets, "", nil)
+	}
+	slices.SortFunc(out, func(a, b extdnsv1alpha1.Endpoint) int {
+		return cmp.Or(strings.Compare(a.DNSName, b.DNSName), strings.Compare(a.RecordType, b.RecordType),
+			strings.Compare(a.SetIdentifier, b.SetIdentifier))
+	})
+	return out, nil
+}
+
+func shardProps(s Shard) []extdnsv1alpha1.ProviderSpecificProperty {
+	props := []extdnsv1alpha1.ProviderSpecificProperty{
+		{Name: PropCluster, Value: s.Cluster},
+		{Name: PropRegion, Value: s.Region},
+		{Name: PropZone, Value: strings.Join(s.Zones, ",")},
+		{Name: PropWeight, Value: strconv.Itoa(s.Weight)},
+	}
+	if len(s.ClusterIPs) > 0 {
+		ips := make([]string, len(s.ClusterIPs))
+		for i, a := range s.ClusterIPs {
+			ips[i] = a.String()
+		}
+		props = append(props, extdnsv1alpha1.ProviderSpecificProperty{Name: PropClusterIP, Value: strings.Join(ips, ",")})
+	}
+	if s.Hostname != "" {
+		props = append(props, extdnsv1alpha1.ProviderSpecificProperty{Name: PropHostname, Value: s.Hostname})
+	}
+	return props
+}
+
+// split returns the IPv4 and IPv6 addresses of ips as sorted, unique strings.
+func split(ips []netip.Addr) (v4, v6 []string) {
+	sorted := slices.Clone(ips)
+	slices.SortFunc(sorted, func(a, b netip.Addr) int { return a.Compare(b) })
+	sorted = slices.Compact(sorted)
+	for _, a := range sorted {
+		if a.Unmap().Is4() {
+			v4 = append(v4, a.Unmap().String())
+		} else {
+			v6 = append(v6, a.String())
+		}
+	}
+	return v4, v6
+}
+
+// srvPorts lists the distinct named ports of the shards.
+func srvPorts(shards []Shard) []Port {
+	var ports []Port
+	for _, s := range shards {
+		for _, p := range s.Ports {
+			if p.Name == "" {
+				continue
+			}
+			if !slices.ContainsFunc(ports, func(q Port) bool { return q.Name == p.Name && strings.EqualFold(q.Protocol, p.Protocol) }) {
+				ports = append(ports, Port{Name: p.Name, Protocol: cmp.Or(p.Protocol, "TCP")})
+			}
+		}
+	}
+	slices.SortFunc(ports, func(a, b Port) int {
+		return cmp.Or(strings.Compare(a.Name, b.Name), strings.Compare(a.Protocol, b.Protocol))
+	})
+	return ports
+}
+
+// validateNames rejects a Service whose names DNS cannot hold: a label over
+// 63 octets or a name over 253.
+func validateNames(in Input) error {
+	n := in.Names
+	names := []string{n.Global()}
+	for _, s := range in.Shards {
+		names = append(names, n.Cluster(s.Cluster))
+		for _, p := range s.Ports {
+			if p.Name != "" {
+				names = append(names, n.SRV(p.Name, cmp.Or(p.Protocol, "TCP")))
+			}
+		}
+	}
+	for _, r := range in.Regions {
+		names = append(names, n.Region(r))
+	}
+	for _, zr := range in.Zones {
+		z, r, _ := strings.Cut(zr, "/")
+		names = append(names, n.Zone(z, r))
+	}
+	for _, name := range names {
+		if len(name) > 253 {
+			return fmt.Errorf("DNS name %s is %d octets long, over DNS's 253", name, len(name))
+		}
+		for _, label := range strings.Split(name, ".") {
+			if len(label) > 63 {
+				return fmt.Errorf("DNS name %s has a label of %d octets, over DNS's 63: %q", name, len(label), label)
+			}
+			if len(label) == 0 {
+				return fmt.Errorf("DNS name %s has an empty label", name)
+			}
+		}
+		for _, msg := range validation.IsDNS1123Subdomain(strings.TrimPrefix(strings.ReplaceAll(name, "._", "."), "_")) {
+			return fmt.Errorf("DNS name %s: %s", name, msg)
+		}
+	}
+	return nil
+}
+
+func filter(shards []Shard, keep func(Shard) bool) []Shard {
+	var out []Shard
+	for _, s := range shards {
+		if keep(s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func sortedUnique(s []string) []string {
+	out := slices.Clone(s)
+	slices.Sort(out)
+	return slices.Compact(out)
+}

@@ -1,0 +1,245 @@
+package services
+
+import (
+	"net/netip"
+	"slices"
+	"strings"
+	"testing"
+
+	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+)
+
+func ips(s ...string) []netip.Addr {
+	var out []netip.Addr
+	for _, a := range s {
+		out = append(out, netip.MustParseAddr(a))
+	}
+	return out
+}
+
+// render shows endpoints one a line: "name TYPE [set] targets".
+func render(eps []extdnsv1alpha1.Endpoint) []string {
+	var out []string
+	for _, e := range eps {
+		line := e.DNSName + " " + e.RecordType
+		if e.SetIdentifier != "" {
+			line += " [" + e.SetIdentifier + "]"
+		}
+		out = append(out, line+" "+strings.Join(e.Targets, ","))
+	}
+	return out
+}
+
+var (
+	web   = Port{Name: "web", Protocol: "TCP", Port: 80}
+	east1 = Shard{Cluster: "c1", Region: "us-east1", Zones: []string{"us-east1-b"}, IPs: ips("127.1.0.1"), Weight: 1, Ports: []Port{web}}
+	east2 = Shard{Cluster: "c2", Region: "us-east1", Zones: []string{"us-east1-c"}, IPs: ips("127.2.0.1"), Weight: 1, Ports: []Port{web}}
+	eu    = Shard{Cluster: "c3", Region: "europe-west1", Zones: []string{"europe-west1-b"}, IPs: ips("127.3.0.1"), Weight: 2, Ports: []Port{web}}
+	// all places of the three clusters above
+	regions = []string{"us-east1", "europe-west1"}
+	zones   = []string{"us-east1-b/us-east1", "us-east1-c/us-east1", "europe-west1-b/europe-west1"}
+)
+
+func TestEndpoints(t *testing.T) {
+	names := NewNames("fed", "example.com", "ns", "web")
+	tests := []struct {
+		name   string
+		in     Input
+		want   []string
+		errHas string
+	}{
+		{
+			name: "three clusters in two regions get global, region, zone, cluster and SRV names",
+			in:   Input{Names: names, Shards: []Shard{east1, east2, eu}, Regions: regions, Zones: zones},
+			want: []string{
+				"_web._tcp.web.ns.fed.svc.example.com SRV 0 1 80 c1.web.ns.fed.svc.example.com,0 1 80 c2.web.ns.fed.svc.example.com,0 2 80 c3.web.ns.fed.svc.example.com",
+				"c1.web.ns.fed.svc.example.com A [c1] 127.1.0.1",
+				"c2.web.ns.fed.svc.example.com A [c2] 127.2.0.1",
+				"c3.web.ns.fed.svc.example.com A [c3] 127.3.0.1",
+				"web.ns.fed.svc.europe-west1-b.europe-west1.example.com A [c3] 127.3.0.1",
+				"web.ns.fed.svc.europe-west1.example.com A [c3] 127.3.0.1",
+				"web.ns.fed.svc.example.com A [c1] 127.1.0.1",
+				"web.ns.fed.svc.example.com A [c2] 127.2.0.1",
+				"web.ns.fed.svc.example.com A [c3] 127.3.0.1",
+				"web.ns.fed.svc.us-east1-b.us-east1.example.com A [c1] 127.1.0.1",
+				"web.ns.fed.svc.us-east1-c.us-east1.example.com A [c2] 127.2.0.1",
+				"web.ns.fed.svc.us-east1.example.com A [c1] 127.1.0.1",
+				"web.ns.fed.svc.us-east1.example.com A [c2] 127.2.0.1",
+			},
+		},
+		{
+			name: "zone without endpoint answers CNAME to region, region without endpoint CNAME to global",
+			in:   Input{Names: names, Shards: []Shard{east1}, Regions: regions, Zones: zones},
+			want: []string{
+				"_web._tcp.web.ns.fed.svc.example.com SRV 0 1 80 c1.web.ns.fed.svc.example.com",
+				"c1.web.ns.fed.svc.example.com A [c1] 127.1.0.1",
+				"web.ns.fed.svc.europe-west1-b.europe-west1.example.com CNAME web.ns.fed.svc.europe-west1.example.com",
+				"web.ns.fed.svc.europe-west1.example.com CNAME web.ns.fed.svc.example.com",
+				"web.ns.fed.svc.example.com A [c1] 127.1.0.1",
+				"web.ns.fed.svc.us-east1-b.us-east1.example.com A [c1] 127.1.0.1",
+				"web.ns.fed.svc.us-east1-c.us-east1.example.com CNAME web.ns.fed.svc.us-east1.example.com",
+				"web.ns.fed.svc.us-east1.example.com A [c1] 127.1.0.1",
+			},
+		},
+		{
+			name: "no cluster with an endpoint leaves only fallbacks",
+			in:   Input{Names: names, Regions: []string{"us-east1"}, Zones: []string{"us-east1-b/us-east1"}},
+			want: []string{
+				"web.ns.fed.svc.us-east1-b.us-east1.example.com CNAME web.ns.fed.svc.us-east1.example.com",
+				"web.ns.fed.svc.us-east1.example.com CNAME web.ns.fed.svc.example.com",
+			},
+		},
+		{
+			name: "a cluster in two zones answers at both zone names",
+			in: Input{Names: names, Regions: []string{"r"}, Zones: []string{"a/r", "b/r"},
+				Shards: []Shard{{Cluster: "c1", Region: "r", Zones: []string{"a", "b"}, IPs: ips("127.1.0.1"), Weight: 1}}},
+			want: []string{
+				"c1.web.ns.fed.svc.example.com A [c1] 127.1.0.1",
+				"web.ns.fed.svc.a.r.example.com A [c1] 127.1.0.1",
+				"web.ns.fed.svc.b.r.example.com A [c1] 127.1.0.1",
+				"web.ns.fed.svc.example.com A [c1] 127.1.0.1",
+				"web.ns.fed.svc.r.example.com A [c1] 127.1.0.1",
+			},
+		},
+		{
+			name: "IPv6-only cluster gets AAAA only; dual-stack both",
+			in: Input{Names: names, Regions: []string{"r"}, Zones: []string{"z/r"}, Shards: []Shard{
+				{Cluster: "v6", Region: "r", Zones: []string{"z"}, IPs: ips("fd00::1"), Weight: 1},
+				{Cluster: "ds", Region: "r", Zones: []string{"z"}, IPs: ips("fd00::2", "127.9.0.1"), Weight: 1},
+			}},
+			want: []string{
+				"ds.web.ns.fed.svc.example.com A [ds] 127.9.0.1",
+				"ds.web.ns.fed.svc.example.com AAAA [ds] fd00::2",
+				"v6.web.ns.fed.svc.example.com AAAA [v6] fd00::1",
+				"web.ns.fed.svc.example.com A [ds] 127.9.0.1",
+				"web.ns.fed.svc.example.com AAAA [ds] fd00::2",
+				"web.ns.fed.svc.example.com AAAA [v6] fd00::1",
+				"web.ns.fed.svc.r.example.com A [ds] 127.9.0.1",
+				"web.ns.fed.svc.r.example.com AAAA [ds] fd00::2",
+				"web.ns.fed.svc.r.example.com AAAA [v6] fd00::1",
+				"web.ns.fed.svc.z.r.example.com A [ds] 127.9.0.1",
+				"web.ns.fed.svc.z.r.example.com AAAA [ds] fd00::2",
+				"web.ns.fed.svc.z.r.example.com AAAA [v6] fd00::1",
+			},
+		},
+		{
+			name: "hostname-only cluster is a CNAME where it is the sole target",
+			in: Input{Names: names, Regions: []string{"r"}, Zones: []string{"z/r"}, Shards: []Shard{
+				{Cluster: "aws", Region: "r", Zones: []string{"z"}, Hostname: "lb-1.elb.amazonaws.com", IPs: ips("127.5.0.1"), Weight: 1},
+			}},
+			want: []string{
+				"aws.web.ns.fed.svc.example.com CNAME lb-1.elb.amazonaws.com",
+				"web.ns.fed.svc.example.com CNAME lb-1.elb.amazonaws.com",
+				"web.ns.fed.svc.r.example.com CNAME lb-1.elb.amazonaws.com",
+				"web.ns.fed.svc.z.r.example.com CNAME lb-1.elb.amazonaws.com",
+			},
+		},
+		{
+			name: "hostname beside IP clusters is published as its resolved addresses",
+			in: Input{Names: names, Regions: []string{"r"}, Zones: []string{"z/r", "y/r"}, Shards: []Shard{
+				{Cluster: "aws", Region: "r", Zones: []string{"z"}, Hostname: "lb-1.elb.amazonaws.com", IPs: ips("127.5.0.1"), Weight: 1},
+				{Cluster: "gcp", Region: "r", Zones: []string{"y"}, IPs: ips("127.6.0.1"), Weight: 1},
+			}},
+			want: []string{
+				"aws.web.ns.fed.svc.example.com CNAME lb-1.elb.amazonaws.com",
+				"gcp.web.ns.fed.svc.example.com A [gcp] 127.6.0.1",
+				"web.ns.fed.svc.example.com A [aws] 127.5.0.1",
+				"web.ns.fed.svc.example.com A [gcp] 127.6.0.1",
+				"web.ns.fed.svc.r.example.com A [aws] 127.5.0.1",
+				"web.ns.fed.svc.r.example.com A [gcp] 127.6.0.1",
+				"web.ns.fed.svc.y.r.example.com A [gcp] 127.6.0.1",
+				"web.ns.fed.svc.z.r.example.com CNAME lb-1.elb.amazonaws.com",
+			},
+		},
+		{
+			name:   "a label over 63 octets is refused",
+			in:     Input{Names: NewNames("fed", "example.com", "ns", strings.Repeat("s", 64)), Shards: []Shard{east1}},
+			errHas: "over DNS's 63",
+		},
+		{
+			name:   "a name over 253 octets is refused",
+			in:     Input{Names: NewNames(strings.Repeat("f", 60), strings.Repeat("d", 60)+"."+strings.Repeat("e", 60)+".com", "ns", strings.Repeat("s", 63)), Shards: []Shard{east1}},
+			errHas: "over DNS's 253",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Endpoints(tt.in)
+			if tt.errHas != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.errHas) {
+					t.Fatalf("error %v, want one containing %q", err, tt.errHas)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r := render(got); !slices.Equal(r, tt.want) {
+				t.Errorf("got\n  %s\nwant\n  %s", strings.Join(r, "\n  "), strings.Join(tt.want, "\n  "))
+			}
+		})
+	}
+}
+
+func TestRemovingAClusterRemovesOnlyItsTargets(t *testing.T) {
+	names := NewNames("fed", "example.com", "ns", "web")
+	before, err := Endpoints(Input{Names: names, Shards: []Shard{east1, east2, eu}, Regions: regions, Zones: zones})
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := Endpoints(Input{Names: names, Shards: []Shard{east1, eu}, Regions: regions, Zones: zones})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gone, added []string
+	for _, l := range render(before) {
+		if !slices.Contains(render(after), l) {
+			gone = append(gone, l)
+		}
+	}
+	for _, l := range render(after) {
+		if !slices.Contains(render(before), l) {
+			added = append(added, l)
+		}
+	}
+	wantGone := []string{
+		"_web._tcp.web.ns.fed.svc.example.com SRV 0 1 80 c1.web.ns.fed.svc.example.com,0 1 80 c2.web.ns.fed.svc.example.com,0 2 80 c3.web.ns.fed.svc.example.com",
+		"c2.web.ns.fed.svc.example.com A [c2] 127.2.0.1",
+		"web.ns.fed.svc.example.com A [c2] 127.2.0.1",
+		"web.ns.fed.svc.us-east1-c.us-east1.example.com A [c2] 127.2.0.1",
+		"web.ns.fed.svc.us-east1.example.com A [c2] 127.2.0.1",
+	}
+	wantAdded := []string{
+		"_web._tcp.web.ns.fed.svc.example.com SRV 0 1 80 c1.web.ns.fed.svc.example.com,0 2 80 c3.web.ns.fed.svc.example.com",
+		"web.ns.fed.svc.us-east1-c.us-east1.example.com CNAME web.ns.fed.svc.us-east1.example.com",
+	}
+	if !slices.Equal(gone, wantGone) || !slices.Equal(added, wantAdded) {
+		t.Errorf("removing c2:\ngone  %q\nadded %q", gone, added)
+	}
+}
+
+func TestEndpointsCarryProvenanceForHealthAndWeights(t *testing.T) {
+	s := east1
+	s.ClusterIPs = ips("10.96.0.10")
+	got, err := Endpoints(Input{Names: NewNames("fed", "example.com", "ns", "web"), Shards: []Shard{s}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	props := map[string]string{}
+	for _, e := range got {
+		if e.RecordType == "A" && e.DNSName == "web.ns.fed.svc.example.com" {
+			for _, p := range e.ProviderSpecific {
+				props[p.Name] = p.Value
+			}
+			if e.RecordTTL != DefaultTTL {
+				t.Errorf("TTL %d, want %d", e.RecordTTL, DefaultTTL)
+			}
+		}
+	}
+	want := map[string]string{PropCluster: "c1", PropRegion: "us-east1", PropZone: "us-east1-b", PropWeight: "1", PropClusterIP: "10.96.0.10"}
+	for k, v := range want {
+		if props[k] != v {
+			t.Errorf("%s = %q, want %q (all: %v)", k, props[k], v, props)
+		}
+	}
+}

@@ -1,0 +1,161 @@
+package services
+
+import (
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+)
+
+// Markers kfed puts on shards.
+const (
+	// LabelFederation names the federation that manages a shard.
+	LabelFederation = "kfed.io/federation"
+	// AnnotationOrigin is the namespace/name of the control-plane Service a
+	// shard mirrors.
+	AnnotationOrigin = "kfed.io/origin"
+	// AnnotationAdopted marks a shard that existed before kfed took it over;
+	// kfed never deletes such a shard, it only lets go of it.
+	AnnotationAdopted = "kfed.io/adopted"
+	// Finalizer holds a federated Service until its shards and records are gone.
+	Finalizer = "kfed.io/service-cleanup"
+)
+
+// shardState says how kfed stands to an existing member Service of a
+// federated Service's name.
+type shardState int
+
+const (
+	shardAbsent   shardState = iota
+	shardOurs                // created by kfed for this origin
+	shardAdopted             // taken over by kfed
+	shardMatching            // not kfed's, but matches: may be adopted
+	shardConflict            // not kfed's and different: left alone
+)
+
+func classify(existing *corev1.Service, origin, federation string) shardState {
+	if existing == nil {
+		return shardAbsent
+	}
+	if existing.Annotations[AnnotationOrigin] == origin && existing.Labels[LabelFederation] == federation {
+		if existing.Annotations[AnnotationAdopted] == "true" {
+			return shardAdopted
+		}
+		return shardOurs
+	}
+	if existing.Labels[LabelFederation] != "" {
+		return shardConflict // another federation's, or another origin's
+	}
+	return shardMatching
+}
+
+// matches reports whether an existing Service that kfed did not create is
+// close enough to the federated one to be taken over: a load balancer with
+// the same selector and the same ports.
+func matches(existing, svc *corev1.Service) bool {
+	if existing.Spec.Type != corev1.ServiceTypeLoadBalancer || !maps.Equal(existing.Spec.Selector, svc.Spec.Selector) {
+		return false
+	}
+	key := func(ps []corev1.ServicePort) []string {
+		var out []string
+		for _, p := range ps {
+			out = append(out, string(p.Protocol)+"/"+p.Name+"/"+strconv.Itoa(int(p.Port)))
+		}
+		slices.Sort(out)
+		return out
+	}
+	return slices.Equal(key(existing.Spec.Ports), key(svc.Spec.Ports))
+}
+
+// desiredShard is the member copy of svc: the same spec less what each
+// cluster allocates for itself (cluster IPs, node ports) and the class that
+// kept cloud controllers off the original, as a LoadBalancer so that each
+// member gives it an external address.
+func desiredShard(svc *corev1.Service, federation string) *corev1.Service {
+	shard := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        svc.Name,
+			Namespace:   svc.Namespace,
+			Labels:      map[string]string{},
+			Annotations: map[string]string{},
+		},
+	}
+	for k, v := range svc.Labels {
+		shard.Labels[k] = v
+	}
+	for k, v := range svc.Annotations {
+		if strings.HasPrefix(k, "kfed.io/") || k == corev1.LastAppliedConfigAnnotation {
+			continue
+		}
+		shard.Annotations[k] = v
+	}
+	shard.Labels[kfedv1alpha1.LabelManagedBy] = "kfed"
+	shard.Labels[LabelFederation] = federation
+	shard.Annotations[AnnotationOrigin] = svc.Namespace + "/" + svc.Name
+
+	spec := svc.Spec.DeepCopy()
+	spec.Type = corev1.ServiceTypeLoadBalancer
+	spec.ClusterIP, spec.ClusterIPs = "", nil
+	spec.IPFamilies = nil
+	spec.LoadBalancerClass = nil
+	spec.HealthCheckNodePort = 0
+	spec.ExternalName = ""
+	for i := range spec.Ports {
+		spec.Ports[i].NodePort = 0
+	}
+	shard.Spec = *spec
+	return shard
+}
+
+// mergeShard writes the desired fields of want into existing, keeping what
+// the member allocated. It reports whether anything changed.
+func mergeShard(existing, want *corev1.Service) bool {
+	before := existing.DeepCopy()
+	if existing.Labels == nil {
+		existing.Labels = map[string]string{}
+	}
+	if existing.Annotations == nil {
+		existing.Annotations = map[string]string{}
+	}
+	maps.Copy(existing.Labels, want.Labels)
+	maps.Copy(existing.Annotations, want.Annotations)
+
+	s, w := &existing.Spec, &want.Spec
+	s.Type = w.Type
+	s.Selector = w.Selector
+	s.SessionAffinity, s.SessionAffinityConfig = w.SessionAffinity, w.SessionAffinityConfig
+	s.ExternalTrafficPolicy, s.InternalTrafficPolicy = w.ExternalTrafficPolicy, w.InternalTrafficPolicy
+	s.PublishNotReadyAddresses = w.PublishNotReadyAddresses
+	s.LoadBalancerSourceRanges = w.LoadBalancerSourceRanges
+	s.AllocateLoadBalancerNodePorts = w.AllocateLoadBalancerNodePorts
+	s.TrafficDistribution = w.TrafficDistribution
+	if w.IPFamilyPolicy != nil {
+		s.IPFamilyPolicy = w.IPFamilyPolicy
+	}
+	// Ports: keep a port's allocated node port when the port stays.
+	ports := make([]corev1.ServicePort, len(w.Ports))
+	for i, p := range w.Ports {
+		for _, old := range s.Ports {
+			if old.Port == p.Port && old.Protocol == p.Protocol {
+				p.NodePort = old.NodePort
+			}
+		}
+		ports[i] = p
+	}
+	s.Ports = ports
+	return !equality.Semantic.DeepEqual(before, existing)
+}
+
+// releaseShard removes kfed's marks from an adopted shard.
+func releaseShard(s *corev1.Service) {
+	delete(s.Labels, kfedv1alpha1.LabelManagedBy)
+	delete(s.Labels, LabelFederation)
+	delete(s.Annotations, AnnotationOrigin)
+	delete(s.Annotations, AnnotationAdopted)
+}

@@ -1,0 +1,133 @@
+package services
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Condition types kfed sets on a federated Service.
+const (
+	// CondValid is False when the Service's spec or annotations cannot be
+	// federated; kfed then changes nothing of it until they are fixed.
+	CondValid = "kfed.io/Valid"
+	// CondPlaced is True when every placed, Ready cluster has its shard.
+	CondPlaced = "kfed.io/Placed"
+	// CondPublished is True when the DNS records have at least one endpoint.
+	CondPublished = "kfed.io/Published"
+)
+
+// Condition reasons.
+const (
+	reasonValid             = "Valid"
+	reasonInvalidSpec       = "InvalidSpec"
+	reasonNameTooLong       = "NameTooLong"
+	reasonPlaced            = "Placed"
+	reasonNoClusterReady    = "NoClusterReady"
+	reasonUnknownClusters   = "UnknownClusters"
+	reasonShardRejected     = "ShardRejected"
+	reasonShardConflict     = "ShardConflict"
+	reasonIngressUnresolved = "IngressUnresolved"
+	reasonPublished         = "Published"
+	reasonWaiting           = "WaitingForIngress"
+)
+
+// status collects what one reconcile learned, then writes it as conditions.
+type status struct {
+	gen int64
+
+	invalidReason, invalidMsg string
+	unknownClusters           string
+	problems                  []problem
+	waitingOn, notReady       []string
+
+	reached        bool // the reconcile got as far as publishing
+	global         string
+	endpoints      []string
+	placed, readyN int
+}
+
+type problem struct{ cluster, reason, msg string }
+
+func newStatus(svc *corev1.Service) *status { return &status{gen: svc.Generation} }
+
+func (s *status) invalid(reason, msg string)  { s.invalidReason, s.invalidMsg = reason, msg }
+func (s *status) placementWarning(msg string) { s.unknownClusters = msg }
+func (s *status) shardProblem(cluster, reason, msg string) {
+	s.problems = append(s.problems, problem{cluster, reason, msg})
+}
+func (s *status) waiting(cluster string) { s.waitingOn = append(s.waitingOn, cluster) }
+func (s *status) offline(cluster string) { s.notReady = append(s.notReady, cluster) }
+
+func (s *status) published(global string, shards []Shard, placed, ready int) {
+	s.reached, s.global, s.placed, s.readyN = true, global, placed, ready
+	for _, sh := range shards {
+		s.endpoints = append(s.endpoints, sh.Cluster)
+	}
+	slices.Sort(s.endpoints)
+}
+
+// apply writes the conditions and, once the Service has an endpoint, the
+// global name as its load-balancer ingress.
+func (s *status) apply(svc *corev1.Service) {
+	set := func(typ string, ok bool, reason, msg string) {
+		st := metav1.ConditionTrue
+		if !ok {
+			st = metav1.ConditionFalse
+		}
+		meta.SetStatusCondition(&svc.Status.Conditions, metav1.Condition{
+			Type: typ, Status: st, Reason: reason, Message: msg, ObservedGeneration: s.gen,
+		})
+	}
+	if s.invalidReason != "" {
+		// Placed and Published keep saying what they said before.
+		set(CondValid, false, s.invalidReason, s.invalidMsg)
+		return
+	}
+	set(CondValid, true, reasonValid, "spec and annotations are valid")
+
+	switch {
+	case len(s.problems) > 0:
+		var msgs []string
+		for _, p := range s.problems {
+			msgs = append(msgs, p.msg)
+		}
+		set(CondPlaced, false, s.problems[0].reason, strings.Join(msgs, "; "))
+	case s.unknownClusters != "":
+		set(CondPlaced, false, reasonUnknownClusters, s.unknownClusters)
+	case s.placed == 0:
+		set(CondPlaced, false, reasonNoClusterReady, "the placement selects no joined cluster")
+	case s.placed == len(s.notReady):
+		set(CondPlaced, false, reasonNoClusterReady, "no placed cluster is Ready: "+strings.Join(s.notReady, ", "))
+	default:
+		msg := fmt.Sprintf("shards in %d of %d placed clusters", s.placed-len(s.notReady), s.placed)
+		if len(s.notReady) > 0 {
+			msg += "; not Ready: " + strings.Join(s.notReady, ", ")
+		}
+		set(CondPlaced, true, reasonPlaced, msg)
+	}
+
+	if !s.reached {
+		return
+	}
+	if len(s.endpoints) == 0 {
+		msg := "no shard has a load-balancer address yet"
+		if len(s.waitingOn) > 0 {
+			msg += " (waiting on " + strings.Join(s.waitingOn, ", ") + ")"
+		}
+		set(CondPublished, false, reasonWaiting, msg)
+		return
+	}
+	msg := fmt.Sprintf("%s has endpoints in %s", s.global, strings.Join(s.endpoints, ", "))
+	if len(s.waitingOn) > 0 {
+		msg += "; waiting for ingress in " + strings.Join(s.waitingOn, ", ")
+	}
+	set(CondPublished, true, reasonPublished, msg)
+	if svc.Spec.Type == corev1.ServiceTypeLoadBalancer {
+		svc.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{Hostname: s.global}}
+	}
+}
