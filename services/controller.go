@@ -13,8 +13,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -513,7 +513,9 @@ func (c *Controller) finalize(ctx context.Context, svc *corev1.Service) error {
 	if !IsFederated(svc) && svc.DeletionTimestamp == nil {
 		// No longer federated: take back the global hostname and our conditions.
 		svc.Status.LoadBalancer.Ingress = slices.DeleteFunc(svc.Status.LoadBalancer.Ingress,
-			func(i corev1.LoadBalancerIngress) bool { return i.Hostname != "" && strings.HasSuffix(i.Hostname, "."+c.Domain) })
+			func(i corev1.LoadBalancerIngress) bool {
+				return i.Hostname != "" && strings.HasSuffix(i.Hostname, "."+c.Domain)
+			})
 		svc.Status.Conditions = slices.DeleteFunc(svc.Status.Conditions,
 			func(c metav1.Condition) bool { return strings.HasPrefix(c.Type, "kfed.io/") })
 		if err := c.Fed.Status().Patch(ctx, svc, patch); err != nil {
