@@ -33,6 +33,8 @@ func newRootCommand() *cobra.Command {
 		newDevCommand(),
 		newJoinCommand(),
 		newUnjoinCommand(),
+		newStatusCommand(),
+		newDNSCommand(),
 	)
 	return root
 }

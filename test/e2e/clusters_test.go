@@ -1,60 +1,18 @@
 package e2e
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/klog/v2/textlogger"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/manager"
 	"github.com/kfed-io/kfed/test/framework"
 )
-
-// startController runs kfed's controller manager against f's control plane
-// until the test ends.
-func startController(t *testing.T, f *framework.Federation, o manager.Options) {
-	t.Helper()
-	o.MetricsAddr, o.HealthAddr, o.SharedProcess = "0", "0", true
-	o.Federation, o.Domain = cmp.Or(o.Federation, "fed"), cmp.Or(o.Domain, "example.com")
-	o.Logger = textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(framework.LogWriter(t))))
-	mgr, err := manager.New(f.ControlPlane.Config, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := mgr.Start(ctx); err != nil && ctx.Err() == nil {
-			t.Errorf("controller manager: %v", err)
-		}
-	}()
-	t.Cleanup(func() { cancel(); <-done })
-}
-
-func joinAll(t *testing.T, f *framework.Federation) {
-	t.Helper()
-	raw, err := clientcmd.LoadFromFile(f.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range f.Members {
-		_, err := clusters.Join(context.Background(), f.Client("federation"), clusters.JoinOptions{
-			Name: m.Name, Region: m.Region, Zones: m.Zones, Kubeconfig: raw,
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-}
 
 func clusterCondition(ctx context.Context, c client.Client, name, cond string) (string, error) {
 	var cl kfedv1alpha1.Cluster
@@ -83,8 +41,8 @@ func wantCondition(t *testing.T, fed client.Client, name, cond, want string, wit
 
 func TestClusterGoesOfflineWhenItsAPIServerStopsAndComesBack(t *testing.T) {
 	f := framework.Start(t, framework.Members(2))
-	joinAll(t, f)
-	startController(t, f, manager.Options{ClusterProbeInterval: 300 * time.Millisecond})
+	f.JoinAll()
+	f.StartController(manager.Options{})
 	fed := f.Client("federation")
 	for _, m := range f.Members {
 		wantCondition(t, fed, m.Name, kfedv1alpha1.ClusterReady, "True", 20*time.Second)

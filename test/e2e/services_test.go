@@ -29,8 +29,8 @@ import (
 func startFederation(t *testing.T, n int) *framework.Federation {
 	t.Helper()
 	f := framework.Start(t, framework.Members(n), framework.LoadBalancer())
-	joinAll(t, f)
-	startController(t, f, manager.Options{ClusterProbeInterval: 300 * time.Millisecond})
+	f.JoinAll()
+	f.StartController(manager.Options{})
 	for _, m := range f.Members {
 		wantCondition(t, f.Client("federation"), m.Name, "Ready", "True", 20*time.Second)
 	}

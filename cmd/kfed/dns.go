@@ -1,0 +1,136 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/services"
+)
+
+func newDNSCommand() *cobra.Command {
+	dns := &cobra.Command{Use: "dns", Short: "Show and publish the federation's DNS records"}
+	dns.AddCommand(newDNSPlanCommand())
+	return dns
+}
+
+// record is one row of `kfed dns plan`.
+type record struct {
+	Service string   `json:"service"`
+	Name    string   `json:"name"`
+	Type    string   `json:"type"`
+	Set     string   `json:"setIdentifier,omitempty"`
+	TTL     int64    `json:"ttl"`
+	Weight  string   `json:"weight,omitempty"`
+	Targets []string `json:"targets"`
+}
+
+func newDNSPlanCommand() *cobra.Command {
+	var (
+		kf            kubeconfigFlags
+		namespace     string
+		allNamespaces bool
+		output        string
+	)
+	cmd := &cobra.Command{
+		Use:   "plan [SERVICE]",
+		Short: "Print the DNS records kfed wants for a federated Service, or for all",
+		Long: `Plan prints the desired DNS records kfed computed for federated Services (their DNSEndpoint
+objects in the control plane): every name, type, set identifier (the cluster), TTL, weight and targets.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if output != "table" && output != "yaml" && output != "json" {
+				return fmt.Errorf("--output must be table, yaml or json, not %q", output)
+			}
+			_, fed, err := kf.load()
+			if err != nil {
+				return err
+			}
+			var eps []extdnsv1alpha1.DNSEndpoint
+			if len(args) == 1 {
+				var ep extdnsv1alpha1.DNSEndpoint
+				if err := fed.Get(cmd.Context(), client.ObjectKey{Namespace: namespace, Name: args[0]}, &ep); err != nil {
+					return fmt.Errorf("records of %s/%s: %w", namespace, args[0], err)
+				}
+				eps = append(eps, ep)
+			} else {
+				var list extdnsv1alpha1.DNSEndpointList
+				opts := []client.ListOption{client.MatchingLabels{kfedv1alpha1.LabelManagedBy: "kfed"}}
+				if !allNamespaces {
+					opts = append(opts, client.InNamespace(namespace))
+				}
+				if err := fed.List(cmd.Context(), &list, opts...); err != nil {
+					return fmt.Errorf("listing DNSEndpoints: %w", err)
+				}
+				eps = list.Items
+			}
+			return printRecords(cmd.OutOrStdout(), toRecords(eps), output)
+		},
+	}
+	kf.add(cmd, "context")
+	cmd.Flags().StringVarP(&namespace, "namespace", "n", "default", "namespace of the Service")
+	cmd.Flags().BoolVarP(&allNamespaces, "all-namespaces", "A", false, "all federated Services")
+	cmd.Flags().StringVarP(&output, "output", "o", "table", "table, yaml or json")
+	return cmd
+}
+
+func toRecords(eps []extdnsv1alpha1.DNSEndpoint) []record {
+	var out []record
+	for _, ep := range eps {
+		for _, e := range ep.Spec.Endpoints {
+			r := record{Service: ep.Namespace + "/" + ep.Name, Name: e.DNSName, Type: e.RecordType,
+				Set: e.SetIdentifier, TTL: e.RecordTTL, Targets: e.Targets}
+			for _, p := range e.ProviderSpecific {
+				if p.Name == services.PropWeight {
+					r.Weight = p.Value
+				}
+			}
+			out = append(out, r)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b record) int {
+		if c := strings.Compare(a.Service, b.Service); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	return out
+}
+
+func printRecords(w io.Writer, recs []record, output string) error {
+	switch output {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(recs)
+	case "yaml":
+		b, err := yaml.Marshal(recs)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SERVICE\tNAME\tTYPE\tCLUSTER\tTTL\tWEIGHT\tTARGETS")
+	for _, r := range recs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", r.Service, r.Name, r.Type, dash(r.Set), r.TTL, dash(r.Weight), strings.Join(r.Targets, ","))
+	}
+	return tw.Flush()
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

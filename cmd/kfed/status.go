@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/services"
+)
+
+func newStatusCommand() *cobra.Command {
+	var kf kubeconfigFlags
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show federated Services by cluster: shard, ingress and conditions",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, fed, err := kf.load()
+			if err != nil {
+				return err
+			}
+			return printStatus(cmd.Context(), cmd.OutOrStdout(), fed)
+		},
+	}
+	kf.add(cmd, "context")
+	return cmd
+}
+
+// memberView is what status could read of one member.
+type memberView struct {
+	name   string
+	ready  bool
+	client client.Client
+	err    error
+}
+
+func printStatus(ctx context.Context, w io.Writer, fed client.Client) error {
+	var cl kfedv1alpha1.ClusterList
+	if err := fed.List(ctx, &cl); err != nil {
+		return fmt.Errorf("listing clusters: %w", err)
+	}
+	var members []memberView
+	for i := range cl.Items {
+		c := &cl.Items[i]
+		mv := memberView{name: c.Name, ready: meta.IsStatusConditionTrue(c.Status.Conditions, kfedv1alpha1.ClusterReady)}
+		if cfg, _, err := clusters.LoadRESTConfig(ctx, fed, c); err != nil {
+			mv.err = err
+		} else {
+			cfg.Timeout = 5 * time.Second
+			mv.client, mv.err = client.New(cfg, client.Options{Scheme: fed.Scheme()})
+		}
+		members = append(members, mv)
+	}
+	slices.SortFunc(members, func(a, b memberView) int { return strings.Compare(a.name, b.name) })
+
+	var svcs corev1.ServiceList
+	if err := fed.List(ctx, &svcs); err != nil {
+		return fmt.Errorf("listing services: %w", err)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SERVICE\tCLUSTER\tCLUSTER READY\tSHARD\tINGRESS")
+	for i := range svcs.Items {
+		svc := &svcs.Items[i]
+		if !services.IsFederated(svc) {
+			continue
+		}
+		key := client.ObjectKeyFromObject(svc)
+		for j, m := range members {
+			name := ""
+			if j == 0 {
+				name = key.String()
+			}
+			shard, ingress := shardView(ctx, m, key)
+			fmt.Fprintf(tw, "%s\t%s\t%t\t%s\t%s\n", name, m.name, m.ready, shard, ingress)
+		}
+		var conds []string
+		for _, c := range svc.Status.Conditions {
+			if strings.HasPrefix(c.Type, "kfed.io/") {
+				s := strings.TrimPrefix(c.Type, "kfed.io/") + "=" + string(c.Status)
+				if c.Status != "True" {
+					s += " (" + c.Reason + ": " + c.Message + ")"
+				}
+				conds = append(conds, s)
+			}
+		}
+		host := "<pending>"
+		if ing := svc.Status.LoadBalancer.Ingress; len(ing) > 0 && ing[0].Hostname != "" {
+			host = ing[0].Hostname
+		}
+		fmt.Fprintf(tw, "\t%s\t\t\t%s\n", "→ "+host, strings.Join(conds, " "))
+	}
+	return tw.Flush()
+}
+
+// shardView describes the shard of key in m: whether kfed created or
+// adopted it, and its ingress.
+func shardView(ctx context.Context, m memberView, key client.ObjectKey) (string, string) {
+	if m.err != nil {
+		return "unknown (" + m.err.Error() + ")", "-"
+	}
+	var s corev1.Service
+	if err := m.client.Get(ctx, key, &s); err != nil {
+		if apierrors.IsNotFound(err) {
+			return "absent", "-"
+		}
+		return "unreachable", "-"
+	}
+	state := "not kfed's"
+	if s.Annotations[services.AnnotationOrigin] == key.String() {
+		state = "created"
+		if s.Annotations[services.AnnotationAdopted] == "true" {
+			state = "adopted"
+		}
+	}
+	var ing []string
+	for _, i := range s.Status.LoadBalancer.Ingress {
+		ing = append(ing, i.IP+i.Hostname)
+	}
+	if len(ing) == 0 {
+		return state, "<pending>"
+	}
+	return state, strings.Join(ing, ",")
+}
