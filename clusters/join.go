@@ -202,9 +202,11 @@ func Probe(ctx context.Context, cfg *rest.Config) (string, error) {
 	return dc, nil
 }
 
-// Unjoin deletes the Cluster and the kubeconfig Secret kfed made for it. A
-// Secret kfed did not make is left alone.
-func Unjoin(ctx context.Context, fed client.Client, name string) error {
+// Unjoin deletes the Cluster, waits up to wait for kfed-controller to
+// finish with it (its finalizer removes kfed's shards from the member), then
+// deletes the kubeconfig Secret kfed made for it. A Secret kfed did not make
+// is left alone.
+func Unjoin(ctx context.Context, fed client.Client, name string, wait time.Duration) error {
 	var c kfedv1alpha1.Cluster
 	if err := fed.Get(ctx, client.ObjectKey{Name: name}, &c); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -214,6 +216,24 @@ func Unjoin(ctx context.Context, fed client.Client, name string) error {
 	}
 	if err := fed.Delete(ctx, &c); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting cluster %q: %w", name, err)
+	}
+	// The member's kubeconfig must outlive the finalizer that uses it.
+	deadline := time.Now().Add(wait)
+	for {
+		err := fed.Get(ctx, client.ObjectKey{Name: name}, &kfedv1alpha1.Cluster{})
+		if apierrors.IsNotFound(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("cluster %q is still being removed after %v (finalizers %v): is kfed-controller running? "+
+				"Its kubeconfig secret %s/%s is kept until it is gone", name, wait, c.Finalizers,
+				c.Spec.KubeconfigSecretRef.Namespace, c.Spec.KubeconfigSecretRef.Name)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
 	}
 	ref := c.Spec.KubeconfigSecretRef
 	var s corev1.Secret

@@ -112,5 +112,11 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if err := sc.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up the service controller: %w", err)
 	}
+	mc := &services.MemberCleanup{
+		Fed: mgr.GetClient(), Recorder: mgr.GetEventRecorder("kfed-member-cleanup"), Federation: o.Federation,
+	}
+	if err := mc.SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("setting up member cleanup: %w", err)
+	}
 	return mgr, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/tools/clientcmd"
@@ -88,7 +89,10 @@ federation's context are both read from --kubeconfig. Nothing is changed when a 
 }
 
 func newUnjoinCommand() *cobra.Command {
-	var kf kubeconfigFlags
+	var (
+		kf   kubeconfigFlags
+		wait time.Duration
+	)
 	cmd := &cobra.Command{
 		Use:   "unjoin NAME",
 		Short: "Remove a member cluster from the federation",
@@ -98,7 +102,7 @@ func newUnjoinCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := clusters.Unjoin(cmd.Context(), fed, args[0]); err != nil {
+			if err := clusters.Unjoin(cmd.Context(), fed, args[0], wait); err != nil {
 				return fmt.Errorf("unjoin %s: %w", args[0], err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "cluster %s unjoined\n", args[0])
@@ -106,5 +110,6 @@ func newUnjoinCommand() *cobra.Command {
 		},
 	}
 	kf.add(cmd, "federation-context")
+	cmd.Flags().DurationVar(&wait, "wait", 3*time.Minute, "how long to wait for kfed-controller to remove kfed's Services from the member")
 	return cmd
 }

@@ -211,8 +211,12 @@ func TestFederatedServiceLifecycle(t *testing.T) {
 	})
 
 	t.Run("unjoined cluster's targets leave and its zone turns into a CNAME", func(t *testing.T) {
-		if err := clusters.Unjoin(ctx, fed, "cluster-2"); err != nil {
+		if err := clusters.Unjoin(ctx, fed, "cluster-2", time.Minute); err != nil {
 			t.Fatal(err)
+		}
+		// The finalizer removed the shard kfed had created there.
+		if err := f.Client("cluster-2").Get(ctx, key, &corev1.Service{}); !apierrors.IsNotFound(err) {
+			t.Errorf("shard in unjoined cluster-2: %v, want it deleted", err)
 		}
 		wantRecords(t, f, key, []string{
 			global + " A [cluster-1] lb(cluster-1)", global + " A [cluster-3] lb(cluster-3)",

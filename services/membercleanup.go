@@ -1,0 +1,113 @@
+package services
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/clusters"
+)
+
+// MemberFinalizer holds a Cluster until kfed has removed its shards there.
+const MemberFinalizer = "kfed.io/member-cleanup"
+
+// MemberCleanup removes the shards kfed created in a member cluster that is
+// being unjoined, and lets go of the ones it adopted. A member that cannot
+// be reached is retried for GiveUpAfter, then let go with a Warning Event:
+// unjoining must not hang forever on a cluster that is gone.
+type MemberCleanup struct {
+	Fed        client.Client
+	Recorder   events.EventRecorder
+	Federation string
+	// GiveUpAfter bounds the retries for an unreachable member; 2 minutes
+	// when zero.
+	GiveUpAfter time.Duration
+}
+
+// SetupWithManager registers the cleanup as a controller of Clusters.
+func (m *MemberCleanup) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("member-cleanup").
+		For(&kfedv1alpha1.Cluster{}).
+		Complete(m)
+}
+
+// Reconcile adds the finalizer to live Clusters and runs the cleanup for
+// deleted ones.
+func (m *MemberCleanup) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var c kfedv1alpha1.Cluster
+	if err := m.Fed.Get(ctx, req.NamespacedName, &c); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if c.DeletionTimestamp == nil {
+		if controllerutil.ContainsFinalizer(&c, MemberFinalizer) {
+			return ctrl.Result{}, nil
+		}
+		patch := client.MergeFrom(c.DeepCopy())
+		controllerutil.AddFinalizer(&c, MemberFinalizer)
+		return ctrl.Result{}, m.Fed.Patch(ctx, &c, patch)
+	}
+	if !controllerutil.ContainsFinalizer(&c, MemberFinalizer) {
+		return ctrl.Result{}, nil
+	}
+	if err := m.cleanup(ctx, &c); err != nil {
+		giveUp := m.GiveUpAfter
+		if giveUp == 0 {
+			giveUp = 2 * time.Minute
+		}
+		if time.Since(c.DeletionTimestamp.Time) < giveUp {
+			return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
+		}
+		if m.Recorder != nil {
+			m.Recorder.Eventf(&c, nil, corev1.EventTypeWarning, "ShardsLeftBehind", "Unjoin",
+				"could not remove kfed's Services from cluster %s within %v; delete the Services labelled %s=%s there by hand: %v",
+				c.Name, giveUp, LabelFederation, m.Federation, err)
+		}
+	}
+	patch := client.MergeFrom(c.DeepCopy())
+	controllerutil.RemoveFinalizer(&c, MemberFinalizer)
+	return ctrl.Result{}, client.IgnoreNotFound(m.Fed.Patch(ctx, &c, patch))
+}
+
+// cleanup talks to the member directly (the registry stops its cache once
+// the Cluster is being deleted).
+func (m *MemberCleanup) cleanup(ctx context.Context, c *kfedv1alpha1.Cluster) error {
+	cfg, _, err := clusters.LoadRESTConfig(ctx, m.Fed, c)
+	if err != nil {
+		return err
+	}
+	cfg.Timeout = 10 * time.Second
+	member, err := client.New(cfg, client.Options{Scheme: m.Fed.Scheme()})
+	if err != nil {
+		return err
+	}
+	var list corev1.ServiceList
+	if err := member.List(ctx, &list, client.MatchingLabels{LabelFederation: m.Federation}); err != nil {
+		return fmt.Errorf("listing kfed's Services in %s: %w", c.Name, err)
+	}
+	var errs []error
+	for i := range list.Items {
+		s := &list.Items[i]
+		switch classify(s, s.Annotations[AnnotationOrigin], m.Federation) {
+		case shardOurs:
+			if err := member.Delete(ctx, s); err != nil && !apierrors.IsNotFound(err) {
+				errs = append(errs, err)
+			}
+		case shardAdopted:
+			releaseShard(s)
+			if err := member.Update(ctx, s); err != nil && !apierrors.IsNotFound(err) {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
