@@ -216,7 +216,18 @@ func LoadRESTConfig(ctx context.Context, c client.Client, cluster *kfedv1alpha1.
 	if err != nil {
 		return nil, kfedv1alpha1.ReasonKubeconfigInvalid, fmt.Errorf("kubeconfig in secret %s/%s: %w", ref.Namespace, ref.Name, err)
 	}
+	Unthrottled(cfg)
 	return cfg, "", nil
+}
+
+// Unthrottled turns off client-go's default client-side limit of 5 requests
+// a second when cfg sets none, as controller-runtime does for its own
+// configs: API Priority and Fairness on the server is the limit that counts,
+// and 5/s would make one reconcile of 1,000 Services take minutes.
+func Unthrottled(cfg *rest.Config) {
+	if cfg.QPS == 0 && cfg.RateLimiter == nil {
+		cfg.QPS = -1
+	}
 }
 
 func discoveryVersion(cfg *rest.Config, hc *http.Client) (string, error) {

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/transport"
 	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -48,6 +49,9 @@ type Registry struct {
 	Logger logr.Logger
 	// SyncTimeout bounds the wait for a new member's cache; 30 s when zero.
 	SyncTimeout time.Duration
+	// WrapTransport, if set, wraps every member client's transport (to count
+	// requests, for example).
+	WrapTransport transport.WrapperFunc
 
 	mu       sync.Mutex
 	members  map[string]*running
@@ -182,6 +186,10 @@ func (r *Registry) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 }
 
 func (r *Registry) start(ctx context.Context, c *kfedv1alpha1.Cluster, cfg *rest.Config, hash string) error {
+	if r.WrapTransport != nil {
+		cfg = rest.CopyConfig(cfg)
+		cfg.Wrap(r.WrapTransport)
+	}
 	cl, err := cluster.New(cfg, func(o *cluster.Options) {
 		o.Scheme = r.Scheme
 		o.Logger = r.Logger.WithValues("member", c.Name)

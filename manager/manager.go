@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/transport"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -37,6 +38,9 @@ type Options struct {
 	// SharedProcess allows more than one manager in the process (tests):
 	// controller names then need not be unique across managers.
 	SharedProcess bool
+	// WrapTransport, if set, wraps the transport of every client the
+	// controllers use, control plane and members (benchmarks count requests).
+	WrapTransport transport.WrapperFunc
 	// Federation and Domain name the DNS names S.N.F.svc.D.
 	Federation string
 	Domain     string
@@ -62,6 +66,10 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	scheme, err := NewScheme()
 	if err != nil {
 		return nil, err
+	}
+	if o.WrapTransport != nil {
+		cfg = rest.CopyConfig(cfg)
+		cfg.Wrap(o.WrapTransport)
 	}
 	if o.LeaderElectionNamespace == "" {
 		o.LeaderElectionNamespace = kfedv1alpha1.DefaultNamespace
@@ -95,7 +103,9 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if err := cc.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up the cluster controller: %w", err)
 	}
-	members := &clusters.Registry{Fed: mgr.GetClient(), Scheme: scheme, Logger: o.Logger.WithName("members")}
+	members := &clusters.Registry{
+		Fed: mgr.GetClient(), Scheme: scheme, Logger: o.Logger.WithName("members"), WrapTransport: o.WrapTransport,
+	}
 	if err := members.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up the member registry: %w", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/klog/v2/textlogger"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/manager"
 )
 
@@ -44,6 +45,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "kfed-controller: loading kubeconfig:", err)
 		os.Exit(1)
 	}
+	clusters.Unthrottled(cfg)
 	mgr, err := manager.New(cfg, o)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "kfed-controller:", err)

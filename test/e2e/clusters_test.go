@@ -25,7 +25,7 @@ func clusterCondition(ctx context.Context, c client.Client, name, cond string) (
 	return "", nil
 }
 
-func wantCondition(t *testing.T, fed client.Client, name, cond, want string, within time.Duration) {
+func wantCondition(t testing.TB, fed client.Client, name, cond, want string, within time.Duration) {
 	t.Helper()
 	framework.Eventually(t, within, func(ctx context.Context) error {
 		got, err := clusterCondition(ctx, fed, name, cond)

@@ -3,6 +3,7 @@ package framework
 import (
 	"cmp"
 	"context"
+	"sync"
 	"time"
 
 	"k8s.io/client-go/tools/clientcmd"
@@ -30,9 +31,9 @@ func (f *Federation) JoinAll() {
 }
 
 // StartController runs kfed's controller manager in-process against the
-// control plane until the test ends. Federation and domain default to
-// "fed" and "example.com", the member probe interval to 300 ms.
-func (f *Federation) StartController(o manager.Options) {
+// control plane until the test ends or stop is called. Federation and domain
+// default to "fed" and "example.com", the member probe interval to 300 ms.
+func (f *Federation) StartController(o manager.Options) (stop func()) {
 	f.t.Helper()
 	o.MetricsAddr, o.HealthAddr, o.SharedProcess = cmp.Or(o.MetricsAddr, "0"), cmp.Or(o.HealthAddr, "0"), true
 	o.Federation, o.Domain = cmp.Or(o.Federation, "fed"), cmp.Or(o.Domain, "example.com")
@@ -50,5 +51,8 @@ func (f *Federation) StartController(o manager.Options) {
 			f.t.Errorf("controller manager: %v", err)
 		}
 	}()
-	f.t.Cleanup(func() { cancel(); <-done })
+	var once sync.Once
+	stop = func() { once.Do(func() { cancel(); <-done }) }
+	f.t.Cleanup(stop)
+	return stop
 }
