@@ -23,6 +23,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -53,6 +54,10 @@ type Controller struct {
 	Resolver Resolver
 	// Resync is how often a Service with hostname ingress is re-resolved.
 	Resync time.Duration
+	// Workers is how many Services are reconciled at once; 8 when zero. A
+	// reconcile waits on several API round trips, so one worker leaves the
+	// API servers idle.
+	Workers int
 
 	shardEvents chan event.GenericEvent
 }
@@ -73,6 +78,7 @@ func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&extdnsv1alpha1.DNSEndpoint{}).
 		WatchesRawSource(source.Channel(c.shardEvents, &handler.EnqueueRequestForObject{})).
 		WatchesRawSource(source.Channel(c.Members.Changes(), handler.EnqueueRequestsFromMapFunc(c.allFederated))).
+		WithOptions(controller.Options{MaxConcurrentReconciles: cmp.Or(c.Workers, 8)}).
 		Complete(c)
 }
 

@@ -107,7 +107,7 @@ func Run(ctx context.Context, opts Options) error {
 		Named("loopbacklb").
 		For(&corev1.Service{}).
 		// One manager per member runs in the same process (kfed dev up, tests).
-		WithOptions(controller.Options{SkipNameValidation: ptr(true)}).
+		WithOptions(controller.Options{SkipNameValidation: ptr(true), MaxConcurrentReconciles: 4}).
 		Complete(lb)
 	if err != nil {
 		return err
