@@ -422,6 +422,32 @@ func previousShards(eps []extdnsv1alpha1.Endpoint, n Names) map[string]Shard {
 		}
 		out[cluster] = s
 	}
+	// Named ports come back from the SRV records that target the cluster.
+	for _, e := range eps {
+		if e.RecordType != "SRV" || !strings.HasPrefix(e.DNSName, "_") {
+			continue
+		}
+		labels := strings.SplitN(e.DNSName, ".", 3)
+		if len(labels) < 3 || !strings.HasPrefix(labels[1], "_") {
+			continue
+		}
+		name, proto := strings.TrimPrefix(labels[0], "_"), strings.ToUpper(strings.TrimPrefix(labels[1], "_"))
+		for _, t := range e.Targets {
+			f := strings.Fields(t) // priority weight port target
+			if len(f) != 4 {
+				continue
+			}
+			cluster, ok := strings.CutSuffix(f[3], suffix)
+			port, err := strconv.ParseInt(f[2], 10, 32)
+			if s, known := out[cluster]; ok && known && err == nil {
+				s.Ports = append(s.Ports, Port{Name: name, Protocol: proto, Port: int32(port)})
+				if w, err := strconv.Atoi(f[1]); err == nil && s.Region == "" {
+					s.Weight = w // a CNAME-only cluster's weight is only here
+				}
+				out[cluster] = s
+			}
+		}
+	}
 	// Region and zone of a CNAME-only cluster are not in its per-cluster
 	// records; read them from the zone-level names it appeared under.
 	for name, s := range out {
