@@ -35,6 +35,7 @@ func newRootCommand() *cobra.Command {
 		newUnjoinCommand(),
 		newStatusCommand(),
 		newDNSCommand(),
+		newPlanCommand(),
 	)
 	return root
 }
