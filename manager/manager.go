@@ -15,6 +15,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
@@ -112,7 +113,12 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if o.Federation == "" || o.Domain == "" {
 		return nil, fmt.Errorf("a federation name and a DNS domain are required")
 	}
+	metrics, err := services.NewMetrics(ctrlmetrics.Registry, mgr.GetClient(), func() int { return len(members.Ready()) })
+	if err != nil {
+		return nil, fmt.Errorf("registering metrics: %w", err)
+	}
 	sc := &services.Controller{
+		Metrics:    metrics,
 		Fed:        mgr.GetClient(),
 		Members:    members,
 		Recorder:   mgr.GetEventRecorder("kfed-service-controller"),

@@ -54,6 +54,8 @@ type Controller struct {
 	Resolver Resolver
 	// Resync is how often a Service with hostname ingress is re-resolved.
 	Resync time.Duration
+	// Metrics, if set, counts shard and DNSEndpoint operations.
+	Metrics *Metrics
 	// Workers is how many Services are reconciled at once; 8 when zero. A
 	// reconcile waits on several API round trips, so one worker leaves the
 	// API servers idle.
@@ -316,6 +318,7 @@ func (c *Controller) ensureShard(ctx context.Context, m clusters.Member, svc *co
 			st.shardProblem(m.Name, reasonShardRejected, fmt.Sprintf("cluster %s rejected the shard: %v", m.Name, err))
 			return nil, fmt.Errorf("creating shard in %s: %w", m.Name, err)
 		}
+		c.Metrics.shard(m.Name, "create")
 		c.event(svc, corev1.EventTypeNormal, "ShardCreated", "created shard in cluster %s", m.Name)
 		return want, nil
 	case shardConflict:
@@ -327,6 +330,7 @@ func (c *Controller) ensureShard(ctx context.Context, m clusters.Member, svc *co
 			return nil, nil
 		}
 		want.Annotations[AnnotationAdopted] = "true"
+		c.Metrics.shard(m.Name, "adopt")
 		c.event(svc, corev1.EventTypeNormal, "ShardAdopted", "adopted the matching Service already in cluster %s", m.Name)
 	case shardAdopted:
 		want.Annotations[AnnotationAdopted] = "true"
@@ -336,6 +340,7 @@ func (c *Controller) ensureShard(ctx context.Context, m clusters.Member, svc *co
 			st.shardProblem(m.Name, reasonShardRejected, fmt.Sprintf("cluster %s rejected the shard update: %v", m.Name, err))
 			return nil, fmt.Errorf("updating shard in %s: %w", m.Name, err)
 		}
+		c.Metrics.shard(m.Name, "update")
 	}
 	return existing, nil
 }
@@ -505,6 +510,7 @@ func (c *Controller) writeEndpoint(ctx context.Context, svc *corev1.Service, exi
 		if err := c.Fed.Create(ctx, want); err != nil {
 			return fmt.Errorf("creating DNSEndpoint: %w", err)
 		}
+		c.Metrics.endpoint("create")
 		return nil
 	}
 	if cur.Labels[kfedv1alpha1.LabelManagedBy] != "kfed" {
@@ -519,6 +525,7 @@ func (c *Controller) writeEndpoint(ctx context.Context, svc *corev1.Service, exi
 	if err := c.Fed.Update(ctx, cur); err != nil {
 		return fmt.Errorf("updating DNSEndpoint: %w", err)
 	}
+	c.Metrics.endpoint("update")
 	return nil
 }
 
@@ -585,11 +592,13 @@ func (c *Controller) deleteShard(ctx context.Context, m clusters.Member, key typ
 		if err := m.Client.Delete(ctx, &cur, client.Preconditions{UID: &cur.UID}); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("deleting shard in %s: %w", m.Name, err)
 		}
+		c.Metrics.shard(m.Name, "delete")
 	case shardAdopted:
 		releaseShard(&cur)
 		if err := m.Client.Update(ctx, &cur); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("releasing adopted shard in %s: %w", m.Name, err)
 		}
+		c.Metrics.shard(m.Name, "release")
 	}
 	return nil
 }

@@ -18,21 +18,24 @@ import (
 )
 
 func main() {
+	// A flag set of our own: controller-runtime registers --kubeconfig on
+	// the global one when imported.
+	fs := flag.NewFlagSet("kfed-controller", flag.ExitOnError)
 	var (
-		kubeconfig = flag.String("kubeconfig", "", "kubeconfig of the federation control plane (in-cluster config when empty)")
-		context    = flag.String("context", "", "kubeconfig context of the federation control plane")
+		kubeconfig = fs.String("kubeconfig", "", "kubeconfig of the federation control plane (in-cluster config when empty)")
+		context    = fs.String("context", "", "kubeconfig context of the federation control plane")
 		o          manager.Options
 	)
-	flag.BoolVar(&o.LeaderElection, "leader-elect", true, "elect a leader so that only one replica acts")
-	flag.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "kfed-system", "namespace of the leader election Lease")
-	flag.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus /metrics endpoint (0 disables)")
-	flag.StringVar(&o.HealthAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz (0 disables)")
-	flag.DurationVar(&o.ClusterProbeInterval, "cluster-probe-interval", 0, "how often each member's /readyz is probed (default 10s)")
-	flag.StringVar(&o.Federation, "federation", "", "federation name, the F in S.N.F.svc.D (required)")
-	flag.StringVar(&o.Domain, "domain", "", "DNS suffix, the D in S.N.F.svc.D (required)")
+	fs.BoolVar(&o.LeaderElection, "leader-elect", true, "elect a leader so that only one replica acts")
+	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "kfed-system", "namespace of the leader election Lease")
+	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus /metrics endpoint (0 disables)")
+	fs.StringVar(&o.HealthAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz (0 disables)")
+	fs.DurationVar(&o.ClusterProbeInterval, "cluster-probe-interval", 0, "how often each member's /readyz is probed (default 10s)")
+	fs.StringVar(&o.Federation, "federation", "", "federation name, the F in S.N.F.svc.D (required)")
+	fs.StringVar(&o.Domain, "domain", "", "DNS suffix, the D in S.N.F.svc.D (required)")
 	logCfg := textlogger.NewConfig()
-	logCfg.AddFlags(flag.CommandLine)
-	flag.Parse()
+	logCfg.AddFlags(fs)
+	_ = fs.Parse(os.Args[1:])
 	o.Logger = textlogger.NewLogger(logCfg)
 	klog.SetLogger(o.Logger)
 	ctrl.SetLogger(o.Logger)

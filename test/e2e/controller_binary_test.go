@@ -1,0 +1,189 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kfed-io/kfed/services"
+	"github.com/kfed-io/kfed/test/framework"
+)
+
+// replica is one kfed-controller process.
+type replica struct {
+	cmd     *exec.Cmd
+	metrics string
+	log     *syncBuffer
+}
+
+// syncBuffer collects a process's output while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// leads reports whether the replica logged that it took the lease.
+func (r *replica) leads() bool {
+	return strings.Contains(strings.ToLower(r.log.String()), "successfully acquired lease")
+}
+
+func startReplica(t *testing.T, bin, kubeconfig string) *replica {
+	t.Helper()
+	metrics, health := freeAddr(t), freeAddr(t)
+	r := &replica{metrics: metrics, log: &syncBuffer{}}
+	r.cmd = exec.Command(bin, "--kubeconfig", kubeconfig, "--context", "federation",
+		"--federation", "fed", "--domain", "example.com",
+		"--metrics-bind-address", metrics, "--health-probe-bind-address", health,
+		"--cluster-probe-interval", "500ms")
+	r.cmd.Stdout, r.cmd.Stderr = r.log, r.log
+	r.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := r.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = r.cmd.Process.Kill()
+		_ = r.cmd.Wait()
+		if t.Failed() {
+			t.Logf("kfed-controller %s:\n%s", metrics, r.log.String())
+		}
+	})
+	framework.Eventually(t, 30*time.Second, func(ctx context.Context) error {
+		return getOK(ctx, "http://"+health+"/healthz")
+	})
+	return r
+}
+
+func TestKfedControllerElectsALeaderServesMetricsAndFailsOver(t *testing.T) {
+	f := framework.Start(t, framework.Members(2), framework.LoadBalancer())
+	f.JoinAll()
+	bin := filepath.Join(t.TempDir(), "kfed-controller")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/kfed-controller")
+	build.Dir = framework.RepoRoot(t)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building kfed-controller: %v\n%s", err, out)
+	}
+	fed := f.Client("federation")
+	ctx := context.Background()
+	if err := fed.Create(ctx, framework.Namespace("kfed-system")); client.IgnoreAlreadyExists(err) != nil {
+		t.Fatal(err)
+	}
+	a, b := startReplica(t, bin, f.Kubeconfig), startReplica(t, bin, f.Kubeconfig)
+	replicas := []*replica{a, b}
+
+	var leader *replica
+	framework.Eventually(t, 30*time.Second, func(ctx context.Context) error {
+		var lease coordinationv1.Lease
+		if err := fed.Get(ctx, client.ObjectKey{Namespace: "kfed-system", Name: "kfed-controller"}, &lease); err != nil {
+			return err
+		}
+		if lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity == "" {
+			return fmt.Errorf("lease has no holder")
+		}
+		for _, r := range replicas {
+			if r.leads() {
+				leader = r
+				return nil
+			}
+		}
+		return fmt.Errorf("holder %q, but no replica logged that it leads", *lease.Spec.HolderIdentity)
+	})
+	standby := a
+	if leader == a {
+		standby = b
+	}
+
+	svc := federatedService("default", "one")
+	if err := fed.Create(ctx, svc); err != nil {
+		t.Fatal(err)
+	}
+	wantServiceCondition(t, fed, client.ObjectKeyFromObject(svc), services.CondPublished, "True", "cluster-1, cluster-2")
+	framework.Eventually(t, 10*time.Second, func(ctx context.Context) error {
+		body, err := get(ctx, "http://"+leader.metrics+"/metrics")
+		if err != nil {
+			return err
+		}
+		for _, want := range []string{
+			`kfed_shard_operations_total{cluster="cluster-1",operation="create"} 1`,
+			`kfed_member_clusters_ready 2`,
+			`kfed_federated_services{condition="kfed.io/Published",status="True"} 1`,
+			`controller_runtime_reconcile_total{controller="federated-service"`,
+		} {
+			if !strings.Contains(body, want) {
+				return fmt.Errorf("metrics lack %s", want)
+			}
+		}
+		return nil
+	})
+	if body, _ := get(ctx, "http://"+standby.metrics+"/metrics"); strings.Contains(body, "kfed_shard_operations_total{") {
+		t.Errorf("the standby reconciled while the leader held the lease")
+	}
+
+	// The leader stops cleanly and releases the lease; the standby takes over.
+	if err := leader.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	two := federatedService("default", "two")
+	if err := fed.Create(ctx, two); err != nil {
+		t.Fatal(err)
+	}
+	wantServiceCondition(t, fed, client.ObjectKeyFromObject(two), services.CondPublished, "True", "cluster-1, cluster-2")
+	if !standby.leads() {
+		t.Errorf("the standby published without logging that it took the lease:\n%s", standby.log.String())
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return "127.0.0.1:" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+}
+
+func get(ctx context.Context, url string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return string(b), err
+}
+
+func getOK(ctx context.Context, url string) error {
+	_, err := get(ctx, url)
+	return err
+}
