@@ -22,6 +22,11 @@ import (
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 )
 
+// +kubebuilder:rbac:groups=kfed.io,resources=clusters,verbs=get;list;watch
+// +kubebuilder:rbac:groups=kfed.io,resources=clusters/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups="",namespace=kfed-system,resources=secrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
 // Controller probes each member's /readyz and keeps its Cluster's Ready and
 // Offline conditions. A cluster turns Offline only after FailureThreshold
 // failed probes in a row, so one slow answer does not flap it; one success

@@ -8,11 +8,14 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/transport"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -24,12 +27,20 @@ import (
 	"github.com/kfed-io/kfed/services"
 )
 
+// The controller's own namespace holds its leader election Lease and the
+// members' kubeconfig Secrets.
+//
+// +kubebuilder:rbac:groups=coordination.k8s.io,namespace=kfed-system,resources=leases,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",namespace=kfed-system,resources=events,verbs=create;patch
+
 // Options configure the manager.
 type Options struct {
 	// LeaderElection makes only one replica act at a time, holding a Lease
-	// named kfed-controller in LeaderElectionNamespace.
-	LeaderElection          bool
-	LeaderElectionNamespace string
+	// named kfed-controller in Namespace.
+	LeaderElection bool
+	// Namespace is kfed's own: the Lease, and the members' kubeconfig
+	// Secrets (the only Secrets kfed reads and caches). kfed-system when empty.
+	Namespace string
 	// MetricsAddr serves Prometheus metrics at /metrics ("0" disables).
 	MetricsAddr string
 	// HealthAddr serves /healthz and /readyz ("0" disables).
@@ -72,15 +83,19 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		cfg = rest.CopyConfig(cfg)
 		cfg.Wrap(o.WrapTransport)
 	}
-	if o.LeaderElectionNamespace == "" {
-		o.LeaderElectionNamespace = kfedv1alpha1.DefaultNamespace
+	if o.Namespace == "" {
+		o.Namespace = kfedv1alpha1.DefaultNamespace
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
 		Logger:                  o.Logger,
 		LeaderElection:          o.LeaderElection,
 		LeaderElectionID:        "kfed-controller",
-		LeaderElectionNamespace: o.LeaderElectionNamespace,
+		LeaderElectionNamespace: o.Namespace,
+		// Secrets are cached (and readable) only in kfed's namespace.
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+			&corev1.Secret{}: {Namespaces: map[string]cache.Config{o.Namespace: {}}},
+		}},
 		// Release the Lease on a clean stop so a standby takes over at once.
 		LeaderElectionReleaseOnCancel: true,
 		Metrics:                       metricsserver.Options{BindAddress: o.MetricsAddr},

@@ -40,6 +40,12 @@ type Resolver interface {
 	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
 }
 
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups="",resources=services/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups="",resources=services/finalizers,verbs=update
+// +kubebuilder:rbac:groups=externaldns.k8s.io,resources=dnsendpoints,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
 // Controller reconciles federated Services.
 type Controller struct {
 	// Fed is the control plane client (cached reads).
@@ -307,11 +313,18 @@ func (c *Controller) ensureShard(ctx context.Context, m clusters.Member, svc *co
 	}
 	switch classify(existing, origin, c.Federation) {
 	case shardAbsent:
-		if err := ensureNamespace(ctx, m.Client, svc.Namespace); err != nil {
-			st.shardProblem(m.Name, reasonShardRejected, err.Error())
-			return nil, err
+		err := m.Client.Create(ctx, want)
+		if apierrors.IsNotFound(err) {
+			// The namespace is missing in this member: create it and retry.
+			// Asking first would cost a request (or a cluster-wide watch) for
+			// every shard.
+			if nerr := createNamespace(ctx, m.Client, svc.Namespace); nerr != nil {
+				st.shardProblem(m.Name, reasonShardRejected, nerr.Error())
+				return nil, nerr
+			}
+			err = m.Client.Create(ctx, want)
 		}
-		if err := m.Client.Create(ctx, want); err != nil {
+		if err != nil {
 			if apierrors.IsAlreadyExists(err) { // the cache has not seen it yet
 				return nil, err
 			}
@@ -603,12 +616,8 @@ func (c *Controller) deleteShard(ctx context.Context, m clusters.Member, key typ
 	return nil
 }
 
-func ensureNamespace(ctx context.Context, c client.Client, name string) error {
-	var ns corev1.Namespace
-	if err := c.Get(ctx, client.ObjectKey{Name: name}, &ns); err == nil {
-		return nil
-	}
-	ns = corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{kfedv1alpha1.LabelManagedBy: "kfed"}}}
+func createNamespace(ctx context.Context, c client.Client, name string) error {
+	ns := corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{kfedv1alpha1.LabelManagedBy: "kfed"}}}
 	if err := c.Create(ctx, &ns); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating namespace %s: %w", name, err)
 	}

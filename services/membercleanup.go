@@ -20,6 +20,9 @@ import (
 // MemberFinalizer holds a Cluster until kfed has removed its shards there.
 const MemberFinalizer = "kfed.io/member-cleanup"
 
+// +kubebuilder:rbac:groups=kfed.io,resources=clusters,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=kfed.io,resources=clusters/finalizers,verbs=update
+
 // MemberCleanup removes the shards kfed created in a member cluster that is
 // being unjoined, and lets go of the ones it adopted. A member that cannot
 // be reached is retried for GiveUpAfter, then let go with a Warning Event:

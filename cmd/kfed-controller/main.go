@@ -27,7 +27,7 @@ func main() {
 		o          manager.Options
 	)
 	fs.BoolVar(&o.LeaderElection, "leader-elect", true, "elect a leader so that only one replica acts")
-	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "kfed-system", "namespace of the leader election Lease")
+	fs.StringVar(&o.Namespace, "namespace", "kfed-system", "kfed's namespace: the leader election Lease and the members' kubeconfig Secrets")
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus /metrics endpoint (0 disables)")
 	fs.StringVar(&o.HealthAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz (0 disables)")
 	fs.DurationVar(&o.ClusterProbeInterval, "cluster-probe-interval", 0, "how often each member's /readyz is probed (default 10s)")

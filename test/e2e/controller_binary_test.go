@@ -16,8 +16,11 @@ import (
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/services"
 	"github.com/kfed-io/kfed/test/framework"
 )
@@ -78,21 +81,30 @@ func startReplica(t *testing.T, bin, kubeconfig string) *replica {
 	return r
 }
 
+// TestKfedControllerElectsALeaderServesMetricsAndFailsOver runs two
+// kfed-controller processes with only the permissions deploy/ grants: the
+// generated roles in the control plane, deploy/member/rbac.yaml in members.
 func TestKfedControllerElectsALeaderServesMetricsAndFailsOver(t *testing.T) {
 	f := framework.Start(t, framework.Members(2), framework.LoadBalancer())
-	f.JoinAll()
+	kubeconfig := leastPrivilegeKubeconfig(t, f)
+	raw, err := clientcmd.LoadFromFile(kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fed := f.Client("federation")
+	ctx := context.Background()
+	for _, m := range f.Members {
+		if _, err := clusters.Join(ctx, fed, clusters.JoinOptions{Name: m.Name, Region: m.Region, Zones: m.Zones, Kubeconfig: raw}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	bin := filepath.Join(t.TempDir(), "kfed-controller")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/kfed-controller")
 	build.Dir = framework.RepoRoot(t)
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building kfed-controller: %v\n%s", err, out)
 	}
-	fed := f.Client("federation")
-	ctx := context.Background()
-	if err := fed.Create(ctx, framework.Namespace("kfed-system")); client.IgnoreAlreadyExists(err) != nil {
-		t.Fatal(err)
-	}
-	a, b := startReplica(t, bin, f.Kubeconfig), startReplica(t, bin, f.Kubeconfig)
+	a, b := startReplica(t, bin, kubeconfig), startReplica(t, bin, kubeconfig)
 	replicas := []*replica{a, b}
 
 	var leader *replica
@@ -155,6 +167,28 @@ func TestKfedControllerElectsALeaderServesMetricsAndFailsOver(t *testing.T) {
 	if !standby.leads() {
 		t.Errorf("the standby published without logging that it took the lease:\n%s", standby.log.String())
 	}
+}
+
+// leastPrivilegeKubeconfig applies deploy/'s RBAC and writes a kubeconfig
+// whose "federation" context is the kfed-controller ServiceAccount and whose
+// member contexts are each member's kfed-member ServiceAccount.
+func leastPrivilegeKubeconfig(t *testing.T, f *framework.Federation) string {
+	t.Helper()
+	f.Apply("federation", []string{"deploy/controller/controller.yaml", "deploy/rbac/role.yaml"}, "Deployment")
+	cfg, err := clientcmd.LoadFromFile(f.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.AuthInfos["federation"] = &clientcmdapi.AuthInfo{Token: f.Token("federation", "kfed-system", "kfed-controller")}
+	for _, m := range f.Members {
+		f.Apply(m.Name, []string{"deploy/member/rbac.yaml"})
+		cfg.AuthInfos[m.Name] = &clientcmdapi.AuthInfo{Token: f.Token(m.Name, "kfed-system", "kfed-member")}
+	}
+	path := filepath.Join(t.TempDir(), "least-privilege.kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 func freeAddr(t *testing.T) string {
