@@ -1,0 +1,109 @@
+package dnsprovider
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+)
+
+// ErrPrecondition is wrapped by Apply errors when the zone no longer holds
+// what the change set was planned against (someone else changed it since it
+// was listed). The caller should list the zone again and re-plan; nothing of
+// the failed request was applied.
+var ErrPrecondition = errors.New("zone changed since it was listed")
+
+// ErrTooLarge is wrapped when one group of changes (the changes to one name)
+// does not fit in a single request of the provider.
+var ErrTooLarge = errors.New("changes to one name exceed the provider's request limits")
+
+// Provider is a DNS service kfed publishes to. It is deliberately narrow:
+// zones, their record sets, and change sets applied to a zone. Everything
+// else (diffing, ownership) is provider-neutral and lives in this package.
+type Provider interface {
+	// Name is the provider's flag value: route53, clouddns or rfc2136.
+	Name() string
+	// Zones lists the zones the provider is configured to manage.
+	Zones(ctx context.Context) ([]Zone, error)
+	// Adjust rewrites normalised desired record sets into what the provider
+	// can hold, before they are diffed against its listing: a provider without
+	// weighted routing merges set identifiers, one with alias records turns a
+	// load-balancer hostname into an alias. The result is normalised.
+	Adjust(desired []RecordSet) []RecordSet
+	// Stats returns the provider's counters since it was created.
+	Stats() Stats
+}
+
+// Zone is one zone (hosted zone, managed zone) of a provider.
+type Zone interface {
+	// Name is the zone's apex, lower case, without a trailing dot.
+	Name() string
+	// ID is the provider's identifier of the zone (the name where the
+	// provider has no other).
+	ID() string
+	// Records lists the zone's record sets of the managed types, normalised.
+	Records(ctx context.Context) ([]RecordSet, error)
+	// NewChangeset starts an empty change set for the zone.
+	NewChangeset() Changeset
+}
+
+// Changeset collects changes to one zone and applies them with as few
+// requests as the provider's limits allow. Changes to one name (its records
+// and its ownership mark) are applied atomically where the provider can: in
+// one request, with preconditions on what was listed, so that a concurrent
+// change makes the request fail (wrapping ErrPrecondition) instead of being
+// overwritten.
+type Changeset interface {
+	Add(changes ...Change)
+	// Empty reports whether the change set holds no change of any kind.
+	Empty() bool
+	// Apply sends the changes. Groups already sent stay applied when a later
+	// request fails; the error says which.
+	Apply(ctx context.Context) error
+}
+
+// Stats counts a provider's work, for the sync controller's metrics and the
+// DNSEndpoint status.
+type Stats struct {
+	// Requests is every API request or DNS message sent, retries included.
+	Requests int64
+	// Changes is the record-set changes applied successfully.
+	Changes int64
+	// ThrottledRetries is the requests retried because the provider said to
+	// slow down (Route53 Throttling, PriorRequestNotComplete; HTTP 429).
+	ThrottledRetries int64
+}
+
+// Counters are the atomic counters behind Stats, for providers to embed.
+type Counters struct {
+	requests, changes, throttled atomic.Int64
+}
+
+// Request counts one request sent.
+func (c *Counters) Request() { c.requests.Add(1) }
+
+// Applied counts n changes applied.
+func (c *Counters) Applied(n int) { c.changes.Add(int64(n)) }
+
+// Throttled counts one retry after throttling.
+func (c *Counters) Throttled() { c.throttled.Add(1) }
+
+// Stats returns a snapshot of the counters.
+func (c *Counters) Stats() Stats {
+	return Stats{Requests: c.requests.Load(), Changes: c.changes.Load(), ThrottledRetries: c.throttled.Load()}
+}
+
+// ChangeList is the part of a Changeset every provider shares: the list of
+// changes. Providers embed it and add Apply.
+type ChangeList struct {
+	changes []Change
+}
+
+// Add appends changes.
+func (l *ChangeList) Add(changes ...Change) { l.changes = append(l.changes, changes...) }
+
+// Empty reports whether no create, update or delete was added. (Federation
+// v1's IsEmpty forgot upserts; this counts every change.)
+func (l *ChangeList) Empty() bool { return len(l.changes) == 0 }
+
+// Changes returns the changes added, in order.
+func (l *ChangeList) Changes() []Change { return l.changes }

@@ -1,0 +1,244 @@
+// Package bindtest starts a real BIND 9 (named) for tests: authoritative for
+// one zone, on a 127.0.0.1 high port, from a temporary folder, accepting
+// dynamic updates and zone transfers signed with a TSIG key it generates.
+// The server is stopped when the test ends, and dies with the test binary if
+// that is killed.
+//
+// named comes from the Debian package bind9; hack/install-bind.sh installs
+// it. Without it, Start fails the test (it does not skip): a provider that
+// was not tested against a real server has not been tested.
+package bindtest
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+)
+
+// KeyName is the TSIG key's name.
+const KeyName = "kfed-test."
+
+// Server is a running named.
+type Server struct {
+	// Addr is host:port, for UDP and TCP.
+	Addr string
+	// Zone is the zone it serves, without a trailing dot.
+	Zone string
+	// SecretFile holds the base64 TSIG secret for KeyName (HMAC-SHA256).
+	SecretFile string
+	// Secret is the same secret.
+	Secret string
+	// Dir is the server's working folder (config, zone, journal, log).
+	Dir string
+
+	cmd *exec.Cmd
+	log *lockedBuffer
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// Named returns the path of named, or an error naming the script that
+// installs it.
+func Named() (string, error) {
+	if p, err := exec.LookPath("named"); err == nil {
+		return p, nil
+	}
+	if _, err := os.Stat("/usr/sbin/named"); err == nil {
+		return "/usr/sbin/named", nil
+	}
+	return "", fmt.Errorf("named (BIND 9) is not installed: run hack/install-bind.sh")
+}
+
+// Start starts named serving zone, with only an SOA, an NS and the NS's
+// address in it, and waits until it answers the zone's SOA.
+func Start(t testing.TB, zone string) *Server {
+	t.Helper()
+	named, err := Named()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last error
+	for range 3 { // a free port can be taken between choosing and binding
+		s, err := start(t, named, zone)
+		if err == nil {
+			return s
+		}
+		last = err
+	}
+	t.Fatalf("starting named: %v", last)
+	return nil
+}
+
+func start(t testing.TB, named, zone string) (*Server, error) {
+	dir := t.TempDir()
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	key := make([]byte, 32)
+	rand.Read(key)
+	s := &Server{
+		Addr:       net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+		Zone:       zone,
+		SecretFile: filepath.Join(dir, "tsig.secret"),
+		Secret:     base64.StdEncoding.EncodeToString(key),
+		Dir:        dir,
+		log:        &lockedBuffer{},
+	}
+	conf := fmt.Sprintf(`options {
+	directory %[1]q;
+	pid-file none;
+	listen-on port %[2]d { 127.0.0.1; };
+	listen-on-v6 { none; };
+	recursion no;
+	dnssec-validation no;
+	notify no;
+	allow-query { any; };
+	session-keyfile none;
+};
+controls { };
+key %[3]q { algorithm hmac-sha256; secret %[4]q; };
+zone %[5]q {
+	type primary;
+	file %[6]q;
+	allow-update { key %[3]q; };
+	allow-transfer { key %[3]q; };
+};
+`, dir, port, KeyName, s.Secret, zone, filepath.Join(dir, "zone.db"))
+	zoneFile := fmt.Sprintf(`$TTL 300
+@ IN SOA ns.%[1]s. hostmaster.%[1]s. 1 3600 600 86400 30
+@ IN NS ns.%[1]s.
+ns IN A 127.0.0.1
+`, zone)
+	for name, body := range map[string]string{"named.conf": conf, "zone.db": zoneFile, "tsig.secret": s.Secret + "\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
+			return nil, err
+		}
+	}
+	// -g: foreground, log to stderr; -n 1: one worker (the machine is shared).
+	cmd := exec.Command(named, "-g", "-4", "-n", "1", "-c", filepath.Join(dir, "named.conf"))
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = s.log, s.log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", named, err)
+	}
+	s.cmd = cmd
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		// named is its own process group leader (Setpgid): signal the group.
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(5 * time.Second):
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-exited
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if s.answersSOA() {
+			break
+		}
+		select {
+		case err := <-exited:
+			stopped = true
+			return nil, fmt.Errorf("named exited (%v) before answering:\n%s", err, s.log)
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			stop()
+			return nil, fmt.Errorf("named did not answer the SOA of %s within 10s:\n%s", zone, s.log)
+		}
+	}
+	t.Cleanup(func() {
+		stop()
+		if t.Failed() {
+			t.Logf("named log:\n%s", s.log)
+		}
+	})
+	return s, nil
+}
+
+func (s *Server) answersSOA() bool {
+	m := new(dns.Msg)
+	m.SetQuestion(dns.Fqdn(s.Zone), dns.TypeSOA)
+	c := &dns.Client{Timeout: 200 * time.Millisecond}
+	r, _, err := c.Exchange(m, s.Addr)
+	return err == nil && r.Rcode == dns.RcodeSuccess && len(r.Answer) > 0
+}
+
+// Log returns what named has written so far.
+func (s *Server) Log() string { return s.log.String() }
+
+// PID returns named's process ID.
+func (s *Server) PID() int { return s.cmd.Process.Pid }
+
+// Query asks the server for name/type over UDP (TCP if truncated) and
+// returns the answer section: what a resolver would see, not the provider's
+// listing.
+func (s *Server) Query(t testing.TB, name string, qtype uint16) []dns.RR {
+	t.Helper()
+	m := new(dns.Msg)
+	m.SetQuestion(dns.Fqdn(name), qtype)
+	m.SetEdns0(4096, false)
+	r, _, err := (&dns.Client{Timeout: 2 * time.Second}).Exchange(m, s.Addr)
+	if err == nil && r.Truncated {
+		r, _, err = (&dns.Client{Net: "tcp", Timeout: 2 * time.Second}).Exchange(m, s.Addr)
+	}
+	if err != nil {
+		t.Fatalf("querying %s %s: %v", name, dns.TypeToString[qtype], err)
+	}
+	return r.Answer
+}
+
+// freePort returns a port free for both UDP and TCP on 127.0.0.1.
+func freePort() (int, error) {
+	for range 20 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return 0, err
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		u, err := net.ListenPacket("udp", l.Addr().String())
+		l.Close()
+		if err == nil {
+			u.Close()
+			return port, nil
+		}
+	}
+	return 0, fmt.Errorf("no port free for both TCP and UDP")
+}

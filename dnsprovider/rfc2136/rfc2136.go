@@ -1,0 +1,345 @@
+// Package rfc2136 publishes kfed's records to any DNS server that accepts
+// dynamic updates (RFC 2136) signed with TSIG: BIND, Knot, PowerDNS. Zones
+// are listed by AXFR; changes to one name go in one UPDATE message whose
+// prerequisites say what the zone held when it was listed, so a concurrent
+// change makes the server refuse the message (YXRRSET/NXRRSET) rather than
+// be overwritten. Changes are packed into as few messages as fit.
+//
+// Plain DNS has no weighted routing: record sets that differ only by set
+// identifier are merged into one (see Provider.Adjust).
+package rfc2136
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/miekg/dns"
+
+	"github.com/kfed-io/kfed/dnsprovider"
+)
+
+// DefaultMaxMessageSize is the largest UPDATE message sent, in bytes, before
+// the TSIG record: under the 65,535 bytes a DNS message over TCP can carry,
+// with room for TSIG and headers.
+const DefaultMaxMessageSize = 60000
+
+// Config says where to send updates and how to sign them. The TSIG secret is
+// read from a file (a mounted Secret), never given on a command line.
+type Config struct {
+	// Server is host:port of the primary server.
+	Server string
+	// Zones are the zones to manage.
+	Zones []string
+	// TSIGKeyName names the key, as the server's key statement does.
+	TSIGKeyName string
+	// TSIGAlgorithm is a miekg/dns algorithm name such as dns.HmacSHA256
+	// ("hmac-sha256."); it defaults to HMAC-SHA256.
+	TSIGAlgorithm string
+	// TSIGSecretFile holds the base64 secret.
+	TSIGSecretFile string
+	// Timeout bounds each exchange; default 10 s.
+	Timeout time.Duration
+	// MaxMessageSize bounds each UPDATE message in bytes; default
+	// DefaultMaxMessageSize.
+	MaxMessageSize int
+}
+
+// Provider is an RFC 2136 server.
+type Provider struct {
+	cfg     Config
+	keyName string
+	alg     string
+	secret  string
+	dnsprovider.Counters
+}
+
+var _ dnsprovider.Provider = (*Provider)(nil)
+
+// New checks cfg and reads the TSIG secret.
+func New(cfg Config) (*Provider, error) {
+	if cfg.Server == "" || len(cfg.Zones) == 0 {
+		return nil, fmt.Errorf("rfc2136: server and at least one zone are required")
+	}
+	if _, _, err := net.SplitHostPort(cfg.Server); err != nil {
+		return nil, fmt.Errorf("rfc2136: server %q: %w", cfg.Server, err)
+	}
+	p := &Provider{cfg: cfg, alg: dns.HmacSHA256}
+	if p.cfg.Timeout == 0 {
+		p.cfg.Timeout = 10 * time.Second
+	}
+	if p.cfg.MaxMessageSize == 0 {
+		p.cfg.MaxMessageSize = DefaultMaxMessageSize
+	}
+	if cfg.TSIGAlgorithm != "" {
+		p.alg = dns.Fqdn(strings.ToLower(cfg.TSIGAlgorithm))
+	}
+	if cfg.TSIGKeyName != "" {
+		if cfg.TSIGSecretFile == "" {
+			return nil, fmt.Errorf("rfc2136: TSIG key %s has no secret file", cfg.TSIGKeyName)
+		}
+		b, err := os.ReadFile(cfg.TSIGSecretFile)
+		if err != nil {
+			return nil, fmt.Errorf("rfc2136: reading TSIG secret: %w", err)
+		}
+		p.keyName = dns.Fqdn(strings.ToLower(cfg.TSIGKeyName))
+		p.secret = strings.TrimSpace(string(b))
+	}
+	return p, nil
+}
+
+// Name returns "rfc2136".
+func (p *Provider) Name() string { return "rfc2136" }
+
+// Zones returns the configured zones; it asks the server nothing.
+func (p *Provider) Zones(context.Context) ([]dnsprovider.Zone, error) {
+	zones := make([]dnsprovider.Zone, 0, len(p.cfg.Zones))
+	for _, z := range p.cfg.Zones {
+		zones = append(zones, &zone{p: p, name: dnsprovider.NormalizeName(z)})
+	}
+	return zones, nil
+}
+
+// Adjust merges record sets that differ only by set identifier, since plain
+// DNS cannot choose between them by weight: every cluster's addresses are
+// answered, as a name without weights would be. Alias hints are dropped.
+func (p *Provider) Adjust(desired []dnsprovider.RecordSet) []dnsprovider.RecordSet {
+	return dnsprovider.MergeSetIdentifiers(desired)
+}
+
+// sign adds a TSIG record to m when a key is configured.
+func (p *Provider) sign(m *dns.Msg) {
+	if p.keyName != "" {
+		m.SetTsig(p.keyName, p.alg, 300, time.Now().Unix())
+	}
+}
+
+func (p *Provider) tsigSecret() map[string]string {
+	if p.keyName == "" {
+		return nil
+	}
+	return map[string]string{p.keyName: p.secret}
+}
+
+type zone struct {
+	p    *Provider
+	name string
+}
+
+var _ dnsprovider.Zone = (*zone)(nil)
+
+func (z *zone) Name() string { return z.name }
+func (z *zone) ID() string   { return z.name }
+
+// Records lists the zone by AXFR over TCP, signed when a key is configured.
+func (z *zone) Records(ctx context.Context) ([]dnsprovider.RecordSet, error) {
+	p := z.p
+	ctx, cancel := context.WithTimeout(ctx, 10*p.cfg.Timeout)
+	defer cancel()
+	conn, err := (&net.Dialer{Timeout: p.cfg.Timeout}).DialContext(ctx, "tcp", p.cfg.Server)
+	if err != nil {
+		return nil, fmt.Errorf("rfc2136: AXFR of %s: %w", z.name, err)
+	}
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
+	t := &dns.Transfer{Conn: &dns.Conn{Conn: conn}, TsigSecret: p.tsigSecret(), ReadTimeout: p.cfg.Timeout, WriteTimeout: p.cfg.Timeout}
+	m := new(dns.Msg)
+	m.SetAxfr(dns.Fqdn(z.name))
+	p.sign(m)
+	p.Request()
+	env, err := t.In(m, p.cfg.Server)
+	if err != nil {
+		return nil, fmt.Errorf("rfc2136: AXFR of %s: %w", z.name, err)
+	}
+	type nt struct{ name, typ string }
+	sets := map[nt]*dnsprovider.RecordSet{}
+	var order []nt
+	for e := range env {
+		if e.Error != nil {
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("rfc2136: AXFR of %s: %w", z.name, ctx.Err())
+			}
+			return nil, fmt.Errorf("rfc2136: AXFR of %s: %w", z.name, e.Error)
+		}
+		for _, rr := range e.RR {
+			h := rr.Header()
+			typ := dns.TypeToString[h.Rrtype]
+			if !dnsprovider.IsManagedType(typ) {
+				continue
+			}
+			k := nt{dnsprovider.NormalizeName(h.Name), typ}
+			rs, ok := sets[k]
+			if !ok {
+				rs = &dnsprovider.RecordSet{Name: k.name, Type: typ, TTL: int64(h.Ttl)}
+				sets[k] = rs
+				order = append(order, k)
+			}
+			rs.TTL = min(rs.TTL, int64(h.Ttl))
+			rs.Targets = append(rs.Targets, rdata(rr))
+		}
+	}
+	out := make([]dnsprovider.RecordSet, 0, len(order))
+	for _, k := range order {
+		n, err := dnsprovider.Normalize(*sets[k])
+		if err != nil {
+			return nil, fmt.Errorf("rfc2136: AXFR of %s: %w", z.name, err)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// rdata is the presentation form of rr's data, as a zone file writes it.
+func rdata(rr dns.RR) string {
+	return strings.TrimPrefix(rr.String(), rr.Header().String())
+}
+
+// rrs turns a record set into DNS records.
+func rrs(rs dnsprovider.RecordSet) ([]dns.RR, error) {
+	if rs.Alias != nil || rs.SetIdentifier != "" {
+		return nil, fmt.Errorf("rfc2136: %s: alias and weighted record sets are not supported", rs.Key())
+	}
+	out := make([]dns.RR, 0, len(rs.Targets))
+	for _, t := range rs.Targets {
+		rr, err := dns.NewRR(fmt.Sprintf("%s %d IN %s %s", dns.Fqdn(rs.Name), rs.TTL, rs.Type, fqdnTarget(rs.Type, t)))
+		if err != nil {
+			return nil, fmt.Errorf("rfc2136: %s target %q: %w", rs.Key(), t, err)
+		}
+		out = append(out, rr)
+	}
+	return out, nil
+}
+
+// fqdnTarget adds the trailing dot that names in zone-file syntax need.
+func fqdnTarget(typ, t string) string {
+	switch typ {
+	case dnsprovider.TypeCNAME:
+		return dns.Fqdn(t)
+	case dnsprovider.TypeSRV:
+		if i := strings.LastIndexByte(t, ' '); i >= 0 {
+			return t[:i+1] + dns.Fqdn(t[i+1:])
+		}
+	}
+	return t
+}
+
+// emptyRRset is a record with name and type but no data, as prerequisites and
+// RRset deletions use.
+func emptyRRset(rs dnsprovider.RecordSet) []dns.RR {
+	return []dns.RR{&dns.ANY{Hdr: dns.RR_Header{Name: dns.Fqdn(rs.Name), Rrtype: dns.StringToType[rs.Type]}}}
+}
+
+func (z *zone) NewChangeset() dnsprovider.Changeset { return &changeset{zone: z} }
+
+type changeset struct {
+	dnsprovider.ChangeList
+	zone *zone
+}
+
+var _ dnsprovider.Changeset = (*changeset)(nil)
+
+// update is the prerequisites and updates of one change.
+type update struct {
+	prereq, ins, del []dns.RR
+}
+
+// encode turns a change into prerequisites (what the zone held when listed)
+// and updates.
+func encode(c dnsprovider.Change) (update, error) {
+	var u update
+	switch c.Action {
+	case dnsprovider.Create:
+		u.prereq = emptyRRset(c.New) // RRset does not exist
+		u.prereq[0].Header().Class = dns.ClassNONE
+	case dnsprovider.Update, dnsprovider.Delete:
+		old, err := rrs(c.Old)
+		if err != nil {
+			return u, err
+		}
+		for _, rr := range old {
+			rr.Header().Ttl = 0 // as RFC 2136 2.4.2 requires of prerequisites
+		}
+		u.prereq = old // RRset exists with exactly this data
+		u.del = emptyRRset(c.Old)
+		u.del[0].Header().Class = dns.ClassANY
+	}
+	if c.Action != dnsprovider.Delete {
+		ins, err := rrs(c.New)
+		if err != nil {
+			return u, err
+		}
+		u.ins = ins
+	}
+	return u, nil
+}
+
+func (u update) size() int {
+	n := 0
+	for _, list := range [][]dns.RR{u.prereq, u.ins, u.del} {
+		for _, rr := range list {
+			n += dns.Len(rr)
+		}
+	}
+	return n
+}
+
+// Apply sends the changes in as few UPDATE messages as fit in
+// MaxMessageSize, never splitting the changes to one name across messages. A
+// message the server refuses for a failed prerequisite wraps
+// dnsprovider.ErrPrecondition; messages sent before it stay applied.
+func (cs *changeset) Apply(ctx context.Context) error {
+	z, p := cs.zone, cs.zone.p
+	for _, c := range cs.Changes() {
+		if _, err := encode(c); err != nil {
+			return err
+		}
+	}
+	// The header and question (the zone's name) are in every message.
+	room := p.cfg.MaxMessageSize - 12 - len(dns.Fqdn(z.name)) - 6
+	size := func(c dnsprovider.Change) []int {
+		u, _ := encode(c)
+		return []int{u.size()}
+	}
+	batches, err := dnsprovider.Batch(dnsprovider.GroupChanges(cs.Changes()), []int{room}, size)
+	if err != nil {
+		return fmt.Errorf("rfc2136: zone %s: %w", z.name, err)
+	}
+	for i, b := range batches {
+		if err := z.send(ctx, b); err != nil {
+			return fmt.Errorf("rfc2136: zone %s: message %d of %d (%d changes, from %s): %w", z.name, i+1, len(batches), len(b), b[0].Group, err)
+		}
+		p.Applied(len(b))
+	}
+	return nil
+}
+
+// send applies one batch in one UPDATE message over TCP.
+func (z *zone) send(ctx context.Context, batch []dnsprovider.Change) error {
+	p := z.p
+	m := new(dns.Msg)
+	m.SetUpdate(dns.Fqdn(z.name))
+	for _, c := range batch {
+		u, _ := encode(c)
+		m.Answer = append(m.Answer, u.prereq...)
+		m.Ns = append(m.Ns, u.del...)
+		m.Ns = append(m.Ns, u.ins...)
+	}
+	p.sign(m)
+	client := &dns.Client{Net: "tcp", Timeout: p.cfg.Timeout, TsigSecret: p.tsigSecret()}
+	p.Request()
+	r, _, err := client.ExchangeContext(ctx, m, p.cfg.Server)
+	if err != nil {
+		return fmt.Errorf("sending update: %w", err)
+	}
+	switch r.Rcode {
+	case dns.RcodeSuccess:
+		return nil
+	case dns.RcodeYXRrset, dns.RcodeNXRrset, dns.RcodeYXDomain, dns.RcodeNameError:
+		return fmt.Errorf("server answered %s: %w", dns.RcodeToString[r.Rcode], dnsprovider.ErrPrecondition)
+	default:
+		return fmt.Errorf("server answered %s", dns.RcodeToString[r.Rcode])
+	}
+}

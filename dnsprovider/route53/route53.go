@@ -1,0 +1,392 @@
+// Package route53 publishes kfed's records to Amazon Route53 through
+// aws-sdk-go-v2, with as few requests as Route53's limits allow: all changes
+// to a hosted zone go in one ChangeResourceRecordSets request when they fit
+// (1,000 ResourceRecord elements and 32,000 characters of values), and in
+// the fewest that fit otherwise, never splitting the changes to one name.
+// Route53 allows about five requests per second per account, shared by
+// every tool in it, so one client-side rate limiter paces all zones, and
+// Throttling and PriorRequestNotComplete answers are retried with
+// exponential backoff and full jitter (the SDK's own retryer is switched off
+// so that every retry is counted).
+//
+// Updates are sent as DELETE of the listed record set and CREATE of the new
+// one in the same atomic batch, not UPSERT: Route53 refuses the DELETE if
+// the record set changed since it was listed, so a concurrent change is
+// detected instead of overwritten. (Both cost the same: an UPSERT counts
+// twice against the limits.)
+package route53
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/route53"
+	"github.com/aws/aws-sdk-go-v2/service/route53/types"
+	"github.com/aws/smithy-go"
+	"golang.org/x/time/rate"
+
+	"github.com/kfed-io/kfed/dnsprovider"
+)
+
+// Route53's limits on one ChangeResourceRecordSets request.
+const (
+	MaxRecordsPerRequest    = 1000
+	MaxValueCharsPerRequest = 32000
+)
+
+// Config selects zones and tunes pacing.
+type Config struct {
+	// ZoneIDs limits the provider to these hosted zones (IDs with or without
+	// the /hostedzone/ prefix); empty means every zone the account has.
+	ZoneIDs []string
+	// ZoneType limits the provider to "public" or "private" zones; empty
+	// means both.
+	ZoneType string
+	// RequestsPerSecond paces every request of this provider, all zones
+	// together; default 5, Route53's per-account limit.
+	RequestsPerSecond float64
+	// MaxRetries is how often a throttled request is retried; default 8.
+	MaxRetries int
+	// BaseBackoff and MaxBackoff bound the wait before a retry: a random
+	// duration up to BaseBackoff·2^attempt, at most MaxBackoff. Defaults
+	// 200 ms and 20 s.
+	BaseBackoff, MaxBackoff time.Duration
+	// MaxRecordsPerRequest and MaxValueCharsPerRequest default to Route53's
+	// limits; tests lower them.
+	MaxRecordsPerRequest, MaxValueCharsPerRequest int
+	// ELBZones maps an AWS region to the canonical hosted zone IDs of its
+	// load balancers, for alias records; it extends the built-in table.
+	ELBZones map[string]ELBZone
+}
+
+// Provider is Route53 through one SDK client.
+type Provider struct {
+	client  *route53.Client
+	cfg     Config
+	limiter *rate.Limiter
+	elb     map[string]ELBZone
+	dnsprovider.Counters
+}
+
+var _ dnsprovider.Provider = (*Provider)(nil)
+
+// New returns a provider using client, made by the caller from the default
+// credential chain (or, in tests, static credentials and a BaseEndpoint).
+func New(client *route53.Client, cfg Config) *Provider {
+	if cfg.RequestsPerSecond == 0 {
+		cfg.RequestsPerSecond = 5
+	}
+	if cfg.MaxRetries == 0 {
+		cfg.MaxRetries = 8
+	}
+	if cfg.BaseBackoff == 0 {
+		cfg.BaseBackoff = 200 * time.Millisecond
+	}
+	if cfg.MaxBackoff == 0 {
+		cfg.MaxBackoff = 20 * time.Second
+	}
+	if cfg.MaxRecordsPerRequest == 0 {
+		cfg.MaxRecordsPerRequest = MaxRecordsPerRequest
+	}
+	if cfg.MaxValueCharsPerRequest == 0 {
+		cfg.MaxValueCharsPerRequest = MaxValueCharsPerRequest
+	}
+	elb := defaultELBZones()
+	for r, z := range cfg.ELBZones {
+		elb[r] = z
+	}
+	return &Provider{
+		client:  client,
+		cfg:     cfg,
+		limiter: rate.NewLimiter(rate.Limit(cfg.RequestsPerSecond), max(1, int(cfg.RequestsPerSecond))),
+		elb:     elb,
+	}
+}
+
+// Name returns "route53".
+func (p *Provider) Name() string { return "route53" }
+
+// noSDKRetries switches the SDK's retryer off for one call: the provider
+// retries itself, so that it can count retries and share one limiter.
+func noSDKRetries(o *route53.Options) { o.Retryer = aws.NopRetryer{} }
+
+// throttled reports whether Route53 asked the caller to slow down.
+func throttled(err error) bool {
+	var ae smithy.APIError
+	if !errors.As(err, &ae) {
+		return false
+	}
+	switch ae.ErrorCode() {
+	case "Throttling", "ThrottlingException", "PriorRequestNotComplete", "RequestLimitExceeded":
+		return true
+	}
+	return false
+}
+
+// call sends one request through the shared limiter, retrying throttled
+// answers with backoff and full jitter.
+func (p *Provider) call(ctx context.Context, fn func(context.Context) error) error {
+	for attempt := 0; ; attempt++ {
+		if err := p.limiter.Wait(ctx); err != nil {
+			return err
+		}
+		p.Request()
+		err := fn(ctx)
+		if err == nil || !throttled(err) || attempt >= p.cfg.MaxRetries {
+			return err
+		}
+		p.Throttled()
+		ceiling := min(p.cfg.MaxBackoff, p.cfg.BaseBackoff<<min(attempt, 30))
+		wait := time.Duration(rand.Int64N(int64(ceiling) + 1))
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+	}
+}
+
+// Zones lists the account's hosted zones, filtered by Config.
+func (p *Provider) Zones(ctx context.Context) ([]dnsprovider.Zone, error) {
+	want := map[string]bool{}
+	for _, id := range p.cfg.ZoneIDs {
+		want[strings.TrimPrefix(id, "/hostedzone/")] = true
+	}
+	var zones []dnsprovider.Zone
+	in := &route53.ListHostedZonesInput{}
+	for {
+		var out *route53.ListHostedZonesOutput
+		err := p.call(ctx, func(ctx context.Context) error {
+			var err error
+			out, err = p.client.ListHostedZones(ctx, in, noSDKRetries)
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("route53: listing hosted zones: %w", err)
+		}
+		for _, hz := range out.HostedZones {
+			id := strings.TrimPrefix(aws.ToString(hz.Id), "/hostedzone/")
+			private := hz.Config != nil && hz.Config.PrivateZone
+			if len(want) > 0 && !want[id] {
+				continue
+			}
+			if (p.cfg.ZoneType == "private" && !private) || (p.cfg.ZoneType == "public" && private) {
+				continue
+			}
+			zones = append(zones, &zone{p: p, id: id, name: dnsprovider.NormalizeName(aws.ToString(hz.Name)), private: private})
+		}
+		if !out.IsTruncated {
+			break
+		}
+		in.Marker = out.NextMarker
+	}
+	return zones, nil
+}
+
+type zone struct {
+	p       *Provider
+	id      string
+	name    string
+	private bool
+}
+
+var _ dnsprovider.Zone = (*zone)(nil)
+
+func (z *zone) Name() string { return z.name }
+func (z *zone) ID() string   { return z.id }
+
+// Private reports whether the hosted zone is private (answers only in its
+// VPCs).
+func (z *zone) Private() bool { return z.private }
+
+// Records lists the zone, 300 record sets per request (Route53's page size).
+func (z *zone) Records(ctx context.Context) ([]dnsprovider.RecordSet, error) {
+	var out []dnsprovider.RecordSet
+	in := &route53.ListResourceRecordSetsInput{HostedZoneId: aws.String(z.id), MaxItems: aws.Int32(300)}
+	for {
+		var page *route53.ListResourceRecordSetsOutput
+		err := z.p.call(ctx, func(ctx context.Context) error {
+			var err error
+			page, err = z.p.client.ListResourceRecordSets(ctx, in, noSDKRetries)
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("route53: listing zone %s (%s): %w", z.name, z.id, err)
+		}
+		for _, rrs := range page.ResourceRecordSets {
+			rs, ok, err := fromRoute53(rrs)
+			if err != nil {
+				return nil, fmt.Errorf("route53: zone %s: %w", z.name, err)
+			}
+			if ok {
+				out = append(out, rs)
+			}
+		}
+		if !page.IsTruncated {
+			return out, nil
+		}
+		in.StartRecordName, in.StartRecordType, in.StartRecordIdentifier = page.NextRecordName, page.NextRecordType, page.NextRecordIdentifier
+	}
+}
+
+// unescape undoes Route53's octal escapes in names (\052 for '*').
+func unescape(name string) string {
+	if !strings.Contains(name, `\`) {
+		return name
+	}
+	var b strings.Builder
+	for i := 0; i < len(name); i++ {
+		if name[i] == '\\' && i+3 < len(name) {
+			var v int
+			if _, err := fmt.Sscanf(name[i+1:i+4], "%03o", &v); err == nil {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(name[i])
+	}
+	return b.String()
+}
+
+func fromRoute53(r types.ResourceRecordSet) (dnsprovider.RecordSet, bool, error) {
+	typ := string(r.Type)
+	if !dnsprovider.IsManagedType(typ) {
+		return dnsprovider.RecordSet{}, false, nil
+	}
+	rs := dnsprovider.RecordSet{
+		Name:          unescape(aws.ToString(r.Name)),
+		Type:          typ,
+		TTL:           aws.ToInt64(r.TTL),
+		SetIdentifier: aws.ToString(r.SetIdentifier),
+		Weight:        aws.ToInt64(r.Weight),
+	}
+	for _, v := range r.ResourceRecords {
+		rs.Targets = append(rs.Targets, aws.ToString(v.Value))
+	}
+	if a := r.AliasTarget; a != nil {
+		rs.Alias = &dnsprovider.Alias{Name: aws.ToString(a.DNSName), ZoneID: aws.ToString(a.HostedZoneId), EvaluateTargetHealth: a.EvaluateTargetHealth}
+	}
+	n, err := dnsprovider.Normalize(rs)
+	return n, true, err
+}
+
+func toRoute53(rs dnsprovider.RecordSet) *types.ResourceRecordSet {
+	out := &types.ResourceRecordSet{Name: aws.String(rs.Name + "."), Type: types.RRType(rs.Type)}
+	if rs.SetIdentifier != "" {
+		out.SetIdentifier = aws.String(rs.SetIdentifier)
+		out.Weight = aws.Int64(rs.Weight)
+	}
+	if rs.Alias != nil {
+		out.AliasTarget = &types.AliasTarget{DNSName: aws.String(rs.Alias.Name + "."), HostedZoneId: aws.String(rs.Alias.ZoneID), EvaluateTargetHealth: rs.Alias.EvaluateTargetHealth}
+		return out
+	}
+	out.TTL = aws.Int64(rs.TTL)
+	for _, t := range rs.Targets {
+		switch rs.Type {
+		case dnsprovider.TypeCNAME:
+			t += "."
+		case dnsprovider.TypeSRV:
+			t += "."
+		}
+		out.ResourceRecords = append(out.ResourceRecords, types.ResourceRecord{Value: aws.String(t)})
+	}
+	return out
+}
+
+func (z *zone) NewChangeset() dnsprovider.Changeset { return &changeset{zone: z} }
+
+type changeset struct {
+	dnsprovider.ChangeList
+	zone *zone
+}
+
+var _ dnsprovider.Changeset = (*changeset)(nil)
+
+// encode turns a change into Route53 changes: an update is a DELETE of what
+// was listed and a CREATE of the new record set.
+func encode(c dnsprovider.Change) []types.Change {
+	var out []types.Change
+	if c.Action != dnsprovider.Create {
+		out = append(out, types.Change{Action: types.ChangeActionDelete, ResourceRecordSet: toRoute53(c.Old)})
+	}
+	if c.Action != dnsprovider.Delete {
+		out = append(out, types.Change{Action: types.ChangeActionCreate, ResourceRecordSet: toRoute53(c.New)})
+	}
+	return out
+}
+
+// cost is what a change counts against the request limits, as Route53
+// counts: each ResourceRecord element (UPSERT twice) and each character of
+// their values. An alias record set is counted as one record.
+func cost(c dnsprovider.Change) []int {
+	records, chars := 0, 0
+	for _, rc := range encode(c) {
+		n := 1
+		if rc.Action == types.ChangeActionUpsert {
+			n = 2
+		}
+		rs := rc.ResourceRecordSet
+		if rs.AliasTarget != nil {
+			records += n
+		}
+		for _, v := range rs.ResourceRecords {
+			records += n
+			chars += n * len(aws.ToString(v.Value))
+		}
+	}
+	return []int{records, chars}
+}
+
+// Apply sends the changes in the fewest ChangeResourceRecordSets requests
+// that fit Route53's limits, one when they fit. Requests already accepted
+// stay applied if a later one fails; an InvalidChangeBatch caused by a
+// record set that changed since listing wraps dnsprovider.ErrPrecondition.
+func (cs *changeset) Apply(ctx context.Context) error {
+	z, p := cs.zone, cs.zone.p
+	batches, err := dnsprovider.Batch(dnsprovider.GroupChanges(cs.Changes()),
+		[]int{p.cfg.MaxRecordsPerRequest, p.cfg.MaxValueCharsPerRequest}, cost)
+	if err != nil {
+		return fmt.Errorf("route53: zone %s: %w", z.name, err)
+	}
+	for i, b := range batches {
+		var changes []types.Change
+		for _, c := range b {
+			changes = append(changes, encode(c)...)
+		}
+		in := &route53.ChangeResourceRecordSetsInput{
+			HostedZoneId: aws.String(z.id),
+			ChangeBatch:  &types.ChangeBatch{Changes: changes, Comment: aws.String("kfed")},
+		}
+		err := p.call(ctx, func(ctx context.Context) error {
+			_, err := p.client.ChangeResourceRecordSets(ctx, in, noSDKRetries)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("route53: zone %s: request %d of %d (%d changes, from %s): %w", z.name, i+1, len(batches), len(b), b[0].Group, classify(err))
+		}
+		p.Applied(len(b))
+	}
+	return nil
+}
+
+// classify wraps ErrPrecondition into errors that mean the zone changed
+// since it was listed.
+func classify(err error) error {
+	var icb *types.InvalidChangeBatch
+	if !errors.As(err, &icb) {
+		return err
+	}
+	for _, m := range icb.Messages {
+		if strings.Contains(m, "but it already exists") || strings.Contains(m, "but it was not found") ||
+			strings.Contains(m, "do not match the current values") {
+			return fmt.Errorf("%s: %w", strings.Join(icb.Messages, "; "), dnsprovider.ErrPrecondition)
+		}
+	}
+	return fmt.Errorf("%s: %w", strings.Join(icb.Messages, "; "), err)
+}

@@ -1,0 +1,653 @@
+// Package route53fake is a local HTTP endpoint that answers the Route53 API
+// operations kfed uses, in Route53's own REST/XML wire format, so that the
+// real aws-sdk-go-v2 client can be tested against it: ListHostedZones,
+// ListResourceRecordSets (paged as Route53 pages), ChangeResourceRecordSets
+// (with Route53's batch validation: at most 1,000 ResourceRecord elements and
+// 32,000 characters of values per request, an UPSERT counting twice;
+// all-or-nothing batches; InvalidChangeBatch with its
+// <InvalidChangeBatch><Messages> body) and GetChange. Throttling and
+// PriorRequestNotComplete can be switched on, for a number of requests or as
+// a rate limit like Route53's five requests per second.
+//
+// No Route53 emulator can be installed on the machines kfed is tested on; this
+// is not one either, only the part kfed speaks, written from Route53's API
+// reference. Anything else answers 400 InvalidAction.
+package route53fake
+
+import (
+	"encoding/xml"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+const (
+	apiPrefix = "/2013-04-01"
+	xmlns     = "https://route53.amazonaws.com/doc/2013-04-01/"
+
+	// MaxRecordsPerRequest and MaxValueCharsPerRequest are Route53's limits
+	// on one ChangeResourceRecordSets request.
+	MaxRecordsPerRequest    = 1000
+	MaxValueCharsPerRequest = 32000
+)
+
+// Server is a fake Route53 on a local port.
+type Server struct {
+	// URL is the endpoint to give the SDK as BaseEndpoint.
+	URL string
+
+	srv *httptest.Server
+
+	mu       sync.Mutex
+	zones    map[string]*zone
+	zoneIDs  []string
+	changes  map[string]time.Time
+	nextID   int
+	failNext []string
+	limiter  *rate.Limiter
+	requests map[string]int
+	batches  []int
+}
+
+type zone struct {
+	id, name string // name with trailing dot
+	private  bool
+	sets     map[setKey]*RecordSet
+}
+
+type setKey struct{ name, typ, set string }
+
+// New starts a fake Route53; it is closed when the test ends via Close.
+func New() *Server {
+	s := &Server{zones: map[string]*zone{}, changes: map[string]time.Time{}, requests: map[string]int{}}
+	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.URL = s.srv.URL
+	return s
+}
+
+// Close stops the server.
+func (s *Server) Close() { s.srv.Close() }
+
+// AddZone creates a hosted zone with its SOA and NS record sets and returns
+// its ID (without the /hostedzone/ prefix).
+func (s *Server) AddZone(name string, private bool) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nextID++
+	id := fmt.Sprintf("Z%013d", s.nextID)
+	name = canonical(name)
+	z := &zone{id: id, name: name, private: private, sets: map[setKey]*RecordSet{}}
+	ttl := int64(172800)
+	z.sets[setKey{name, "NS", ""}] = &RecordSet{Name: name, Type: "NS", TTL: &ttl, ResourceRecords: []ResourceRecord{{Value: "ns-1.awsdns-fake.net."}}}
+	soaTTL := int64(900)
+	z.sets[setKey{name, "SOA", ""}] = &RecordSet{Name: name, Type: "SOA", TTL: &soaTTL, ResourceRecords: []ResourceRecord{{Value: "ns-1.awsdns-fake.net. awsdns-hostmaster.amazon.com. 1 7200 900 1209600 86400"}}}
+	s.zones[id] = z
+	s.zoneIDs = append(s.zoneIDs, id)
+	return id
+}
+
+// FailNext makes the next requests answer with the given error codes, one
+// each, in order: "Throttling" or "PriorRequestNotComplete".
+func (s *Server) FailNext(codes ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failNext = append(s.failNext, codes...)
+}
+
+// LimitRate answers Throttling to requests beyond perSecond (burst of the
+// same size), as Route53 does per account; 0 removes the limit.
+func (s *Server) LimitRate(perSecond float64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if perSecond == 0 {
+		s.limiter = nil
+		return
+	}
+	s.limiter = rate.NewLimiter(rate.Limit(perSecond), max(1, int(perSecond)))
+}
+
+// Requests returns how many requests of an operation ("ListHostedZones",
+// "ListResourceRecordSets", "ChangeResourceRecordSets", "GetChange") were
+// answered, refused ones included; "" counts all.
+func (s *Server) Requests(op string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if op == "" {
+		n := 0
+		for _, v := range s.requests {
+			n += v
+		}
+		return n
+	}
+	return s.requests[op]
+}
+
+// Batches returns the number of changes in each ChangeResourceRecordSets
+// request accepted, in order.
+func (s *Server) Batches() []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.batches)
+}
+
+// RecordSets returns a zone's record sets, as Route53 would list them.
+func (s *Server) RecordSets(zoneID string) []RecordSet {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []RecordSet
+	for _, rs := range sorted(s.zones[zoneID]) {
+		out = append(out, *rs)
+	}
+	return out
+}
+
+// XML shapes, as the Route53 API reference names them.
+
+// RecordSet is a ResourceRecordSet.
+type RecordSet struct {
+	Name            string           `xml:"Name"`
+	Type            string           `xml:"Type"`
+	SetIdentifier   string           `xml:"SetIdentifier,omitempty"`
+	Weight          *int64           `xml:"Weight,omitempty"`
+	Region          string           `xml:"Region,omitempty"`
+	Failover        string           `xml:"Failover,omitempty"`
+	TTL             *int64           `xml:"TTL,omitempty"`
+	ResourceRecords []ResourceRecord `xml:"ResourceRecords>ResourceRecord,omitempty"`
+	AliasTarget     *AliasTarget     `xml:"AliasTarget,omitempty"`
+	HealthCheckID   string           `xml:"HealthCheckId,omitempty"`
+}
+
+// ResourceRecord is one value.
+type ResourceRecord struct {
+	Value string `xml:"Value"`
+}
+
+// AliasTarget is an alias record set's target.
+type AliasTarget struct {
+	HostedZoneID         string `xml:"HostedZoneId"`
+	DNSName              string `xml:"DNSName"`
+	EvaluateTargetHealth bool   `xml:"EvaluateTargetHealth"`
+}
+
+type change struct {
+	Action string    `xml:"Action"`
+	Set    RecordSet `xml:"ResourceRecordSet"`
+}
+
+type changeRequest struct {
+	XMLName xml.Name `xml:"ChangeResourceRecordSetsRequest"`
+	Comment string   `xml:"ChangeBatch>Comment"`
+	Changes []change `xml:"ChangeBatch>Changes>Change"`
+}
+
+type changeInfo struct {
+	ID          string `xml:"Id"`
+	Status      string `xml:"Status"`
+	SubmittedAt string `xml:"SubmittedAt"`
+}
+
+type hostedZone struct {
+	ID              string `xml:"Id"`
+	Name            string `xml:"Name"`
+	CallerReference string `xml:"CallerReference"`
+	Comment         string `xml:"Config>Comment,omitempty"`
+	PrivateZone     bool   `xml:"Config>PrivateZone"`
+	RecordSetCount  int    `xml:"ResourceRecordSetCount"`
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	path := strings.TrimPrefix(r.URL.Path, apiPrefix)
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	op := ""
+	switch {
+	case r.Method == http.MethodGet && len(parts) == 1 && parts[0] == "hostedzone":
+		op = "ListHostedZones"
+	case r.Method == http.MethodGet && len(parts) == 3 && parts[0] == "hostedzone" && parts[2] == "rrset":
+		op = "ListResourceRecordSets"
+	case r.Method == http.MethodPost && len(parts) == 3 && parts[0] == "hostedzone" && parts[2] == "rrset":
+		op = "ChangeResourceRecordSets"
+	case r.Method == http.MethodGet && len(parts) == 2 && parts[0] == "change":
+		op = "GetChange"
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.requests[op]++
+	if op == "" {
+		writeError(w, http.StatusBadRequest, "InvalidAction", "The action "+r.Method+" "+r.URL.Path+" is not valid for this web service.")
+		return
+	}
+	if !strings.HasPrefix(r.Header.Get("Authorization"), "AWS4-HMAC-SHA256 ") {
+		writeError(w, http.StatusForbidden, "MissingAuthenticationToken", "Missing Authentication Token")
+		return
+	}
+	if len(s.failNext) > 0 {
+		code := s.failNext[0]
+		s.failNext = s.failNext[1:]
+		s.refuse(w, code)
+		return
+	}
+	if s.limiter != nil && !s.limiter.Allow() {
+		s.refuse(w, "Throttling")
+		return
+	}
+	switch op {
+	case "ListHostedZones":
+		s.listHostedZones(w, r)
+	case "ListResourceRecordSets":
+		s.listRecordSets(w, r, parts[1])
+	case "ChangeResourceRecordSets":
+		s.changeRecordSets(w, r, parts[1])
+	case "GetChange":
+		s.getChange(w, parts[1])
+	}
+}
+
+func (s *Server) refuse(w http.ResponseWriter, code string) {
+	switch code {
+	case "PriorRequestNotComplete":
+		writeError(w, http.StatusBadRequest, code, "The request was rejected because Route 53 was still processing a prior request.")
+	default:
+		writeError(w, http.StatusBadRequest, "Throttling", "Rate exceeded")
+	}
+}
+
+func (s *Server) requestID() string {
+	s.nextID++
+	return fmt.Sprintf("fake-%08d", s.nextID)
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	type errBody struct {
+		Type    string `xml:"Type"`
+		Code    string `xml:"Code"`
+		Message string `xml:"Message"`
+	}
+	writeXML(w, status, struct {
+		XMLName   xml.Name `xml:"ErrorResponse"`
+		Xmlns     string   `xml:"xmlns,attr"`
+		Error     errBody  `xml:"Error"`
+		RequestID string   `xml:"RequestId"`
+	}{Xmlns: xmlns, Error: errBody{"Sender", code, msg}, RequestID: "fake-error"})
+}
+
+func writeXML(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "text/xml")
+	w.Header().Set("X-Amzn-Requestid", "fake")
+	w.WriteHeader(status)
+	io.WriteString(w, xml.Header)
+	xml.NewEncoder(w).Encode(v)
+}
+
+func (s *Server) listHostedZones(w http.ResponseWriter, r *http.Request) {
+	maxItems := intParam(r, "maxitems", 100, 100)
+	start := 0
+	if m := r.URL.Query().Get("marker"); m != "" {
+		start = slices.Index(s.zoneIDs, m)
+		if start < 0 {
+			writeError(w, http.StatusBadRequest, "InvalidInput", "Invalid marker "+m)
+			return
+		}
+	}
+	var zones []hostedZone
+	end := min(len(s.zoneIDs), start+maxItems)
+	for _, id := range s.zoneIDs[start:end] {
+		z := s.zones[id]
+		zones = append(zones, hostedZone{ID: "/hostedzone/" + id, Name: z.name, CallerReference: id, PrivateZone: z.private, RecordSetCount: len(z.sets)})
+	}
+	resp := struct {
+		XMLName     xml.Name     `xml:"ListHostedZonesResponse"`
+		Xmlns       string       `xml:"xmlns,attr"`
+		HostedZones []hostedZone `xml:"HostedZones>HostedZone"`
+		Marker      string       `xml:"Marker"`
+		IsTruncated bool         `xml:"IsTruncated"`
+		NextMarker  string       `xml:"NextMarker,omitempty"`
+		MaxItems    int          `xml:"MaxItems"`
+	}{Xmlns: xmlns, HostedZones: zones, Marker: r.URL.Query().Get("marker"), MaxItems: maxItems}
+	if end < len(s.zoneIDs) {
+		resp.IsTruncated, resp.NextMarker = true, s.zoneIDs[end]
+	}
+	writeXML(w, http.StatusOK, resp)
+}
+
+func intParam(r *http.Request, name string, def, limit int) int {
+	v, err := strconv.Atoi(r.URL.Query().Get(name))
+	if err != nil || v <= 0 {
+		return def
+	}
+	return min(v, limit)
+}
+
+// sorted returns a zone's record sets in Route53's listing order: by name
+// with its labels reversed (com.example.www), then type, then set
+// identifier.
+func sorted(z *zone) []*RecordSet {
+	if z == nil {
+		return nil
+	}
+	out := make([]*RecordSet, 0, len(z.sets))
+	for _, rs := range z.sets {
+		out = append(out, rs)
+	}
+	slices.SortFunc(out, func(a, b *RecordSet) int {
+		return compareKey(setKey{a.Name, a.Type, a.SetIdentifier}, setKey{b.Name, b.Type, b.SetIdentifier})
+	})
+	return out
+}
+
+func reversed(name string) string {
+	labels := strings.Split(strings.TrimSuffix(name, "."), ".")
+	slices.Reverse(labels)
+	return strings.Join(labels, ".")
+}
+
+func compareKey(a, b setKey) int {
+	if c := strings.Compare(reversed(a.name), reversed(b.name)); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.typ, b.typ); c != 0 {
+		return c
+	}
+	return strings.Compare(a.set, b.set)
+}
+
+func (s *Server) listRecordSets(w http.ResponseWriter, r *http.Request, id string) {
+	z := s.zones[id]
+	if z == nil {
+		writeError(w, http.StatusNotFound, "NoSuchHostedZone", "No hosted zone found with ID: "+id)
+		return
+	}
+	q := r.URL.Query()
+	maxItems := intParam(r, "maxitems", 300, 300)
+	all := sorted(z)
+	start := 0
+	if name := q.Get("name"); name != "" {
+		from := setKey{canonical(name), q.Get("type"), q.Get("identifier")}
+		start = len(all)
+		for i, rs := range all {
+			if compareKey(setKey{rs.Name, rs.Type, rs.SetIdentifier}, from) >= 0 {
+				start = i
+				break
+			}
+		}
+	} else if q.Get("type") != "" {
+		writeError(w, http.StatusBadRequest, "InvalidInput", "The input is not valid: type without name")
+		return
+	}
+	end := min(len(all), start+maxItems)
+	resp := struct {
+		XMLName              xml.Name    `xml:"ListResourceRecordSetsResponse"`
+		Xmlns                string      `xml:"xmlns,attr"`
+		Sets                 []RecordSet `xml:"ResourceRecordSets>ResourceRecordSet"`
+		IsTruncated          bool        `xml:"IsTruncated"`
+		NextRecordName       string      `xml:"NextRecordName,omitempty"`
+		NextRecordType       string      `xml:"NextRecordType,omitempty"`
+		NextRecordIdentifier string      `xml:"NextRecordIdentifier,omitempty"`
+		MaxItems             int         `xml:"MaxItems"`
+	}{Xmlns: xmlns, MaxItems: maxItems}
+	for _, rs := range all[start:end] {
+		resp.Sets = append(resp.Sets, *rs)
+	}
+	if end < len(all) {
+		next := all[end]
+		resp.IsTruncated, resp.NextRecordName, resp.NextRecordType, resp.NextRecordIdentifier = true, next.Name, next.Type, next.SetIdentifier
+	}
+	writeXML(w, http.StatusOK, resp)
+}
+
+func (s *Server) getChange(w http.ResponseWriter, id string) {
+	at, ok := s.changes[id]
+	if !ok {
+		writeError(w, http.StatusNotFound, "NoSuchChange", "A change with the specified change ID does not exist.")
+		return
+	}
+	writeXML(w, http.StatusOK, struct {
+		XMLName xml.Name   `xml:"GetChangeResponse"`
+		Xmlns   string     `xml:"xmlns,attr"`
+		Info    changeInfo `xml:"ChangeInfo"`
+	}{Xmlns: xmlns, Info: changeInfo{ID: "/change/" + id, Status: "INSYNC", SubmittedAt: at.UTC().Format(time.RFC3339)}})
+}
+
+// canonical is a name as Route53 stores it: lower case, trailing dot, and
+// '*' written \052.
+func canonical(name string) string {
+	name = strings.ToLower(name)
+	if !strings.HasSuffix(name, ".") {
+		name += "."
+	}
+	return strings.ReplaceAll(name, "*", `\052`)
+}
+
+func describe(rs RecordSet) string {
+	s := fmt.Sprintf("[name='%s', type='%s'", rs.Name, rs.Type)
+	if rs.SetIdentifier != "" {
+		s += fmt.Sprintf(", set-identifier='%s'", rs.SetIdentifier)
+	}
+	return s + "]"
+}
+
+func (s *Server) changeRecordSets(w http.ResponseWriter, r *http.Request, id string) {
+	z := s.zones[id]
+	if z == nil {
+		writeError(w, http.StatusNotFound, "NoSuchHostedZone", "No hosted zone found with ID: "+id)
+		return
+	}
+	var req changeRequest
+	if err := xml.NewDecoder(r.Body).Decode(&req); err != nil {
+		writeError(w, http.StatusBadRequest, "InvalidInput", "Invalid XML: "+err.Error())
+		return
+	}
+	if len(req.Changes) == 0 {
+		writeError(w, http.StatusBadRequest, "InvalidInput", "1 validation error detected: Value null at 'changeBatch.changes' failed to satisfy constraint: Member must not be null")
+		return
+	}
+
+	// Request-wide limits, counted as Route53 counts them.
+	records, chars := 0, 0
+	for _, c := range req.Changes {
+		n := 1
+		if c.Action == "UPSERT" {
+			n = 2
+		}
+		for _, v := range c.Set.ResourceRecords {
+			records += n
+			chars += n * len(v.Value)
+		}
+	}
+	var msgs []string
+	if records > MaxRecordsPerRequest {
+		msgs = append(msgs, fmt.Sprintf("Number of records limit of %d exceeded.", MaxRecordsPerRequest))
+	}
+	if chars > MaxValueCharsPerRequest {
+		msgs = append(msgs, fmt.Sprintf("RDATA character limit of %d exceeded.", MaxValueCharsPerRequest))
+	}
+	if len(msgs) > 0 {
+		s.invalidBatch(w, msgs)
+		return
+	}
+
+	// Apply to a copy; keep it only if every change is valid.
+	sets := make(map[setKey]*RecordSet, len(z.sets))
+	for k, v := range z.sets {
+		sets[k] = v
+	}
+	for _, c := range req.Changes {
+		rs := c.Set
+		rs.Name = canonical(rs.Name)
+		if msg, code := validate(rs, z.name); msg != "" {
+			if code == "InvalidInput" {
+				writeError(w, http.StatusBadRequest, code, msg)
+				return
+			}
+			msgs = append(msgs, msg)
+			continue
+		}
+		k := setKey{rs.Name, rs.Type, rs.SetIdentifier}
+		cur, exists := sets[k]
+		switch c.Action {
+		case "CREATE":
+			if exists {
+				msgs = append(msgs, "Tried to create resource record set "+describe(rs)+" but it already exists")
+				continue
+			}
+			sets[k] = &rs
+		case "UPSERT":
+			sets[k] = &rs
+		case "DELETE":
+			switch {
+			case !exists:
+				msgs = append(msgs, "Tried to delete resource record set "+describe(rs)+" but it was not found")
+			case !sameValues(*cur, rs):
+				msgs = append(msgs, "Tried to delete resource record set "+describe(rs)+" but the values provided do not match the current values")
+			default:
+				delete(sets, k)
+			}
+		default:
+			writeError(w, http.StatusBadRequest, "InvalidInput", "Invalid action "+c.Action)
+			return
+		}
+	}
+	msgs = append(msgs, conflicts(sets, req.Changes, z.name)...)
+	if len(msgs) > 0 {
+		s.invalidBatch(w, msgs)
+		return
+	}
+	z.sets = sets
+	cid := fmt.Sprintf("C%013d", len(s.changes)+1)
+	s.changes[cid] = time.Now()
+	s.batches = append(s.batches, len(req.Changes))
+	writeXML(w, http.StatusOK, struct {
+		XMLName xml.Name   `xml:"ChangeResourceRecordSetsResponse"`
+		Xmlns   string     `xml:"xmlns,attr"`
+		Info    changeInfo `xml:"ChangeInfo"`
+	}{Xmlns: xmlns, Info: changeInfo{ID: "/change/" + cid, Status: "PENDING", SubmittedAt: time.Now().UTC().Format(time.RFC3339)}})
+}
+
+func (s *Server) invalidBatch(w http.ResponseWriter, msgs []string) {
+	writeXML(w, http.StatusBadRequest, struct {
+		XMLName   xml.Name `xml:"InvalidChangeBatch"`
+		Xmlns     string   `xml:"xmlns,attr"`
+		Messages  []string `xml:"Messages>Message"`
+		RequestID string   `xml:"RequestId"`
+	}{Xmlns: xmlns, Messages: msgs, RequestID: s.requestID()})
+}
+
+// validate checks one record set on its own. It returns the message and
+// whether Route53 reports it as InvalidInput (a malformed request) or inside
+// an InvalidChangeBatch.
+func validate(rs RecordSet, zoneName string) (string, string) {
+	if rs.Name != zoneName && !strings.HasSuffix(rs.Name, "."+zoneName) {
+		return fmt.Sprintf("RRSet with DNS name %s is not permitted in zone %s", rs.Name, zoneName), "InvalidChangeBatch"
+	}
+	hasAlias, hasRecords := rs.AliasTarget != nil, rs.TTL != nil || len(rs.ResourceRecords) > 0
+	if hasAlias == hasRecords {
+		return fmt.Sprintf("Invalid request: Expected exactly one of [AliasTarget, all of [TTL, and ResourceRecords]], but found %s in Change with [Action=?, Name=%s, Type=%s, SetIdentifier=%s]",
+			map[bool]string{true: "more than one", false: "none"}[hasAlias], rs.Name, rs.Type, rs.SetIdentifier), "InvalidInput"
+	}
+	if !hasAlias && (rs.TTL == nil || len(rs.ResourceRecords) == 0) {
+		return "Invalid request: TTL and ResourceRecords must both be given for " + describe(rs), "InvalidInput"
+	}
+	if (rs.SetIdentifier != "") != (rs.Weight != nil || rs.Region != "" || rs.Failover != "") {
+		return "Invalid request: a SetIdentifier needs a routing policy (Weight, Region, Failover) and one may only be given with a SetIdentifier, in " + describe(rs), "InvalidInput"
+	}
+	if rs.Weight != nil && (*rs.Weight < 0 || *rs.Weight > 255) {
+		return fmt.Sprintf("Invalid request: Weight %d is not in [0, 255] in %s", *rs.Weight, describe(rs)), "InvalidInput"
+	}
+	switch rs.Type {
+	case "A", "AAAA", "CNAME", "SRV", "TXT", "MX", "NS", "PTR", "CAA", "SPF", "NAPTR", "DS":
+	case "SOA":
+		return "Invalid request: SOA records may only be changed with UPSERT at the apex", "InvalidChangeBatch"
+	default:
+		return "Invalid request: unknown type " + rs.Type, "InvalidInput"
+	}
+	for _, v := range rs.ResourceRecords {
+		switch rs.Type {
+		case "A":
+			if ip := net.ParseIP(v.Value); ip == nil || ip.To4() == nil || strings.Contains(v.Value, ":") {
+				return "ARRDATAIllegalIPv4Address (Value is not a valid IPv4 address) encountered with '" + v.Value + "'", "InvalidChangeBatch"
+			}
+		case "AAAA":
+			if ip := net.ParseIP(v.Value); ip == nil || !strings.Contains(v.Value, ":") {
+				return "AAAARRDATAIllegalIPv6Address (Value is not a valid IPv6 address) encountered with '" + v.Value + "'", "InvalidChangeBatch"
+			}
+		case "TXT":
+			if !strings.HasPrefix(v.Value, `"`) || !strings.HasSuffix(v.Value, `"`) {
+				return "Invalid Resource Record: FATAL problem: InvalidCharacterString (Value should be enclosed in quotation marks) encountered with '" + v.Value + "'", "InvalidChangeBatch"
+			}
+		}
+	}
+	if rs.Type == "CNAME" && len(rs.ResourceRecords) > 1 {
+		return "RRSet of type CNAME with DNS name " + rs.Name + " has more than one value", "InvalidChangeBatch"
+	}
+	return "", ""
+}
+
+// sameValues reports whether a DELETE names a record set exactly as it is.
+func sameValues(a, b RecordSet) bool {
+	values := func(rs RecordSet) []string {
+		var v []string
+		for _, r := range rs.ResourceRecords {
+			v = append(v, r.Value)
+		}
+		slices.Sort(v)
+		return v
+	}
+	eq := func(x, y *int64) bool { return (x == nil && y == nil) || (x != nil && y != nil && *x == *y) }
+	aliasEq := (a.AliasTarget == nil && b.AliasTarget == nil) ||
+		(a.AliasTarget != nil && b.AliasTarget != nil && strings.EqualFold(strings.TrimSuffix(a.AliasTarget.DNSName, "."), strings.TrimSuffix(b.AliasTarget.DNSName, ".")) &&
+			a.AliasTarget.HostedZoneID == b.AliasTarget.HostedZoneID && a.AliasTarget.EvaluateTargetHealth == b.AliasTarget.EvaluateTargetHealth)
+	return eq(a.TTL, b.TTL) && eq(a.Weight, b.Weight) && slices.Equal(values(a), values(b)) && aliasEq
+}
+
+// conflicts checks the zone as the batch leaves it, for the names the batch
+// touched: a CNAME allows no other record set at its name, and a name and
+// type hold either one plain record set or only ones with set identifiers.
+func conflicts(sets map[setKey]*RecordSet, changes []change, zoneName string) []string {
+	touched := map[string]bool{}
+	for _, c := range changes {
+		touched[canonical(c.Set.Name)] = true
+	}
+	byName := map[string][]*RecordSet{}
+	for k, rs := range sets {
+		if touched[k.name] {
+			byName[k.name] = append(byName[k.name], rs)
+		}
+	}
+	var msgs []string
+	for _, name := range slices.Sorted(func(yield func(string) bool) {
+		for n := range byName {
+			if !yield(n) {
+				return
+			}
+		}
+	}) {
+		list := byName[name]
+		types := map[string]bool{}
+		plain, weighted := map[string]bool{}, map[string]bool{}
+		for _, rs := range list {
+			types[rs.Type] = true
+			if rs.SetIdentifier == "" {
+				plain[rs.Type] = true
+			} else {
+				weighted[rs.Type] = true
+			}
+		}
+		if types["CNAME"] && len(types) > 1 {
+			msgs = append(msgs, fmt.Sprintf("RRSet of type CNAME with DNS name %s is not permitted as it conflicts with other records with the same DNS name in zone %s", name, zoneName))
+		}
+		for t := range plain {
+			if weighted[t] {
+				msgs = append(msgs, fmt.Sprintf("RRSet with DNS name %s, type %s cannot be created as a non-weighted set exists with the same name and type.", name, t))
+			}
+		}
+	}
+	return msgs
+}
