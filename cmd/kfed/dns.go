@@ -19,7 +19,7 @@ import (
 
 func newDNSCommand() *cobra.Command {
 	dns := &cobra.Command{Use: "dns", Short: "Show and publish the federation's DNS records"}
-	dns.AddCommand(newDNSPlanCommand())
+	dns.AddCommand(newDNSPlanCommand(), newDNSSyncCommand())
 	return dns
 }
 

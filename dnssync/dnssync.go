@@ -1,0 +1,213 @@
+// Package dnssync publishes the federation's desired DNS state — the
+// DNSEndpoint objects in the control plane — to a DNS provider: it converts
+// them into provider-neutral record sets, plans them against a cached listing
+// of each zone, applies the plans, and keeps the cache in step with what it
+// applied, so that a sync in which nothing changed sends no request at all.
+package dnssync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	"github.com/kfed-io/kfed/dnsprovider"
+	"github.com/kfed-io/kfed/services"
+)
+
+// Desired converts DNSEndpoints into record sets: one per endpoint, keeping
+// the cluster as set identifier and the kfed.io/weight and kfed.io/hostname
+// properties as weight and hostname hint.
+func Desired(eps []extdnsv1alpha1.DNSEndpoint) []dnsprovider.RecordSet {
+	var out []dnsprovider.RecordSet
+	for _, ep := range eps {
+		resource := ep.Namespace + "/" + ep.Name
+		for _, e := range ep.Spec.Endpoints {
+			rs := dnsprovider.RecordSet{
+				Name: e.DNSName, Type: e.RecordType, TTL: e.RecordTTL,
+				Targets: slices.Clone(e.Targets), SetIdentifier: e.SetIdentifier, Resource: resource,
+			}
+			if rs.SetIdentifier != "" {
+				rs.Weight = 1
+			}
+			for _, p := range e.ProviderSpecific {
+				switch p.Name {
+				case services.PropWeight:
+					if w, err := strconv.ParseInt(p.Value, 10, 64); err == nil && w >= 0 {
+						rs.Weight = w
+					}
+				case services.PropHostname:
+					rs.Hostname = p.Value
+				}
+			}
+			out = append(out, rs)
+		}
+	}
+	return out
+}
+
+// Syncer publishes desired record sets to one provider. It lists each zone
+// once, then plans against its cached listing, updated with every change it
+// applies; it lists a zone again after Relist or after any error in that zone.
+type Syncer struct {
+	Provider dnsprovider.Provider
+	Planner  dnsprovider.Planner
+	// Relist is how long a cached listing is trusted; an hour when zero. Other
+	// writers to the zone are noticed then, or at once by a failed
+	// precondition.
+	Relist time.Duration
+	// Now returns the time; time.Now when nil (tests move it).
+	Now func() time.Time
+
+	mu    sync.Mutex
+	zones []dnsprovider.Zone
+	cache map[string]*listing
+}
+
+type listing struct {
+	records  map[dnsprovider.Key]dnsprovider.RecordSet
+	listedAt time.Time
+}
+
+// Result is what one sync did.
+type Result struct {
+	// Plans holds one plan per zone, empty ones included.
+	Plans []dnsprovider.Plan
+	// Unplaced are desired record sets in none of the provider's zones.
+	Unplaced []dnsprovider.RecordSet
+	// Listed counts the zones listed (not served from the cache).
+	Listed int
+}
+
+// Changes counts the changes of all plans.
+func (r Result) Changes() int {
+	n := 0
+	for _, p := range r.Plans {
+		n += len(p.Changes)
+	}
+	return n
+}
+
+// Conflicts lists the conflicts of all plans.
+func (r Result) Conflicts() []dnsprovider.Conflict {
+	var out []dnsprovider.Conflict
+	for _, p := range r.Plans {
+		out = append(out, p.Conflicts...)
+	}
+	return out
+}
+
+// Sync plans desired against every zone and, unless dryRun, applies the
+// plans. An error in one zone does not stop the others; all errors are
+// returned together.
+func (s *Syncer) Sync(ctx context.Context, desired []dnsprovider.RecordSet, dryRun bool) (Result, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var res Result
+	if s.zones == nil {
+		zones, err := s.Provider.Zones(ctx)
+		if err != nil {
+			return res, fmt.Errorf("listing %s zones: %w", s.Provider.Name(), err)
+		}
+		s.zones = zones
+	}
+	names := make([]string, len(s.zones))
+	for i, z := range s.zones {
+		names[i] = z.Name()
+	}
+	byZone := map[string][]dnsprovider.RecordSet{}
+	for _, rs := range desired {
+		zone, ok := dnsprovider.ZoneFor(dnsprovider.NormalizeName(rs.Name), names)
+		if !ok {
+			res.Unplaced = append(res.Unplaced, rs)
+			continue
+		}
+		byZone[zone] = append(byZone[zone], rs)
+	}
+
+	var errs []error
+	for _, z := range s.zones {
+		current, listed, err := s.current(ctx, z)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if listed {
+			res.Listed++
+		}
+		p := s.Planner.Plan(z.Name(), s.Provider.Adjust(byZone[z.Name()]), current)
+		res.Plans = append(res.Plans, p)
+		if dryRun || p.Empty() {
+			continue
+		}
+		if err := dnsprovider.Apply(ctx, z, p); err != nil {
+			// Some groups may have been applied: trust nothing cached.
+			delete(s.cache, z.Name())
+			errs = append(errs, err)
+			continue
+		}
+		s.record(z.Name(), p)
+	}
+	return res, errors.Join(errs...)
+}
+
+// current returns zone z's records, from the cache when it is fresh.
+func (s *Syncer) current(ctx context.Context, z dnsprovider.Zone) ([]dnsprovider.RecordSet, bool, error) {
+	now := s.now()
+	relist := s.Relist
+	if relist == 0 {
+		relist = time.Hour
+	}
+	if l, ok := s.cache[z.Name()]; ok && now.Sub(l.listedAt) < relist {
+		return slices.Collect(maps.Values(l.records)), false, nil
+	}
+	recs, err := z.Records(ctx)
+	if err != nil {
+		delete(s.cache, z.Name())
+		return nil, false, fmt.Errorf("listing zone %s: %w", z.Name(), err)
+	}
+	l := &listing{records: map[dnsprovider.Key]dnsprovider.RecordSet{}, listedAt: now}
+	for _, r := range recs {
+		l.records[r.Key()] = r
+	}
+	if s.cache == nil {
+		s.cache = map[string]*listing{}
+	}
+	s.cache[z.Name()] = l
+	return recs, true, nil
+}
+
+// record applies a successful plan to the cached listing.
+func (s *Syncer) record(zone string, p dnsprovider.Plan) {
+	l, ok := s.cache[zone]
+	if !ok {
+		return
+	}
+	for _, c := range p.Changes {
+		if c.Action != dnsprovider.Create {
+			delete(l.records, c.Old.Key())
+		}
+		if c.Action != dnsprovider.Delete {
+			l.records[c.New.Key()] = c.New
+		}
+	}
+}
+
+// Invalidate drops every cached listing, so the next sync lists each zone.
+func (s *Syncer) Invalidate() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cache = nil
+}
+
+func (s *Syncer) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}

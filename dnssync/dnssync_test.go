@@ -1,0 +1,177 @@
+package dnssync_test
+
+import (
+	"context"
+	"net/netip"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	"github.com/kfed-io/kfed/dnsprovider"
+	"github.com/kfed-io/kfed/dnsprovider/rfc2136"
+	"github.com/kfed-io/kfed/dnsprovider/rfc2136/bindtest"
+	"github.com/kfed-io/kfed/dnssync"
+	"github.com/kfed-io/kfed/services"
+)
+
+const zone = "kfed.test"
+
+// endpointFor is the DNSEndpoint the services controller writes for Service
+// ns/web placed in the given clusters (each with one address).
+func endpointFor(t *testing.T, clusters map[string]string) extdnsv1alpha1.DNSEndpoint {
+	t.Helper()
+	in := services.Input{Names: services.NewNames("fed", zone, "ns", "web"), Regions: []string{"r1"}, Zones: []string{"z1/r1"}}
+	for name, ip := range clusters {
+		in.Shards = append(in.Shards, services.Shard{Cluster: name, Region: "r1", Zones: []string{"z1"}, IPs: []netip.Addr{netip.MustParseAddr(ip)}, Weight: 1,
+			Ports: []services.Port{{Name: "http", Protocol: "TCP", Port: 80}}})
+	}
+	eps, err := services.Endpoints(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return extdnsv1alpha1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web"}, Spec: extdnsv1alpha1.DNSEndpointSpec{Endpoints: eps}}
+}
+
+// countingProvider counts the zone listings and change sets sent.
+func newSyncer(t *testing.T, srv *bindtest.Server) (*dnssync.Syncer, *rfc2136.Provider) {
+	t.Helper()
+	p, err := rfc2136.New(rfc2136.Config{Server: srv.Addr, Zones: []string{zone}, TSIGKeyName: bindtest.KeyName, TSIGSecretFile: srv.SecretFile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := dnsprovider.NewRegistry("fed", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &dnssync.Syncer{Provider: p, Planner: dnsprovider.Planner{Registry: reg}}, p
+}
+
+func answers(t *testing.T, srv *bindtest.Server, name string, qtype uint16) []string {
+	var out []string
+	for _, rr := range srv.Query(t, name, qtype) {
+		if rr.Header().Rrtype == qtype {
+			out = append(out, strings.TrimPrefix(rr.String(), rr.Header().String()))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func TestSyncPublishesToBINDAndStaysQuietInSteadyState(t *testing.T) {
+	srv := bindtest.Start(t, zone)
+	s, p := newSyncer(t, srv)
+	ctx := context.Background()
+	global := "web.ns.fed.svc." + zone
+
+	two := endpointFor(t, map[string]string{"c1": "127.1.0.1", "c2": "127.2.0.1"})
+	res, err := s.Sync(ctx, dnssync.Desired([]extdnsv1alpha1.DNSEndpoint{two}), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Changes() == 0 || res.Listed != 1 {
+		t.Fatalf("first sync: %d changes, %d listings", res.Changes(), res.Listed)
+	}
+	if got := answers(t, srv, global, dns.TypeA); !slices.Equal(got, []string{"127.1.0.1", "127.2.0.1"}) {
+		t.Errorf("BIND answers %s A %v", global, got)
+	}
+	if got := answers(t, srv, "_http._tcp."+global, dns.TypeSRV); len(got) != 2 {
+		t.Errorf("BIND answers SRV %v", got)
+	}
+
+	t.Run("nothing changed: no request at all", func(t *testing.T) {
+		before := p.Stats().Requests
+		res, err := s.Sync(ctx, dnssync.Desired([]extdnsv1alpha1.DNSEndpoint{two}), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sent := p.Stats().Requests - before; sent != 0 || res.Listed != 0 || res.Changes() != 0 {
+			t.Errorf("steady state sent %d requests, listed %d zones, planned %d changes", sent, res.Listed, res.Changes())
+		}
+	})
+
+	t.Run("a cluster leaves: only its targets go, in one request", func(t *testing.T) {
+		before := p.Stats().Requests
+		one := endpointFor(t, map[string]string{"c1": "127.1.0.1"})
+		if _, err := s.Sync(ctx, dnssync.Desired([]extdnsv1alpha1.DNSEndpoint{one}), false); err != nil {
+			t.Fatal(err)
+		}
+		if sent := p.Stats().Requests - before; sent != 1 {
+			t.Errorf("sent %d requests, want 1", sent)
+		}
+		if got := answers(t, srv, global, dns.TypeA); !slices.Equal(got, []string{"127.1.0.1"}) {
+			t.Errorf("BIND answers %v", got)
+		}
+		if got := answers(t, srv, "c2."+global, dns.TypeA); len(got) != 0 {
+			t.Errorf("c2's name still answers %v", got)
+		}
+	})
+
+	t.Run("the cache is re-listed after Relist", func(t *testing.T) {
+		now := time.Now().Add(2 * time.Hour)
+		s.Now = func() time.Time { return now }
+		res, err := s.Sync(ctx, dnssync.Desired([]extdnsv1alpha1.DNSEndpoint{endpointFor(t, map[string]string{"c1": "127.1.0.1"})}), false)
+		if err != nil || res.Listed != 1 || res.Changes() != 0 {
+			t.Errorf("after an hour: listed %d, %d changes, %v", res.Listed, res.Changes(), err)
+		}
+	})
+}
+
+func TestSyncNeverTouchesARecordItDoesNotOwn(t *testing.T) {
+	srv := bindtest.Start(t, zone)
+	s, _ := newSyncer(t, srv)
+	ctx := context.Background()
+	global := "web.ns.fed.svc." + zone
+	// Someone else's record at the global name, without kfed's mark.
+	theirs := dnsprovider.RecordSet{Name: global, Type: "A", TTL: 300, Targets: []string{"192.0.2.10"}}
+	p, err := rfc2136.New(rfc2136.Config{Server: srv.Addr, Zones: []string{zone}, TSIGKeyName: bindtest.KeyName, TSIGSecretFile: srv.SecretFile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	zones, err := p.Zones(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := zones[0].NewChangeset()
+	cs.Add(dnsprovider.Change{Action: dnsprovider.Create, New: dnsprovider.MustNormalize(theirs), Group: global})
+	if err := cs.Apply(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	res, err := s.Sync(ctx, dnssync.Desired([]extdnsv1alpha1.DNSEndpoint{endpointFor(t, map[string]string{"c1": "127.1.0.1"})}), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conflicts := res.Conflicts()
+	if len(conflicts) != 1 || conflicts[0].Name != global || conflicts[0].Resource != "ns/web" {
+		t.Errorf("conflicts %v, want one at %s for ns/web", conflicts, global)
+	}
+	if got := answers(t, srv, global, dns.TypeA); !slices.Equal(got, []string{"192.0.2.10"}) {
+		t.Errorf("the unowned record changed: %v", got)
+	}
+	// The names nobody else holds are published.
+	if got := answers(t, srv, "c1."+global, dns.TypeA); !slices.Equal(got, []string{"127.1.0.1"}) {
+		t.Errorf("c1's name answers %v", got)
+	}
+}
+
+func TestDesiredKeepsClusterWeightAndHostname(t *testing.T) {
+	ep := extdnsv1alpha1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web"}, Spec: extdnsv1alpha1.DNSEndpointSpec{
+		Endpoints: []extdnsv1alpha1.Endpoint{{
+			DNSName: "web.ns.fed.svc.kfed.test", RecordType: "A", Targets: []string{"127.5.0.1"}, SetIdentifier: "aws", RecordTTL: 60,
+			ProviderSpecific: []extdnsv1alpha1.ProviderSpecificProperty{
+				{Name: services.PropWeight, Value: "3"}, {Name: services.PropHostname, Value: "lb-1.us-east-1.elb.amazonaws.com"},
+			},
+		}},
+	}}
+	got := dnssync.Desired([]extdnsv1alpha1.DNSEndpoint{ep})
+	want := dnsprovider.RecordSet{Name: "web.ns.fed.svc.kfed.test", Type: "A", TTL: 60, Targets: []string{"127.5.0.1"},
+		SetIdentifier: "aws", Weight: 3, Hostname: "lb-1.us-east-1.elb.amazonaws.com", Resource: "ns/web"}
+	if len(got) != 1 || !got[0].Equal(want) || got[0].Hostname != want.Hostname || got[0].Resource != want.Resource {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+}
