@@ -4,6 +4,7 @@
 package manager
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -24,6 +25,7 @@ import (
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/dnssync"
 	"github.com/kfed-io/kfed/services"
 )
 
@@ -53,6 +55,10 @@ type Options struct {
 	// WrapTransport, if set, wraps the transport of every client the
 	// controllers use, control plane and members (benchmarks count requests).
 	WrapTransport transport.WrapperFunc
+	// DNS, if its Provider is set, publishes the DNSEndpoints to that provider.
+	DNS dnssync.ProviderFlags
+	// DNSInterval is the time between DNS syncs when nothing changes.
+	DNSInterval time.Duration
 	// Federation and Domain name the DNS names S.N.F.svc.D.
 	Federation string
 	Domain     string
@@ -148,6 +154,24 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	}
 	if err := mc.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up member cleanup: %w", err)
+	}
+	if o.DNS.Provider != "" {
+		prov, planner, err := o.DNS.New(context.Background())
+		if err != nil {
+			return nil, fmt.Errorf("DNS provider: %w", err)
+		}
+		dm, err := dnssync.NewMetrics(ctrlmetrics.Registry)
+		if err != nil {
+			return nil, fmt.Errorf("registering DNS metrics: %w", err)
+		}
+		err = mgr.Add(&dnssync.Controller{
+			Syncer: &dnssync.Syncer{Provider: prov, Planner: planner},
+			Fed:    mgr.GetClient(), Cache: mgr.GetCache(), Recorder: mgr.GetEventRecorder("kfed-dns-sync"),
+			Federation: o.Federation, Logger: o.Logger.WithName("dns-sync"), Interval: o.DNSInterval, Metrics: dm,
+		})
+		if err != nil {
+			return nil, err
+		}
 	}
 	return mgr, nil
 }

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"time"
 
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
@@ -33,6 +34,8 @@ func main() {
 	fs.DurationVar(&o.ClusterProbeInterval, "cluster-probe-interval", 0, "how often each member's /readyz is probed (default 10s)")
 	fs.StringVar(&o.Federation, "federation", "", "federation name, the F in S.N.F.svc.D (required)")
 	fs.StringVar(&o.Domain, "domain", "", "DNS suffix, the D in S.N.F.svc.D (required)")
+	o.DNS.AddFlags(fs, "dns-provider")
+	fs.DurationVar(&o.DNSInterval, "dns-interval", time.Minute, "time between DNS syncs when nothing changes")
 	logCfg := textlogger.NewConfig()
 	logCfg.AddFlags(fs)
 	_ = fs.Parse(os.Args[1:])

@@ -3,42 +3,26 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
-	"net"
-	"strconv"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
-	awsroute53 "github.com/aws/aws-sdk-go-v2/service/route53"
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	"github.com/kfed-io/kfed/dnsprovider"
-	"github.com/kfed-io/kfed/dnsprovider/rfc2136"
-	"github.com/kfed-io/kfed/dnsprovider/route53"
 	"github.com/kfed-io/kfed/dnssync"
 	"github.com/kfed-io/kfed/services"
 )
 
-// syncFlags are the flags of `kfed dns sync`; provider flags follow
-// ExternalDNS's names.
+// syncFlags are the flags of `kfed dns sync`.
 type syncFlags struct {
 	once, dryRun bool
 	interval     time.Duration
-	provider     string
 	federation   string
-	ownerID      string
-	txtPrefix    string
-
-	rfc2136Host, rfc2136Zone                  string
-	rfc2136Port                               int
-	rfc2136KeyName, rfc2136Alg, rfc2136Secret string
-
-	route53ZoneID, route53Endpoint string
+	provider     dnssync.ProviderFlags
 }
 
 func newDNSSyncCommand() *cobra.Command {
@@ -59,15 +43,11 @@ prints the plan and changes nothing. Without --once it syncs every --interval un
 			if err != nil {
 				return err
 			}
-			prov, err := f.newProvider(cmd.Context())
+			prov, planner, err := f.provider.New(cmd.Context())
 			if err != nil {
 				return err
 			}
-			reg, err := dnsprovider.NewRegistry(f.ownerID, f.txtPrefix)
-			if err != nil {
-				return err
-			}
-			s := &dnssync.Syncer{Provider: prov, Planner: dnsprovider.Planner{Registry: reg}}
+			s := &dnssync.Syncer{Provider: prov, Planner: planner}
 			for {
 				err := syncOnce(cmd.Context(), cmd.OutOrStdout(), fed, s, f)
 				if f.once || f.dryRun {
@@ -89,52 +69,11 @@ prints the plan and changes nothing. Without --once it syncs every --interval un
 	fl.BoolVar(&f.once, "once", false, "sync once and exit")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan, change nothing")
 	fl.DurationVar(&f.interval, "interval", time.Minute, "time between syncs without --once")
-	fl.StringVar(&f.provider, "provider", "", "route53 or rfc2136")
 	fl.StringVar(&f.federation, "federation", "", "publish only this federation's DNSEndpoints (default: all of kfed's)")
-	fl.StringVar(&f.ownerID, "owner-id", "kfed", "this federation's ownership mark; federations sharing a zone need different ones")
-	fl.StringVar(&f.txtPrefix, "txt-prefix", dnsprovider.DefaultTXTPrefix, "prefix of the ownership TXT record names (ends in a dot)")
-	fl.StringVar(&f.rfc2136Host, "rfc2136-host", "", "RFC 2136: primary server host")
-	fl.IntVar(&f.rfc2136Port, "rfc2136-port", 53, "RFC 2136: server port")
-	fl.StringVar(&f.rfc2136Zone, "rfc2136-zone", "", "RFC 2136: zone to update")
-	fl.StringVar(&f.rfc2136KeyName, "rfc2136-tsig-keyname", "", "RFC 2136: TSIG key name")
-	fl.StringVar(&f.rfc2136Alg, "rfc2136-tsig-secret-alg", "hmac-sha256", "RFC 2136: TSIG algorithm")
-	fl.StringVar(&f.rfc2136Secret, "rfc2136-tsig-secret-file", "", "RFC 2136: file holding the base64 TSIG secret (never the secret itself)")
-	fl.StringVar(&f.route53ZoneID, "route53-zone-id", "", "Route53: only this hosted zone (default: every zone the credentials see)")
-	fl.StringVar(&f.route53Endpoint, "route53-endpoint", "", "Route53: API endpoint URL (default AWS's)")
+	provFlags := flag.NewFlagSet("provider", flag.ContinueOnError)
+	f.provider.AddFlags(provFlags, "provider")
+	fl.AddGoFlagSet(provFlags)
 	return cmd
-}
-
-func (f syncFlags) newProvider(ctx context.Context) (dnsprovider.Provider, error) {
-	switch f.provider {
-	case "rfc2136":
-		if f.rfc2136Host == "" || f.rfc2136Zone == "" {
-			return nil, errors.New("--provider rfc2136 needs --rfc2136-host and --rfc2136-zone")
-		}
-		return rfc2136.New(rfc2136.Config{
-			Server: net.JoinHostPort(f.rfc2136Host, strconv.Itoa(f.rfc2136Port)), Zones: []string{f.rfc2136Zone},
-			TSIGKeyName: f.rfc2136KeyName, TSIGAlgorithm: f.rfc2136Alg, TSIGSecretFile: f.rfc2136Secret,
-		})
-	case "route53":
-		// Credentials come from the default chain: environment, shared
-		// files, web identity, instance role.
-		cfg, err := awsconfig.LoadDefaultConfig(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("loading AWS credentials: %w", err)
-		}
-		c := awsroute53.NewFromConfig(cfg, func(o *awsroute53.Options) {
-			if f.route53Endpoint != "" {
-				o.BaseEndpoint = aws.String(f.route53Endpoint)
-			}
-		})
-		var ids []string
-		if f.route53ZoneID != "" {
-			ids = []string{f.route53ZoneID}
-		}
-		return route53.New(c, route53.Config{ZoneIDs: ids}), nil
-	case "":
-		return nil, errors.New("--provider is required: route53 or rfc2136")
-	}
-	return nil, fmt.Errorf("unknown --provider %q: route53 or rfc2136", f.provider)
 }
 
 // syncOnce publishes the current DNSEndpoints once and reports.

@@ -1,0 +1,229 @@
+package dnssync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/dnsprovider"
+	"github.com/kfed-io/kfed/services"
+)
+
+// +kubebuilder:rbac:groups=externaldns.k8s.io,resources=dnsendpoints/status,verbs=get;update;patch
+
+// Controller publishes the control plane's DNSEndpoints to one provider for
+// as long as the manager runs (and leads): after every change, debounced, and
+// every Interval regardless. Plans run against the Syncer's cached listing,
+// so the periodic pass sends nothing when nothing changed.
+type Controller struct {
+	Syncer     *Syncer
+	Fed        client.Client
+	Cache      cache.Cache
+	Recorder   events.EventRecorder
+	Federation string
+	Logger     logr.Logger
+	// Interval between syncs when nothing changes; a minute when zero.
+	Interval time.Duration
+	// Debounce gathers bursts of changes into one sync; a second when zero.
+	Debounce time.Duration
+	Metrics  *Metrics
+
+	conflicts map[string]bool // "name resource" already reported
+}
+
+var _ manager.LeaderElectionRunnable = (*Controller)(nil)
+
+// NeedLeaderElection is true: only the leader writes to DNS.
+func (c *Controller) NeedLeaderElection() bool { return true }
+
+// Start runs the sync loop until ctx ends.
+func (c *Controller) Start(ctx context.Context) error {
+	trigger := make(chan struct{}, 1)
+	poke := func(any) {
+		select {
+		case trigger <- struct{}{}:
+		default:
+		}
+	}
+	inf, err := c.Cache.GetInformer(ctx, &extdnsv1alpha1.DNSEndpoint{})
+	if err != nil {
+		return fmt.Errorf("watching DNSEndpoints: %w", err)
+	}
+	reg, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc: poke, UpdateFunc: func(_, o any) { poke(o) }, DeleteFunc: poke,
+	})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = inf.RemoveEventHandler(reg) }()
+	if !c.Cache.WaitForCacheSync(ctx) {
+		return ctx.Err()
+	}
+	interval := c.Interval
+	if interval == 0 {
+		interval = time.Minute
+	}
+	debounce := c.Debounce
+	if debounce == 0 {
+		debounce = time.Second
+	}
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		c.syncOnce(ctx)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		case <-trigger:
+			select { // let a burst settle
+			case <-ctx.Done():
+				return nil
+			case <-time.After(debounce):
+			}
+		}
+	}
+}
+
+func (c *Controller) syncOnce(ctx context.Context) {
+	labels := client.MatchingLabels{kfedv1alpha1.LabelManagedBy: "kfed", services.LabelFederation: c.Federation}
+	var list extdnsv1alpha1.DNSEndpointList
+	if err := c.Fed.List(ctx, &list, labels); err != nil {
+		c.Logger.Error(err, "listing DNSEndpoints")
+		return
+	}
+	before := c.Syncer.Provider.Stats()
+	res, err := c.Syncer.Sync(ctx, Desired(list.Items), false)
+	c.Metrics.observe(c.Syncer.Provider.Name(), before, c.Syncer.Provider.Stats(), res, err)
+	if err != nil {
+		c.Logger.Error(err, "DNS sync", "provider", c.Syncer.Provider.Name())
+		if errors.Is(err, dnsprovider.ErrPrecondition) {
+			c.Syncer.Invalidate()
+		}
+	} else {
+		c.Logger.V(1).Info("DNS sync", "provider", c.Syncer.Provider.Name(), "changes", res.Changes(), "listed", res.Listed)
+	}
+	c.reportConflicts(ctx, res.Conflicts())
+	if err == nil {
+		c.markPublished(ctx, list.Items)
+	}
+}
+
+// reportConflicts tells the Service behind each new conflict, with a
+// Warning Event, that a name it wants is held by a record kfed does not own.
+func (c *Controller) reportConflicts(ctx context.Context, conflicts []dnsprovider.Conflict) {
+	seen := map[string]bool{}
+	for _, cf := range conflicts {
+		key := cf.Name + " " + cf.Resource
+		seen[key] = true
+		if c.conflicts[key] || c.Recorder == nil {
+			continue
+		}
+		ns, name, ok := strings.Cut(cf.Resource, "/")
+		if !ok {
+			continue
+		}
+		var svc corev1.Service
+		if err := c.Fed.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &svc); err != nil {
+			continue
+		}
+		c.Recorder.Eventf(&svc, nil, corev1.EventTypeWarning, "DNSConflict", "Publish",
+			"%s not published to %s: %s", cf.Name, c.Syncer.Provider.Name(), cf.Reason)
+	}
+	c.conflicts = seen
+}
+
+// markPublished records in each DNSEndpoint's status the generation that is
+// now published.
+func (c *Controller) markPublished(ctx context.Context, eps []extdnsv1alpha1.DNSEndpoint) {
+	for i := range eps {
+		ep := &eps[i]
+		if ep.Status.ObservedGeneration == ep.Generation {
+			continue
+		}
+		patch := client.MergeFrom(ep.DeepCopy())
+		ep.Status.ObservedGeneration = ep.Generation
+		if err := c.Fed.Status().Patch(ctx, ep, patch); client.IgnoreNotFound(err) != nil {
+			c.Logger.Error(err, "recording published generation", "dnsendpoint", client.ObjectKeyFromObject(ep))
+		}
+	}
+}
+
+// Metrics are the sync's Prometheus collectors, labelled by provider.
+type Metrics struct {
+	requests, changes, throttled *prometheus.CounterVec
+	lastSuccess, conflicts       *prometheus.GaugeVec
+}
+
+// NewMetrics registers the collectors with reg (reusing ones already there).
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	counter := func(name, help string) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "kfed", Subsystem: "dns", Name: name, Help: help}, []string{"provider"})
+	}
+	gauge := func(name, help string) *prometheus.GaugeVec {
+		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "kfed", Subsystem: "dns", Name: name, Help: help}, []string{"provider"})
+	}
+	m := &Metrics{
+		requests:    counter("requests_total", "API requests or DNS messages sent to the provider, retries included."),
+		changes:     counter("changes_total", "Record-set changes applied."),
+		throttled:   counter("throttled_retries_total", "Requests retried because the provider asked to slow down."),
+		lastSuccess: gauge("last_success_timestamp_seconds", "When a sync last completed without error."),
+		conflicts:   gauge("conflicts", "Desired names left alone because a record kfed does not own holds them."),
+	}
+	var err error
+	if m.requests, err = registerOrReuse(reg, m.requests); err != nil {
+		return nil, err
+	}
+	if m.changes, err = registerOrReuse(reg, m.changes); err != nil {
+		return nil, err
+	}
+	if m.throttled, err = registerOrReuse(reg, m.throttled); err != nil {
+		return nil, err
+	}
+	if m.lastSuccess, err = registerOrReuse(reg, m.lastSuccess); err != nil {
+		return nil, err
+	}
+	if m.conflicts, err = registerOrReuse(reg, m.conflicts); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func registerOrReuse[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
+	if err := reg.Register(c); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if errors.As(err, &are) {
+			if existing, ok := are.ExistingCollector.(C); ok {
+				return existing, nil
+			}
+		}
+		return c, err
+	}
+	return c, nil
+}
+
+func (m *Metrics) observe(provider string, before, after dnsprovider.Stats, res Result, err error) {
+	if m == nil {
+		return
+	}
+	m.requests.WithLabelValues(provider).Add(float64(after.Requests - before.Requests))
+	m.changes.WithLabelValues(provider).Add(float64(after.Changes - before.Changes))
+	m.throttled.WithLabelValues(provider).Add(float64(after.ThrottledRetries - before.ThrottledRetries))
+	m.conflicts.WithLabelValues(provider).Set(float64(len(res.Conflicts())))
+	if err == nil {
+		m.lastSuccess.WithLabelValues(provider).SetToCurrentTime()
+	}
+}

@@ -1,0 +1,98 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	"github.com/kfed-io/kfed/dnsprovider/rfc2136/bindtest"
+	"github.com/kfed-io/kfed/dnssync"
+	"github.com/kfed-io/kfed/manager"
+	"github.com/kfed-io/kfed/test/framework"
+)
+
+// dnsRequests reads kfed_dns_requests_total for provider from the process's
+// metrics registry.
+func dnsRequests(t *testing.T, provider string) float64 {
+	t.Helper()
+	mfs, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "kfed_dns_requests_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "provider" && l.GetValue() == provider {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
+}
+
+func TestDNSSyncControllerPublishesToBINDAndIsQuietInSteadyState(t *testing.T) {
+	const zone = "kfed.test"
+	srv := bindtest.Start(t, zone)
+	host, port, _ := net.SplitHostPort(srv.Addr)
+	p, _ := strconv.Atoi(port)
+	f := framework.Start(t, framework.Members(2), framework.LoadBalancer())
+	f.JoinAll()
+	f.StartController(manager.Options{
+		Domain: zone, DNSInterval: 500 * time.Millisecond,
+		DNS: dnssync.ProviderFlags{
+			Provider: "rfc2136", OwnerID: "fed", RFC2136Host: host, RFC2136Port: p, RFC2136Zone: zone,
+			RFC2136KeyName: bindtest.KeyName, RFC2136Secret: srv.SecretFile,
+		},
+	})
+	fed := f.Client("federation")
+	ctx := context.Background()
+	svc := federatedService("default", "shop")
+	if err := fed.Create(ctx, svc); err != nil {
+		t.Fatal(err)
+	}
+	global := "shop.default.fed.svc." + zone
+	framework.Eventually(t, 30*time.Second, func(ctx context.Context) error {
+		var n int
+		for _, rr := range srv.Query(t, global, dns.TypeA) {
+			if rr.Header().Rrtype == dns.TypeA {
+				n++
+			}
+		}
+		if n != 2 {
+			return fmt.Errorf("BIND answers %d A records for %s, want 2", n, global)
+		}
+		return nil
+	})
+	framework.Eventually(t, 10*time.Second, func(ctx context.Context) error {
+		var ep extdnsv1alpha1.DNSEndpoint
+		if err := fed.Get(ctx, client.ObjectKeyFromObject(svc), &ep); err != nil {
+			return err
+		}
+		if ep.Status.ObservedGeneration != ep.Generation {
+			return fmt.Errorf("published generation %d of %d", ep.Status.ObservedGeneration, ep.Generation)
+		}
+		return nil
+	})
+
+	// Steady state: several sync intervals pass without a single request.
+	before := dnsRequests(t, "rfc2136")
+	if before == 0 {
+		t.Fatal("kfed_dns_requests_total not exported")
+	}
+	time.Sleep(3 * time.Second)
+	if after := dnsRequests(t, "rfc2136"); after != before {
+		t.Errorf("nothing changed, yet %v requests were sent in 6 sync intervals", after-before)
+	}
+}
