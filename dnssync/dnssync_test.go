@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/netip"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -51,17 +50,6 @@ func newSyncer(t *testing.T, srv *bindtest.Server) (*dnssync.Syncer, *rfc2136.Pr
 	return &dnssync.Syncer{Provider: p, Planner: dnsprovider.Planner{Registry: reg}}, p
 }
 
-func answers(t *testing.T, srv *bindtest.Server, name string, qtype uint16) []string {
-	var out []string
-	for _, rr := range srv.Query(t, name, qtype) {
-		if rr.Header().Rrtype == qtype {
-			out = append(out, strings.TrimPrefix(rr.String(), rr.Header().String()))
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
 func TestSyncPublishesToBINDAndStaysQuietInSteadyState(t *testing.T) {
 	srv := bindtest.Start(t, zone)
 	s, p := newSyncer(t, srv)
@@ -76,10 +64,10 @@ func TestSyncPublishesToBINDAndStaysQuietInSteadyState(t *testing.T) {
 	if res.Changes() == 0 || res.Listed != 1 {
 		t.Fatalf("first sync: %d changes, %d listings", res.Changes(), res.Listed)
 	}
-	if got := answers(t, srv, global, dns.TypeA); !slices.Equal(got, []string{"127.1.0.1", "127.2.0.1"}) {
+	if got := srv.Answers(t, global, dns.TypeA); !slices.Equal(got, []string{"127.1.0.1", "127.2.0.1"}) {
 		t.Errorf("BIND answers %s A %v", global, got)
 	}
-	if got := answers(t, srv, "_http._tcp."+global, dns.TypeSRV); len(got) != 2 {
+	if got := srv.Answers(t, "_http._tcp."+global, dns.TypeSRV); len(got) != 2 {
 		t.Errorf("BIND answers SRV %v", got)
 	}
 
@@ -103,10 +91,10 @@ func TestSyncPublishesToBINDAndStaysQuietInSteadyState(t *testing.T) {
 		if sent := p.Stats().Requests - before; sent != 1 {
 			t.Errorf("sent %d requests, want 1", sent)
 		}
-		if got := answers(t, srv, global, dns.TypeA); !slices.Equal(got, []string{"127.1.0.1"}) {
+		if got := srv.Answers(t, global, dns.TypeA); !slices.Equal(got, []string{"127.1.0.1"}) {
 			t.Errorf("BIND answers %v", got)
 		}
-		if got := answers(t, srv, "c2."+global, dns.TypeA); len(got) != 0 {
+		if got := srv.Answers(t, "c2."+global, dns.TypeA); len(got) != 0 {
 			t.Errorf("c2's name still answers %v", got)
 		}
 	})
@@ -150,11 +138,11 @@ func TestSyncNeverTouchesARecordItDoesNotOwn(t *testing.T) {
 	if len(conflicts) != 1 || conflicts[0].Name != global || conflicts[0].Resource != "ns/web" {
 		t.Errorf("conflicts %v, want one at %s for ns/web", conflicts, global)
 	}
-	if got := answers(t, srv, global, dns.TypeA); !slices.Equal(got, []string{"192.0.2.10"}) {
+	if got := srv.Answers(t, global, dns.TypeA); !slices.Equal(got, []string{"192.0.2.10"}) {
 		t.Errorf("the unowned record changed: %v", got)
 	}
 	// The names nobody else holds are published.
-	if got := answers(t, srv, "c1."+global, dns.TypeA); !slices.Equal(got, []string{"127.1.0.1"}) {
+	if got := srv.Answers(t, "c1."+global, dns.TypeA); !slices.Equal(got, []string{"127.1.0.1"}) {
 		t.Errorf("c1's name answers %v", got)
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/manager"
 	"github.com/kfed-io/kfed/test/framework"
 )
@@ -69,26 +68,7 @@ func BenchmarkReconcile1000Services(b *testing.B) {
 		}
 		wg.Wait()
 		framework.Eventually(b, 10*time.Minute, func(ctx context.Context) error {
-			var eps extdnsv1alpha1.DNSEndpointList
-			if err := fed.List(ctx, &eps); err != nil {
-				return err
-			}
-			complete := 0
-			for _, ep := range eps.Items {
-				global := 0
-				for _, e := range ep.Spec.Endpoints {
-					if e.DNSName == ep.Name+".default.fed.svc.example.com" && e.RecordType == "A" {
-						global++
-					}
-				}
-				if global == 3 {
-					complete++
-				}
-			}
-			if complete != n {
-				return fmt.Errorf("%d of %d Services published", complete, n)
-			}
-			return nil
+			return allPublished(ctx, fed, n, 3)
 		})
 		elapsed := time.Since(start)
 		b.StopTimer()

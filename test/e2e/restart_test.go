@@ -15,6 +15,31 @@ import (
 	"github.com/kfed-io/kfed/test/framework"
 )
 
+// allPublished checks that n DNSEndpoints in namespace default each hold
+// clusters A record sets at their Service's global name.
+func allPublished(ctx context.Context, fed client.Client, n, clusters int) error {
+	var eps extdnsv1alpha1.DNSEndpointList
+	if err := fed.List(ctx, &eps, client.InNamespace("default")); err != nil {
+		return err
+	}
+	complete := 0
+	for _, ep := range eps.Items {
+		global := 0
+		for _, e := range ep.Spec.Endpoints {
+			if e.DNSName == ep.Name+".default.fed.svc.example.com" && e.RecordType == "A" {
+				global++
+			}
+		}
+		if global == clusters {
+			complete++
+		}
+	}
+	if complete != n {
+		return fmt.Errorf("%d of %d Services have all %d clusters' records", complete, n, clusters)
+	}
+	return nil
+}
+
 // TestControllerRestartLosesAndDuplicatesNothing stops the controller while
 // it is part-way through a batch of Services and starts a new one.
 func TestControllerRestartLosesAndDuplicatesNothing(t *testing.T) {
@@ -48,26 +73,7 @@ func TestControllerRestartLosesAndDuplicatesNothing(t *testing.T) {
 	f.StartController(manager.Options{})
 
 	framework.Eventually(t, 60*time.Second, func(ctx context.Context) error {
-		var eps extdnsv1alpha1.DNSEndpointList
-		if err := fed.List(ctx, &eps); err != nil {
-			return err
-		}
-		complete := 0
-		for _, ep := range eps.Items {
-			global := 0
-			for _, e := range ep.Spec.Endpoints {
-				if e.DNSName == ep.Name+".default.fed.svc.example.com" && e.RecordType == "A" {
-					global++
-				}
-			}
-			if global == 3 {
-				complete++
-			}
-		}
-		if complete != n {
-			return fmt.Errorf("%d of %d Services have all three clusters' records", complete, n)
-		}
-		return nil
+		return allPublished(ctx, fed, n, 3)
 	})
 	for _, m := range f.Members {
 		var shards corev1.ServiceList

@@ -18,7 +18,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -223,6 +225,20 @@ func (s *Server) Query(t testing.TB, name string, qtype uint16) []dns.RR {
 		t.Fatalf("querying %s %s: %v", name, dns.TypeToString[qtype], err)
 	}
 	return r.Answer
+}
+
+// Answers returns the rdata of the answer records of type qtype for name,
+// sorted, as a resolver would see them ("127.0.0.1", "0 1 80 host.").
+func (s *Server) Answers(t testing.TB, name string, qtype uint16) []string {
+	t.Helper()
+	var out []string
+	for _, rr := range s.Query(t, name, qtype) {
+		if rr.Header().Rrtype == qtype {
+			out = append(out, strings.TrimPrefix(rr.String(), rr.Header().String()))
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // freePort returns a port free for both UDP and TCP on 127.0.0.1.
