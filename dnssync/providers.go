@@ -13,6 +13,7 @@ import (
 	awsroute53 "github.com/aws/aws-sdk-go-v2/service/route53"
 
 	"github.com/kfed-io/kfed/dnsprovider"
+	"github.com/kfed-io/kfed/dnsprovider/clouddns"
 	"github.com/kfed-io/kfed/dnsprovider/rfc2136"
 	"github.com/kfed-io/kfed/dnsprovider/route53"
 )
@@ -29,11 +30,13 @@ type ProviderFlags struct {
 	RFC2136KeyName, RFC2136Alg, RFC2136Secret string
 
 	Route53ZoneID, Route53Endpoint string
+
+	GoogleProject, GoogleZone string
 }
 
 // AddFlags binds the flags to fs.
 func (f *ProviderFlags) AddFlags(fs *flag.FlagSet, providerFlag string) {
-	fs.StringVar(&f.Provider, providerFlag, "", "DNS provider to publish to: route53 or rfc2136")
+	fs.StringVar(&f.Provider, providerFlag, "", "DNS provider to publish to: route53, clouddns or rfc2136")
 	fs.StringVar(&f.OwnerID, "owner-id", "kfed", "this federation's ownership mark; federations sharing a zone need different ones")
 	fs.StringVar(&f.TXTPrefix, "txt-prefix", dnsprovider.DefaultTXTPrefix, "prefix of the ownership TXT record names (ends in a dot)")
 	fs.StringVar(&f.RFC2136Host, "rfc2136-host", "", "RFC 2136: primary server host")
@@ -44,6 +47,8 @@ func (f *ProviderFlags) AddFlags(fs *flag.FlagSet, providerFlag string) {
 	fs.StringVar(&f.RFC2136Secret, "rfc2136-tsig-secret-file", "", "RFC 2136: file holding the base64 TSIG secret (never the secret itself)")
 	fs.StringVar(&f.Route53ZoneID, "route53-zone-id", "", "Route53: only this hosted zone (default: every zone the credentials see)")
 	fs.StringVar(&f.Route53Endpoint, "route53-endpoint", "", "Route53: API endpoint URL (default AWS's)")
+	fs.StringVar(&f.GoogleProject, "google-project", "", "Cloud DNS: project (default: the one of the application default credentials)")
+	fs.StringVar(&f.GoogleZone, "google-zone", "", "Cloud DNS: only this managed zone (name, ID or DNS name; default every zone)")
 }
 
 // New builds the provider and the planner its ownership registry needs.
@@ -80,8 +85,16 @@ func (f *ProviderFlags) New(ctx context.Context) (dnsprovider.Provider, dnsprovi
 			ids = []string{f.Route53ZoneID}
 		}
 		return route53.New(c, route53.Config{ZoneIDs: ids}), pl, nil
+	case "clouddns":
+		// Credentials are Google's application default credentials.
+		var zones []string
+		if f.GoogleZone != "" {
+			zones = []string{f.GoogleZone}
+		}
+		p, err := clouddns.NewWithDefaultCredentials(ctx, clouddns.Config{Project: f.GoogleProject, Zones: zones})
+		return p, pl, err
 	case "":
-		return nil, pl, errors.New("no provider given: route53 or rfc2136")
+		return nil, pl, errors.New("no provider given: route53, clouddns or rfc2136")
 	}
-	return nil, pl, fmt.Errorf("unknown provider %q: route53 or rfc2136", f.Provider)
+	return nil, pl, fmt.Errorf("unknown provider %q: route53, clouddns or rfc2136", f.Provider)
 }

@@ -31,7 +31,7 @@ func newDNSSyncCommand() *cobra.Command {
 		f  syncFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "sync --provider route53|rfc2136 [--once] [--dry-run]",
+		Use:   "sync --provider route53|clouddns|rfc2136 [--once] [--dry-run]",
 		Short: "Publish the federation's DNSEndpoints to a DNS provider",
 		Long: `Sync reads the DNSEndpoints kfed wrote in the control plane and publishes them to a DNS provider,
 touching only names that carry this federation's ownership mark (a TXT record at <txt-prefix><name>).
