@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"slices"
@@ -14,6 +15,7 @@ import (
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/dnssync"
 	"github.com/kfed-io/kfed/services"
 )
 
@@ -40,12 +42,15 @@ func newDNSPlanCommand() *cobra.Command {
 		namespace     string
 		allNamespaces bool
 		output        string
+		provider      dnssync.ProviderFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "plan [SERVICE]",
 		Short: "Print the DNS records kfed wants for a federated Service, or for all",
 		Long: `Plan prints the desired DNS records kfed computed for federated Services (their DNSEndpoint
-objects in the control plane): every name, type, set identifier (the cluster), TTL, weight and targets.`,
+objects in the control plane): every name, type, set identifier (the cluster), TTL, weight and targets.
+With --provider it prints instead what a sync would change in that provider's zones (creates, updates,
+deletes, and names left alone because kfed does not own them), and changes nothing.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if output != "table" && output != "yaml" && output != "json" {
@@ -73,6 +78,18 @@ objects in the control plane): every name, type, set identifier (the cluster), T
 				}
 				eps = list.Items
 			}
+			if provider.Provider != "" {
+				prov, planner, err := provider.New(cmd.Context())
+				if err != nil {
+					return err
+				}
+				s := &dnssync.Syncer{Provider: prov, Planner: planner}
+				res, err := s.Sync(cmd.Context(), dnssync.Desired(eps), true)
+				for _, p := range res.Plans {
+					fmt.Fprint(cmd.OutOrStdout(), p.String())
+				}
+				return err
+			}
 			return printRecords(cmd.OutOrStdout(), toRecords(eps), output)
 		},
 	}
@@ -80,6 +97,9 @@ objects in the control plane): every name, type, set identifier (the cluster), T
 	cmd.Flags().StringVarP(&namespace, "namespace", "n", "default", "namespace of the Service")
 	cmd.Flags().BoolVarP(&allNamespaces, "all-namespaces", "A", false, "all federated Services")
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "table, yaml or json")
+	provFlags := flag.NewFlagSet("provider", flag.ContinueOnError)
+	provider.AddFlags(provFlags, "provider")
+	cmd.Flags().AddGoFlagSet(provFlags)
 	return cmd
 }
 

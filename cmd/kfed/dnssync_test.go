@@ -96,6 +96,14 @@ func TestDNSSyncPublishesAFederatedServiceToBIND(t *testing.T) {
 		t.Errorf("zone name answers %v", got)
 	}
 
+	// kfed dns plan --provider shows the provider's view without applying.
+	planArgs := append([]string{"dns", "plan", "-A"}, syncArgs[3:]...)
+	planArgs = slices.DeleteFunc(planArgs, func(a string) bool { return a == "--once" })
+	out, err = run(t, planArgs...)
+	if err != nil || !strings.Contains(out, "zone kfed.test: 0 to create") || !strings.Contains(out, "! cluster-2."+global) {
+		t.Errorf("kfed dns plan --provider: %v\n%s", err, out)
+	}
+
 	// Nothing changed: a dry run plans nothing.
 	out, _ = run(t, append(syncArgs, "--dry-run")...)
 	if !strings.Contains(out, "0 to create, 0 to update, 0 to delete") || !strings.Contains(out, "0 changes planned") {
