@@ -19,7 +19,6 @@ import (
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/dnsprovider"
-	"github.com/kfed-io/kfed/services"
 )
 
 // +kubebuilder:rbac:groups=externaldns.k8s.io,resources=dnsendpoints/status,verbs=get;update;patch
@@ -99,7 +98,7 @@ func (c *Controller) Start(ctx context.Context) error {
 }
 
 func (c *Controller) syncOnce(ctx context.Context) {
-	labels := client.MatchingLabels{kfedv1alpha1.LabelManagedBy: "kfed", services.LabelFederation: c.Federation}
+	labels := client.MatchingLabels{kfedv1alpha1.LabelManagedBy: "kfed", kfedv1alpha1.LabelFederation: c.Federation}
 	var list extdnsv1alpha1.DNSEndpointList
 	if err := c.Fed.List(ctx, &list, labels); err != nil {
 		c.Logger.Error(err, "listing DNSEndpoints")

@@ -17,7 +17,6 @@ import (
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/dnsprovider"
-	"github.com/kfed-io/kfed/services"
 )
 
 // Desired converts DNSEndpoints into record sets: one per endpoint, keeping
@@ -37,11 +36,11 @@ func Desired(eps []extdnsv1alpha1.DNSEndpoint) []dnsprovider.RecordSet {
 			}
 			for _, p := range e.ProviderSpecific {
 				switch p.Name {
-				case services.PropWeight:
+				case extdnsv1alpha1.PropWeight:
 					if w, err := strconv.ParseInt(p.Value, 10, 64); err == nil && w >= 0 {
 						rs.Weight = w
 					}
-				case services.PropHostname:
+				case extdnsv1alpha1.PropHostname:
 					rs.Hostname = p.Value
 				}
 			}

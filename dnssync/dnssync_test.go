@@ -152,7 +152,7 @@ func TestDesiredKeepsClusterWeightAndHostname(t *testing.T) {
 		Endpoints: []extdnsv1alpha1.Endpoint{{
 			DNSName: "web.ns.fed.svc.kfed.test", RecordType: "A", Targets: []string{"127.5.0.1"}, SetIdentifier: "aws", RecordTTL: 60,
 			ProviderSpecific: []extdnsv1alpha1.ProviderSpecificProperty{
-				{Name: services.PropWeight, Value: "3"}, {Name: services.PropHostname, Value: "lb-1.us-east-1.elb.amazonaws.com"},
+				{Name: extdnsv1alpha1.PropWeight, Value: "3"}, {Name: extdnsv1alpha1.PropHostname, Value: "lb-1.us-east-1.elb.amazonaws.com"},
 			},
 		}},
 	}}

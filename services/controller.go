@@ -94,7 +94,7 @@ func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
 // into a reconcile of the federated one.
 func (c *Controller) onShard(_ string, obj client.Object) {
 	origin := obj.GetAnnotations()[AnnotationOrigin]
-	if origin == "" || obj.GetLabels()[LabelFederation] != c.Federation {
+	if origin == "" || obj.GetLabels()[kfedv1alpha1.LabelFederation] != c.Federation {
 		return
 	}
 	ns, name, ok := strings.Cut(origin, "/")
@@ -417,15 +417,15 @@ func previousShards(eps []extdnsv1alpha1.Endpoint, n Names) map[string]Shard {
 			}
 			for _, p := range e.ProviderSpecific {
 				switch p.Name {
-				case PropRegion:
+				case extdnsv1alpha1.PropRegion:
 					s.Region = p.Value
-				case PropZone:
+				case extdnsv1alpha1.PropZone:
 					s.Zones = strings.Split(p.Value, ",")
-				case PropWeight:
+				case extdnsv1alpha1.PropWeight:
 					s.Weight, _ = strconv.Atoi(p.Value)
-				case PropHostname:
+				case extdnsv1alpha1.PropHostname:
 					s.Hostname = p.Value
-				case PropClusterIP:
+				case extdnsv1alpha1.PropClusterIP:
 					for _, v := range strings.Split(p.Value, ",") {
 						if a, err := netip.ParseAddr(v); err == nil && !slices.Contains(s.ClusterIPs, a) {
 							s.ClusterIPs = append(s.ClusterIPs, a)
@@ -512,7 +512,7 @@ func (c *Controller) writeEndpoint(ctx context.Context, svc *corev1.Service, exi
 	want := &extdnsv1alpha1.DNSEndpoint{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: svc.Name, Namespace: svc.Namespace,
-			Labels: map[string]string{kfedv1alpha1.LabelManagedBy: "kfed", LabelFederation: c.Federation},
+			Labels: map[string]string{kfedv1alpha1.LabelManagedBy: "kfed", kfedv1alpha1.LabelFederation: c.Federation},
 		},
 		Spec: extdnsv1alpha1.DNSEndpointSpec{Endpoints: eps},
 	}
@@ -529,11 +529,11 @@ func (c *Controller) writeEndpoint(ctx context.Context, svc *corev1.Service, exi
 	if cur.Labels[kfedv1alpha1.LabelManagedBy] != "kfed" {
 		return fmt.Errorf("DNSEndpoint %s/%s exists and is not kfed's; not touched", cur.Namespace, cur.Name)
 	}
-	if equality.Semantic.DeepEqual(cur.Spec.Endpoints, eps) && cur.Labels[LabelFederation] == c.Federation {
+	if equality.Semantic.DeepEqual(cur.Spec.Endpoints, eps) && cur.Labels[kfedv1alpha1.LabelFederation] == c.Federation {
 		return nil
 	}
 	cur.Spec.Endpoints = eps
-	cur.Labels[LabelFederation] = c.Federation
+	cur.Labels[kfedv1alpha1.LabelFederation] = c.Federation
 	cur.OwnerReferences = want.OwnerReferences
 	if err := c.Fed.Update(ctx, cur); err != nil {
 		return fmt.Errorf("updating DNSEndpoint: %w", err)

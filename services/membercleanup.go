@@ -73,7 +73,7 @@ func (m *MemberCleanup) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 		if m.Recorder != nil {
 			m.Recorder.Eventf(&c, nil, corev1.EventTypeWarning, "ShardsLeftBehind", "Unjoin",
 				"could not remove kfed's Services from cluster %s within %v; delete the Services labelled %s=%s there by hand: %v",
-				c.Name, giveUp, LabelFederation, m.Federation, err)
+				c.Name, giveUp, kfedv1alpha1.LabelFederation, m.Federation, err)
 		}
 	}
 	patch := client.MergeFrom(c.DeepCopy())
@@ -94,7 +94,7 @@ func (m *MemberCleanup) cleanup(ctx context.Context, c *kfedv1alpha1.Cluster) er
 		return err
 	}
 	var list corev1.ServiceList
-	if err := member.List(ctx, &list, client.MatchingLabels{LabelFederation: m.Federation}); err != nil {
+	if err := member.List(ctx, &list, client.MatchingLabels{kfedv1alpha1.LabelFederation: m.Federation}); err != nil {
 		return fmt.Errorf("listing kfed's Services in %s: %w", c.Name, err)
 	}
 	var errs []error

@@ -13,16 +13,6 @@ import (
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 )
 
-// ProviderSpecific property names of the DNSEndpoint contract (docs/design.md).
-const (
-	PropCluster   = "kfed.io/cluster"
-	PropRegion    = "kfed.io/region"
-	PropZone      = "kfed.io/zone"
-	PropWeight    = "kfed.io/weight"
-	PropClusterIP = "kfed.io/cluster-ip"
-	PropHostname  = "kfed.io/hostname"
-)
-
 // DefaultTTL is the record TTL when a Service does not set kfed.io/ttl; 30 s
 // as k8gb, so a failed-over name is not cached long.
 const DefaultTTL = 30
@@ -183,20 +173,20 @@ func Endpoints(in Input) ([]extdnsv1alpha1.Endpoint, error) {
 
 func shardProps(s Shard) []extdnsv1alpha1.ProviderSpecificProperty {
 	props := []extdnsv1alpha1.ProviderSpecificProperty{
-		{Name: PropCluster, Value: s.Cluster},
-		{Name: PropRegion, Value: s.Region},
-		{Name: PropZone, Value: strings.Join(s.Zones, ",")},
-		{Name: PropWeight, Value: strconv.Itoa(s.Weight)},
+		{Name: extdnsv1alpha1.PropCluster, Value: s.Cluster},
+		{Name: extdnsv1alpha1.PropRegion, Value: s.Region},
+		{Name: extdnsv1alpha1.PropZone, Value: strings.Join(s.Zones, ",")},
+		{Name: extdnsv1alpha1.PropWeight, Value: strconv.Itoa(s.Weight)},
 	}
 	if len(s.ClusterIPs) > 0 {
 		ips := make([]string, len(s.ClusterIPs))
 		for i, a := range s.ClusterIPs {
 			ips[i] = a.String()
 		}
-		props = append(props, extdnsv1alpha1.ProviderSpecificProperty{Name: PropClusterIP, Value: strings.Join(ips, ",")})
+		props = append(props, extdnsv1alpha1.ProviderSpecificProperty{Name: extdnsv1alpha1.PropClusterIP, Value: strings.Join(ips, ",")})
 	}
 	if s.Hostname != "" {
-		props = append(props, extdnsv1alpha1.ProviderSpecificProperty{Name: PropHostname, Value: s.Hostname})
+		props = append(props, extdnsv1alpha1.ProviderSpecificProperty{Name: extdnsv1alpha1.PropHostname, Value: s.Hostname})
 	}
 	return props
 }

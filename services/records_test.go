@@ -236,7 +236,7 @@ func TestEndpointsCarryProvenanceForHealthAndWeights(t *testing.T) {
 			}
 		}
 	}
-	want := map[string]string{PropCluster: "c1", PropRegion: "us-east1", PropZone: "us-east1-b", PropWeight: "1", PropClusterIP: "10.96.0.10"}
+	want := map[string]string{extdnsv1alpha1.PropCluster: "c1", extdnsv1alpha1.PropRegion: "us-east1", extdnsv1alpha1.PropZone: "us-east1-b", extdnsv1alpha1.PropWeight: "1", extdnsv1alpha1.PropClusterIP: "10.96.0.10"}
 	for k, v := range want {
 		if props[k] != v {
 			t.Errorf("%s = %q, want %q (all: %v)", k, props[k], v, props)

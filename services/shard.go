@@ -15,8 +15,6 @@ import (
 
 // Markers kfed puts on shards.
 const (
-	// LabelFederation names the federation that manages a shard.
-	LabelFederation = "kfed.io/federation"
 	// AnnotationOrigin is the namespace/name of the control-plane Service a
 	// shard mirrors.
 	AnnotationOrigin = "kfed.io/origin"
@@ -43,13 +41,13 @@ func classify(existing *corev1.Service, origin, federation string) shardState {
 	if existing == nil {
 		return shardAbsent
 	}
-	if existing.Annotations[AnnotationOrigin] == origin && existing.Labels[LabelFederation] == federation {
+	if existing.Annotations[AnnotationOrigin] == origin && existing.Labels[kfedv1alpha1.LabelFederation] == federation {
 		if existing.Annotations[AnnotationAdopted] == "true" {
 			return shardAdopted
 		}
 		return shardOurs
 	}
-	if existing.Labels[LabelFederation] != "" {
+	if existing.Labels[kfedv1alpha1.LabelFederation] != "" {
 		return shardConflict // another federation's, or another origin's
 	}
 	return shardMatching
@@ -96,7 +94,7 @@ func desiredShard(svc *corev1.Service, federation string) *corev1.Service {
 		shard.Annotations[k] = v
 	}
 	shard.Labels[kfedv1alpha1.LabelManagedBy] = "kfed"
-	shard.Labels[LabelFederation] = federation
+	shard.Labels[kfedv1alpha1.LabelFederation] = federation
 	shard.Annotations[AnnotationOrigin] = svc.Namespace + "/" + svc.Name
 
 	spec := svc.Spec.DeepCopy()
@@ -155,7 +153,7 @@ func mergeShard(existing, want *corev1.Service) bool {
 // releaseShard removes kfed's marks from an adopted shard.
 func releaseShard(s *corev1.Service) {
 	delete(s.Labels, kfedv1alpha1.LabelManagedBy)
-	delete(s.Labels, LabelFederation)
+	delete(s.Labels, kfedv1alpha1.LabelFederation)
 	delete(s.Annotations, AnnotationOrigin)
 	delete(s.Annotations, AnnotationAdopted)
 }

@@ -21,8 +21,13 @@ const (
 
 // Well-known labels kfed puts on objects it creates.
 const (
-	// LabelManagedBy marks objects kfed created (value "kfed").
+	// LabelManagedBy marks objects kfed created (value ManagedBy).
 	LabelManagedBy = "app.kubernetes.io/managed-by"
+	// ManagedBy is LabelManagedBy's value on kfed's objects.
+	ManagedBy = "kfed"
+	// LabelFederation names the federation an object belongs to: shards in
+	// members, DNSEndpoints in the control plane (readers select on it).
+	LabelFederation = "kfed.io/federation"
 	// LabelCluster names the member Cluster an object belongs to.
 	LabelCluster = "kfed.io/cluster"
 	// DefaultNamespace is where kfed keeps its Secrets and namespaced objects.

@@ -16,7 +16,6 @@ import (
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/dnssync"
-	"github.com/kfed-io/kfed/services"
 )
 
 func newDNSCommand() *cobra.Command {
@@ -110,7 +109,7 @@ func toRecords(eps []extdnsv1alpha1.DNSEndpoint) []record {
 			r := record{Service: ep.Namespace + "/" + ep.Name, Name: e.DNSName, Type: e.RecordType,
 				Set: e.SetIdentifier, TTL: e.RecordTTL, Targets: e.Targets}
 			for _, p := range e.ProviderSpecific {
-				if p.Name == services.PropWeight {
+				if p.Name == extdnsv1alpha1.PropWeight {
 					r.Weight = p.Value
 				}
 			}

@@ -14,7 +14,6 @@ import (
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/dnssync"
-	"github.com/kfed-io/kfed/services"
 )
 
 // syncFlags are the flags of `kfed dns sync`.
@@ -80,7 +79,7 @@ prints the plan and changes nothing. Without --once it syncs every --interval un
 func syncOnce(ctx context.Context, out io.Writer, fed client.Client, s *dnssync.Syncer, f syncFlags) error {
 	labels := client.MatchingLabels{kfedv1alpha1.LabelManagedBy: "kfed"}
 	if f.federation != "" {
-		labels[services.LabelFederation] = f.federation
+		labels[kfedv1alpha1.LabelFederation] = f.federation
 	}
 	var list extdnsv1alpha1.DNSEndpointList
 	if err := fed.List(ctx, &list, labels); err != nil {

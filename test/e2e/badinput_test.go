@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/services"
 	"github.com/kfed-io/kfed/test/framework"
 )
@@ -97,7 +98,7 @@ func TestBadInputIsReportedAndChangesNothing(t *testing.T) {
 		if err := f.Client("cluster-2").Get(ctx, key, &got); err != nil {
 			t.Fatal(err)
 		}
-		if got.Spec.Type != corev1.ServiceTypeClusterIP || got.Spec.Ports[0].Port != 9090 || got.Labels[services.LabelFederation] != "" {
+		if got.Spec.Type != corev1.ServiceTypeClusterIP || got.Spec.Ports[0].Port != 9090 || got.Labels[kfedv1alpha1.LabelFederation] != "" {
 			t.Errorf("kfed changed a Service it does not own: %+v %v", got.Spec, got.Labels)
 		}
 		// The other cluster still serves it.
@@ -136,7 +137,7 @@ func TestBadInputIsReportedAndChangesNothing(t *testing.T) {
 			if err := f.Client("cluster-2").Get(ctx, key, &after); err != nil {
 				return fmt.Errorf("adopted Service was deleted: %v", err)
 			}
-			if after.Annotations[services.AnnotationAdopted] != "" || after.Labels[services.LabelFederation] != "" {
+			if after.Annotations[services.AnnotationAdopted] != "" || after.Labels[kfedv1alpha1.LabelFederation] != "" {
 				return fmt.Errorf("still marked as kfed's: %v %v", after.Labels, after.Annotations)
 			}
 			if err := f.Client("cluster-1").Get(ctx, key, &corev1.Service{}); !apierrors.IsNotFound(err) {

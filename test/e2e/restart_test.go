@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/manager"
 	"github.com/kfed-io/kfed/services"
 	"github.com/kfed-io/kfed/test/framework"
@@ -77,7 +78,7 @@ func TestControllerRestartLosesAndDuplicatesNothing(t *testing.T) {
 	})
 	for _, m := range f.Members {
 		var shards corev1.ServiceList
-		if err := f.Client(m.Name).List(ctx, &shards, client.MatchingLabels{services.LabelFederation: "fed"}); err != nil {
+		if err := f.Client(m.Name).List(ctx, &shards, client.MatchingLabels{kfedv1alpha1.LabelFederation: "fed"}); err != nil {
 			t.Fatal(err)
 		}
 		if len(shards.Items) != n {

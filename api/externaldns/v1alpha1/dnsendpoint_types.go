@@ -4,6 +4,18 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// ProviderSpecific property names of kfed's contract on this schema
+// (docs/design.md, "Desired DNS state"): where a per-cluster endpoint comes
+// from and how to weigh it.
+const (
+	PropCluster   = "kfed.io/cluster"
+	PropRegion    = "kfed.io/region"
+	PropZone      = "kfed.io/zone"
+	PropWeight    = "kfed.io/weight"
+	PropClusterIP = "kfed.io/cluster-ip"
+	PropHostname  = "kfed.io/hostname"
+)
+
 // Endpoint is one DNS record set: a name, a type and its targets.
 type Endpoint struct {
 	// DNSName is the fully qualified name, without a trailing dot.

@@ -1,0 +1,29 @@
+// Command coredns is CoreDNS with every in-tree plugin plus kfed, which
+// answers a federation's Service names from its control plane's DNSEndpoints.
+// Flags and Corefile are CoreDNS's own (coredns -help); -version prints
+// CoreDNS's version.
+package main
+
+import (
+	"slices"
+
+	"github.com/coredns/coredns/core/dnsserver"
+	_ "github.com/coredns/coredns/core/plugin" // every in-tree plugin
+	"github.com/coredns/coredns/coremain"
+
+	_ "github.com/kfed-io/kfed/plugin/kfed"
+)
+
+func main() {
+	// A plugin runs in the order of this list, not the Corefile's. kfed goes
+	// just before hosts: after the plugins that shape every query (log,
+	// cache, rewrite, ...) and before the ones that serve data, so that
+	// cache keeps its answers and fallthrough reaches hosts, file,
+	// kubernetes and forward.
+	i := slices.Index(dnsserver.Directives, "hosts")
+	if i < 0 {
+		i = len(dnsserver.Directives)
+	}
+	dnsserver.Directives = slices.Insert(dnsserver.Directives, i, "kfed")
+	coremain.Run()
+}

@@ -1,0 +1,160 @@
+package devenv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/miekg/dns"
+)
+
+// CoreDNSOptions say how to run one CoreDNS.
+type CoreDNSOptions struct {
+	// Binary is a CoreDNS built with the kfed plugin (go build ./cmd/coredns).
+	Binary string
+	// Name names the process, its log (DIR/logs/NAME.log) and its Corefile
+	// (DIR/NAME.Corefile). Default "coredns".
+	Name string
+	// Cluster is the member cluster this CoreDNS serves: Env.Stop stops it
+	// with that cluster's other processes. Empty means the control plane.
+	Cluster string
+	// Zone is the zone whose SOA, once answered, says the server is ready.
+	// The kfed plugin answers only after its first full sync.
+	Zone string
+	// Corefile is the configuration. Its server blocks name no port (CoreDNS
+	// is given -dns.port) and say `bind 127.0.0.1`, or CoreDNS listens on
+	// every interface; KfedCorefile writes such a block.
+	Corefile string
+}
+
+// CoreDNS is a running CoreDNS.
+type CoreDNS struct {
+	// Addr is 127.0.0.1:PORT, served over UDP and TCP.
+	Addr string
+	// Corefile is the path of its configuration.
+	Corefile string
+
+	p *process
+}
+
+// Stop ends the server. It is safe to call more than once, and Env.Stop
+// calls it too.
+func (d *CoreDNS) Stop() { d.p.stop(5 * time.Second) }
+
+// StartCoreDNS runs a CoreDNS on a free loopback port and returns once it
+// answers opts.Zone's SOA.
+func (e *Env) StartCoreDNS(ctx context.Context, opts CoreDNSOptions) (*CoreDNS, error) {
+	if opts.Binary == "" || opts.Zone == "" || opts.Corefile == "" {
+		return nil, errors.New("devenv: CoreDNS needs Binary, Zone and Corefile")
+	}
+	opts.Name = cmpOr(opts.Name, "coredns")
+	owner := e.ControlPlane
+	if opts.Cluster != "" {
+		if owner = e.Cluster(opts.Cluster); owner == nil {
+			return nil, fmt.Errorf("devenv: no cluster %q for CoreDNS", opts.Cluster)
+		}
+	}
+	d := &CoreDNS{Corefile: filepath.Join(e.Dir, opts.Name+".Corefile")}
+	if err := os.WriteFile(d.Corefile, []byte(opts.Corefile), 0o644); err != nil {
+		return nil, fmt.Errorf("writing Corefile of %s: %w", opts.Name, err)
+	}
+	var lastErr error
+	for range 3 { // a free port can be taken before CoreDNS binds it
+		port, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		d.Addr = "127.0.0.1:" + strconv.Itoa(port)
+		d.p = newProcess(opts.Name, opts.Binary, e.logDir, "-conf", d.Corefile, "-dns.port", strconv.Itoa(port))
+		if err := e.adopt(owner, d.p); err != nil {
+			return nil, err
+		}
+		waitCtx, cancel := context.WithTimeout(ctx, 60*time.Second)
+		lastErr = poll(waitCtx, 100*time.Millisecond, d.p, func(ctx context.Context) error {
+			return answersSOA(ctx, d.Addr, dns.Fqdn(opts.Zone))
+		})
+		cancel()
+		if lastErr == nil {
+			return d, nil
+		}
+		exited := !d.p.running()
+		d.p.stop(time.Second)
+		if !exited {
+			break // it runs but does not answer: another port will not help
+		}
+	}
+	return nil, fmt.Errorf("starting %s: %w", opts.Name, lastErr)
+}
+
+// adopt starts p as one of c's processes, which Env.Stop ends before c's API
+// server.
+func (e *Env) adopt(c *Cluster, p *process) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.stopped {
+		return errors.New("devenv: the environment is stopped")
+	}
+	if err := p.start(); err != nil {
+		return err
+	}
+	c.workloads = append(c.workloads, p)
+	return nil
+}
+
+func answersSOA(ctx context.Context, addr, zone string) error {
+	m := new(dns.Msg)
+	m.SetQuestion(zone, dns.TypeSOA)
+	c := &dns.Client{Timeout: time.Second}
+	r, _, err := c.ExchangeContext(ctx, m, addr)
+	if err != nil {
+		return err
+	}
+	if r.Rcode != dns.RcodeSuccess || len(r.Answer) == 0 || r.Answer[0].Header().Rrtype != dns.TypeSOA {
+		return fmt.Errorf("SOA %s from %s: %s with %d answers", zone, addr, dns.RcodeToString[r.Rcode], len(r.Answer))
+	}
+	return nil
+}
+
+// KfedZone is one zone served by the kfed plugin from a federation control
+// plane.
+type KfedZone struct {
+	// Zone is the DNS suffix the federation's names end in.
+	Zone       string
+	Federation string
+	// Cluster is the member this CoreDNS stands for: its own endpoints are
+	// answered first. Empty: none.
+	Cluster string
+	// Kubeconfig and Context reach the federation control plane.
+	Kubeconfig string
+	Context    string
+	// Extra lines for the server block, such as "log" or "cache 5".
+	Extra []string
+}
+
+// KfedCorefile is a server block that serves z on 127.0.0.1 with the kfed
+// plugin, for CoreDNSOptions.Corefile.
+func KfedCorefile(z KfedZone) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s {\n\tbind 127.0.0.1\n\terrors\n", z.Zone)
+	for _, l := range z.Extra {
+		fmt.Fprintf(&b, "\t%s\n", l)
+	}
+	fmt.Fprintf(&b, "\tkfed {\n\t\tfederation %s\n", z.Federation)
+	if z.Cluster != "" {
+		fmt.Fprintf(&b, "\t\tcluster %s\n", z.Cluster)
+	}
+	if z.Kubeconfig != "" {
+		fmt.Fprintf(&b, "\t\tkubeconfig %q", z.Kubeconfig)
+		if z.Context != "" {
+			fmt.Fprintf(&b, " %s", z.Context)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\t}\n}\n")
+	return b.String()
+}

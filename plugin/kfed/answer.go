@@ -1,0 +1,216 @@
+package kfed
+
+import (
+	"math/rand/v2"
+	"net"
+	"strings"
+
+	"github.com/coredns/coredns/plugin"
+	"github.com/coredns/coredns/request"
+	"github.com/miekg/dns"
+
+	"github.com/kfed-io/kfed/plugin/kfed/index"
+)
+
+// maxChain bounds the CNAMEs followed in one answer, so that a loop in the
+// data ends.
+const maxChain = 8
+
+// SOA timers. Nothing transfers the zone, so refresh, retry and expire only
+// need to be plausible; the negative TTL (minimum) is the plugin's ttl.
+const (
+	soaRefresh = 7200
+	soaRetry   = 1800
+	soaExpire  = 86400
+)
+
+// zoneNames are the synthesized names of one zone: its name server
+// ns.dns.ZONE (whose parent dns.ZONE is an empty non-terminal) and the
+// mailbox hostmaster.ZONE of its SOA.
+type zoneNames struct {
+	dns, ns, mbox string
+}
+
+func newZoneNames(zone string) zoneNames {
+	if zone == "." {
+		zone = ""
+	}
+	return zoneNames{dns: "dns." + zone, ns: "ns.dns." + zone, mbox: "hostmaster." + zone}
+}
+
+// respond builds the reply to a query for qname, lower case, in zone. The records in it
+// are the index's, shared by every reply and never modified, as CoreDNS's
+// file plugin shares its zone's: a plugin that changes a reply copies it
+// first. The sections are new for each reply, since the order of addresses
+// differs per query.
+func (k *Kfed) respond(state request.Request, qname, zone string) *dns.Msg {
+	m := new(dns.Msg)
+	m.SetReply(state.Req)
+	m.Authoritative = true
+	qtype := state.QType()
+	m.Answer = make([]dns.RR, 0, 8)
+
+	name := qname
+	for hop := 0; ; hop++ {
+		before := len(m.Answer)
+		records, exists := k.index.Lookup(name)
+		names := k.names[zone]
+		switch name {
+		case zone:
+			exists = true
+			m.Answer = appendApex(m.Answer, k, zone, qtype)
+		case names.dns:
+			exists = true
+		case names.ns:
+			exists = true
+			m.Answer = appendLocalAddress(m.Answer, state, name, qtype, k.ttl)
+		}
+		if !exists {
+			m.Rcode = dns.RcodeNameError
+			m.Ns = []dns.RR{k.soa(zone)}
+			return m
+		}
+		if c := cnameOf(records); c != nil && qtype != dns.TypeCNAME && qtype != dns.TypeANY {
+			m.Answer = append(m.Answer, c)
+			next := matchZone(k.zones, c.Target)
+			if next == "" || hop+1 == maxChain {
+				return m // the client's resolver follows it from here
+			}
+			name, zone = c.Target, next
+			continue
+		}
+		m.Answer = appendRecords(m.Answer, records, qtype)
+		if qtype == dns.TypeSRV {
+			m.Extra = k.appendTargets(m.Extra, m.Answer[before:])
+		}
+		if len(m.Answer) == before {
+			m.Ns = []dns.RR{k.soa(zone)} // NODATA
+		}
+		return m
+	}
+}
+
+// matchZone returns the longest of zones that name is in, or "". It does
+// what plugin.Zones.Matches does for lower-case, fully qualified names,
+// without the allocations of miekg/dns's label splitting (half of a query's)
+// unless the name has escapes, where a dot may be inside a label.
+func matchZone(zones []string, name string) string {
+	if strings.IndexByte(name, '\\') >= 0 {
+		return plugin.Zones(zones).Matches(name)
+	}
+	match := ""
+	for _, z := range zones {
+		in := z == "." || name == z || (len(name) > len(z) && name[len(name)-len(z)-1] == '.' && name[len(name)-len(z):] == z)
+		if in && len(z) > len(match) {
+			match = z
+		}
+	}
+	return match
+}
+
+func cnameOf(r *index.Records) *dns.CNAME {
+	if r == nil {
+		return nil
+	}
+	return r.CNAME()
+}
+
+// appendRecords appends a name's records of type qtype; ANY gets all of them.
+func appendRecords(dst []dns.RR, r *index.Records, qtype uint16) []dns.RR {
+	if r == nil {
+		return dst
+	}
+	switch qtype {
+	case dns.TypeA, dns.TypeAAAA:
+		return r.AppendAddresses(dst, qtype, rand.IntN)
+	case dns.TypeCNAME:
+		if c := r.CNAME(); c != nil {
+			dst = append(dst, c)
+		}
+	case dns.TypeSRV:
+		dst = append(dst, r.SRV()...)
+	case dns.TypeTXT:
+		dst = append(dst, r.TXT()...)
+	case dns.TypeANY:
+		if c := r.CNAME(); c != nil {
+			dst = append(dst, c)
+		}
+		dst = r.AppendAddresses(dst, dns.TypeA, rand.IntN)
+		dst = r.AppendAddresses(dst, dns.TypeAAAA, rand.IntN)
+		dst = append(dst, r.SRV()...)
+		dst = append(dst, r.TXT()...)
+	}
+	return dst
+}
+
+// appendTargets appends the addresses of the SRV records' targets that are in
+// the plugin's zones, for the additional section.
+func (k *Kfed) appendTargets(dst []dns.RR, srvs []dns.RR) []dns.RR {
+	for _, rr := range srvs {
+		srv, ok := rr.(*dns.SRV)
+		if !ok || matchZone(k.zones, srv.Target) == "" {
+			continue
+		}
+		if r, _ := k.index.Lookup(srv.Target); r != nil {
+			dst = r.AppendAddresses(dst, dns.TypeA, rand.IntN)
+			dst = r.AppendAddresses(dst, dns.TypeAAAA, rand.IntN)
+		}
+	}
+	return dst
+}
+
+// appendApex appends the synthesized SOA and NS of zone.
+func appendApex(dst []dns.RR, k *Kfed, zone string, qtype uint16) []dns.RR {
+	switch qtype {
+	case dns.TypeSOA:
+		return append(dst, k.soa(zone))
+	case dns.TypeNS:
+		return append(dst, k.ns(zone))
+	case dns.TypeANY:
+		return append(dst, k.soa(zone), k.ns(zone))
+	}
+	return dst
+}
+
+// appendLocalAddress answers the zone's name server name with the address
+// the query arrived on, as whoami does: whichever address reached this
+// server is one that serves the zone.
+func appendLocalAddress(dst []dns.RR, state request.Request, name string, qtype uint16, ttl uint32) []dns.RR {
+	ip := net.ParseIP(state.LocalIP())
+	if ip == nil {
+		return dst
+	}
+	hdr := dns.RR_Header{Name: name, Rrtype: qtype, Class: dns.ClassINET, Ttl: ttl}
+	switch v4 := ip.To4(); {
+	case v4 != nil && (qtype == dns.TypeA || qtype == dns.TypeANY):
+		hdr.Rrtype = dns.TypeA
+		return append(dst, &dns.A{Hdr: hdr, A: v4})
+	case v4 == nil && (qtype == dns.TypeAAAA || qtype == dns.TypeANY):
+		hdr.Rrtype = dns.TypeAAAA
+		return append(dst, &dns.AAAA{Hdr: hdr, AAAA: ip})
+	}
+	return dst
+}
+
+// soa is zone's SOA, its serial the index's. Its TTL and minimum are the
+// plugin's ttl, which makes that the negative TTL (RFC 2308).
+func (k *Kfed) soa(zone string) dns.RR {
+	names := k.names[zone]
+	return &dns.SOA{
+		Hdr:     dns.RR_Header{Name: zone, Rrtype: dns.TypeSOA, Class: dns.ClassINET, Ttl: k.ttl},
+		Ns:      names.ns,
+		Mbox:    names.mbox,
+		Serial:  k.index.Serial(),
+		Refresh: soaRefresh,
+		Retry:   soaRetry,
+		Expire:  soaExpire,
+		Minttl:  k.ttl,
+	}
+}
+
+func (k *Kfed) ns(zone string) dns.RR {
+	return &dns.NS{
+		Hdr: dns.RR_Header{Name: zone, Rrtype: dns.TypeNS, Class: dns.ClassINET, Ttl: k.ttl},
+		Ns:  k.names[zone].ns,
+	}
+}

@@ -1,0 +1,392 @@
+package index
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/miekg/dns"
+
+	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+)
+
+// maxWeight bounds a weight so that the sum over a name's clusters cannot
+// overflow; weights are relative, so larger ones add nothing.
+const maxWeight = 1 << 20
+
+// Records are the record sets at one name, merged from every endpoint that
+// names it. They are built once per change and never modified; callers must
+// not modify them or the records in them either.
+type Records struct {
+	a, aaaa addresses
+	cname   *dns.CNAME
+	srv     []dns.RR
+	txt     []dns.RR
+}
+
+// addresses are one type's address records at a name, one group per cluster.
+// Groups are kept in the order answers start from: the index's own cluster
+// first, then clusters with a weight, then those of weight 0.
+type addresses struct {
+	groups []group
+	local  int // groups[:local] are the index's own cluster
+	zero   int // groups[zero:] have weight 0
+}
+
+// group is one endpoint's addresses: one cluster's, or, without a cluster, a
+// shared endpoint's.
+type group struct {
+	cluster string
+	weight  int
+	rrs     []dns.RR
+	// clusterIPs are the shard's cluster IPs of this type, kept for the
+	// index's own cluster only: a client inside the cluster is answered these
+	// instead of the load balancer's addresses.
+	clusterIPs []dns.RR
+}
+
+// AppendAddresses appends the address records of type qtype (dns.TypeA or
+// dns.TypeAAAA) to dst in answer order: the index's own cluster first (its
+// cluster IPs where it has them, else its load-balancer addresses), then the
+// other clusters in a weighted random order drawn with intn, then those of
+// weight 0. intn(n) returns a number in [0, n); rand.IntN fits.
+func (r *Records) AppendAddresses(dst []dns.RR, qtype uint16, intn func(int) int) []dns.RR {
+	var as *addresses
+	switch qtype {
+	case dns.TypeA:
+		as = &r.a
+	case dns.TypeAAAA:
+		as = &r.aaaa
+	default:
+		return dst
+	}
+	for _, g := range as.groups[:as.local] {
+		if len(g.clusterIPs) > 0 {
+			dst = append(dst, g.clusterIPs...)
+		} else {
+			dst = append(dst, g.rrs...)
+		}
+	}
+	dst = appendWeighted(dst, as.groups[as.local:as.zero], intn)
+	for _, g := range as.groups[as.zero:] {
+		dst = append(dst, g.rrs...)
+	}
+	return dst
+}
+
+// appendWeighted appends the groups' records in a weighted random order: each
+// next group is drawn with a probability proportional to its weight among the
+// groups not drawn yet. Every weight is positive.
+func appendWeighted(dst []dns.RR, groups []group, intn func(int) int) []dns.RR {
+	if len(groups) == 1 {
+		return append(dst, groups[0].rrs...)
+	}
+	var buf [16]int // a name has a group per cluster: few
+	left := buf[:0]
+	if len(groups) > len(buf) {
+		left = make([]int, 0, len(groups))
+	}
+	total := 0
+	for i := range groups {
+		left = append(left, i)
+		total += groups[i].weight
+	}
+	for len(left) > 0 {
+		r := intn(total)
+		j := 0
+		for r >= groups[left[j]].weight {
+			r -= groups[left[j]].weight
+			j++
+		}
+		g := &groups[left[j]]
+		dst = append(dst, g.rrs...)
+		total -= g.weight
+		left = slices.Delete(left, j, j+1)
+	}
+	return dst
+}
+
+// HasAddresses reports whether the name has records of type qtype (A or
+// AAAA).
+func (r *Records) HasAddresses(qtype uint16) bool {
+	switch qtype {
+	case dns.TypeA:
+		return len(r.a.groups) > 0
+	case dns.TypeAAAA:
+		return len(r.aaaa.groups) > 0
+	}
+	return false
+}
+
+// CNAME is the name's CNAME record, or nil. A name with a CNAME has no other
+// records (RFC 1034 3.6.2): where a DNSEndpoint says otherwise, the CNAME
+// wins.
+func (r *Records) CNAME() *dns.CNAME { return r.cname }
+
+// SRV is the name's SRV records, in the order of the endpoint's targets.
+func (r *Records) SRV() []dns.RR { return r.srv }
+
+// TXT is the name's TXT records.
+func (r *Records) TXT() []dns.RR { return r.txt }
+
+// build merges the endpoints of sources at name into records; nil when none
+// can be served.
+func build(name string, sources []source, cluster string, defaultTTL uint32) (*Records, error) {
+	var (
+		b    = builder{name: name, cluster: cluster, defaultTTL: defaultTTL}
+		errs []error
+	)
+	for _, s := range sources {
+		for _, ep := range s.endpoints {
+			if err := b.add(ep); err != nil {
+				errs = append(errs, fmt.Errorf("%s %s %s: %w", s.object, ep.RecordType, ep.DNSName, err))
+			}
+		}
+	}
+	if b.cname != "" && len(b.a)+len(b.aaaa)+len(b.srv)+len(b.txt) > 0 {
+		errs = append(errs, fmt.Errorf("%s: records beside its CNAME are not served (RFC 1034 3.6.2)", name))
+	}
+	return b.records(), errors.Join(errs...)
+}
+
+// builder collects a name's endpoints, then builds its records with one TTL
+// per record set (RFC 2181 5.2), the lowest the endpoints ask for.
+type builder struct {
+	name       string
+	cluster    string
+	defaultTTL uint32
+
+	a, aaaa          []parsedGroup
+	cname            string
+	srv              []*dns.SRV
+	txt              [][]string
+	ttlA, ttlAAAA    uint32
+	ttlCNAME, ttlSRV uint32
+	ttlTXT           uint32
+}
+
+type parsedGroup struct {
+	cluster    string
+	weight     int
+	addrs      []netip.Addr
+	clusterIPs []netip.Addr
+}
+
+func (b *builder) add(ep *extdnsv1alpha1.Endpoint) error {
+	ttl := b.defaultTTL
+	if ep.RecordTTL > 0 {
+		ttl = uint32(min(ep.RecordTTL, 1<<31-1))
+	}
+	switch strings.ToUpper(ep.RecordType) {
+	case "A":
+		return b.addAddresses(&b.a, &b.ttlA, ep, ttl, netip.Addr.Is4)
+	case "AAAA":
+		return b.addAddresses(&b.aaaa, &b.ttlAAAA, ep, ttl, func(a netip.Addr) bool { return a.Is6() && !a.Is4In6() })
+	case "CNAME":
+		if len(ep.Targets) != 1 {
+			return fmt.Errorf("a CNAME needs one target, has %d", len(ep.Targets))
+		}
+		target, err := normalize(ep.Targets[0])
+		if err != nil {
+			return err
+		}
+		if b.cname != "" && b.cname != target {
+			return fmt.Errorf("a second CNAME target %s beside %s", target, b.cname)
+		}
+		b.cname = target
+		b.ttlCNAME = lowest(b.ttlCNAME, ttl)
+	case "SRV":
+		var errs []error
+		for _, t := range ep.Targets {
+			srv, err := parseSRV(t)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			b.srv = append(b.srv, srv)
+			b.ttlSRV = lowest(b.ttlSRV, ttl)
+		}
+		return errors.Join(errs...)
+	case "TXT":
+		for _, t := range ep.Targets {
+			b.txt = append(b.txt, splitTXT(t))
+			b.ttlTXT = lowest(b.ttlTXT, ttl)
+		}
+	default:
+		return errors.New("record type not served")
+	}
+	return nil
+}
+
+func (b *builder) addAddresses(groups *[]parsedGroup, setTTL *uint32, ep *extdnsv1alpha1.Endpoint, ttl uint32, family func(netip.Addr) bool) error {
+	g := parsedGroup{cluster: cmp.Or(property(ep, extdnsv1alpha1.PropCluster), ep.SetIdentifier), weight: 1}
+	var errs []error
+	if w := property(ep, extdnsv1alpha1.PropWeight); w != "" {
+		n, err := strconv.Atoi(w)
+		if err != nil || n < 0 {
+			errs = append(errs, fmt.Errorf("weight %q is not a non-negative integer; using 1", w))
+		} else {
+			g.weight = min(n, maxWeight)
+		}
+	}
+	for _, t := range ep.Targets {
+		a, err := netip.ParseAddr(t)
+		if err != nil || !family(a) || a.Zone() != "" {
+			errs = append(errs, fmt.Errorf("target %q is not an %s address", t, ep.RecordType))
+			continue
+		}
+		g.addrs = append(g.addrs, a)
+	}
+	if g.cluster != "" && g.cluster == b.cluster {
+		for f := range strings.SplitSeq(property(ep, extdnsv1alpha1.PropClusterIP), ",") {
+			if a, err := netip.ParseAddr(strings.TrimSpace(f)); err == nil && family(a) && a.Zone() == "" {
+				g.clusterIPs = append(g.clusterIPs, a)
+			}
+		}
+	}
+	if len(g.addrs) > 0 {
+		*groups = append(*groups, g)
+		*setTTL = lowest(*setTTL, ttl)
+	}
+	return errors.Join(errs...)
+}
+
+func (b *builder) records() *Records {
+	r := &Records{}
+	switch {
+	case b.cname != "":
+		r.cname = &dns.CNAME{Hdr: b.header(dns.TypeCNAME, b.ttlCNAME), Target: b.cname}
+	default:
+		r.a = b.addresses(b.a, dns.TypeA, b.ttlA)
+		r.aaaa = b.addresses(b.aaaa, dns.TypeAAAA, b.ttlAAAA)
+		for _, s := range b.srv {
+			s.Hdr = b.header(dns.TypeSRV, b.ttlSRV)
+			r.srv = append(r.srv, s)
+		}
+		for _, t := range b.txt {
+			r.txt = append(r.txt, &dns.TXT{Hdr: b.header(dns.TypeTXT, b.ttlTXT), Txt: t})
+		}
+	}
+	if r.cname == nil && len(r.a.groups) == 0 && len(r.aaaa.groups) == 0 && len(r.srv) == 0 && len(r.txt) == 0 {
+		return nil
+	}
+	return r
+}
+
+// addresses orders a type's groups for AppendAddresses and builds their
+// records.
+func (b *builder) addresses(parsed []parsedGroup, qtype uint16, ttl uint32) addresses {
+	slices.SortStableFunc(parsed, func(x, y parsedGroup) int {
+		return cmp.Or(
+			cmp.Compare(rank(b.isLocal(y)), rank(b.isLocal(x))),
+			cmp.Compare(rank(y.weight > 0), rank(x.weight > 0)),
+			strings.Compare(x.cluster, y.cluster))
+	})
+	as := addresses{groups: make([]group, len(parsed)), zero: len(parsed)}
+	for i, p := range parsed {
+		as.groups[i] = group{
+			cluster:    p.cluster,
+			weight:     p.weight,
+			rrs:        b.addressRRs(p.addrs, qtype, ttl),
+			clusterIPs: b.addressRRs(p.clusterIPs, qtype, ttl),
+		}
+		if b.isLocal(p) {
+			as.local = i + 1
+		} else if p.weight == 0 && as.zero == len(parsed) {
+			as.zero = i
+		}
+	}
+	return as
+}
+
+func (b *builder) isLocal(g parsedGroup) bool { return g.cluster != "" && g.cluster == b.cluster }
+
+// rank orders true before false in a descending comparison.
+func rank(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (b *builder) addressRRs(addrs []netip.Addr, qtype uint16, ttl uint32) []dns.RR {
+	slices.SortFunc(addrs, netip.Addr.Compare)
+	addrs = slices.Compact(addrs)
+	if len(addrs) == 0 {
+		return nil
+	}
+	rrs := make([]dns.RR, len(addrs))
+	for i, a := range addrs {
+		if qtype == dns.TypeA {
+			rrs[i] = &dns.A{Hdr: b.header(qtype, ttl), A: a.AsSlice()}
+		} else {
+			rrs[i] = &dns.AAAA{Hdr: b.header(qtype, ttl), AAAA: a.AsSlice()}
+		}
+	}
+	return rrs
+}
+
+func (b *builder) header(rrtype uint16, ttl uint32) dns.RR_Header {
+	return dns.RR_Header{Name: b.name, Rrtype: rrtype, Class: dns.ClassINET, Ttl: ttl}
+}
+
+// parseSRV reads an SRV target as ExternalDNS writes it: "priority weight
+// port target".
+func parseSRV(s string) (*dns.SRV, error) {
+	f := strings.Fields(s)
+	if len(f) != 4 {
+		return nil, fmt.Errorf("SRV target %q is not \"priority weight port target\"", s)
+	}
+	var n [3]uint16
+	for i := range n {
+		v, err := strconv.ParseUint(f[i], 10, 16)
+		if err != nil {
+			return nil, fmt.Errorf("SRV target %q: %w", s, err)
+		}
+		n[i] = uint16(v)
+	}
+	target, err := normalize(f[3])
+	if err != nil {
+		return nil, fmt.Errorf("SRV target %q: %w", s, err)
+	}
+	return &dns.SRV{Priority: n[0], Weight: n[1], Port: n[2], Target: target}, nil
+}
+
+// splitTXT cuts a TXT value into the 255-octet strings a TXT record holds.
+// ExternalDNS quotes TXT targets; the quotes are not part of the value. A
+// backslash is escaped, as miekg/dns reads escapes in TXT strings.
+func splitTXT(s string) []string {
+	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
+		s = s[1 : len(s)-1]
+	}
+	var out []string
+	for {
+		chunk := s[:min(len(s), 255)]
+		out = append(out, strings.ReplaceAll(chunk, `\`, `\\`))
+		s = s[len(chunk):]
+		if s == "" {
+			return out
+		}
+	}
+}
+
+func property(ep *extdnsv1alpha1.Endpoint, name string) string {
+	for _, p := range ep.ProviderSpecific {
+		if p.Name == name {
+			return p.Value
+		}
+	}
+	return ""
+}
+
+// lowest is the lower of two TTLs, where 0 means not set yet.
+func lowest(set, ttl uint32) uint32 {
+	if set == 0 || ttl < set {
+		return ttl
+	}
+	return set
+}

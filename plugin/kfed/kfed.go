@@ -1,0 +1,68 @@
+// Package kfed is a CoreDNS plugin that answers a federation's Service names
+// from the DNSEndpoint objects kfed writes to the federation control plane.
+// See README.md for its configuration and answers.
+package kfed
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+
+	"github.com/coredns/coredns/plugin"
+	"github.com/coredns/coredns/plugin/pkg/fall"
+	"github.com/coredns/coredns/request"
+	"github.com/miekg/dns"
+
+	"github.com/kfed-io/kfed/plugin/kfed/index"
+)
+
+// Kfed is the plugin: authoritative for its zones, answering from an index
+// that a watch on the control plane keeps current.
+type Kfed struct {
+	Next plugin.Handler
+
+	zones    []string
+	fall     fall.F
+	ttl      uint32
+	index    *index.Index
+	names    map[string]zoneNames // of each zone
+	synced   atomic.Bool          // the index has seen a full list of the DNSEndpoints
+	requests requestCounters
+}
+
+// ServeDNS answers a query for a name in the plugin's zones from the index,
+// without calling the API server. Until the index has been filled once it
+// answers SERVFAIL rather than deny names that may exist.
+//
+// Replies are not truncated here: CoreDNS's server wraps every
+// ResponseWriter in a request.ScrubWriter that fits the reply to the
+// client's UDP or EDNS0 buffer and sets TC, so doing it here too would
+// measure every reply twice.
+func (k *Kfed) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
+	if len(r.Question) != 1 || r.Question[0].Qclass != dns.ClassINET {
+		return plugin.NextOrFailure(k.Name(), k.Next, ctx, w, r)
+	}
+	// The name as CoreDNS's server matches zones: lower case, as it came.
+	// request.Request.Name would re-escape it: a tenth of the plugin's time.
+	qname, qtype := strings.ToLower(r.Question[0].Name), r.Question[0].Qtype
+	zone := matchZone(k.zones, qname)
+	if zone == "" {
+		return plugin.NextOrFailure(k.Name(), k.Next, ctx, w, r)
+	}
+	if !k.synced.Load() {
+		k.requests.count(qtype, dns.RcodeServerFailure)
+		return dns.RcodeServerFailure, nil
+	}
+	m := k.respond(request.Request{W: w, Req: r}, qname, zone)
+	if m.Rcode == dns.RcodeNameError && k.fall.Through(qname) {
+		return plugin.NextOrFailure(k.Name(), k.Next, ctx, w, r)
+	}
+	k.requests.count(qtype, m.Rcode)
+	if err := w.WriteMsg(m); err != nil {
+		return dns.RcodeServerFailure, plugin.Error(k.Name(), err)
+	}
+	return dns.RcodeSuccess, nil
+}
+
+// Name implements plugin.Handler.
+func (k *Kfed) Name() string { return "kfed" }

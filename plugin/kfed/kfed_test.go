@@ -1,0 +1,419 @@
+package kfed
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/coredns/coredns/plugin/pkg/dnstest"
+	"github.com/coredns/coredns/plugin/pkg/fall"
+	"github.com/coredns/coredns/plugin/test"
+	"github.com/coredns/coredns/request"
+	"github.com/miekg/dns"
+
+	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+)
+
+// The test federation "dev" under kfed.test: Service default/demo with
+// shards in cluster-1 (us-east1-b), cluster-2 (us-east1-c) and cluster-3
+// (europe-west1-b, weight 0), seen from inside cluster-1.
+const (
+	zone    = "kfed.test."
+	global  = "demo.default.dev.svc.kfed.test."
+	useast  = "demo.default.dev.svc.us-east1.kfed.test."
+	useastB = "demo.default.dev.svc.us-east1-b.us-east1.kfed.test."
+	europe  = "demo.default.dev.svc.europe-west1.kfed.test."
+	europeC = "demo.default.dev.svc.europe-west1-c.europe-west1.kfed.test."
+	asia    = "demo.default.dev.svc.asia-east1.kfed.test."
+	asiaA   = "demo.default.dev.svc.asia-east1-a.asia-east1.kfed.test."
+	srvName = "_http._tcp.demo.default.dev.svc.kfed.test."
+	owner   = "kfed-owner.demo.default.dev.svc.kfed.test."
+	elb     = "elb.default.dev.svc.kfed.test."
+	dangle  = "dangling.default.dev.svc.kfed.test."
+	big     = "big.default.dev.svc.kfed.test."
+)
+
+func shardEndpoint(name, cluster, zones string, weight int, target string, clusterIPs string) extdnsv1alpha1.Endpoint {
+	typ := "A"
+	if strings.Contains(target, ":") {
+		typ = "AAAA"
+	}
+	props := []extdnsv1alpha1.ProviderSpecificProperty{
+		{Name: "kfed.io/cluster", Value: cluster},
+		{Name: "kfed.io/region", Value: strings.TrimSuffix(zones, "-b")},
+		{Name: "kfed.io/zone", Value: zones},
+		{Name: "kfed.io/weight", Value: fmt.Sprint(weight)},
+	}
+	if clusterIPs != "" {
+		props = append(props, extdnsv1alpha1.ProviderSpecificProperty{Name: "kfed.io/cluster-ip", Value: clusterIPs})
+	}
+	return extdnsv1alpha1.Endpoint{
+		DNSName: strings.TrimSuffix(name, "."), RecordType: typ, Targets: []string{target},
+		SetIdentifier: cluster, RecordTTL: 30, ProviderSpecific: props,
+	}
+}
+
+func sharedEndpoint(name, typ string, targets ...string) extdnsv1alpha1.Endpoint {
+	return extdnsv1alpha1.Endpoint{DNSName: strings.TrimSuffix(name, "."), RecordType: typ, Targets: targets, RecordTTL: 30}
+}
+
+// demoEndpoints are what the services controller would write for demo.
+func demoEndpoints() []extdnsv1alpha1.Endpoint {
+	c1 := func(name string) extdnsv1alpha1.Endpoint {
+		return shardEndpoint(name, "cluster-1", "us-east1-b", 1, "127.101.0.1", "10.96.0.10")
+	}
+	c2 := func(name string) extdnsv1alpha1.Endpoint {
+		return shardEndpoint(name, "cluster-2", "us-east1-c", 2, "127.102.0.1", "10.97.0.10")
+	}
+	c3 := func(name string) extdnsv1alpha1.Endpoint {
+		return shardEndpoint(name, "cluster-3", "europe-west1-b", 0, "127.103.0.1", "10.98.0.10")
+	}
+	return []extdnsv1alpha1.Endpoint{
+		c1(global), c2(global), c3(global),
+		shardEndpoint(global, "cluster-1", "us-east1-b", 1, "fd00::101", ""),
+		c1("cluster-1." + global), c2("cluster-2." + global), c3("cluster-3." + global),
+		c1(useast), c2(useast), c3(europe),
+		c1(useastB),
+		sharedEndpoint(europeC, "CNAME", strings.TrimSuffix(europe, ".")),
+		sharedEndpoint(asia, "CNAME", strings.TrimSuffix(global, ".")),
+		sharedEndpoint(asiaA, "CNAME", strings.TrimSuffix(asia, ".")),
+		sharedEndpoint(srvName, "SRV", "0 1 8080 cluster-1."+strings.TrimSuffix(global, "."), "0 2 8080 cluster-2."+strings.TrimSuffix(global, ".")),
+		sharedEndpoint(owner, "TXT", `"heritage=kfed,kfed/owner=dev"`),
+		sharedEndpoint(elb, "CNAME", "a1b2.elb.us-east-1.amazonaws.com"),
+		sharedEndpoint(dangle, "CNAME", "gone.default.dev.svc.kfed.test"),
+	}
+}
+
+// bigEndpoints has more addresses at one name than a 512-octet reply holds.
+func bigEndpoints() []extdnsv1alpha1.Endpoint {
+	var eps []extdnsv1alpha1.Endpoint
+	for i := range 60 {
+		eps = append(eps, shardEndpoint(big, fmt.Sprintf("cluster-%02d", i), "us-east1-b", 1, fmt.Sprintf("127.200.0.%d", i+1), ""))
+	}
+	return eps
+}
+
+// newTestKfed returns a synced plugin for zone kfed.test seen from cluster,
+// filled with objects.
+func newTestKfed(t testing.TB, cluster string, objects map[string][]extdnsv1alpha1.Endpoint) *Kfed {
+	t.Helper()
+	k := newKfed(config{zones: []string{zone}, federation: "dev", cluster: cluster, ttl: 30})
+	for key, eps := range objects {
+		if err := k.index.Set(key, eps); err != nil {
+			t.Fatal(err)
+		}
+	}
+	k.synced.Store(true)
+	return k
+}
+
+// serve sends m to k as CoreDNS's server does, through a ScrubWriter that
+// fits the reply to the client's buffer.
+func serve(t testing.TB, k *Kfed, m *dns.Msg, tcp bool) (*dns.Msg, int, error) {
+	t.Helper()
+	rec := dnstest.NewRecorder(&test.ResponseWriter{TCP: tcp})
+	rcode, err := k.ServeDNS(context.Background(), request.NewScrubWriter(m, rec), m)
+	return rec.Msg, rcode, err
+}
+
+var soa = test.SOA(zone + "\t30\tIN\tSOA\tns.dns.kfed.test. hostmaster.kfed.test. 1 7200 1800 86400 30")
+
+func TestServeDNSAnswers(t *testing.T) {
+	k := newTestKfed(t, "cluster-1", map[string][]extdnsv1alpha1.Endpoint{"default/demo": demoEndpoints()})
+	tests := []struct {
+		name string
+		test.Case
+	}{
+		{"global name answers every cluster, its own by cluster IP", test.Case{
+			Qname: global, Qtype: dns.TypeA,
+			Answer: []dns.RR{
+				test.A(global + "\t30\tIN\tA\t10.96.0.10"),
+				test.A(global + "\t30\tIN\tA\t127.102.0.1"),
+				test.A(global + "\t30\tIN\tA\t127.103.0.1"),
+			},
+		}},
+		{"global AAAA answers the own cluster's target when it has no IPv6 cluster IP", test.Case{
+			Qname: global, Qtype: dns.TypeAAAA,
+			Answer: []dns.RR{test.AAAA(global + "\t30\tIN\tAAAA\tfd00::101")},
+		}},
+		{"region name answers the clusters of the region", test.Case{
+			Qname: useast, Qtype: dns.TypeA,
+			Answer: []dns.RR{
+				test.A(useast + "\t30\tIN\tA\t10.96.0.10"),
+				test.A(useast + "\t30\tIN\tA\t127.102.0.1"),
+			},
+		}},
+		{"zone name answers the clusters of the zone", test.Case{
+			Qname: useastB, Qtype: dns.TypeA,
+			Answer: []dns.RR{test.A(useastB + "\t30\tIN\tA\t10.96.0.10")},
+		}},
+		{"query name case does not matter", test.Case{
+			Qname: strings.ToUpper(useastB), Qtype: dns.TypeA,
+			Answer: []dns.RR{test.A(useastB + "\t30\tIN\tA\t10.96.0.10")},
+		}},
+		{"zone without endpoint answers CNAME to region and the region's addresses", test.Case{
+			Qname: europeC, Qtype: dns.TypeA,
+			Answer: []dns.RR{
+				test.CNAME(europeC + "\t30\tIN\tCNAME\t" + europe),
+				test.A(europe + "\t30\tIN\tA\t127.103.0.1"),
+			},
+		}},
+		{"CNAME chain is followed through region to global in one answer", test.Case{
+			Qname: asiaA, Qtype: dns.TypeA,
+			Answer: []dns.RR{
+				test.CNAME(asiaA + "\t30\tIN\tCNAME\t" + asia),
+				test.CNAME(asia + "\t30\tIN\tCNAME\t" + global),
+				test.A(global + "\t30\tIN\tA\t10.96.0.10"),
+				test.A(global + "\t30\tIN\tA\t127.102.0.1"),
+				test.A(global + "\t30\tIN\tA\t127.103.0.1"),
+			},
+		}},
+		{"CNAME query answers the CNAME alone", test.Case{
+			Qname: europeC, Qtype: dns.TypeCNAME,
+			Answer: []dns.RR{test.CNAME(europeC + "\t30\tIN\tCNAME\t" + europe)},
+		}},
+		{"CNAME out of the zone is answered for the client to follow", test.Case{
+			Qname: elb, Qtype: dns.TypeA,
+			Answer: []dns.RR{test.CNAME(elb + "\t30\tIN\tCNAME\ta1b2.elb.us-east-1.amazonaws.com.")},
+		}},
+		{"CNAME to a name that does not exist is NXDOMAIN with the CNAME", test.Case{
+			Qname: dangle, Qtype: dns.TypeA, Rcode: dns.RcodeNameError,
+			Answer: []dns.RR{test.CNAME(dangle + "\t30\tIN\tCNAME\tgone.default.dev.svc.kfed.test.")},
+			Ns:     []dns.RR{soa},
+		}},
+		{"CNAME chain ending without the type is NODATA with the chain", test.Case{
+			Qname: europeC, Qtype: dns.TypeAAAA,
+			Answer: []dns.RR{test.CNAME(europeC + "\t30\tIN\tCNAME\t" + europe)},
+			Ns:     []dns.RR{soa},
+		}},
+		{"SRV answers each cluster's port with target addresses in additional", test.Case{
+			Qname: srvName, Qtype: dns.TypeSRV,
+			Answer: []dns.RR{
+				test.SRV(srvName + "\t30\tIN\tSRV\t0 1 8080 cluster-1." + global),
+				test.SRV(srvName + "\t30\tIN\tSRV\t0 2 8080 cluster-2." + global),
+			},
+			Extra: []dns.RR{
+				test.A("cluster-1." + global + "\t30\tIN\tA\t10.96.0.10"),
+				test.A("cluster-2." + global + "\t30\tIN\tA\t127.102.0.1"),
+			},
+		}},
+		{"TXT is answered where a DNSEndpoint has it", test.Case{
+			Qname: owner, Qtype: dns.TypeTXT,
+			Answer: []dns.RR{test.TXT(owner + "\t30\tIN\tTXT\t\"heritage=kfed,kfed/owner=dev\"")},
+		}},
+		{"TXT where no DNSEndpoint has it is NODATA", test.Case{
+			Qname: global, Qtype: dns.TypeTXT, Ns: []dns.RR{soa},
+		}},
+		{"type the name lacks is NODATA", test.Case{
+			Qname: global, Qtype: dns.TypeMX, Ns: []dns.RR{soa},
+		}},
+		{"empty non-terminal is NODATA", test.Case{
+			Qname: "default.dev.svc.kfed.test.", Qtype: dns.TypeA, Ns: []dns.RR{soa},
+		}},
+		{"name that does not exist is NXDOMAIN", test.Case{
+			Qname: "nope.default.dev.svc.kfed.test.", Qtype: dns.TypeA, Rcode: dns.RcodeNameError, Ns: []dns.RR{soa},
+		}},
+		{"name below a name with records does not exist", test.Case{
+			Qname: "x." + global, Qtype: dns.TypeA, Rcode: dns.RcodeNameError, Ns: []dns.RR{soa},
+		}},
+		{"apex answers SOA", test.Case{
+			Qname: zone, Qtype: dns.TypeSOA, Answer: []dns.RR{soa},
+		}},
+		{"apex answers NS", test.Case{
+			Qname: zone, Qtype: dns.TypeNS, Answer: []dns.RR{test.NS(zone + "\t30\tIN\tNS\tns.dns.kfed.test.")},
+		}},
+		{"apex without the type is NODATA", test.Case{
+			Qname: zone, Qtype: dns.TypeA, Ns: []dns.RR{soa},
+		}},
+		{"name server answers with the address the query came to", test.Case{
+			Qname: "ns.dns.kfed.test.", Qtype: dns.TypeA, Answer: []dns.RR{test.A("ns.dns.kfed.test.\t30\tIN\tA\t127.0.0.1")},
+		}},
+		{"name server's parent is an empty non-terminal", test.Case{
+			Qname: "dns.kfed.test.", Qtype: dns.TypeA, Ns: []dns.RR{soa},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.Authoritative = true
+			resp, rcode, err := serve(t, k, tt.Msg(), false)
+			if err != nil || rcode != dns.RcodeSuccess {
+				t.Fatalf("ServeDNS = %d, %v", rcode, err)
+			}
+			if !resp.Authoritative || resp.Truncated {
+				t.Errorf("AA %v, TC %v; want AA and no TC", resp.Authoritative, resp.Truncated)
+			}
+			if err := test.CNAMEOrder(resp); err != nil {
+				t.Error(err)
+			}
+			if err := test.SortAndCheck(resp, tt.Case); err != nil {
+				t.Errorf("%v\n%v", err, resp)
+			}
+		})
+	}
+}
+
+func TestServeDNSOrdersLocalClusterFirstAndWeightZeroLast(t *testing.T) {
+	k := newTestKfed(t, "cluster-1", map[string][]extdnsv1alpha1.Endpoint{"default/demo": demoEndpoints()})
+	for range 50 {
+		resp, _, _ := serve(t, k, test.Case{Qname: global, Qtype: dns.TypeA}.Msg(), false)
+		got := make([]string, len(resp.Answer))
+		for i, rr := range resp.Answer {
+			got[i] = rr.(*dns.A).A.String()
+		}
+		if len(got) != 3 || got[0] != "10.96.0.10" || got[2] != "127.103.0.1" {
+			t.Fatalf("answer order %v; want cluster-1's cluster IP first and weight-0 cluster-3 last", got)
+		}
+	}
+}
+
+func TestServeDNSTruncatesOverUDPAndAnswersInFullOverTCP(t *testing.T) {
+	k := newTestKfed(t, "", map[string][]extdnsv1alpha1.Endpoint{"default/big": bigEndpoints()})
+	withEDNS := func(size uint16) *dns.Msg {
+		m := test.Case{Qname: big, Qtype: dns.TypeA}.Msg()
+		m.SetEdns0(size, false)
+		return m
+	}
+	tests := []struct {
+		name          string
+		msg           *dns.Msg
+		tcp           bool
+		wantTruncated bool
+		wantMaxLen    int
+	}{
+		{"UDP without EDNS0 fits 512 octets with TC set", test.Case{Qname: big, Qtype: dns.TypeA}.Msg(), false, true, 512},
+		{"UDP with a 4096-octet EDNS0 buffer fits whole", withEDNS(4096), false, false, 4096},
+		{"UDP with a 700-octet EDNS0 buffer is cut to it with TC set", withEDNS(700), false, true, 700},
+		{"TCP answers in full", test.Case{Qname: big, Qtype: dns.TypeA}.Msg(), true, false, 65535},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, _, err := serve(t, k, tt.msg, tt.tcp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.Truncated != tt.wantTruncated {
+				t.Errorf("TC %v, want %v", resp.Truncated, tt.wantTruncated)
+			}
+			if n := resp.Len(); n > tt.wantMaxLen {
+				t.Errorf("reply is %d octets, over %d", n, tt.wantMaxLen)
+			}
+			if full := !tt.wantTruncated; full && len(resp.Answer) != 60 {
+				t.Errorf("%d answers, want all 60", len(resp.Answer))
+			}
+		})
+	}
+}
+
+func TestServeDNSFallsThroughOnlyWhereConfigured(t *testing.T) {
+	next := test.NextHandler(dns.RcodeRefused, nil)
+	tests := []struct {
+		name      string
+		fall      fall.F
+		qname     string
+		wantRcode int // returned by ServeDNS: Refused means next answered
+	}{
+		{"without fallthrough a missing name is NXDOMAIN", fall.Zero, "nope." + zone, dns.RcodeSuccess},
+		{"with fallthrough a missing name goes to the next plugin", fall.F{Zones: []string{"."}}, "nope." + zone, dns.RcodeRefused},
+		{"fallthrough for another zone keeps NXDOMAIN here", fall.F{Zones: []string{"other.test."}}, "nope." + zone, dns.RcodeSuccess},
+		{"with fallthrough an existing name is answered here", fall.F{Zones: []string{"."}}, global, dns.RcodeSuccess},
+		{"a name outside the zones goes to the next plugin", fall.Zero, "example.org.", dns.RcodeRefused},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			k := newTestKfed(t, "", map[string][]extdnsv1alpha1.Endpoint{"default/demo": demoEndpoints()})
+			k.fall, k.Next = tt.fall, next
+			_, rcode, _ := serve(t, k, test.Case{Qname: tt.qname, Qtype: dns.TypeA}.Msg(), false)
+			if rcode != tt.wantRcode {
+				t.Errorf("rcode %s, want %s", dns.RcodeToString[rcode], dns.RcodeToString[tt.wantRcode])
+			}
+		})
+	}
+}
+
+func TestServeDNSAnswersServfailUntilSynced(t *testing.T) {
+	k := newTestKfed(t, "", map[string][]extdnsv1alpha1.Endpoint{"default/demo": demoEndpoints()})
+	k.synced.Store(false)
+	if k.Ready() {
+		t.Error("ready before the first sync")
+	}
+	resp, rcode, _ := serve(t, k, test.Case{Qname: zone, Qtype: dns.TypeSOA}.Msg(), false)
+	if rcode != dns.RcodeServerFailure || resp != nil {
+		t.Errorf("before sync: rcode %s, reply %v; want SERVFAIL left to the server to write", dns.RcodeToString[rcode], resp)
+	}
+	k.synced.Store(true)
+	if !k.Ready() {
+		t.Error("not ready after the first sync")
+	}
+}
+
+func TestServeDNSSeesIndexChangesAtOnce(t *testing.T) {
+	k := newTestKfed(t, "", nil)
+	q := test.Case{Qname: useastB, Qtype: dns.TypeA}.Msg()
+	resp, _, _ := serve(t, k, q, false)
+	if resp.Rcode != dns.RcodeNameError {
+		t.Fatalf("empty index: %s", dns.RcodeToString[resp.Rcode])
+	}
+	serial := resp.Ns[0].(*dns.SOA).Serial
+	if err := k.index.Set("default/demo", demoEndpoints()); err != nil {
+		t.Fatal(err)
+	}
+	if resp, _, _ := serve(t, k, q, false); len(resp.Answer) != 1 {
+		t.Fatalf("after Set: %v", resp)
+	}
+	soa, _, _ := serve(t, k, test.Case{Qname: zone, Qtype: dns.TypeSOA}.Msg(), false)
+	if got := soa.Answer[0].(*dns.SOA).Serial; got <= serial {
+		t.Errorf("SOA serial %d after a change, not above %d", got, serial)
+	}
+	k.index.Delete("default/demo")
+	if resp, _, _ := serve(t, k, q, false); resp.Rcode != dns.RcodeNameError {
+		t.Fatalf("after Delete: %s", dns.RcodeToString[resp.Rcode])
+	}
+}
+
+func TestMatchZoneFindsTheLongestZoneByWholeLabels(t *testing.T) {
+	zones := []string{"kfed.test.", "us.kfed.test.", "example."}
+	tests := []struct {
+		name, qname, want string
+	}{
+		{"apex is in its zone", "kfed.test.", "kfed.test."},
+		{"name below a zone is in it", "a.b.kfed.test.", "kfed.test."},
+		{"the longest zone wins", "a.us.kfed.test.", "us.kfed.test."},
+		{"a suffix that is not a whole label is not in the zone", "xkfed.test.", ""},
+		{"an escaped dot is inside a label", `a\.kfed.test.`, ""},
+		{"a name in no zone matches none", "example.org.", ""},
+		{"the root zone holds every name", "example.org.", "."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			zs := zones
+			if tt.want == "." {
+				zs = []string{"."}
+			}
+			if got := matchZone(zs, tt.qname); got != tt.want {
+				t.Errorf("matchZone(%q) = %q, want %q", tt.qname, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestServeDNSSynthesizesApexRecordsThatPackForAnyZone(t *testing.T) {
+	for _, z := range []string{"kfed.test.", "svc.example.org.", "."} {
+		for _, qtype := range []uint16{dns.TypeSOA, dns.TypeNS} {
+			t.Run(z+" "+dns.TypeToString[qtype], func(t *testing.T) {
+				k := newKfed(config{zones: []string{z}, federation: "dev", ttl: 30})
+				k.synced.Store(true)
+				resp, _, err := serve(t, k, test.Case{Qname: z, Qtype: qtype}.Msg(), false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(resp.Answer) != 1 {
+					t.Fatalf("answer %v", resp.Answer)
+				}
+				if _, err := resp.Pack(); err != nil {
+					t.Errorf("reply does not pack: %v\n%v", err, resp)
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,180 @@
+package kfed
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/coredns/caddy"
+	"github.com/coredns/coredns/core/dnsserver"
+	"github.com/coredns/coredns/plugin"
+	"github.com/coredns/coredns/plugin/pkg/fall"
+	clog "github.com/coredns/coredns/plugin/pkg/log"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kfed-io/kfed/plugin/kfed/index"
+)
+
+var log = clog.NewWithPlugin("kfed")
+
+func init() { plugin.Register("kfed", setup) }
+
+// defaultTTL is the TTL of synthesized records, the negative TTL, and that of
+// endpoints without a recordTTL: kfed's default Service TTL, so that a failed
+// over name is not cached long.
+const defaultTTL = 30
+
+// startupWait is how long CoreDNS's start waits for the first full list of
+// DNSEndpoints, so that a fresh server answers at once when the control plane
+// is reachable and starts all the same (answering SERVFAIL) when it is not.
+const startupWait = 5 * time.Second
+
+// config is the plugin's block of the Corefile.
+type config struct {
+	zones      []string
+	federation string
+	cluster    string
+	kubeconfig string
+	context    string
+	ttl        uint32
+	fall       fall.F
+}
+
+func setup(c *caddy.Controller) error {
+	cfg, err := parse(c)
+	if err != nil {
+		return plugin.Error("kfed", err)
+	}
+	rc, err := restConfig(cfg.kubeconfig, cfg.context)
+	if err != nil {
+		return plugin.Error("kfed", err)
+	}
+	k := newKfed(cfg)
+	w, err := newWatcher(rc, cfg.federation, k.index, func() { k.synced.Store(true) })
+	if err != nil {
+		return plugin.Error("kfed", err)
+	}
+	c.OnStartup(func() error {
+		if err := w.start(); err != nil {
+			return plugin.Error("kfed", err)
+		}
+		select {
+		case <-w.synced:
+		case <-time.After(startupWait):
+			log.Warningf("no full list of DNSEndpoints from %s after %v; answering SERVFAIL until there is", rc.Host, startupWait)
+		}
+		return nil
+	})
+	c.OnShutdown(func() error {
+		w.stop()
+		return nil
+	})
+	dnsserver.GetConfig(c).AddPlugin(func(next plugin.Handler) plugin.Handler {
+		k.Next = next
+		return k
+	})
+	return nil
+}
+
+func newKfed(cfg config) *Kfed {
+	k := &Kfed{
+		zones:    cfg.zones,
+		fall:     cfg.fall,
+		ttl:      cfg.ttl,
+		index:    index.New(cfg.cluster, cfg.ttl),
+		names:    map[string]zoneNames{},
+		requests: newRequestCounters(),
+	}
+	for _, z := range cfg.zones {
+		k.names[z] = newZoneNames(z)
+	}
+	return k
+}
+
+// parse reads
+//
+//	kfed [ZONES...] {
+//	    federation NAME
+//	    cluster NAME
+//	    kubeconfig PATH [CONTEXT]
+//	    ttl SECONDS
+//	    fallthrough [ZONES...]
+//	}
+func parse(c *caddy.Controller) (config, error) {
+	cfg := config{ttl: defaultTTL}
+	blocks := 0
+	for c.Next() {
+		if blocks++; blocks > 1 {
+			return cfg, plugin.ErrOnce
+		}
+		cfg.zones = plugin.OriginsFromArgsOrServerBlock(c.RemainingArgs(), c.ServerBlockKeys)
+		for c.NextBlock() {
+			switch c.Val() {
+			case "federation":
+				if !c.NextArg() {
+					return cfg, c.ArgErr()
+				}
+				cfg.federation = c.Val()
+			case "cluster":
+				if !c.NextArg() {
+					return cfg, c.ArgErr()
+				}
+				cfg.cluster = c.Val()
+			case "kubeconfig":
+				args := c.RemainingArgs()
+				if len(args) < 1 || len(args) > 2 {
+					return cfg, c.ArgErr()
+				}
+				cfg.kubeconfig = args[0]
+				if len(args) == 2 {
+					cfg.context = args[1]
+				}
+				continue
+			case "ttl":
+				if !c.NextArg() {
+					return cfg, c.ArgErr()
+				}
+				ttl, err := strconv.ParseUint(c.Val(), 10, 32)
+				if err != nil || ttl == 0 || ttl > 3600 {
+					return cfg, c.Errf("ttl must be a number of seconds from 1 to 3600: %q", c.Val())
+				}
+				cfg.ttl = uint32(ttl)
+			case "fallthrough":
+				cfg.fall.SetZonesFromArgs(c.RemainingArgs())
+				continue
+			default:
+				return cfg, c.Errf("unknown property %q", c.Val())
+			}
+			if c.NextArg() {
+				return cfg, c.ArgErr()
+			}
+		}
+	}
+	if cfg.federation == "" {
+		return cfg, errors.New("federation NAME is required: it selects the DNSEndpoints labelled kfed.io/federation=NAME")
+	}
+	return cfg, nil
+}
+
+// restConfig reaches the control plane through the kubeconfig at path (its
+// context, or its current one), or, without a path, through the pod's own
+// service account.
+func restConfig(path, context string) (*rest.Config, error) {
+	if path == "" {
+		cfg, err := rest.InClusterConfig()
+		if err != nil {
+			return nil, fmt.Errorf("no kubeconfig given and not in a cluster: %w", err)
+		}
+		return cfg, nil
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: path},
+		&clientcmd.ConfigOverrides{CurrentContext: context},
+	).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("reading kubeconfig %s: %w", path, err)
+	}
+	return cfg, nil
+}

@@ -1,0 +1,196 @@
+package kfed
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+
+	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/plugin/kfed/index"
+)
+
+// watcher keeps an index current with the federation's DNSEndpoints in every
+// namespace of the control plane, through an informer: one list, then a
+// watch, each change applied to the index as it arrives.
+type watcher struct {
+	federation string
+	informer   cache.SharedIndexInformer
+	index      *index.Index
+	onSynced   func()
+	synced     chan struct{} // closed after onSynced
+
+	lastHeard     atomic.Int64 // Unix nanoseconds
+	mu            sync.Mutex
+	failing       bool      // the last list or watch call failed
+	loggedFailure time.Time // when a failure was last logged
+	cancel        context.CancelFunc
+	wg            sync.WaitGroup
+}
+
+// newWatcher prepares a watch with cfg; start runs it.
+func newWatcher(cfg *rest.Config, federation string, x *index.Index, onSynced func()) (*watcher, error) {
+	scheme := runtime.NewScheme()
+	if err := extdnsv1alpha1.AddToScheme(scheme); err != nil {
+		return nil, fmt.Errorf("registering DNSEndpoint: %w", err)
+	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.APIPath = "/apis"
+	cfg.GroupVersion = &extdnsv1alpha1.GroupVersion
+	cfg.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
+	cfg.UserAgent = "coredns-kfed"
+	client, err := rest.RESTClientFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("client for the control plane: %w", err)
+	}
+	selector := labels.SelectorFromSet(labels.Set{kfedv1alpha1.LabelManagedBy: kfedv1alpha1.ManagedBy, kfedv1alpha1.LabelFederation: federation}).String()
+	params := runtime.NewParameterCodec(scheme)
+	w := &watcher{federation: federation, index: x, onSynced: onSynced, synced: make(chan struct{})}
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			opts.LabelSelector = selector
+			list := &extdnsv1alpha1.DNSEndpointList{}
+			err := client.Get().Resource("dnsendpoints").VersionedParams(&opts, params).Do(ctx).Into(list)
+			w.report(err)
+			return list, err
+		},
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			opts.LabelSelector = selector
+			opts.Watch = true
+			wi, err := client.Get().Resource("dnsendpoints").VersionedParams(&opts, params).Watch(ctx)
+			w.report(err)
+			return wi, err
+		},
+	}
+	w.informer = cache.NewSharedIndexInformer(lw, &extdnsv1alpha1.DNSEndpoint{}, 0, cache.Indexers{})
+	// The informer keeps every object; the managed fields are of no use here.
+	if err := w.informer.SetTransform(func(obj any) (any, error) {
+		if ep, ok := obj.(*extdnsv1alpha1.DNSEndpoint); ok {
+			ep.ManagedFields = nil
+		}
+		return obj, nil
+	}); err != nil {
+		return nil, fmt.Errorf("watching DNSEndpoints: %w", err)
+	}
+	return w, nil
+}
+
+// start runs the informer until stop, and reports the first full sync
+// through onSynced.
+func (w *watcher) start() error {
+	reg, err := w.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    w.apply,
+		UpdateFunc: func(_, obj any) { w.apply(obj) },
+		DeleteFunc: w.remove,
+	})
+	if err != nil {
+		return fmt.Errorf("watching DNSEndpoints: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	w.cancel = cancel
+	w.heard()
+	w.wg.Go(func() { w.informer.RunWithContext(ctx) })
+	w.wg.Go(func() {
+		if cache.WaitForCacheSync(ctx.Done(), reg.HasSynced) {
+			w.heard()
+			log.Infof("federation %s: %d names from the control plane", w.federation, w.index.Len())
+			w.onSynced()
+			close(w.synced)
+		}
+	})
+	w.wg.Go(func() { w.trackAge(ctx) })
+	return nil
+}
+
+// stop ends the watch and waits for its goroutines.
+func (w *watcher) stop() {
+	if w.cancel != nil {
+		w.cancel()
+	}
+	w.wg.Wait()
+}
+
+// report logs a list or watch call that failed: the first failure, then at
+// most one a minute while they go on, and the first success after them. The
+// informer retries with backoff; client-go tells only klog, which CoreDNS
+// does not show.
+func (w *watcher) report(err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch {
+	case err != nil && time.Since(w.loggedFailure) >= time.Minute:
+		w.failing, w.loggedFailure = true, time.Now()
+		log.Warningf("federation %s: listing or watching DNSEndpoints: %v", w.federation, err)
+	case err == nil && w.failing:
+		w.failing, w.loggedFailure = false, time.Time{}
+		log.Infof("federation %s: watching DNSEndpoints again", w.federation)
+	}
+}
+
+func (w *watcher) apply(obj any) {
+	ep, ok := obj.(*extdnsv1alpha1.DNSEndpoint)
+	if !ok {
+		return
+	}
+	key := ep.Namespace + "/" + ep.Name
+	if err := w.index.Set(key, ep.Spec.Endpoints); err != nil {
+		log.Warningf("DNSEndpoint %s: serving what is valid: %v", key, err)
+	}
+	w.changed()
+}
+
+func (w *watcher) remove(obj any) {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	ep, ok := obj.(*extdnsv1alpha1.DNSEndpoint)
+	if !ok {
+		return
+	}
+	w.index.Delete(ep.Namespace + "/" + ep.Name)
+	w.changed()
+}
+
+func (w *watcher) changed() {
+	w.heard()
+	indexNames.WithLabelValues(w.federation).Set(float64(w.index.Len()))
+}
+
+func (w *watcher) heard() { w.lastHeard.Store(time.Now().UnixNano()) }
+
+// trackAge keeps sync_age_seconds and index_names current. Events alone would make a quiet
+// federation look stale, so a watch bookmark counts too: the informer's
+// resource version moves when the API server sends one (about once a minute
+// while anything in the control plane changes), and not while the watch is
+// broken.
+func (w *watcher) trackAge(ctx context.Context) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	version := ""
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			if v := w.informer.LastSyncResourceVersion(); v != version {
+				version = v
+				w.heard()
+			}
+			age := now.Sub(time.Unix(0, w.lastHeard.Load()))
+			syncAge.WithLabelValues(w.federation).Set(max(age, 0).Seconds())
+			// Also here, not only on changes: a reloaded CoreDNS's new
+			// instance shares the series with the old one.
+			indexNames.WithLabelValues(w.federation).Set(float64(w.index.Len()))
+		}
+	}
+}

@@ -1,0 +1,365 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	"github.com/kfed-io/kfed/devenv"
+	"github.com/kfed-io/kfed/test/framework"
+)
+
+// The names of Service shop/web in federation e2e under kfed.test, with
+// shards in cluster-1 (us-east1-b) and cluster-2 (us-east1-c).
+const (
+	dnsZone    = "kfed.test."
+	webGlobal  = "web.shop.e2e.svc.kfed.test."
+	webRegion  = "web.shop.e2e.svc.us-east1.kfed.test."
+	webZoneB   = "web.shop.e2e.svc.us-east1-b.us-east1.kfed.test."
+	webZoneC   = "web.shop.e2e.svc.us-east1-c.us-east1.kfed.test."
+	webEurope  = "web.shop.e2e.svc.europe-west1.kfed.test."
+	webEuropeB = "web.shop.e2e.svc.europe-west1-b.europe-west1.kfed.test."
+	webSRV     = "_http._tcp.web.shop.e2e.svc.kfed.test."
+)
+
+// webShard is one member's endpoint of shop/web.
+type webShard struct {
+	cluster, zone, lb, clusterIP string
+}
+
+var (
+	shard1 = webShard{"cluster-1", "us-east1-b", "127.61.0.1", "10.96.0.11"}
+	shard2 = webShard{"cluster-2", "us-east1-c", "127.62.0.1", "10.96.0.12"}
+)
+
+// webDNSEndpoint is the DNSEndpoint the services controller writes for
+// shop/web with shards (docs/design.md, "Desired DNS state").
+func webDNSEndpoint(federation string, shards ...webShard) *extdnsv1alpha1.DNSEndpoint {
+	trim := func(s string) string { return strings.TrimSuffix(s, ".") }
+	var eps []extdnsv1alpha1.Endpoint
+	a := func(name string, s webShard) {
+		eps = append(eps, extdnsv1alpha1.Endpoint{
+			DNSName: trim(name), RecordType: "A", Targets: []string{s.lb}, SetIdentifier: s.cluster, RecordTTL: 30,
+			ProviderSpecific: []extdnsv1alpha1.ProviderSpecificProperty{
+				{Name: "kfed.io/cluster", Value: s.cluster}, {Name: "kfed.io/region", Value: "us-east1"},
+				{Name: "kfed.io/zone", Value: s.zone}, {Name: "kfed.io/weight", Value: "1"},
+				{Name: "kfed.io/cluster-ip", Value: s.clusterIP},
+			},
+		})
+	}
+	cname := func(name, target string) {
+		eps = append(eps, extdnsv1alpha1.Endpoint{DNSName: trim(name), RecordType: "CNAME", Targets: []string{trim(target)}, RecordTTL: 30})
+	}
+	var srv []string
+	zones := map[string]bool{}
+	for _, s := range shards {
+		a(webGlobal, s)
+		a(webRegion, s)
+		a("web.shop.e2e.svc."+s.zone+".us-east1.kfed.test", s)
+		a(s.cluster+"."+webGlobal, s)
+		srv = append(srv, "0 1 8080 "+s.cluster+"."+trim(webGlobal))
+		zones[s.zone] = true
+	}
+	for _, z := range []string{"us-east1-b", "us-east1-c"} {
+		if !zones[z] {
+			cname("web.shop.e2e.svc."+z+".us-east1.kfed.test", webRegion)
+		}
+	}
+	cname(webEurope, webGlobal)
+	cname(webEuropeB, webEurope)
+	if len(srv) > 0 {
+		eps = append(eps, extdnsv1alpha1.Endpoint{DNSName: trim(webSRV), RecordType: "SRV", Targets: srv, RecordTTL: 30})
+	}
+	return &extdnsv1alpha1.DNSEndpoint{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "web", Namespace: "shop",
+			Labels: map[string]string{"app.kubernetes.io/managed-by": "kfed", "kfed.io/federation": federation},
+		},
+		Spec: extdnsv1alpha1.DNSEndpointSpec{Endpoints: eps},
+	}
+}
+
+func TestCoreDNSServesFederatedNamesFromTheControlPlane(t *testing.T) {
+	f := framework.Start(t, framework.Members(2))
+	ctx := context.Background()
+	cp := f.Client("federation")
+	for _, ns := range []string{"shop", "elsewhere"} {
+		if err := cp.Create(ctx, framework.Namespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	binary := buildCoreDNS(t)
+	srv, err := f.StartCoreDNS(ctx, devenv.CoreDNSOptions{
+		Binary: binary, Name: "coredns-cluster-1", Cluster: "cluster-1", Zone: dnsZone,
+		Corefile: devenv.KfedCorefile(devenv.KfedZone{
+			Zone: dnsZone, Federation: "e2e", Cluster: "cluster-1",
+			Kubeconfig: corednsKubeconfig(t, f), Context: "federation",
+		}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+
+	// Another federation's object, created first: once ours is served, a
+	// watch that selected it would have served it too.
+	other := webDNSEndpoint("other", webShard{"cluster-1", "us-east1-b", "127.99.0.1", "10.99.0.1"})
+	other.Namespace = "elsewhere"
+	if err := cp.Create(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	web := webDNSEndpoint("e2e", shard1, shard2)
+	created := time.Now()
+	if err := cp.Create(ctx, web); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("names resolve within seconds of the DNSEndpoint appearing", func(t *testing.T) {
+		framework.Eventually(t, 5*time.Second, func(context.Context) error {
+			return wantAddresses(srv.Addr, "udp", webGlobal, dns.TypeA, "10.96.0.11", "127.62.0.1")
+		})
+		t.Logf("served %v after the create", time.Since(created).Round(time.Millisecond))
+	})
+
+	t.Run("global, region and zone names answer over UDP and TCP", func(t *testing.T) {
+		tests := []struct {
+			name, qname string
+			want        []string
+		}{
+			{"global name has both clusters, cluster-1 by cluster IP", webGlobal, []string{"10.96.0.11", "127.62.0.1"}},
+			{"region name has the region's clusters", webRegion, []string{"10.96.0.11", "127.62.0.1"}},
+			{"own zone name has the own cluster's cluster IP", webZoneB, []string{"10.96.0.11"}},
+			{"other zone name has that zone's cluster", webZoneC, []string{"127.62.0.1"}},
+			{"per-cluster name of another cluster has its load balancer", "cluster-2." + webGlobal, []string{"127.62.0.1"}},
+			{"zone without endpoints follows CNAMEs to region and global", webEuropeB,
+				[]string{"CNAME " + webEurope, "CNAME " + webGlobal, "10.96.0.11", "127.62.0.1"}},
+		}
+		for _, tt := range tests {
+			for _, proto := range []string{"udp", "tcp"} {
+				t.Run(tt.name+" over "+proto, func(t *testing.T) {
+					if err := wantAddresses(srv.Addr, proto, tt.qname, dns.TypeA, tt.want...); err != nil {
+						t.Error(err)
+					}
+				})
+			}
+		}
+	})
+
+	t.Run("the own cluster is answered first", func(t *testing.T) {
+		for range 20 {
+			r, err := query(srv.Addr, "udp", webGlobal, dns.TypeA)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := answerStrings(r); len(got) == 0 || got[0] != "10.96.0.11" {
+				t.Fatalf("answer %v does not start with cluster-1's cluster IP", got)
+			}
+		}
+	})
+
+	t.Run("SRV has the per-cluster names and their addresses", func(t *testing.T) {
+		r, err := query(srv.Addr, "tcp", webSRV, dns.TypeSRV)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := append(answerStrings(r), extraStrings(r)...)
+		slices.Sort(got)
+		want := []string{"0 1 8080 cluster-1." + webGlobal, "0 1 8080 cluster-2." + webGlobal, "10.96.0.11", "127.62.0.1"}
+		if !slices.Equal(got, want) {
+			t.Errorf("SRV answer and additional %v, want %v", got, want)
+		}
+	})
+
+	t.Run("another federation's DNSEndpoints are not served", func(t *testing.T) {
+		// elsewhere/web of federation "other" has the same names with
+		// addresses of its own, 127.99.0.1 and 10.99.0.1.
+		if err := wantAddresses(srv.Addr, "udp", "cluster-1."+webGlobal, dns.TypeA, "10.96.0.11"); err != nil {
+			t.Error(err)
+		}
+	})
+
+	t.Run("a shard losing its ingress changes the answer without a restart", func(t *testing.T) {
+		updated := webDNSEndpoint("e2e", shard1)
+		if err := cp.Get(ctx, client.ObjectKeyFromObject(web), web); err != nil {
+			t.Fatal(err)
+		}
+		web.Spec = updated.Spec
+		if err := cp.Update(ctx, web); err != nil {
+			t.Fatal(err)
+		}
+		framework.Eventually(t, 5*time.Second, func(context.Context) error {
+			return errors.Join(
+				wantAddresses(srv.Addr, "udp", webGlobal, dns.TypeA, "10.96.0.11"),
+				wantAddresses(srv.Addr, "tcp", webZoneC, dns.TypeA, "CNAME "+webRegion, "10.96.0.11"),
+				wantRcode(srv.Addr, "cluster-2."+webGlobal, dns.RcodeNameError),
+			)
+		})
+	})
+
+	t.Run("a large answer is truncated over UDP and complete over TCP", func(t *testing.T) {
+		var shards []webShard
+		for i := range 40 {
+			shards = append(shards, webShard{fmt.Sprintf("cluster-%02d", i+10), "us-east1-b", fmt.Sprintf("127.63.0.%d", i+1), "10.96.1.1"})
+		}
+		bigObj := webDNSEndpoint("e2e", shards...)
+		bigObj.Name = "big"
+		for i := range bigObj.Spec.Endpoints {
+			bigObj.Spec.Endpoints[i].DNSName = strings.Replace(bigObj.Spec.Endpoints[i].DNSName, "web.", "big.", 1)
+		}
+		if err := cp.Create(ctx, bigObj); err != nil {
+			t.Fatal(err)
+		}
+		bigName := strings.Replace(webGlobal, "web.", "big.", 1)
+		framework.Eventually(t, 5*time.Second, func(context.Context) error {
+			r, err := query(srv.Addr, "tcp", bigName, dns.TypeA)
+			if err != nil {
+				return err
+			}
+			if len(r.Answer) != 40 || r.Truncated {
+				return fmt.Errorf("TCP: %d answers, TC %v; want 40, no TC", len(r.Answer), r.Truncated)
+			}
+			return nil
+		})
+		c := &dns.Client{Net: "udp", Timeout: 2 * time.Second}
+		m := new(dns.Msg)
+		m.SetQuestion(bigName, dns.TypeA)
+		r, _, err := c.Exchange(m, srv.Addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Compress = true // as it came: Len measures the wire form then
+		if !r.Truncated || r.Len() > 512 {
+			t.Errorf("UDP reply of %d octets, TC %v; want at most 512 with TC", r.Len(), r.Truncated)
+		}
+	})
+
+	t.Run("deleting the DNSEndpoint makes its names NXDOMAIN", func(t *testing.T) {
+		if err := cp.Delete(ctx, web); err != nil {
+			t.Fatal(err)
+		}
+		framework.Eventually(t, 5*time.Second, func(context.Context) error {
+			return errors.Join(
+				wantRcode(srv.Addr, webGlobal, dns.RcodeNameError),
+				wantRcode(srv.Addr, webZoneB, dns.RcodeNameError),
+			)
+		})
+	})
+}
+
+// corednsKubeconfig applies deploy/coredns/rbac.yaml to the control plane
+// and writes a kubeconfig whose only identity is its kfed-coredns
+// ServiceAccount, so that the plugin runs with the permissions deployments
+// give it and no more.
+func corednsKubeconfig(t *testing.T, f *framework.Federation) string {
+	t.Helper()
+	f.Apply("federation", []string{"deploy/coredns/rbac.yaml"})
+	admin, err := clientcmd.LoadFromFile(f.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["federation"] = admin.Clusters["federation"]
+	cfg.AuthInfos["kfed-coredns"] = &clientcmdapi.AuthInfo{Token: f.Token("federation", "kfed-system", "kfed-coredns")}
+	cfg.Contexts["federation"] = &clientcmdapi.Context{Cluster: "federation", AuthInfo: "kfed-coredns"}
+	cfg.CurrentContext = "federation"
+	path := filepath.Join(t.TempDir(), "coredns.kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// buildCoreDNS builds ./cmd/coredns into the test's folder.
+func buildCoreDNS(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "coredns")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/coredns")
+	build.Dir = framework.RepoRoot(t)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building coredns: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func query(addr, proto, name string, qtype uint16) (*dns.Msg, error) {
+	c := &dns.Client{Net: proto, Timeout: 2 * time.Second}
+	m := new(dns.Msg)
+	m.SetQuestion(name, qtype)
+	r, _, err := c.Exchange(m, addr)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s over %s: %w", dns.TypeToString[qtype], name, proto, err)
+	}
+	if !r.Authoritative {
+		return nil, fmt.Errorf("%s %s over %s: reply not authoritative", dns.TypeToString[qtype], name, proto)
+	}
+	return r, nil
+}
+
+// wantAddresses checks the answer to name holds exactly want: CNAMEs as
+// "CNAME target" in order first, then the addresses in any order.
+func wantAddresses(addr, proto, name string, qtype uint16, want ...string) error {
+	r, err := query(addr, proto, name, qtype)
+	if err != nil {
+		return err
+	}
+	got := answerStrings(r)
+	n := 0
+	for n < len(got) && strings.HasPrefix(got[n], "CNAME ") {
+		n++
+	}
+	slices.Sort(got[n:])
+	want = slices.Clone(want)
+	m := 0
+	for m < len(want) && strings.HasPrefix(want[m], "CNAME ") {
+		m++
+	}
+	slices.Sort(want[m:])
+	if !slices.Equal(got, want) {
+		return fmt.Errorf("%s over %s answered %v (%s), want %v", name, proto, got, dns.RcodeToString[r.Rcode], want)
+	}
+	return nil
+}
+
+func wantRcode(addr, name string, rcode int) error {
+	r, err := query(addr, "udp", name, dns.TypeA)
+	if err != nil {
+		return err
+	}
+	if r.Rcode != rcode {
+		return fmt.Errorf("%s answered %s, want %s", name, dns.RcodeToString[r.Rcode], dns.RcodeToString[rcode])
+	}
+	return nil
+}
+
+func answerStrings(r *dns.Msg) []string { return rrStrings(r.Answer) }
+func extraStrings(r *dns.Msg) []string  { return rrStrings(r.Extra) }
+
+func rrStrings(rrs []dns.RR) []string {
+	var out []string
+	for _, rr := range rrs {
+		switch rr := rr.(type) {
+		case *dns.A:
+			out = append(out, rr.A.String())
+		case *dns.AAAA:
+			out = append(out, rr.AAAA.String())
+		case *dns.CNAME:
+			out = append(out, "CNAME "+rr.Target)
+		case *dns.SRV:
+			out = append(out, fmt.Sprintf("%d %d %d %s", rr.Priority, rr.Weight, rr.Port, rr.Target))
+		}
+	}
+	return out
+}
