@@ -6,7 +6,8 @@ GO ?= go
 
 ## dev: start a local federation (control plane + 3 members + DNS) on loopback.
 dev:
-	KFED_BIN=$$(hack/test-binaries.sh | tail -n 1) $(GO) run ./cmd/kfed dev up
+	$(GO) build -o bin/ ./cmd/kfed ./cmd/coredns
+	KFED_BIN=$$(hack/test-binaries.sh | tail -n 1) bin/kfed dev up
 
 ## test: every test, unit and end-to-end against real servers.
 test:

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Installs BIND 9 (named, and dig/nsupdate from bind9-utils) from the Debian
-# archive, for the RFC 2136 provider tests in dnsprovider/rfc2136, which start
-# a real named on a loopback port. Idempotent: does nothing when named is
-# already on PATH (or in /usr/sbin). CI (.ci/run) calls it before the tests.
+# Installs BIND 9 (named; bind9-utils) and dig (bind9-dnsutils) from the
+# Debian archive: the RFC 2136 tests start a real named on a loopback port,
+# and the e2e tests query kfed's CoreDNS with dig as a user would.
+# Idempotent: does nothing when both are there. `make test` calls it.
 #
 #   hack/install-bind.sh          install if missing, print named's path
 set -euo pipefail
@@ -13,7 +13,7 @@ find_named() {
 	return 1
 }
 
-if path=$(find_named); then
+if path=$(find_named) && command -v dig >/dev/null; then
 	echo "$path"
 	exit 0
 fi
@@ -22,9 +22,9 @@ sudo=""
 if [ "$(id -u)" != 0 ]; then
 	sudo="sudo"
 fi
-echo "installing bind9 and bind9-utils with apt-get" >&2
+echo "installing bind9, bind9-utils and bind9-dnsutils with apt-get" >&2
 $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
-$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends bind9 bind9-utils >&2
+$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends bind9 bind9-utils bind9-dnsutils >&2
 # The package starts a system named; the tests run their own, so leave the
 # system one alone but make sure it is not required.
 find_named

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/miekg/dns"
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -40,6 +42,7 @@ type devOptions struct {
 	domain     string
 	workloads  bool
 	lbBase     int
+	coredns    string
 }
 
 func newDevCommand() *cobra.Command {
@@ -63,6 +66,7 @@ Service default/demo; and runs until interrupted, then stops every process it st
 	up.Flags().StringVar(&o.domain, "domain", "kfed.test", "DNS suffix, the D in S.N.F.svc.D")
 	up.Flags().BoolVar(&o.workloads, "workloads", true, "run schedulers, controller managers and KWOK nodes so Deployments get Pods")
 	up.Flags().IntVar(&o.lbBase, "lb-base", 100, "member i's load balancer gives out 127.(lb-base+i).0.0/16")
+	up.Flags().StringVar(&o.coredns, "coredns", "", "CoreDNS built with the kfed plugin (default: coredns beside the kfed binary; make dev builds both)")
 	dev.AddCommand(up)
 	return dev
 }
@@ -72,6 +76,11 @@ func devUp(ctx context.Context, out io.Writer, o devOptions) error {
 	dir, err := filepath.Abs(o.dir)
 	if err != nil {
 		return err
+	}
+	if o.coredns == "" {
+		if o.coredns, err = besideExecutable("coredns"); err != nil {
+			return err
+		}
 	}
 	if o.binDir == "" {
 		if o.binDir, err = findBinDir(); err != nil {
@@ -146,10 +155,18 @@ func devUp(ctx context.Context, out io.Writer, o devOptions) error {
 	if err := createDemo(ctx, fed); err != nil {
 		return err
 	}
-	if err := writeEnvFile(dir, env, o); err != nil {
+	dnsAddrs, err := startCoreDNS(ctx, env, o)
+	if err != nil {
 		return err
 	}
-	printNextSteps(out, dir, env, o)
+	demo := "demo.default." + o.federation + ".svc." + o.domain
+	if err := waitResolves(ctx, dnsAddrs[0], demo, errc); err != nil {
+		return err
+	}
+	if err := writeEnvFile(dir, env, o, dnsAddrs); err != nil {
+		return err
+	}
+	printNextSteps(out, dir, env, o, dnsAddrs, demo)
 	fmt.Fprintf(out, "kfed dev: ready in %s; Ctrl-C stops everything\n", time.Since(start).Round(100*time.Millisecond))
 
 	select {
@@ -242,17 +259,76 @@ func createDemo(ctx context.Context, fed client.Client) error {
 	return nil
 }
 
+// startCoreDNS runs, for each member, a CoreDNS with the kfed plugin that
+// stands for that member (its endpoints answered first), and returns their
+// addresses in member order.
+func startCoreDNS(ctx context.Context, env *devenv.Env, o devOptions) ([]string, error) {
+	var addrs []string
+	for _, m := range env.Members {
+		d, err := env.StartCoreDNS(ctx, devenv.CoreDNSOptions{
+			Binary: o.coredns, Name: "coredns-" + m.Name, Cluster: m.Name, Zone: o.domain,
+			Corefile: devenv.KfedCorefile(devenv.KfedZone{
+				Zone: o.domain, Federation: o.federation, Cluster: m.Name,
+				Kubeconfig: env.Kubeconfig, Context: devenv.ControlPlaneName,
+			}),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("starting CoreDNS for %s: %w", m.Name, err)
+		}
+		addrs = append(addrs, d.Addr)
+	}
+	return addrs, nil
+}
+
+// waitResolves waits until the DNS server at addr answers name with an
+// address: the whole chain from Service to DNS works.
+func waitResolves(ctx context.Context, addr, name string, errc <-chan error) error {
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	q := new(dns.Msg)
+	q.SetQuestion(dns.Fqdn(name), dns.TypeA)
+	c := &dns.Client{Timeout: time.Second}
+	for {
+		if r, _, err := c.ExchangeContext(ctx, q, addr); err == nil && len(r.Answer) > 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %s to resolve at %s: %w", name, addr, ctx.Err())
+		case err := <-errc:
+			return err
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// besideExecutable finds name in the folder of the running binary.
+func besideExecutable(name string) (string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	p := filepath.Join(filepath.Dir(self), name)
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("no %s beside %s: build it (go build -o bin/ ./cmd/kfed ./cmd/coredns, as make dev does) or pass --%s", name, self, name)
+	}
+	return p, nil
+}
+
 // writeEnvFile writes DIR/env, NAME=value lines a shell can source.
-func writeEnvFile(dir string, env *devenv.Env, o devOptions) error {
+func writeEnvFile(dir string, env *devenv.Env, o devOptions, dnsAddrs []string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "KUBECONFIG=%s\n", env.Kubeconfig)
 	fmt.Fprintf(&b, "KFED_BIN=%s\n", o.binDir)
 	fmt.Fprintf(&b, "KFED_FEDERATION=%s\n", o.federation)
 	fmt.Fprintf(&b, "KFED_DOMAIN=%s\n", o.domain)
+	for i, a := range dnsAddrs {
+		fmt.Fprintf(&b, "KFED_DNS_CLUSTER_%d=%s\n", i+1, a)
+	}
 	return os.WriteFile(filepath.Join(dir, "env"), []byte(b.String()), 0o644)
 }
 
-func printNextSteps(out io.Writer, dir string, env *devenv.Env, o devOptions) {
+func printNextSteps(out io.Writer, dir string, env *devenv.Env, o devOptions, dnsAddrs []string, demo string) {
 	rel := func(p string) string {
 		if wd, err := os.Getwd(); err == nil {
 			if r, err := filepath.Rel(wd, p); err == nil && !strings.HasPrefix(r, "..") {
@@ -275,4 +351,9 @@ Try:
   kubectl --context cluster-1 get nodes      # KWOK's simulated nodes
   kubectl get service demo                   # the sample federated Service
 `, o.federation, o.domain, rel(env.Kubeconfig), strings.Join(names, ", "), rel(filepath.Join(dir, "logs")), rel(filepath.Join(dir, "env")))
+	host, port, _ := net.SplitHostPort(dnsAddrs[0])
+	fmt.Fprintf(out, "  dig @%s -p %s %s   # cluster-1's CoreDNS: its own endpoint first\n", host, port, demo)
+	for i, a := range dnsAddrs {
+		fmt.Fprintf(out, "  (CoreDNS of %s: %s, $KFED_DNS_CLUSTER_%d)\n", env.Members[i].Name, a, i+1)
+	}
 }

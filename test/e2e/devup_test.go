@@ -2,14 +2,20 @@ package e2e
 
 import (
 	"bufio"
+	"context"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/miekg/dns"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kfed-io/kfed/test/framework"
@@ -21,7 +27,8 @@ import (
 func TestDevUpFollowsItsContract(t *testing.T) {
 	tmp := t.TempDir()
 	kfed := filepath.Join(tmp, "kfed")
-	build := exec.Command("go", "build", "-o", kfed, "./cmd/kfed")
+	// CoreDNS goes beside kfed, where dev up looks for it.
+	build := exec.Command("go", "build", "-o", tmp+"/", "./cmd/kfed", "./cmd/coredns")
 	build.Dir = framework.RepoRoot(t)
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building kfed: %v\n%s", err, out)
@@ -71,7 +78,7 @@ func TestDevUpFollowsItsContract(t *testing.T) {
 		}
 	}
 	env := readEnvFile(t, filepath.Join(dir, "env"))
-	for _, k := range []string{"KUBECONFIG", "KFED_BIN", "KFED_FEDERATION", "KFED_DOMAIN"} {
+	for _, k := range []string{"KUBECONFIG", "KFED_BIN", "KFED_FEDERATION", "KFED_DOMAIN", "KFED_DNS_CLUSTER_1", "KFED_DNS_CLUSTER_2", "KFED_DNS_CLUSTER_3"} {
 		if env[k] == "" {
 			t.Errorf("env file has no %s", k)
 		}
@@ -85,6 +92,48 @@ func TestDevUpFollowsItsContract(t *testing.T) {
 	for _, want := range []string{"cluster-1", "cluster-2", "cluster-3", "demo"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("kubectl get clusters,services lacks %q:\n%s", want, out)
+		}
+	}
+
+	// Each member's CoreDNS answers the demo's global name with that
+	// member's own shard first (its cluster IP), then the others.
+	demo := "demo.default." + env["KFED_FEDERATION"] + ".svc." + env["KFED_DOMAIN"] + "."
+	for i, member := range []string{"cluster-1", "cluster-2"} {
+		cfg, err := clientcmd.NewNonInteractiveClientConfig(*kc, member, nil, nil).ClientConfig()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		shard, err := cs.CoreV1().Services("default").Get(context.Background(), "demo", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := new(dns.Msg)
+		q.SetQuestion(demo, dns.TypeA)
+		r, _, err := new(dns.Client).Exchange(q, env["KFED_DNS_CLUSTER_"+strconv.Itoa(i+1)])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Answer) < 3 || !r.Authoritative {
+			t.Fatalf("%s's CoreDNS answered %v (aa=%t), want the three clusters' addresses", member, r.Answer, r.Authoritative)
+		}
+		if first := r.Answer[0].(*dns.A).A.String(); first != shard.Spec.ClusterIP {
+			t.Errorf("%s's CoreDNS answers %s first, want its own shard's cluster IP %s", member, first, shard.Spec.ClusterIP)
+		}
+	}
+
+	// The dig line dev up prints works, over UDP and TCP.
+	host, port, _ := net.SplitHostPort(env["KFED_DNS_CLUSTER_3"])
+	for _, transport := range []string{"+notcp", "+tcp"} {
+		out, err := exec.Command("dig", "@"+host, "-p", port, transport, "+short", demo).CombinedOutput()
+		if err != nil {
+			t.Fatalf("dig %s (install it with hack/install-bind.sh): %v\n%s", transport, err, out)
+		}
+		if lines := strings.Fields(string(out)); len(lines) != 3 {
+			t.Errorf("dig %s %s answered %q, want three addresses", transport, demo, out)
 		}
 	}
 
