@@ -10,6 +10,8 @@
 //
 //	refuse       close the listeners: connections are refused
 //	http-error   keep accepting, but answer HTTP with 503
+//	withdrawn    give up the address and clear the Service's ingress, as a
+//	             cloud load balancer that was deleted
 //	(absent)     healthy
 package loopbacklb
 
@@ -42,6 +44,7 @@ const FailureAnnotation = "loopbacklb.kfed.io/failure"
 const (
 	FailureRefuse    = "refuse"
 	FailureHTTPError = "http-error"
+	FailureWithdrawn = "withdrawn"
 )
 
 // Block returns the address block of the cluster at index i (0-based) for a
@@ -127,6 +130,15 @@ func (lb *LB) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, err
 	}
 	if err != nil {
 		return ctrl.Result{}, err
+	}
+	if svc.Annotations[FailureAnnotation] == FailureWithdrawn {
+		lb.release(req.NamespacedName)
+		if len(svc.Status.LoadBalancer.Ingress) == 0 {
+			return ctrl.Result{}, nil
+		}
+		patch := client.MergeFrom(svc.DeepCopy())
+		svc.Status.LoadBalancer.Ingress = nil
+		return ctrl.Result{}, lb.c.Status().Patch(ctx, &svc, patch)
 	}
 	addr, err := lb.ensure(req.NamespacedName, &svc)
 	if err != nil {
