@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -116,9 +118,7 @@ func (c *Controller) syncOnce(ctx context.Context) {
 		c.Logger.V(1).Info("DNS sync", "provider", c.Syncer.Provider.Name(), "changes", res.Changes(), "listed", res.Listed)
 	}
 	c.reportConflicts(ctx, res.Conflicts())
-	if err == nil {
-		c.markPublished(ctx, list.Items)
-	}
+	c.markPublished(ctx, list.Items, res.Conflicts(), err == nil)
 }
 
 // reportConflicts tells the Service behind each new conflict, with a
@@ -145,18 +145,42 @@ func (c *Controller) reportConflicts(ctx context.Context, conflicts []dnsprovide
 	c.conflicts = seen
 }
 
-// markPublished records in each DNSEndpoint's status the generation that is
-// now published.
-func (c *Controller) markPublished(ctx context.Context, eps []extdnsv1alpha1.DNSEndpoint) {
+// markPublished records in each DNSEndpoint's status what this provider
+// holds of it: the generation published (when the sync succeeded) and the
+// names left alone. Status is written only when that changes, so a quiet
+// federation writes nothing.
+func (c *Controller) markPublished(ctx context.Context, eps []extdnsv1alpha1.DNSEndpoint, conflicts []dnsprovider.Conflict, ok bool) {
+	byResource := map[string][]string{}
+	for _, cf := range conflicts {
+		byResource[cf.Resource] = append(byResource[cf.Resource], cf.Name)
+	}
+	provider := c.Syncer.Provider.Name()
 	for i := range eps {
 		ep := &eps[i]
-		if ep.Status.ObservedGeneration == ep.Generation {
+		want := extdnsv1alpha1.PublisherStatus{Provider: provider}
+		idx := slices.IndexFunc(ep.Status.Publishers, func(p extdnsv1alpha1.PublisherStatus) bool { return p.Provider == provider })
+		if idx >= 0 {
+			want.ObservedGeneration = ep.Status.Publishers[idx].ObservedGeneration
+		}
+		if ok {
+			want.ObservedGeneration = ep.Generation
+		}
+		want.Conflicts = slices.Sorted(slices.Values(byResource[ep.Namespace+"/"+ep.Name]))
+		if idx >= 0 && equality.Semantic.DeepEqual(ep.Status.Publishers[idx], want) &&
+			(!ok || ep.Status.ObservedGeneration == ep.Generation) {
 			continue
 		}
 		patch := client.MergeFrom(ep.DeepCopy())
-		ep.Status.ObservedGeneration = ep.Generation
+		if idx >= 0 {
+			ep.Status.Publishers[idx] = want
+		} else {
+			ep.Status.Publishers = append(ep.Status.Publishers, want)
+		}
+		if ok {
+			ep.Status.ObservedGeneration = ep.Generation
+		}
 		if err := c.Fed.Status().Patch(ctx, ep, patch); client.IgnoreNotFound(err) != nil {
-			c.Logger.Error(err, "recording published generation", "dnsendpoint", client.ObjectKeyFromObject(ep))
+			c.Logger.Error(err, "recording publish status", "dnsendpoint", client.ObjectKeyFromObject(ep))
 		}
 	}
 }

@@ -262,6 +262,10 @@ func (c *Controller) reconcile(ctx context.Context, svc *corev1.Service, st *sta
 	if err := c.writeEndpoint(ctx, svc, haveEndpoint, &existing, eps); err != nil {
 		errs = append(errs, err)
 	}
+	if haveEndpoint {
+		// writeEndpoint bumped the generation if the records changed.
+		st.providers(existing.Status.Publishers, existing.Generation)
+	}
 	var res ctrl.Result
 	if hostnames {
 		res.RequeueAfter = cmp.Or(c.Resync, time.Minute)

@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 )
 
 // Condition types kfed sets on a federated Service.
@@ -19,6 +21,10 @@ const (
 	CondPlaced = "kfed.io/Placed"
 	// CondPublished is True when the DNS records have at least one endpoint.
 	CondPublished = "kfed.io/Published"
+	// CondDNSPublished is True when every DNS provider kfed publishes to holds
+	// the current records, and False when one leaves a name alone because a
+	// record kfed does not own holds it. Absent when no provider is set up.
+	CondDNSPublished = "kfed.io/DNSPublished"
 )
 
 // Condition reasons.
@@ -34,6 +40,9 @@ const (
 	reasonIngressUnresolved = "IngressUnresolved"
 	reasonPublished         = "Published"
 	reasonWaiting           = "WaitingForIngress"
+	reasonDNSConflict       = "DNSConflict"
+	reasonDNSPending        = "Publishing"
+	reasonDNSPublished      = "Published"
 )
 
 // status collects what one reconcile learned, then writes it as conditions.
@@ -49,6 +58,10 @@ type status struct {
 	global         string
 	endpoints      []string
 	placed, readyN int
+
+	// what the DNS providers reported on the Service's DNSEndpoint
+	publishers []extdnsv1alpha1.PublisherStatus
+	generation int64
 }
 
 type problem struct{ cluster, reason, msg string }
@@ -62,6 +75,12 @@ func (s *status) shardProblem(cluster, reason, msg string) {
 }
 func (s *status) waiting(cluster string) { s.waitingOn = append(s.waitingOn, cluster) }
 func (s *status) offline(cluster string) { s.notReady = append(s.notReady, cluster) }
+
+// providers records the publish status the DNS sync wrote on the
+// Service's DNSEndpoint of generation gen.
+func (s *status) providers(pubs []extdnsv1alpha1.PublisherStatus, gen int64) {
+	s.publishers, s.generation = pubs, gen
+}
 
 func (s *status) published(global string, shards []Shard, placed, ready int) {
 	s.reached, s.global, s.placed, s.readyN = true, global, placed, ready
@@ -129,5 +148,32 @@ func (s *status) apply(svc *corev1.Service) {
 	set(CondPublished, true, reasonPublished, msg)
 	if svc.Spec.Type == corev1.ServiceTypeLoadBalancer {
 		svc.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{Hostname: s.global}}
+	}
+	s.applyDNS(set)
+}
+
+// applyDNS turns the providers' reports into CondDNSPublished.
+func (s *status) applyDNS(set func(typ string, ok bool, reason, msg string)) {
+	if len(s.publishers) == 0 {
+		return
+	}
+	var conflicts, pending, done []string
+	for _, p := range s.publishers {
+		switch {
+		case len(p.Conflicts) > 0:
+			conflicts = append(conflicts, fmt.Sprintf("%s leaves %s alone: held by records kfed does not own", p.Provider, strings.Join(p.Conflicts, ", ")))
+		case p.ObservedGeneration < s.generation:
+			pending = append(pending, p.Provider)
+		default:
+			done = append(done, p.Provider)
+		}
+	}
+	switch {
+	case len(conflicts) > 0:
+		set(CondDNSPublished, false, reasonDNSConflict, strings.Join(conflicts, "; "))
+	case len(pending) > 0:
+		set(CondDNSPublished, false, reasonDNSPending, "not yet published to "+strings.Join(pending, ", "))
+	default:
+		set(CondDNSPublished, true, reasonDNSPublished, "published to "+strings.Join(done, ", "))
 	}
 }

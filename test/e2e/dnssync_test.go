@@ -13,9 +13,12 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	"github.com/kfed-io/kfed/dnsprovider"
+	"github.com/kfed-io/kfed/dnsprovider/rfc2136"
 	"github.com/kfed-io/kfed/dnsprovider/rfc2136/bindtest"
 	"github.com/kfed-io/kfed/dnssync"
 	"github.com/kfed-io/kfed/manager"
+	"github.com/kfed-io/kfed/services"
 	"github.com/kfed-io/kfed/test/framework"
 )
 
@@ -85,6 +88,37 @@ func TestDNSSyncControllerPublishesToBINDAndIsQuietInSteadyState(t *testing.T) {
 		}
 		return nil
 	})
+
+	wantServiceCondition(t, fed, client.ObjectKeyFromObject(svc), services.CondDNSPublished, "True", "published to rfc2136")
+
+	// A second Service whose per-cluster name is held by someone else's
+	// record: the rest is published, the Service says which name was left.
+	held := "cluster-1.held.default.fed.svc." + zone
+	prov, err := rfc2136.New(rfc2136.Config{Server: srv.Addr, Zones: []string{zone}, TSIGKeyName: bindtest.KeyName, TSIGSecretFile: srv.SecretFile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	zones, err := prov.Zones(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs := dnsprovider.MustNormalize(dnsprovider.RecordSet{Name: held, Type: "A", TTL: 300, Targets: []string{"192.0.2.77"}})
+	cs := zones[0].NewChangeset()
+	cs.Add(dnsprovider.Change{Action: dnsprovider.Create, New: theirs, Group: held})
+	if err := cs.Apply(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The syncer trusts its cached listing for an hour: this outside write is
+	// noticed when kfed's own write to that name fails its precondition.
+	heldSvc := federatedService("default", "held")
+	if err := fed.Create(ctx, heldSvc); err != nil {
+		t.Fatal(err)
+	}
+	wantServiceCondition(t, fed, client.ObjectKeyFromObject(heldSvc), services.CondDNSPublished, "False", "rfc2136 leaves "+held+" alone")
+	if got := srv.Answers(t, held, dns.TypeA); len(got) != 1 || got[0] != "192.0.2.77" {
+		t.Errorf("the unowned record changed: %v", got)
+	}
+	framework.Eventually(t, 10*time.Second, func(ctx context.Context) error { return wantEvent(ctx, f, heldSvc, "DNSConflict") })
 
 	// Steady state: several sync intervals pass without a single request.
 	before := dnsRequests(t, "rfc2136")

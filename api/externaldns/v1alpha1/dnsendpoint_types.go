@@ -49,9 +49,31 @@ type DNSEndpointSpec struct {
 
 // DNSEndpointStatus is what publishers observed.
 type DNSEndpointStatus struct {
-	// ObservedGeneration is the generation last published.
+	// ObservedGeneration is the generation last published (ExternalDNS's
+	// field).
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Publishers says, per DNS provider kfed publishes to, which generation
+	// it has published and which names it left alone. kfed's addition to the
+	// schema; ExternalDNS ignores it.
+	// +listType=map
+	// +listMapKey=provider
+	// +optional
+	Publishers []PublisherStatus `json:"publishers,omitempty"`
+}
+
+// PublisherStatus is one provider's view of a DNSEndpoint.
+type PublisherStatus struct {
+	// Provider is route53, clouddns or rfc2136.
+	Provider string `json:"provider"`
+	// ObservedGeneration is the generation whose records are published.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Conflicts are the names of this object that the provider's zone holds
+	// with records kfed does not own, left alone.
+	// +listType=set
+	// +optional
+	Conflicts []string `json:"conflicts,omitempty"`
 }
 
 // DNSEndpoint is the desired DNS state of one federated Service.
