@@ -10,7 +10,9 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
 	awsroute53 "github.com/aws/aws-sdk-go-v2/service/route53"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
 
 	"github.com/kfed-io/kfed/dnsprovider"
 	"github.com/kfed-io/kfed/dnsprovider/clouddns"
@@ -30,6 +32,7 @@ type ProviderFlags struct {
 	RFC2136KeyName, RFC2136Alg, RFC2136Secret string
 
 	Route53ZoneID, Route53Endpoint string
+	AWSAssumeRole                  string
 
 	GoogleProject, GoogleZone string
 }
@@ -47,6 +50,7 @@ func (f *ProviderFlags) AddFlags(fs *flag.FlagSet, providerFlag string) {
 	fs.StringVar(&f.RFC2136Secret, "rfc2136-tsig-secret-file", "", "RFC 2136: file holding the base64 TSIG secret (never the secret itself)")
 	fs.StringVar(&f.Route53ZoneID, "route53-zone-id", "", "Route53: only this hosted zone (default: every zone the credentials see)")
 	fs.StringVar(&f.Route53Endpoint, "route53-endpoint", "", "Route53: API endpoint URL (default AWS's)")
+	fs.StringVar(&f.AWSAssumeRole, "aws-assume-role", "", "Route53: ARN of a role to assume with the default credentials (another account's zones)")
 	fs.StringVar(&f.GoogleProject, "google-project", "", "Cloud DNS: project (default: the one of the application default credentials)")
 	fs.StringVar(&f.GoogleZone, "google-zone", "", "Cloud DNS: only this managed zone (name, ID or DNS name; default every zone)")
 }
@@ -74,6 +78,9 @@ func (f *ProviderFlags) New(ctx context.Context) (dnsprovider.Provider, dnsprovi
 		cfg, err := awsconfig.LoadDefaultConfig(ctx)
 		if err != nil {
 			return nil, pl, fmt.Errorf("loading AWS credentials: %w", err)
+		}
+		if f.AWSAssumeRole != "" {
+			cfg.Credentials = aws.NewCredentialsCache(stscreds.NewAssumeRoleProvider(sts.NewFromConfig(cfg), f.AWSAssumeRole))
 		}
 		c := awsroute53.NewFromConfig(cfg, func(o *awsroute53.Options) {
 			if f.Route53Endpoint != "" {
