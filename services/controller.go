@@ -195,7 +195,8 @@ func (c *Controller) reconcile(ctx context.Context, svc *corev1.Service, st *sta
 	var shards []Shard
 	var errs []error
 	hostnames := false
-	for _, m := range c.Members.Ready() {
+	members := c.Members.Ready() // one snapshot for the whole reconcile
+	for _, m := range members {
 		if !placed[m.Name] {
 			if err := c.deleteShard(ctx, m, key); err != nil {
 				errs = append(errs, err)
@@ -204,7 +205,13 @@ func (c *Controller) reconcile(ctx context.Context, svc *corev1.Service, st *sta
 		}
 		shard, err := c.ensureShard(ctx, m, svc, st)
 		if err != nil {
+			// A failed write (a stale cache, a rejected update) is retried
+			// with backoff; meanwhile the cluster keeps the records it had,
+			// so one failed request does not make DNS flap.
 			errs = append(errs, err)
+			if p, ok := previous[m.Name]; ok {
+				shards = append(shards, p)
+			}
 			continue
 		}
 		if shard == nil {
@@ -230,7 +237,7 @@ func (c *Controller) reconcile(ctx context.Context, svc *corev1.Service, st *sta
 	// its API being unreachable says nothing of its load balancer, and the
 	// health checks decide about that.
 	ready := map[string]bool{}
-	for _, m := range c.Members.Ready() {
+	for _, m := range members {
 		ready[m.Name] = true
 	}
 	for name := range placed {
