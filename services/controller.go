@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
@@ -68,6 +69,7 @@ type Controller struct {
 	Workers int
 
 	shardEvents chan event.GenericEvent
+	stopped     chan struct{} // closed when the manager stops
 }
 
 // SetupWithManager registers the controller: it watches federated Services
@@ -75,6 +77,18 @@ type Controller struct {
 // the set of Ready members.
 func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
 	c.shardEvents = make(chan event.GenericEvent, 1024)
+	c.stopped = make(chan struct{})
+	// Informer goroutines of member caches block on shardEvents when it is
+	// full; once the manager stops nobody drains it, so they must stop
+	// waiting then, or stopping a member's cache would hang.
+	err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		<-ctx.Done()
+		close(c.stopped)
+		return nil
+	}))
+	if err != nil {
+		return err
+	}
 	c.Members.Watch(&corev1.Service{}, c.onShard)
 	interesting := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		svc, ok := o.(*corev1.Service)
@@ -102,7 +116,10 @@ func (c *Controller) onShard(_ string, obj client.Object) {
 		return
 	}
 	stub := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
-	c.shardEvents <- event.GenericEvent{Object: stub}
+	select {
+	case c.shardEvents <- event.GenericEvent{Object: stub}:
+	case <-c.stopped:
+	}
 }
 
 func (c *Controller) allFederated(ctx context.Context, _ client.Object) []ctrl.Request {
