@@ -4,59 +4,23 @@ import (
 	"context"
 	"testing"
 
-	"github.com/kfed-io/kfed/dnsprovider"
+	"github.com/kfed-io/kfed/dnsprovider/conformance"
 	"github.com/kfed-io/kfed/dnsprovider/route53"
 	"github.com/kfed-io/kfed/test/route53fake"
 )
 
-// BenchmarkPublish1000Services publishes 1,000 federated Services × 3
-// clusters (3,000 weighted record sets and 1,000 ownership marks) to an empty
-// hosted zone, paced at Route53's 5 requests per second, then changes one
-// endpoint against the cached listing, as the sync controller does. It
-// reports requests for each, next to what one request per record set would
-// cost.
+// BenchmarkPublish1000Services runs conformance.BenchmarkPublish against
+// the Route53 endpoint, paced at Route53's 5 requests per second.
 func BenchmarkPublish1000Services(b *testing.B) {
-	ctx := context.Background()
-	desired := services(1000)
-	var publishReq, changeReq, records float64
-	for b.Loop() {
-		b.StopTimer()
+	conformance.BenchmarkPublish(b, func(b *testing.B) conformance.Target {
 		fake := route53fake.New()
+		b.Cleanup(fake.Close)
 		id := fake.AddZone("kfed.test", false)
 		p := route53.New(client(fake), route53.Config{ZoneIDs: []string{id}})
-		zones, err := p.Zones(ctx)
+		zones, err := p.Zones(context.Background())
 		if err != nil {
 			b.Fatal(err)
 		}
-		z := zones[0]
-		b.StartTimer()
-
-		before := p.Stats()
-		plan, err := dnsprovider.Sync(ctx, p, z, planner(b), desired)
-		if err != nil {
-			b.Fatal(err)
-		}
-		publishReq = float64(p.Stats().Requests - before.Requests)
-		records = float64(len(plan.Changes))
-
-		b.StopTimer()
-		current, err := z.Records(ctx)
-		if err != nil {
-			b.Fatal(err)
-		}
-		changed := services(1000)
-		changed[1500].Targets = []string{"10.9.9.9"}
-		b.StartTimer()
-		before = p.Stats()
-		if err := dnsprovider.Apply(ctx, z, planner(b).Plan(z.Name(), p.Adjust(changed), current)); err != nil {
-			b.Fatal(err)
-		}
-		changeReq = float64(p.Stats().Requests - before.Requests)
-		b.StopTimer()
-		fake.Close()
-		b.StartTimer()
-	}
-	b.ReportMetric(publishReq, "publish-requests")
-	b.ReportMetric(records, "one-per-record-requests")
-	b.ReportMetric(changeReq, "change-requests")
+		return conformance.Target{Provider: p, Zone: zones[0], Weighted: true}
+	})
 }

@@ -70,21 +70,8 @@ func planner(t testing.TB) dnsprovider.Planner {
 	return dnsprovider.Planner{Registry: reg}
 }
 
-// services returns n names × 3 clusters of weighted A records: the desired
-// state of n federated Services.
-func services(n int) []dnsprovider.RecordSet {
-	var out []dnsprovider.RecordSet
-	for i := range n {
-		for c := range 3 {
-			out = append(out, dnsprovider.RecordSet{
-				Name: fmt.Sprintf("svc%d.default.fed.svc.kfed.test", i), Type: "A",
-				SetIdentifier: fmt.Sprintf("cluster-%d", c+1), Weight: 1,
-				Targets: []string{fmt.Sprintf("10.%d.%d.%d", c, i/250, i%250+1)}, Resource: fmt.Sprintf("default/svc%d", i),
-			})
-		}
-	}
-	return out
-}
+// services is the desired state of n federated Services × 3 clusters.
+func services(n int) []dnsprovider.RecordSet { return conformance.Services(n, "kfed.test") }
 
 func TestOneRequestPerZoneWhenChangesFit(t *testing.T) {
 	fake, p, z := setup(t, route53.Config{})
