@@ -29,7 +29,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"slices"
 	"strings"
@@ -90,9 +89,9 @@ type Config struct {
 
 // Provider is Cloud DNS through one API client.
 type Provider struct {
-	svc     *dns.Service
-	cfg     Config
-	limiter *rate.Limiter // nil: unpaced
+	svc   *dns.Service
+	cfg   Config
+	retry dnsprovider.Retry
 	dnsprovider.Counters
 }
 
@@ -110,15 +109,6 @@ func New(svc *dns.Service, cfg Config) (*Provider, error) {
 	default:
 		return nil, fmt.Errorf("clouddns: zone visibility %q is not public or private", cfg.Visibility)
 	}
-	if cfg.MaxRetries == 0 {
-		cfg.MaxRetries = 8
-	}
-	if cfg.BaseBackoff == 0 {
-		cfg.BaseBackoff = 200 * time.Millisecond
-	}
-	if cfg.MaxBackoff == 0 {
-		cfg.MaxBackoff = 20 * time.Second
-	}
 	if cfg.MaxAdditionsPerChange == 0 {
 		cfg.MaxAdditionsPerChange = MaxAdditionsPerChange
 	}
@@ -128,9 +118,11 @@ func New(svc *dns.Service, cfg Config) (*Provider, error) {
 	if cfg.MaxRrdataBytesPerChange == 0 {
 		cfg.MaxRrdataBytesPerChange = MaxRrdataBytesPerChange
 	}
-	p := &Provider{svc: svc, cfg: cfg}
+	p := &Provider{svc: svc, cfg: cfg, retry: dnsprovider.Retry{
+		MaxRetries: cfg.MaxRetries, BaseBackoff: cfg.BaseBackoff, MaxBackoff: cfg.MaxBackoff,
+	}.WithDefaults()}
 	if cfg.RequestsPerSecond > 0 {
-		p.limiter = rate.NewLimiter(rate.Limit(cfg.RequestsPerSecond), max(1, int(cfg.RequestsPerSecond)))
+		p.retry.Limiter = rate.NewLimiter(rate.Limit(cfg.RequestsPerSecond), max(1, int(cfg.RequestsPerSecond)))
 	}
 	return p, nil
 }
@@ -191,33 +183,11 @@ func hasReason(ge *googleapi.Error, reasons ...string) bool {
 }
 
 // call sends one request, through the limiter when there is one, retrying
-// 429 and 5xx answers with backoff and full jitter. Retrying a change whose
-// answer was lost is safe: its deletions then no longer match, and it fails
-// as a precondition instead of applying twice.
+// 429 and 5xx answers. Retrying a change whose answer was lost is safe: its
+// deletions then no longer match, and it fails as a precondition instead of
+// applying twice.
 func (p *Provider) call(ctx context.Context, fn func(context.Context) error) error {
-	for attempt := 0; ; attempt++ {
-		if p.limiter != nil {
-			if err := p.limiter.Wait(ctx); err != nil {
-				return err
-			}
-		}
-		p.Request()
-		err := fn(ctx)
-		retry, throttled := retryable(err)
-		if err == nil || !retry || attempt >= p.cfg.MaxRetries {
-			return err
-		}
-		if throttled {
-			p.Throttled()
-		}
-		ceiling := min(p.cfg.MaxBackoff, p.cfg.BaseBackoff<<min(attempt, 30))
-		wait := time.Duration(rand.Int64N(int64(ceiling) + 1))
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(wait):
-		}
-	}
+	return p.retry.Do(ctx, &p.Counters, retryable, fn)
 }
 
 // wanted reports whether the configuration selects managed zone mz.

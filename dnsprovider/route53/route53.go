@@ -20,7 +20,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"strings"
 	"time"
 
@@ -66,10 +65,10 @@ type Config struct {
 
 // Provider is Route53 through one SDK client.
 type Provider struct {
-	client  *route53.Client
-	cfg     Config
-	limiter *rate.Limiter
-	elb     map[string]ELBZone
+	client *route53.Client
+	cfg    Config
+	retry  dnsprovider.Retry
+	elb    map[string]ELBZone
 	dnsprovider.Counters
 }
 
@@ -80,15 +79,6 @@ var _ dnsprovider.Provider = (*Provider)(nil)
 func New(client *route53.Client, cfg Config) *Provider {
 	if cfg.RequestsPerSecond == 0 {
 		cfg.RequestsPerSecond = 5
-	}
-	if cfg.MaxRetries == 0 {
-		cfg.MaxRetries = 8
-	}
-	if cfg.BaseBackoff == 0 {
-		cfg.BaseBackoff = 200 * time.Millisecond
-	}
-	if cfg.MaxBackoff == 0 {
-		cfg.MaxBackoff = 20 * time.Second
 	}
 	if cfg.MaxRecordsPerRequest == 0 {
 		cfg.MaxRecordsPerRequest = MaxRecordsPerRequest
@@ -101,10 +91,13 @@ func New(client *route53.Client, cfg Config) *Provider {
 		elb[r] = z
 	}
 	return &Provider{
-		client:  client,
-		cfg:     cfg,
-		limiter: rate.NewLimiter(rate.Limit(cfg.RequestsPerSecond), max(1, int(cfg.RequestsPerSecond))),
-		elb:     elb,
+		client: client,
+		cfg:    cfg,
+		retry: dnsprovider.Retry{
+			Limiter:    rate.NewLimiter(rate.Limit(cfg.RequestsPerSecond), max(1, int(cfg.RequestsPerSecond))),
+			MaxRetries: cfg.MaxRetries, BaseBackoff: cfg.BaseBackoff, MaxBackoff: cfg.MaxBackoff,
+		}.WithDefaults(),
+		elb: elb,
 	}
 }
 
@@ -129,26 +122,9 @@ func throttled(err error) bool {
 }
 
 // call sends one request through the shared limiter, retrying throttled
-// answers with backoff and full jitter.
+// answers.
 func (p *Provider) call(ctx context.Context, fn func(context.Context) error) error {
-	for attempt := 0; ; attempt++ {
-		if err := p.limiter.Wait(ctx); err != nil {
-			return err
-		}
-		p.Request()
-		err := fn(ctx)
-		if err == nil || !throttled(err) || attempt >= p.cfg.MaxRetries {
-			return err
-		}
-		p.Throttled()
-		ceiling := min(p.cfg.MaxBackoff, p.cfg.BaseBackoff<<min(attempt, 30))
-		wait := time.Duration(rand.Int64N(int64(ceiling) + 1))
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(wait):
-		}
-	}
+	return p.retry.Do(ctx, &p.Counters, func(err error) (bool, bool) { t := throttled(err); return t, t }, fn)
 }
 
 // Zones lists the account's hosted zones, filtered by Config.
