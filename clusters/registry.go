@@ -53,11 +53,10 @@ type Registry struct {
 	// requests, for example).
 	WrapTransport transport.WrapperFunc
 
-	mu       sync.Mutex
-	members  map[string]*running
-	watches  []watch
-	changes  chan event.GenericEvent
-	onChange []func()
+	mu      sync.Mutex
+	members map[string]*running
+	watches []watch
+	changes chan event.GenericEvent
 }
 
 type running struct {
@@ -91,17 +90,6 @@ func (r *Registry) changeCh() chan event.GenericEvent {
 		r.changes = make(chan event.GenericEvent, 16)
 	}
 	return r.changes
-}
-
-// Get returns the Ready member name.
-func (r *Registry) Get(name string) (Member, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	m, ok := r.members[name]
-	if !ok {
-		return Member{}, false
-	}
-	return m.Member, true
 }
 
 // Ready returns the Ready members, sorted by name.

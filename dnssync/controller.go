@@ -108,7 +108,8 @@ func (c *Controller) syncOnce(ctx context.Context) {
 	}
 	before := c.Syncer.Provider.Stats()
 	res, err := c.Syncer.Sync(ctx, Desired(list.Items), false)
-	c.Metrics.observe(c.Syncer.Provider.Name(), before, c.Syncer.Provider.Stats(), res, err)
+	conflicts := res.Conflicts()
+	c.Metrics.observe(c.Syncer.Provider.Name(), before, c.Syncer.Provider.Stats(), len(conflicts), err)
 	if err != nil {
 		c.Logger.Error(err, "DNS sync", "provider", c.Syncer.Provider.Name())
 		if errors.Is(err, dnsprovider.ErrPrecondition) {
@@ -117,8 +118,8 @@ func (c *Controller) syncOnce(ctx context.Context) {
 	} else {
 		c.Logger.V(1).Info("DNS sync", "provider", c.Syncer.Provider.Name(), "changes", res.Changes(), "listed", res.Listed)
 	}
-	c.reportConflicts(ctx, res.Conflicts())
-	c.markPublished(ctx, list.Items, res.Conflicts(), err == nil)
+	c.reportConflicts(ctx, conflicts)
+	c.markPublished(ctx, list.Items, conflicts, err == nil)
 }
 
 // reportConflicts tells the Service behind each new conflict, with a
@@ -238,14 +239,14 @@ func registerOrReuse[C prometheus.Collector](reg prometheus.Registerer, c C) (C,
 	return c, nil
 }
 
-func (m *Metrics) observe(provider string, before, after dnsprovider.Stats, res Result, err error) {
+func (m *Metrics) observe(provider string, before, after dnsprovider.Stats, conflicts int, err error) {
 	if m == nil {
 		return
 	}
 	m.requests.WithLabelValues(provider).Add(float64(after.Requests - before.Requests))
 	m.changes.WithLabelValues(provider).Add(float64(after.Changes - before.Changes))
 	m.throttled.WithLabelValues(provider).Add(float64(after.ThrottledRetries - before.ThrottledRetries))
-	m.conflicts.WithLabelValues(provider).Set(float64(len(res.Conflicts())))
+	m.conflicts.WithLabelValues(provider).Set(float64(conflicts))
 	if err == nil {
 		m.lastSuccess.WithLabelValues(provider).SetToCurrentTime()
 	}

@@ -282,7 +282,7 @@ func (c *Controller) reconcile(ctx context.Context, svc *corev1.Service, st *sta
 		st.invalid(reasonNameTooLong, err.Error())
 		return ctrl.Result{}, errors.Join(errs...)
 	}
-	st.published(in.Names.Global(), shards, len(placed), len(ready))
+	st.published(in.Names.Global(), shards, len(placed))
 	if err := c.writeEndpoint(ctx, svc, haveEndpoint, &existing, eps); err != nil {
 		errs = append(errs, err)
 	}

@@ -54,10 +54,10 @@ type status struct {
 	problems                  []problem
 	waitingOn, notReady       []string
 
-	reached        bool // the reconcile got as far as publishing
-	global         string
-	endpoints      []string
-	placed, readyN int
+	reached   bool // the reconcile got as far as publishing
+	global    string
+	endpoints []string
+	placed    int
 
 	// what the DNS providers reported on the Service's DNSEndpoint
 	publishers []extdnsv1alpha1.PublisherStatus
@@ -82,8 +82,8 @@ func (s *status) providers(pubs []extdnsv1alpha1.PublisherStatus, gen int64) {
 	s.publishers, s.generation = pubs, gen
 }
 
-func (s *status) published(global string, shards []Shard, placed, ready int) {
-	s.reached, s.global, s.placed, s.readyN = true, global, placed, ready
+func (s *status) published(global string, shards []Shard, placed int) {
+	s.reached, s.global, s.placed = true, global, placed
 	for _, sh := range shards {
 		s.endpoints = append(s.endpoints, sh.Cluster)
 	}
