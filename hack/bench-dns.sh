@@ -6,7 +6,8 @@
 #
 # Method: the server is pinned to CPU 0 with GOMAXPROCS=1, dnsperf to CPU 1;
 # throughput is `dnsperf -c 4 -T 1 -q 100 -l DURATION`, RUNS runs per target
-# interleaved round-robin, reported as median and range; latency is measured
+# interleaved round-robin with the starting target rotated, reported as median
+# and range; latency is measured
 # separately at a fixed rate (-Q RATE) from dnsperf's per-query times. Then
 # the resident memory of CoreDNS serving MEM_NAMES names (default 100,000)
 # through kfed, through file, and through kfed with no names.
@@ -136,7 +137,10 @@ declare -A port=([kfed]=$KFED_PORT [file]=$FILE_PORT [whoami]=$WHOAMI_PORT)
 targets=(kfed file whoami)
 echo "bench-dns: $NAMES names; $RUNS runs of ${DURATION}s per target, interleaved; dnsperf -c 4 -T 1 -q 100"
 for run in $(seq "$RUNS"); do
-	for t in "${targets[@]}"; do
+	# Each run starts with the next target, so that no target always follows
+	# the same one (file leaves the most garbage behind) or always goes first.
+	order=("${targets[@]:$(((run - 1) % 3))}" "${targets[@]:0:$(((run - 1) % 3))}")
+	for t in "${order[@]}"; do
 		taskset -c 1 dnsperf -s 127.0.0.1 -p "${port[$t]}" -d "$fed/queries.txt" -c 4 -T 1 -q 100 -l "$DURATION" \
 			>"$work/$t.$run.out" 2>&1
 		qps=$(awk '/Queries per second/ {print $4}' "$work/$t.$run.out")

@@ -3,6 +3,7 @@ package kfed
 import (
 	"math/rand/v2"
 	"net"
+	"slices"
 	"strings"
 
 	"github.com/coredns/coredns/plugin"
@@ -44,11 +45,8 @@ func newZoneNames(zone string) zoneNames {
 // first. The sections are new for each reply, since the order of addresses
 // differs per query.
 func (k *Kfed) respond(state request.Request, qname, zone string) *dns.Msg {
-	m := new(dns.Msg)
-	m.SetReply(state.Req)
-	m.Authoritative = true
+	m := newReply(state.Req)
 	qtype := state.QType()
-	m.Answer = make([]dns.RR, 0, 8)
 
 	name := qname
 	for hop := 0; ; hop++ {
@@ -80,14 +78,44 @@ func (k *Kfed) respond(state request.Request, qname, zone string) *dns.Msg {
 			continue
 		}
 		m.Answer = appendRecords(m.Answer, records, qtype)
-		if qtype == dns.TypeSRV {
-			m.Extra = k.appendTargets(m.Extra, m.Answer[before:])
+		if qtype == dns.TypeSRV && records != nil {
+			m.Extra = k.targets(records)
 		}
 		if len(m.Answer) == before {
 			m.Ns = []dns.RR{k.soa(zone)} // NODATA
 		}
 		return m
 	}
+}
+
+// reply is a reply with room for its question and a typical answer, in one
+// allocation rather than three: allocation, and the garbage collection it
+// brings, is a good part of a query's cost.
+type reply struct {
+	msg      dns.Msg
+	question [1]dns.Question
+	answer   [4]dns.RR
+}
+
+// newReply returns the authoritative reply to req as dns.Msg.SetReply
+// starts it.
+func newReply(req *dns.Msg) *dns.Msg {
+	r := new(reply)
+	m := &r.msg
+	m.Id = req.Id
+	m.Response = true
+	m.Authoritative = true
+	m.Opcode = req.Opcode
+	if m.Opcode == dns.OpcodeQuery {
+		m.RecursionDesired = req.RecursionDesired
+		m.CheckingDisabled = req.CheckingDisabled
+	}
+	if len(req.Question) > 0 {
+		r.question[0] = req.Question[0]
+		m.Question = r.question[:]
+	}
+	m.Answer = r.answer[:0]
+	return m
 }
 
 // matchZone returns the longest of zones that name is in, or "". It does
@@ -141,6 +169,26 @@ func appendRecords(dst []dns.RR, r *index.Records, qtype uint16) []dns.RR {
 		dst = append(dst, r.TXT()...)
 	}
 	return dst
+}
+
+// targets returns the additional section of an SRV answer at r: the
+// addresses of its targets in the plugin's zones. They are looked up once per
+// index serial and kept with r, since an SRV answer would otherwise cost a
+// lookup per target on every query. The slice is shared: a reply's Extra may
+// be appended to (by the server's OPT record) only because its capacity is
+// its length, so an append copies it.
+func (k *Kfed) targets(r *index.Records) []dns.RR {
+	serial := k.index.Serial()
+	if rrs := r.Derived(serial); rrs != nil {
+		return rrs
+	}
+	rrs := k.appendTargets(nil, r.SRV())
+	rrs = slices.Clip(rrs)
+	if rrs == nil {
+		rrs = []dns.RR{}
+	}
+	r.SetDerived(serial, rrs)
+	return rrs
 }
 
 // appendTargets appends the addresses of the SRV records' targets that are in

@@ -3,6 +3,7 @@ package kfed
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -414,6 +415,53 @@ func TestServeDNSSynthesizesApexRecordsThatPackForAnyZone(t *testing.T) {
 					t.Errorf("reply does not pack: %v\n%v", err, resp)
 				}
 			})
+		}
+	}
+}
+
+// An SRV answer's additional section is kept between queries; it must
+// follow changes to its targets, which may belong to other objects.
+func TestServeDNSSRVAdditionalFollowsItsTargets(t *testing.T) {
+	const (
+		srv    = "_http._tcp.web.default.dev.svc.kfed.test."
+		target = "cluster-2.web.default.dev.svc.kfed.test."
+	)
+	k := newTestKfed(t, "cluster-1", map[string][]extdnsv1alpha1.Endpoint{
+		"default/web-srv": {sharedEndpoint(srv, "SRV", "0 1 80 "+target)},
+	})
+	q := test.Case{Qname: srv, Qtype: dns.TypeSRV}.Msg()
+	extra := func() []string {
+		t.Helper()
+		resp, _, err := serve(t, k, q, false)
+		if err != nil || len(resp.Answer) != 1 {
+			t.Fatalf("SRV answer %v, %v", resp, err)
+		}
+		var got []string
+		for _, rr := range resp.Extra {
+			got = append(got, rr.(*dns.A).A.String())
+		}
+		return got
+	}
+	steps := []struct {
+		name string
+		eps  []extdnsv1alpha1.Endpoint // of the target's object; nil deletes it
+		want []string
+	}{
+		{"target missing", nil, nil},
+		{"target appears", []extdnsv1alpha1.Endpoint{shardEndpoint(target, "cluster-2", "us-east1-c", 1, "127.102.0.1", "")}, []string{"127.102.0.1"}},
+		{"target moves", []extdnsv1alpha1.Endpoint{shardEndpoint(target, "cluster-2", "us-east1-c", 1, "127.102.0.9", "")}, []string{"127.102.0.9"}},
+		{"target goes", nil, nil},
+	}
+	for _, s := range steps {
+		if s.eps == nil {
+			k.index.Delete("default/web")
+		} else if err := k.index.Set("default/web", s.eps); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 { // computed once, then reused
+			if got := extra(); !slices.Equal(got, s.want) {
+				t.Errorf("%s: additional %v, want %v", s.name, got, s.want)
+			}
 		}
 	}
 }

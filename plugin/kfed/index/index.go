@@ -28,8 +28,12 @@ type Index struct {
 	cluster    string
 	defaultTTL uint32
 
-	mu      sync.RWMutex
-	names   map[string]*node    // fully qualified, lower-case name → node
+	mu    sync.RWMutex
+	names map[string]*node // fully qualified, lower-case name → node
+	// served is what lookups read: the records of every name that exists
+	// (nil for an empty non-terminal). It repeats names' state so that a
+	// lookup reads the map alone, without loading a node.
+	served  map[string]*Records
 	objects map[string][]string // object key → names it has endpoints at
 	size    int                 // names with records
 
@@ -61,6 +65,7 @@ func New(cluster string, defaultTTL uint32) *Index {
 		cluster:    cluster,
 		defaultTTL: defaultTTL,
 		names:      map[string]*node{},
+		served:     map[string]*Records{},
 		objects:    map[string][]string{},
 	}
 	x.serial.Store(uint32(time.Now().Unix()))
@@ -72,10 +77,7 @@ func New(cluster string, defaultTTL uint32) *Index {
 // it has (an empty non-terminal); records is nil for the latter.
 func (x *Index) Lookup(name string) (records *Records, exists bool) {
 	x.mu.RLock()
-	n := x.names[name]
-	if n != nil {
-		records, exists = n.records, n.records != nil || n.below > 0
-	}
+	records, exists = x.served[name]
 	x.mu.RUnlock()
 	return records, exists
 }
@@ -191,7 +193,7 @@ func (x *Index) rebuild(name string, n *node) error {
 		x.size--
 		x.adjustAncestors(name, -1)
 	}
-	x.prune(name, n)
+	x.sync(name, n)
 	return err
 }
 
@@ -203,12 +205,18 @@ func (x *Index) adjustAncestors(name string, delta int) {
 			x.names[parent] = p
 		}
 		p.below += delta
-		x.prune(parent, p)
+		x.sync(parent, p)
 	}
 }
 
-// prune forgets a node that holds nothing.
-func (x *Index) prune(name string, n *node) {
+// sync shows a node's state to lookups and forgets a node that holds
+// nothing.
+func (x *Index) sync(name string, n *node) {
+	if n.records != nil || n.below > 0 {
+		x.served[name] = n.records
+	} else {
+		delete(x.served, name)
+	}
 	if n.records == nil && n.below == 0 && len(n.sources) == 0 {
 		delete(x.names, name)
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/miekg/dns"
 
@@ -22,16 +23,48 @@ const maxWeight = 1 << 20
 // names it. They are built once per change and never modified; callers must
 // not modify them or the records in them either.
 type Records struct {
-	a, aaaa addresses
+	// cname and a first: every query reads cname, most then read a, and
+	// together they fit the first cache line the lookup loads.
 	cname   *dns.CNAME
+	a, aaaa addresses
 	srv     []dns.RR
 	txt     []dns.RR
+
+	// derived caches what a reader computes from these records and others
+	// (an SRV answer's additional section), valid for one index serial.
+	derived atomic.Pointer[Derived]
+}
+
+// Derived is a reader's result computed from the records at one name and
+// the rest of the index as it was at Serial.
+type Derived struct {
+	Serial uint32
+	RRs    []dns.RR
+}
+
+// Derived returns what was stored with SetDerived if it was computed at
+// serial, else nil.
+func (r *Records) Derived(serial uint32) []dns.RR {
+	if d := r.derived.Load(); d != nil && d.Serial == serial {
+		return d.RRs
+	}
+	return nil
+}
+
+// SetDerived stores rrs, computed from the index at serial, for readers that
+// ask again before the index changes. Callers must not modify rrs afterwards.
+func (r *Records) SetDerived(serial uint32, rrs []dns.RR) {
+	r.derived.Store(&Derived{Serial: serial, RRs: rrs})
 }
 
 // addresses are one type's address records at a name, one group per cluster.
 // Groups are kept in the order answers start from: the index's own cluster
 // first, then clusters with a weight, then those of weight 0.
 type addresses struct {
+	// fixed is the answer when its order cannot vary (at most one other
+	// cluster with a weight): every record in answer order, so that the
+	// common answer is one copy, without reading the groups.
+	fixed  []dns.RR
 	groups []group
 	local  int // groups[:local] are the index's own cluster
 	zero   int // groups[zero:] have weight 0
@@ -63,6 +96,9 @@ func (r *Records) AppendAddresses(dst []dns.RR, qtype uint16, intn func(int) int
 		as = &r.aaaa
 	default:
 		return dst
+	}
+	if as.fixed != nil {
+		return append(dst, as.fixed...)
 	}
 	for _, g := range as.groups[:as.local] {
 		if len(g.clusterIPs) > 0 {
@@ -300,7 +336,23 @@ func (b *builder) addresses(parsed []parsedGroup, qtype uint16, ttl uint32) addr
 			as.zero = i
 		}
 	}
+	if as.zero-as.local <= 1 {
+		as.fixed = as.appendAll(nil)
+	}
 	return as
+}
+
+// appendAll appends every record of as in answer order, the weighted groups
+// in their stored order.
+func (as *addresses) appendAll(dst []dns.RR) []dns.RR {
+	for i, g := range as.groups {
+		if i < as.local && len(g.clusterIPs) > 0 {
+			dst = append(dst, g.clusterIPs...)
+		} else {
+			dst = append(dst, g.rrs...)
+		}
+	}
+	return dst
 }
 
 func (b *builder) isLocal(g parsedGroup) bool { return g.cluster != "" && g.cluster == b.cluster }
@@ -321,10 +373,22 @@ func (b *builder) addressRRs(addrs []netip.Addr, qtype uint16, ttl uint32) []dns
 	}
 	rrs := make([]dns.RR, len(addrs))
 	for i, a := range addrs {
+		// The record and its address in one allocation, on one cache line
+		// for A: packing an answer reads both.
 		if qtype == dns.TypeA {
-			rrs[i] = &dns.A{Hdr: b.header(qtype, ttl), A: a.AsSlice()}
+			r := &struct {
+				rr dns.A
+				ip [4]byte
+			}{ip: a.As4()}
+			r.rr = dns.A{Hdr: b.header(qtype, ttl), A: r.ip[:]}
+			rrs[i] = &r.rr
 		} else {
-			rrs[i] = &dns.AAAA{Hdr: b.header(qtype, ttl), AAAA: a.AsSlice()}
+			r := &struct {
+				rr dns.AAAA
+				ip [16]byte
+			}{ip: a.As16()}
+			r.rr = dns.AAAA{Hdr: b.header(qtype, ttl), AAAA: r.ip[:]}
+			rrs[i] = &r.rr
 		}
 	}
 	return rrs
