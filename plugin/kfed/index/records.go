@@ -322,13 +322,23 @@ func (b *builder) addresses(parsed []parsedGroup, qtype uint16, ttl uint32) addr
 			cmp.Compare(rank(y.weight > 0), rank(x.weight > 0)),
 			strings.Compare(x.cluster, y.cluster))
 	})
+	n := 0
+	for i := range parsed {
+		parsed[i].addrs = sortedSet(parsed[i].addrs)
+		parsed[i].clusterIPs = sortedSet(parsed[i].clusterIPs)
+		n += len(parsed[i].addrs) + len(parsed[i].clusterIPs)
+	}
+	// A name's records of one type, and the slices that list them, each in
+	// one allocation: an answer then reads a few neighbouring cache lines
+	// rather than one scattered line per record.
+	alloc := newRRAlloc(qtype, b.header(qtype, ttl), n)
 	as := addresses{groups: make([]group, len(parsed)), zero: len(parsed)}
 	for i, p := range parsed {
 		as.groups[i] = group{
 			cluster:    p.cluster,
 			weight:     p.weight,
-			rrs:        b.addressRRs(p.addrs, qtype, ttl),
-			clusterIPs: b.addressRRs(p.clusterIPs, qtype, ttl),
+			rrs:        alloc.records(p.addrs),
+			clusterIPs: alloc.records(p.clusterIPs),
 		}
 		if b.isLocal(p) {
 			as.local = i + 1
@@ -337,7 +347,7 @@ func (b *builder) addresses(parsed []parsedGroup, qtype uint16, ttl uint32) addr
 		}
 	}
 	if as.zero-as.local <= 1 {
-		as.fixed = as.appendAll(nil)
+		as.fixed = as.appendAll(alloc.list[:0:n])
 	}
 	return as
 }
@@ -365,32 +375,66 @@ func rank(b bool) int {
 	return 0
 }
 
-func (b *builder) addressRRs(addrs []netip.Addr, qtype uint16, ttl uint32) []dns.RR {
+func sortedSet(addrs []netip.Addr) []netip.Addr {
 	slices.SortFunc(addrs, netip.Addr.Compare)
-	addrs = slices.Compact(addrs)
+	return slices.Compact(addrs)
+}
+
+type (
+	aRecord struct {
+		rr dns.A
+		ip [4]byte
+	}
+	aaaaRecord struct {
+		rr dns.AAAA
+		ip [16]byte
+	}
+)
+
+// rrAlloc hands out the address records of one name and type: each record
+// with its address, an A record on one cache line, all of them in one
+// array, and the slices listing them from one backing array whose first n
+// slots are left for the fixed answer.
+type rrAlloc struct {
+	hdr  dns.RR_Header
+	a    []aRecord
+	aaaa []aaaaRecord
+	list []dns.RR
+	next int
+}
+
+func newRRAlloc(qtype uint16, hdr dns.RR_Header, n int) *rrAlloc {
+	al := &rrAlloc{hdr: hdr, list: make([]dns.RR, 2*n)}
+	if qtype == dns.TypeA {
+		al.a = make([]aRecord, n)
+	} else {
+		al.aaaa = make([]aaaaRecord, n)
+	}
+	return al
+}
+
+// records returns the records of addrs, nil for none.
+func (al *rrAlloc) records(addrs []netip.Addr) []dns.RR {
 	if len(addrs) == 0 {
 		return nil
 	}
-	rrs := make([]dns.RR, len(addrs))
+	n := len(al.list) / 2
+	rrs := al.list[n+al.next : n+al.next+len(addrs) : n+al.next+len(addrs)]
 	for i, a := range addrs {
-		// The record and its address in one allocation, on one cache line
-		// for A: packing an answer reads both.
-		if qtype == dns.TypeA {
-			r := &struct {
-				rr dns.A
-				ip [4]byte
-			}{ip: a.As4()}
-			r.rr = dns.A{Hdr: b.header(qtype, ttl), A: r.ip[:]}
+		k := al.next + i
+		if al.a != nil {
+			r := &al.a[k]
+			r.ip = a.As4()
+			r.rr = dns.A{Hdr: al.hdr, A: r.ip[:]}
 			rrs[i] = &r.rr
 		} else {
-			r := &struct {
-				rr dns.AAAA
-				ip [16]byte
-			}{ip: a.As16()}
-			r.rr = dns.AAAA{Hdr: b.header(qtype, ttl), AAAA: r.ip[:]}
+			r := &al.aaaa[k]
+			r.ip = a.As16()
+			r.rr = dns.AAAA{Hdr: al.hdr, AAAA: r.ip[:]}
 			rrs[i] = &r.rr
 		}
 	}
+	al.next += len(addrs)
 	return rrs
 }
 
