@@ -168,6 +168,13 @@ done
 for t in "${targets[@]}"; do
 	percentiles "$(printf '%-6s latency at %s qps, µs:' "$t" "$RATE")" "$work/$t.latency"
 done
+# The machine's speed drifts between runs more than kfed and whoami differ;
+# a run's two figures, measured a minute apart, drift together.
+paste "$work/kfed.qps" "$work/whoami.qps" | awk '{print $1 / $2}' |
+	sort -g | awk '{v[NR]=$1; if ($1 >= 1) ge++} END {
+		m = (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2
+		printf "kfed/whoami per run: median %.3f (%.3f–%.3f), kfed ahead in %d of %d runs\n", m, v[1], v[NR], ge, NR
+	}'
 
 # ---- resident memory --------------------------------------------------------
 if [ "$MEM_NAMES" -gt 0 ]; then
