@@ -8,7 +8,9 @@
 # throughput is `dnsperf -c 4 -T 1 -q 100 -l DURATION`, RUNS runs per target
 # interleaved round-robin with the starting target rotated, reported as median
 # and range; latency is measured
-# separately at a fixed rate (-Q RATE) from dnsperf's per-query times. Then
+# separately at a fixed rate (-Q RATE) from dnsperf's per-query times. The
+# throughput runs also give the server's CPU time per query (its threads'
+# schedstat), which depends less on what else the machine does. Then
 # the resident memory of CoreDNS serving MEM_NAMES names (default 100,000)
 # through kfed, through file, and through kfed with no names.
 #
@@ -133,6 +135,9 @@ corefile="$fed/Corefile"
 start_coredns "$corefile" "127.0.0.1:$KFED_PORT" "$NAMES"
 "$work/benchdns" -probe "127.0.0.1:$FILE_PORT" -names "$NAMES"
 
+# cpu_ns prints the CPU time the server's threads have used, in ns.
+cpu_ns() { cat /proc/"$dns_pid"/task/*/schedstat | awk '{s += $1} END {printf "%.0f\n", s}'; }
+
 declare -A port=([kfed]=$KFED_PORT [file]=$FILE_PORT [whoami]=$WHOAMI_PORT)
 targets=(kfed file whoami)
 echo "bench-dns: $NAMES names; $RUNS runs of ${DURATION}s per target, interleaved; dnsperf -c 4 -T 1 -q 100"
@@ -141,12 +146,16 @@ for run in $(seq "$RUNS"); do
 	# the same one (file leaves the most garbage behind) or always goes first.
 	order=("${targets[@]:$(((run - 1) % 3))}" "${targets[@]:0:$(((run - 1) % 3))}")
 	for t in "${order[@]}"; do
+		before=$(cpu_ns)
 		taskset -c 1 dnsperf -s 127.0.0.1 -p "${port[$t]}" -d "$fed/queries.txt" -c 4 -T 1 -q 100 -l "$DURATION" \
 			>"$work/$t.$run.out" 2>&1
+		after=$(cpu_ns)
 		qps=$(awk '/Queries per second/ {print $4}' "$work/$t.$run.out")
 		lost=$(awk '/Queries lost/ {print $3}' "$work/$t.$run.out")
+		cpu=$(awk -v ns=$((after - before)) '/Queries completed/ {printf "%.3f", ns / $3 / 1000}' "$work/$t.$run.out")
 		echo "$qps" >>"$work/$t.qps"
-		printf '  run %d %-6s %8.0f qps  (lost %s)\n' "$run" "$t" "$qps" "$lost"
+		echo "$cpu" >>"$work/$t.cpu"
+		printf '  run %d %-6s %8.0f qps  %6s µs CPU a query  (lost %s)\n' "$run" "$t" "$qps" "$cpu" "$lost"
 	done
 done
 
@@ -168,12 +177,22 @@ done
 for t in "${targets[@]}"; do
 	percentiles "$(printf '%-6s latency at %s qps, µs:' "$t" "$RATE")" "$work/$t.latency"
 done
-# The machine's speed drifts between runs more than kfed and whoami differ;
-# a run's two figures, measured a minute apart, drift together.
+# The machine's speed drifts between runs by more than kfed and whoami
+# differ. The server's CPU time per query leaves out time the machine gave to
+# others (a VM's steal time included), and a run's two figures, taken a
+# minute apart, drift together: compare those.
+for t in "${targets[@]}"; do
+	printf '%-6s %s ns of server CPU a query\n' "$t" "$(awk '{print $1 * 1000}' "$work/$t.cpu" | median_range)"
+done
+paste "$work/whoami.cpu" "$work/kfed.cpu" | awk '{print $1 / $2}' |
+	sort -g | awk '{v[NR]=$1; if ($1 >= 1) ge++} END {
+		m = (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2
+		printf "whoami/kfed CPU a query, per run: median %.3f (%.3f–%.3f), kfed cheaper in %d of %d runs\n", m, v[1], v[NR], ge, NR
+	}'
 paste "$work/kfed.qps" "$work/whoami.qps" | awk '{print $1 / $2}' |
 	sort -g | awk '{v[NR]=$1; if ($1 >= 1) ge++} END {
 		m = (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2
-		printf "kfed/whoami per run: median %.3f (%.3f–%.3f), kfed ahead in %d of %d runs\n", m, v[1], v[NR], ge, NR
+		printf "kfed/whoami QPS, per run: median %.3f (%.3f–%.3f), kfed ahead in %d of %d runs\n", m, v[1], v[NR], ge, NR
 	}'
 
 # ---- resident memory --------------------------------------------------------

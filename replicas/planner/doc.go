@@ -57,6 +57,18 @@
 // a handful of steps; weights near MaxWeight that share no factor make it up
 // to a few million, a fraction of a second, which is why weights are capped.
 //
+// The replay is not skipped in general because no way to is known. The
+// quota method is earliest-deadline-first scheduling of each share's k-th
+// seat between its release (upper quota) and deadline (lower quota); its
+// result at a level between two whole ones is the lower quotas plus a set of
+// shares one seat ahead, and which set EDF reaches depends on every earlier
+// seat. Deciding it directly means checking, for every earlier level, that
+// the seats released since then fit in the seats handed out since then: the
+// minimum of a sum of n sawtooth functions frac(x·w_i/W) over a range of x,
+// a simultaneous Diophantine approximation problem. Picking the ahead set by
+// a closed rule, such as earliest next deadline, breaks house monotonicity
+// (TestQuotaMethodNeedsHistory shows one case).
+//
 // # Balancer plans (PlanBalancer)
 //
 // Targets have a minimum and maximum. Every target gets its minimum, even when

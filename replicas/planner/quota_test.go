@@ -144,3 +144,59 @@ func roomOf(s []share) (uint64, bool) {
 	}
 	return room, true
 }
+
+// TestQuotaMethodNeedsHistory keeps a case where the quota method's result
+// cannot be had from the level alone: the obvious closed rule (lower quotas,
+// then one more seat for the shares whose next seat is due first) gives a
+// different layout and takes a seat away as the total grows. It is why fill
+// replays seats from a whole-number level (see "Cost" in doc.go).
+func TestQuotaMethodNeedsHistory(t *testing.T) {
+	weights := []uint64{19, 24, 24, 8, 2}
+	shares := func() []share {
+		s := make([]share, len(weights))
+		for i, w := range weights {
+			s[i] = share{weight: w, rank: i}
+		}
+		return s
+	}
+	for _, tc := range []struct {
+		seats       uint64
+		quota, rule []uint64
+	}{
+		{16, []uint64{4, 5, 5, 2, 0}, []uint64{4, 5, 5, 2, 0}},
+		{17, []uint64{4, 6, 5, 2, 0}, []uint64{4, 6, 6, 1, 0}}, // the rule takes share 3's seat
+	} {
+		if got := fillCopy(shares(), tc.seats); !slices.Equal(got, tc.quota) {
+			t.Errorf("%d seats: quota method gives %v, want %v", tc.seats, got, tc.quota)
+		}
+		if got := earliestDueRule(weights, tc.seats); !slices.Equal(got, tc.rule) {
+			t.Errorf("%d seats: closed rule gives %v, want %v", tc.seats, got, tc.rule)
+		}
+	}
+}
+
+// earliestDueRule gives every share its lower quota, then one more seat each
+// to the shares whose next seat is due first, ties to the lower index.
+func earliestDueRule(weights []uint64, seats uint64) []uint64 {
+	var total uint64
+	for _, w := range weights {
+		total += w
+	}
+	got := make([]uint64, len(weights))
+	var placed uint64
+	var behind []int
+	for i, w := range weights {
+		got[i] = seats * w / total
+		placed += got[i]
+		if seats*w%total != 0 {
+			behind = append(behind, i)
+		}
+	}
+	slices.SortStableFunc(behind, func(i, j int) int {
+		return mul(got[i]+1, weights[j]).cmp(mul(got[j]+1, weights[i]))
+	})
+	for _, i := range behind[:seats-placed] {
+		got[i]++
+	}
+	return got
+}
