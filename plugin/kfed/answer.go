@@ -39,11 +39,12 @@ func newZoneNames(zone string) zoneNames {
 	return zoneNames{dns: "dns." + zone, ns: "ns.dns." + zone, mbox: "hostmaster." + zone}
 }
 
-// respond builds the reply to a query for qname, lower case, in zone. The records in it
-// are the index's, shared by every reply and never modified, as CoreDNS's
-// file plugin shares its zone's: a plugin that changes a reply copies it
-// first. The sections are new for each reply, since the order of addresses
-// differs per query.
+// respond builds the reply to a query for qname, lower case, in zone. The
+// records in it are the index's, shared by every reply and never modified, as
+// CoreDNS's file plugin shares its zone's: a plugin that changes a reply
+// copies it first. The answer section is new for each reply, since the order
+// of addresses differs per query; an SRV answer's additional section is
+// shared too (see targets).
 func (k *Kfed) respond(state request.Request, qname, zone string) *dns.Msg {
 	m := newReply(state.Req)
 	qtype := state.QType()
