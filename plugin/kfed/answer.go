@@ -180,14 +180,10 @@ func appendRecords(dst []dns.RR, r *index.Records, qtype uint16) []dns.RR {
 // its length, so an append copies it.
 func (k *Kfed) targets(r *index.Records) []dns.RR {
 	serial := k.index.Serial()
-	if rrs := r.Derived(serial); rrs != nil {
+	if rrs, ok := r.Derived(serial); ok {
 		return rrs
 	}
-	rrs := k.appendTargets(nil, r.SRV())
-	rrs = slices.Clip(rrs)
-	if rrs == nil {
-		rrs = []dns.RR{}
-	}
+	rrs := slices.Clip(k.appendTargets(nil, r.SRV()))
 	r.SetDerived(serial, rrs)
 	return rrs
 }

@@ -32,29 +32,27 @@ type Records struct {
 
 	// derived caches what a reader computes from these records and others
 	// (an SRV answer's additional section), valid for one index serial.
-	derived atomic.Pointer[Derived]
+	derived atomic.Pointer[derivedRRs]
 }
 
-// Derived is a reader's result computed from the records at one name and
-// the rest of the index as it was at Serial.
-type Derived struct {
-	Serial uint32
-	RRs    []dns.RR
+type derivedRRs struct {
+	serial uint32
+	rrs    []dns.RR
 }
 
-// Derived returns what was stored with SetDerived if it was computed at
-// serial, else nil.
-func (r *Records) Derived(serial uint32) []dns.RR {
-	if d := r.derived.Load(); d != nil && d.Serial == serial {
-		return d.RRs
+// Derived returns what SetDerived stored, and whether it was computed at
+// serial.
+func (r *Records) Derived(serial uint32) ([]dns.RR, bool) {
+	if d := r.derived.Load(); d != nil && d.serial == serial {
+		return d.rrs, true
 	}
-	return nil
+	return nil, false
 }
 
 // SetDerived stores rrs, computed from the index at serial, for readers that
 // ask again before the index changes. Callers must not modify rrs afterwards.
 func (r *Records) SetDerived(serial uint32, rrs []dns.RR) {
-	r.derived.Store(&Derived{Serial: serial, RRs: rrs})
+	r.derived.Store(&derivedRRs{serial: serial, rrs: rrs})
 }
 
 // addresses are one type's address records at a name, one group per cluster.
