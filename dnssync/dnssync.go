@@ -11,40 +11,45 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
+	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/dnsprovider"
 )
 
-// Desired converts DNSEndpoints into record sets: one per endpoint, keeping
-// the cluster as set identifier and the kfed.io/weight and kfed.io/hostname
-// properties as weight and hostname hint.
+// Desired converts DNSEndpoints into record sets. Addresses become one
+// record set per cluster (set identifier = cluster, its weight, its
+// load-balancer hostname as alias hint), so that weighted providers weigh
+// clusters; addresses no cluster claims, and every other type, one plain
+// record set per endpoint. A cluster table that cannot be read wholly costs
+// only what cannot be read: those addresses are published unweighted.
 func Desired(eps []extdnsv1alpha1.DNSEndpoint) []dnsprovider.RecordSet {
 	var out []dnsprovider.RecordSet
-	for _, ep := range eps {
+	for i := range eps {
+		ep := &eps[i]
 		resource := ep.Namespace + "/" + ep.Name
-		for _, e := range ep.Spec.Endpoints {
-			rs := dnsprovider.RecordSet{
-				Name: e.DNSName, Type: e.RecordType, TTL: e.RecordTTL,
-				Targets: slices.Clone(e.Targets), SetIdentifier: e.SetIdentifier, Resource: resource,
+		clusters, _ := dnsendpoint.ReadClusters(ep)
+		for j := range ep.Spec.Endpoints {
+			e := &ep.Spec.Endpoints[j]
+			rs := dnsprovider.RecordSet{Name: e.DNSName, Type: e.RecordType, TTL: e.RecordTTL, Resource: resource}
+			if e.RecordType != dnsprovider.TypeA && e.RecordType != dnsprovider.TypeAAAA {
+				rs.Targets = slices.Clone(e.Targets)
+				out = append(out, rs)
+				continue
 			}
-			if rs.SetIdentifier != "" {
-				rs.Weight = 1
-			}
-			for _, p := range e.ProviderSpecific {
-				switch p.Name {
-				case extdnsv1alpha1.PropWeight:
-					if w, err := strconv.ParseInt(p.Value, 10, 64); err == nil && w >= 0 {
-						rs.Weight = w
-					}
-				case extdnsv1alpha1.PropHostname:
-					rs.Hostname = p.Value
+			groups, _ := clusters.Groups(e)
+			for _, g := range groups {
+				rs := rs
+				for _, a := range g.Addrs {
+					rs.Targets = append(rs.Targets, a.String())
 				}
+				if c := g.Cluster; c != nil {
+					rs.SetIdentifier, rs.Weight, rs.Hostname = c.Name, int64(c.Weight), c.Hostname
+				}
+				out = append(out, rs)
 			}
-			out = append(out, rs)
 		}
 	}
 	return out

@@ -10,6 +10,7 @@ import (
 	"github.com/miekg/dns"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/dnsprovider"
 	"github.com/kfed-io/kfed/dnsprovider/rfc2136"
@@ -29,11 +30,13 @@ func endpointFor(t *testing.T, clusters map[string]string) extdnsv1alpha1.DNSEnd
 		in.Shards = append(in.Shards, services.Shard{Cluster: name, Region: "r1", Zones: []string{"z1"}, IPs: []netip.Addr{netip.MustParseAddr(ip)}, Weight: 1,
 			Ports: []services.Port{{Name: "http", Protocol: "TCP", Port: 80}}})
 	}
-	eps, err := services.Endpoints(in)
+	eps, table, err := services.Endpoints(in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return extdnsv1alpha1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web"}, Spec: extdnsv1alpha1.DNSEndpointSpec{Endpoints: eps}}
+	obj := extdnsv1alpha1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web"}, Spec: extdnsv1alpha1.DNSEndpointSpec{Endpoints: eps}}
+	dnsendpoint.SetClusters(&obj, table)
+	return obj
 }
 
 // countingProvider counts the zone listings and change sets sent.
@@ -147,19 +150,52 @@ func TestSyncNeverTouchesARecordItDoesNotOwn(t *testing.T) {
 	}
 }
 
-func TestDesiredKeepsClusterWeightAndHostname(t *testing.T) {
-	ep := extdnsv1alpha1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web"}, Spec: extdnsv1alpha1.DNSEndpointSpec{
+func TestDesiredSplitsAddressesByCluster(t *testing.T) {
+	const global = "web.ns.fed.svc.kfed.test"
+	newLayout := extdnsv1alpha1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web"}, Spec: extdnsv1alpha1.DNSEndpointSpec{
+		Endpoints: []extdnsv1alpha1.Endpoint{
+			{DNSName: global, RecordType: "A", Targets: []string{"127.5.0.1", "127.6.0.1", "192.0.2.1"}, RecordTTL: 60},
+			{DNSName: "_http._tcp." + global, RecordType: "SRV", Targets: []string{"0 3 80 aws." + global + "."}, RecordTTL: 60},
+		},
+	}}
+	dnsendpoint.SetClusters(&newLayout, []dnsendpoint.Cluster{
+		{Name: "aws", Weight: 3, Addresses: []netip.Addr{netip.MustParseAddr("127.5.0.1")}, Hostname: "lb-1.us-east-1.elb.amazonaws.com"},
+		{Name: "gcp", Weight: 0, Addresses: []netip.Addr{netip.MustParseAddr("127.6.0.1")}},
+	})
+	legacy := extdnsv1alpha1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web"}, Spec: extdnsv1alpha1.DNSEndpointSpec{
 		Endpoints: []extdnsv1alpha1.Endpoint{{
-			DNSName: "web.ns.fed.svc.kfed.test", RecordType: "A", Targets: []string{"127.5.0.1"}, SetIdentifier: "aws", RecordTTL: 60,
+			DNSName: global, RecordType: "A", Targets: []string{"127.5.0.1"}, SetIdentifier: "aws", RecordTTL: 60,
 			ProviderSpecific: []extdnsv1alpha1.ProviderSpecificProperty{
-				{Name: extdnsv1alpha1.PropWeight, Value: "3"}, {Name: extdnsv1alpha1.PropHostname, Value: "lb-1.us-east-1.elb.amazonaws.com"},
+				{Name: "kfed.io/weight", Value: "3"}, {Name: "kfed.io/hostname", Value: "lb-1.us-east-1.elb.amazonaws.com"},
 			},
 		}},
 	}}
-	got := dnssync.Desired([]extdnsv1alpha1.DNSEndpoint{ep})
-	want := dnsprovider.RecordSet{Name: "web.ns.fed.svc.kfed.test", Type: "A", TTL: 60, Targets: []string{"127.5.0.1"},
+	aws := dnsprovider.RecordSet{Name: global, Type: "A", TTL: 60, Targets: []string{"127.5.0.1"},
 		SetIdentifier: "aws", Weight: 3, Hostname: "lb-1.us-east-1.elb.amazonaws.com", Resource: "ns/web"}
-	if len(got) != 1 || !got[0].Equal(want) || got[0].Hostname != want.Hostname || got[0].Resource != want.Resource {
-		t.Errorf("got %+v, want %+v", got, want)
+	tests := []struct {
+		name string
+		in   extdnsv1alpha1.DNSEndpoint
+		want []dnsprovider.RecordSet
+	}{
+		{"each cluster's addresses are a weighted set; unclaimed ones and SRV plain sets", newLayout, []dnsprovider.RecordSet{
+			aws,
+			{Name: global, Type: "A", TTL: 60, Targets: []string{"127.6.0.1"}, SetIdentifier: "gcp", Weight: 0, Resource: "ns/web"},
+			{Name: global, Type: "A", TTL: 60, Targets: []string{"192.0.2.1"}, Resource: "ns/web"},
+			{Name: "_http._tcp." + global, Type: "SRV", TTL: 60, Targets: []string{"0 3 80 aws." + global + "."}, Resource: "ns/web"},
+		}},
+		{"the older per-cluster layout keeps weight and hostname", legacy, []dnsprovider.RecordSet{aws}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := dnssync.Desired([]extdnsv1alpha1.DNSEndpoint{tt.in})
+			if len(got) != len(tt.want) {
+				t.Fatalf("got %d record sets, want %d: %+v", len(got), len(tt.want), got)
+			}
+			for i := range got {
+				if !got[i].Equal(tt.want[i]) || got[i].Hostname != tt.want[i].Hostname || got[i].Resource != tt.want[i].Resource {
+					t.Errorf("record set %d\n got %+v\nwant %+v", i, got[i], tt.want[i])
+				}
+			}
+		})
 	}
 }

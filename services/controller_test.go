@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"net/netip"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
+	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
 )
 
@@ -22,7 +25,7 @@ func (r fakeResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Ad
 	return nil, errors.New("no such host")
 }
 
-func TestObserveResolvesHostnameIngressEverySync(t *testing.T) {
+func TestReadIngressResolvesHostnameEverySync(t *testing.T) {
 	m := clusters.Member{Name: "aws", Region: "us-east-1", Zones: []string{"us-east-1a"}}
 	shard := &corev1.Service{
 		Spec: corev1.ServiceSpec{ClusterIPs: []string{"10.96.0.7"}, Ports: []corev1.ServicePort{{Name: "http", Protocol: "TCP", Port: 80}}},
@@ -45,7 +48,7 @@ func TestObserveResolvesHostnameIngressEverySync(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := &Controller{Resolver: tt.dns}
-			got, err := c.observe(context.Background(), m, shard)
+			got, err := c.readIngress(context.Background(), m, shard)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("error %v, want %q", err, tt.wantErr)
@@ -68,22 +71,24 @@ func TestPreviousShardsRoundTrip(t *testing.T) {
 	for _, shards := range [][]Shard{
 		{east1, east2, eu},
 		{{Cluster: "aws", Region: "r", Zones: []string{"z"}, Hostname: "lb-1.elb.amazonaws.com", Weight: 1, Ports: []Port{web}}},
+		{{Cluster: "dual", Region: "r", Zones: []string{"z", "y"}, IPs: ips("127.4.0.1", "fd00::4"), ClusterIPs: ips("10.96.0.4"), Weight: 0}},
 	} {
 		in := Input{Names: names, Shards: shards, Regions: regions, Zones: zones}
-		eps, err := Endpoints(in)
+		eps, table, err := Endpoints(in)
 		if err != nil {
 			t.Fatal(err)
 		}
-		back := previousShards(eps, names)
+		published := &extdnsv1alpha1.DNSEndpoint{Spec: extdnsv1alpha1.DNSEndpointSpec{Endpoints: eps}}
+		dnsendpoint.SetClusters(published, table)
 		var again []Shard
-		for _, s := range back {
+		for _, s := range previousShards(published) {
 			again = append(again, s)
 		}
-		eps2, err := Endpoints(Input{Names: names, Shards: again, Regions: regions, Zones: zones})
+		eps2, table2, err := Endpoints(Input{Names: names, Shards: again, Regions: regions, Zones: zones})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if a, b := render(eps), render(eps2); !slices.Equal(a, b) {
+		if a, b := render(t, eps, table), render(t, eps2, table2); !slices.Equal(a, b) || !reflect.DeepEqual(table, table2) {
 			t.Errorf("records rebuilt from the published ones differ:\n%s\nvs\n%s", strings.Join(a, "\n"), strings.Join(b, "\n"))
 		}
 	}

@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
-	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 )
 
@@ -18,38 +18,12 @@ import (
 const DefaultTTL = 30
 
 // Names are the DNS names of one federated Service.
-type Names struct {
-	federation, domain, service, namespace string
-}
+type Names = dnsendpoint.Names
 
 // NewNames returns the names of Service namespace/service in federation
 // under domain.
 func NewNames(federation, domain, namespace, service string) Names {
-	return Names{
-		federation: strings.ToLower(federation),
-		domain:     strings.ToLower(strings.TrimSuffix(domain, ".")),
-		service:    strings.ToLower(service),
-		namespace:  strings.ToLower(namespace),
-	}
-}
-
-func (n Names) base() string { return n.service + "." + n.namespace + "." + n.federation + ".svc" }
-
-// Global is S.N.F.svc.D.
-func (n Names) Global() string { return n.base() + "." + n.domain }
-
-// Region is S.N.F.svc.R.D.
-func (n Names) Region(r string) string { return n.base() + "." + r + "." + n.domain }
-
-// Zone is S.N.F.svc.Z.R.D.
-func (n Names) Zone(z, r string) string { return n.base() + "." + z + "." + r + "." + n.domain }
-
-// Cluster is C.S.N.F.svc.D, the name SRV records target.
-func (n Names) Cluster(c string) string { return c + "." + n.Global() }
-
-// SRV is _port._proto.S.N.F.svc.D.
-func (n Names) SRV(port, proto string) string {
-	return "_" + port + "._" + strings.ToLower(proto) + "." + n.Global()
+	return dnsendpoint.NewNames(federation, domain, namespace, service)
 }
 
 // Shard is what the controller observed of one member cluster's copy of a
@@ -92,43 +66,45 @@ type Input struct {
 	Zones   []string
 }
 
-// Endpoints computes the desired DNS records of one Service: per-cluster A
-// and AAAA at the global, region, zone and cluster names; CNAME fallbacks
-// zone → region → global where a place has no endpoint; SRV per named port.
-// The result is sorted, so equal inputs give equal outputs.
-func Endpoints(in Input) ([]extdnsv1alpha1.Endpoint, error) {
+// Endpoints computes the desired DNS records of one Service: A and AAAA at
+// the global, region, zone and cluster names, one endpoint per name and type
+// holding the addresses of every cluster there; CNAME fallbacks zone → region
+// → global where a place has no endpoint; SRV per named port. Beside them it
+// returns the cluster table (dnsendpoint.Cluster) that tells kfed's readers
+// which cluster each address is, its weight and cluster IPs. The result is
+// sorted, so equal inputs give equal outputs.
+func Endpoints(in Input) ([]extdnsv1alpha1.Endpoint, []dnsendpoint.Cluster, error) {
 	if err := validateNames(in); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	n := in.Names
 	ttl := cmp.Or(in.TTL, DefaultTTL)
 	var out []extdnsv1alpha1.Endpoint
-	add := func(name, typ string, targets []string, setID string, props []extdnsv1alpha1.ProviderSpecificProperty) {
-		out = append(out, extdnsv1alpha1.Endpoint{
-			DNSName: name, RecordType: typ, Targets: targets, SetIdentifier: setID,
-			RecordTTL: ttl, ProviderSpecific: props,
-		})
+	add := func(name, typ string, targets []string) {
+		out = append(out, extdnsv1alpha1.Endpoint{DNSName: name, RecordType: typ, Targets: targets, RecordTTL: ttl})
 	}
 	shards := slices.Clone(in.Shards)
 	slices.SortFunc(shards, func(a, b Shard) int { return strings.Compare(a.Cluster, b.Cluster) })
 
-	// addressRecords publishes the shards at name: one A and one AAAA
-	// endpoint per cluster, or a CNAME when the name's sole target is one
-	// hostname ingress (a CNAME cannot share its name, so only then).
+	// addressRecords publishes the shards at name: the addresses of all of
+	// them in one A and one AAAA endpoint, or a CNAME when the name's sole
+	// target is one hostname ingress (a CNAME cannot share its name, so only
+	// then).
 	addressRecords := func(name string, at []Shard) {
 		if len(at) == 1 && at[0].Hostname != "" {
-			add(name, "CNAME", []string{at[0].Hostname}, "", nil)
+			add(name, "CNAME", []string{at[0].Hostname})
 			return
 		}
+		var ips []netip.Addr
 		for _, s := range at {
-			v4, v6 := split(s.IPs)
-			props := shardProps(s)
-			if len(v4) > 0 {
-				add(name, "A", v4, s.Cluster, props)
-			}
-			if len(v6) > 0 {
-				add(name, "AAAA", v6, s.Cluster, props)
-			}
+			ips = append(ips, s.IPs...)
+		}
+		v4, v6 := split(ips)
+		if len(v4) > 0 {
+			add(name, "A", v4)
+		}
+		if len(v6) > 0 {
+			add(name, "AAAA", v6)
 		}
 	}
 
@@ -139,7 +115,7 @@ func Endpoints(in Input) ([]extdnsv1alpha1.Endpoint, error) {
 	for _, r := range sortedUnique(in.Regions) {
 		at := filter(shards, func(s Shard) bool { return s.Region == r })
 		if len(at) == 0 {
-			add(n.Region(r), "CNAME", []string{n.Global()}, "", nil)
+			add(n.Region(r), "CNAME", []string{n.Global()})
 			continue
 		}
 		addressRecords(n.Region(r), at)
@@ -148,7 +124,7 @@ func Endpoints(in Input) ([]extdnsv1alpha1.Endpoint, error) {
 		z, r, _ := strings.Cut(zr, "/")
 		at := filter(shards, func(s Shard) bool { return s.Region == r && slices.Contains(s.Zones, z) })
 		if len(at) == 0 {
-			add(n.Zone(z, r), "CNAME", []string{n.Region(r)}, "", nil)
+			add(n.Zone(z, r), "CNAME", []string{n.Region(r)})
 			continue
 		}
 		addressRecords(n.Zone(z, r), at)
@@ -158,37 +134,56 @@ func Endpoints(in Input) ([]extdnsv1alpha1.Endpoint, error) {
 		for _, s := range shards {
 			for _, sp := range s.Ports {
 				if sp.Name == p.Name && strings.EqualFold(sp.Protocol, p.Protocol) {
-					targets = append(targets, fmt.Sprintf("0 %d %d %s", s.Weight, sp.Port, n.Cluster(s.Cluster)))
+					t := dnsendpoint.SRVTarget{Weight: dnsendpoint.SRVWeight(s.Weight), Port: uint16(sp.Port), Target: n.Cluster(s.Cluster)}
+					targets = append(targets, t.String())
 				}
 			}
 		}
-		add(n.SRV(p.Name, p.Protocol), "SRV", targets, "", nil)
+		add(n.SRV(p.Name, p.Protocol), "SRV", targets)
 	}
 	slices.SortFunc(out, func(a, b extdnsv1alpha1.Endpoint) int {
-		return cmp.Or(strings.Compare(a.DNSName, b.DNSName), strings.Compare(a.RecordType, b.RecordType),
-			strings.Compare(a.SetIdentifier, b.SetIdentifier))
+		return cmp.Or(strings.Compare(a.DNSName, b.DNSName), strings.Compare(a.RecordType, b.RecordType))
 	})
-	return out, nil
+	table := make([]dnsendpoint.Cluster, len(shards))
+	for i, s := range shards {
+		table[i] = clusterOf(s)
+	}
+	return out, table, nil
 }
 
-func shardProps(s Shard) []extdnsv1alpha1.ProviderSpecificProperty {
-	props := []extdnsv1alpha1.ProviderSpecificProperty{
-		{Name: extdnsv1alpha1.PropCluster, Value: s.Cluster},
-		{Name: extdnsv1alpha1.PropRegion, Value: s.Region},
-		{Name: extdnsv1alpha1.PropZone, Value: strings.Join(s.Zones, ",")},
-		{Name: extdnsv1alpha1.PropWeight, Value: strconv.Itoa(s.Weight)},
+// clusterOf is a shard as a row of the DNSEndpoint's cluster table.
+func clusterOf(s Shard) dnsendpoint.Cluster {
+	c := dnsendpoint.Cluster{
+		Name: s.Cluster, Region: s.Region, Zones: s.Zones, Weight: s.Weight, Hostname: s.Hostname,
+		Addresses: sortedAddrs(s.IPs), ClusterIPs: sortedAddrs(s.ClusterIPs),
 	}
-	if len(s.ClusterIPs) > 0 {
-		ips := make([]string, len(s.ClusterIPs))
-		for i, a := range s.ClusterIPs {
-			ips[i] = a.String()
+	for _, p := range s.Ports {
+		if p.Name != "" {
+			c.Ports = append(c.Ports, dnsendpoint.Port{Name: p.Name, Protocol: cmp.Or(p.Protocol, "TCP"), Port: p.Port})
 		}
-		props = append(props, extdnsv1alpha1.ProviderSpecificProperty{Name: extdnsv1alpha1.PropClusterIP, Value: strings.Join(ips, ",")})
 	}
-	if s.Hostname != "" {
-		props = append(props, extdnsv1alpha1.ProviderSpecificProperty{Name: extdnsv1alpha1.PropHostname, Value: s.Hostname})
+	return c
+}
+
+// shardOf reads a row of a published cluster table back into a Shard.
+func shardOf(c *dnsendpoint.Cluster) Shard {
+	s := Shard{
+		Cluster: c.Name, Region: c.Region, Zones: c.Zones, Weight: c.Weight, Hostname: c.Hostname,
+		IPs: c.Addresses, ClusterIPs: c.ClusterIPs,
 	}
-	return props
+	for _, p := range c.Ports {
+		s.Ports = append(s.Ports, Port{Name: p.Name, Protocol: p.Protocol, Port: p.Port})
+	}
+	return s
+}
+
+func sortedAddrs(addrs []netip.Addr) []netip.Addr {
+	var out []netip.Addr
+	for _, a := range addrs {
+		out = append(out, a.Unmap())
+	}
+	slices.SortFunc(out, netip.Addr.Compare)
+	return slices.Compact(out)
 }
 
 // split returns the IPv4 and IPv6 addresses of ips as sorted, unique strings.

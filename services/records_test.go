@@ -2,10 +2,12 @@ package services
 
 import (
 	"net/netip"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 )
 
@@ -17,15 +19,42 @@ func ips(s ...string) []netip.Addr {
 	return out
 }
 
-// render shows endpoints one a line: "name TYPE [set] targets".
-func render(eps []extdnsv1alpha1.Endpoint) []string {
+// render shows records one a line, "name TYPE [cluster] targets", with the
+// addresses of each name attributed to clusters through the cluster table,
+// as every reader of the DNSEndpoint sees them.
+func render(t *testing.T, eps []extdnsv1alpha1.Endpoint, table []dnsendpoint.Cluster) []string {
+	t.Helper()
+	obj := &extdnsv1alpha1.DNSEndpoint{Spec: extdnsv1alpha1.DNSEndpointSpec{Endpoints: eps}}
+	dnsendpoint.SetClusters(obj, table)
+	clusters, err := dnsendpoint.ReadClusters(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var out []string
-	for _, e := range eps {
-		line := e.DNSName + " " + e.RecordType
-		if e.SetIdentifier != "" {
-			line += " [" + e.SetIdentifier + "]"
+	for i := range eps {
+		e := &eps[i]
+		if e.SetIdentifier != "" || len(e.ProviderSpecific) > 0 {
+			t.Errorf("%s %s has a set identifier or provider-specific properties, which ExternalDNS cannot read back", e.DNSName, e.RecordType)
 		}
-		out = append(out, line+" "+strings.Join(e.Targets, ","))
+		if e.RecordType != "A" && e.RecordType != "AAAA" {
+			out = append(out, e.DNSName+" "+e.RecordType+" "+strings.Join(e.Targets, ","))
+			continue
+		}
+		groups, err := clusters.Groups(e)
+		if err != nil {
+			t.Errorf("%s %s: %v", e.DNSName, e.RecordType, err)
+		}
+		for _, g := range groups {
+			line := e.DNSName + " " + e.RecordType
+			if g.Cluster != nil {
+				line += " [" + g.Cluster.Name + "]"
+			}
+			var addrs []string
+			for _, a := range g.Addrs {
+				addrs = append(addrs, a.String())
+			}
+			out = append(out, line+" "+strings.Join(addrs, ","))
+		}
 	}
 	return out
 }
@@ -52,7 +81,7 @@ func TestEndpoints(t *testing.T) {
 			name: "three clusters in two regions get global, region, zone, cluster and SRV names",
 			in:   Input{Names: names, Shards: []Shard{east1, east2, eu}, Regions: regions, Zones: zones},
 			want: []string{
-				"_web._tcp.web.ns.fed.svc.example.com SRV 0 1 80 c1.web.ns.fed.svc.example.com,0 1 80 c2.web.ns.fed.svc.example.com,0 2 80 c3.web.ns.fed.svc.example.com",
+				"_web._tcp.web.ns.fed.svc.example.com SRV 0 1 80 c1.web.ns.fed.svc.example.com.,0 1 80 c2.web.ns.fed.svc.example.com.,0 2 80 c3.web.ns.fed.svc.example.com.",
 				"c1.web.ns.fed.svc.example.com A [c1] 127.1.0.1",
 				"c2.web.ns.fed.svc.example.com A [c2] 127.2.0.1",
 				"c3.web.ns.fed.svc.example.com A [c3] 127.3.0.1",
@@ -71,7 +100,7 @@ func TestEndpoints(t *testing.T) {
 			name: "zone without endpoint answers CNAME to region, region without endpoint CNAME to global",
 			in:   Input{Names: names, Shards: []Shard{east1}, Regions: regions, Zones: zones},
 			want: []string{
-				"_web._tcp.web.ns.fed.svc.example.com SRV 0 1 80 c1.web.ns.fed.svc.example.com",
+				"_web._tcp.web.ns.fed.svc.example.com SRV 0 1 80 c1.web.ns.fed.svc.example.com.",
 				"c1.web.ns.fed.svc.example.com A [c1] 127.1.0.1",
 				"web.ns.fed.svc.europe-west1-b.europe-west1.example.com CNAME web.ns.fed.svc.europe-west1.example.com",
 				"web.ns.fed.svc.europe-west1.example.com CNAME web.ns.fed.svc.example.com",
@@ -164,7 +193,7 @@ func TestEndpoints(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := Endpoints(tt.in)
+			got, table, err := Endpoints(tt.in)
 			if tt.errHas != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.errHas) {
 					t.Fatalf("error %v, want one containing %q", err, tt.errHas)
@@ -174,7 +203,7 @@ func TestEndpoints(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if r := render(got); !slices.Equal(r, tt.want) {
+			if r := render(t, got, table); !slices.Equal(r, tt.want) {
 				t.Errorf("got\n  %s\nwant\n  %s", strings.Join(r, "\n  "), strings.Join(tt.want, "\n  "))
 			}
 		})
@@ -183,34 +212,35 @@ func TestEndpoints(t *testing.T) {
 
 func TestRemovingAClusterRemovesOnlyItsTargets(t *testing.T) {
 	names := NewNames("fed", "example.com", "ns", "web")
-	before, err := Endpoints(Input{Names: names, Shards: []Shard{east1, east2, eu}, Regions: regions, Zones: zones})
+	before, beforeTable, err := Endpoints(Input{Names: names, Shards: []Shard{east1, east2, eu}, Regions: regions, Zones: zones})
 	if err != nil {
 		t.Fatal(err)
 	}
-	after, err := Endpoints(Input{Names: names, Shards: []Shard{east1, eu}, Regions: regions, Zones: zones})
+	after, afterTable, err := Endpoints(Input{Names: names, Shards: []Shard{east1, eu}, Regions: regions, Zones: zones})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var gone, added []string
-	for _, l := range render(before) {
-		if !slices.Contains(render(after), l) {
+	b, a := render(t, before, beforeTable), render(t, after, afterTable)
+	for _, l := range b {
+		if !slices.Contains(a, l) {
 			gone = append(gone, l)
 		}
 	}
-	for _, l := range render(after) {
-		if !slices.Contains(render(before), l) {
+	for _, l := range a {
+		if !slices.Contains(b, l) {
 			added = append(added, l)
 		}
 	}
 	wantGone := []string{
-		"_web._tcp.web.ns.fed.svc.example.com SRV 0 1 80 c1.web.ns.fed.svc.example.com,0 1 80 c2.web.ns.fed.svc.example.com,0 2 80 c3.web.ns.fed.svc.example.com",
+		"_web._tcp.web.ns.fed.svc.example.com SRV 0 1 80 c1.web.ns.fed.svc.example.com.,0 1 80 c2.web.ns.fed.svc.example.com.,0 2 80 c3.web.ns.fed.svc.example.com.",
 		"c2.web.ns.fed.svc.example.com A [c2] 127.2.0.1",
 		"web.ns.fed.svc.example.com A [c2] 127.2.0.1",
 		"web.ns.fed.svc.us-east1-c.us-east1.example.com A [c2] 127.2.0.1",
 		"web.ns.fed.svc.us-east1.example.com A [c2] 127.2.0.1",
 	}
 	wantAdded := []string{
-		"_web._tcp.web.ns.fed.svc.example.com SRV 0 1 80 c1.web.ns.fed.svc.example.com,0 2 80 c3.web.ns.fed.svc.example.com",
+		"_web._tcp.web.ns.fed.svc.example.com SRV 0 1 80 c1.web.ns.fed.svc.example.com.,0 2 80 c3.web.ns.fed.svc.example.com.",
 		"web.ns.fed.svc.us-east1-c.us-east1.example.com CNAME web.ns.fed.svc.us-east1.example.com",
 	}
 	if !slices.Equal(gone, wantGone) || !slices.Equal(added, wantAdded) {
@@ -219,27 +249,27 @@ func TestRemovingAClusterRemovesOnlyItsTargets(t *testing.T) {
 }
 
 func TestEndpointsCarryProvenanceForHealthAndWeights(t *testing.T) {
-	s := east1
-	s.ClusterIPs = ips("10.96.0.10")
-	got, err := Endpoints(Input{Names: NewNames("fed", "example.com", "ns", "web"), Shards: []Shard{s}})
+	s := eu
+	s.ClusterIPs = ips("10.96.0.10", "fd00:10::a")
+	s.Hostname = "lb-3.elb.amazonaws.com"
+	s.Ports = []Port{web, {Port: 9000}} // an unnamed port has no SRV, so it is not kept
+	eps, table, err := Endpoints(Input{Names: NewNames("fed", "example.com", "ns", "web"), TTL: 60, Shards: []Shard{s, east1}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	props := map[string]string{}
-	for _, e := range got {
-		if e.RecordType == "A" && e.DNSName == "web.ns.fed.svc.example.com" {
-			for _, p := range e.ProviderSpecific {
-				props[p.Name] = p.Value
-			}
-			if e.RecordTTL != DefaultTTL {
-				t.Errorf("TTL %d, want %d", e.RecordTTL, DefaultTTL)
-			}
+	for _, e := range eps {
+		if e.RecordTTL != 60 {
+			t.Errorf("%s TTL %d, want 60", e.DNSName, e.RecordTTL)
 		}
 	}
-	want := map[string]string{extdnsv1alpha1.PropCluster: "c1", extdnsv1alpha1.PropRegion: "us-east1", extdnsv1alpha1.PropZone: "us-east1-b", extdnsv1alpha1.PropWeight: "1", extdnsv1alpha1.PropClusterIP: "10.96.0.10"}
-	for k, v := range want {
-		if props[k] != v {
-			t.Errorf("%s = %q, want %q (all: %v)", k, props[k], v, props)
-		}
+	want := []dnsendpoint.Cluster{
+		{Name: "c1", Region: "us-east1", Zones: []string{"us-east1-b"}, Weight: 1, Addresses: ips("127.1.0.1"),
+			Ports: []dnsendpoint.Port{{Name: "web", Protocol: "TCP", Port: 80}}},
+		{Name: "c3", Region: "europe-west1", Zones: []string{"europe-west1-b"}, Weight: 2, Addresses: ips("127.3.0.1"),
+			ClusterIPs: ips("10.96.0.10", "fd00:10::a"), Hostname: "lb-3.elb.amazonaws.com",
+			Ports: []dnsendpoint.Port{{Name: "web", Protocol: "TCP", Port: 80}}},
+	}
+	if !reflect.DeepEqual(table, want) {
+		t.Errorf("cluster table\n got %+v\nwant %+v", table, want)
 	}
 }

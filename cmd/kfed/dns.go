@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -13,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/dnssync"
@@ -29,7 +31,7 @@ type record struct {
 	Service string   `json:"service"`
 	Name    string   `json:"name"`
 	Type    string   `json:"type"`
-	Set     string   `json:"setIdentifier,omitempty"`
+	Cluster string   `json:"cluster,omitempty"`
 	TTL     int64    `json:"ttl"`
 	Weight  string   `json:"weight,omitempty"`
 	Targets []string `json:"targets"`
@@ -47,7 +49,7 @@ func newDNSPlanCommand() *cobra.Command {
 		Use:   "plan [SERVICE]",
 		Short: "Print the DNS records kfed wants for a federated Service, or for all",
 		Long: `Plan prints the desired DNS records kfed computed for federated Services (their DNSEndpoint
-objects in the control plane): every name, type, set identifier (the cluster), TTL, weight and targets.
+objects in the control plane): every name, type, cluster, TTL, weight and targets.
 With --provider it prints instead what a sync would change in that provider's zones (creates, updates,
 deletes, and names left alone because kfed does not own them), and changes nothing.`,
 		Args: cobra.MaximumNArgs(1),
@@ -102,18 +104,32 @@ deletes, and names left alone because kfed does not own them), and changes nothi
 	return cmd
 }
 
+// toRecords lists the records of eps, the addresses of each name one row
+// per cluster.
 func toRecords(eps []extdnsv1alpha1.DNSEndpoint) []record {
 	var out []record
-	for _, ep := range eps {
-		for _, e := range ep.Spec.Endpoints {
-			r := record{Service: ep.Namespace + "/" + ep.Name, Name: e.DNSName, Type: e.RecordType,
-				Set: e.SetIdentifier, TTL: e.RecordTTL, Targets: e.Targets}
-			for _, p := range e.ProviderSpecific {
-				if p.Name == extdnsv1alpha1.PropWeight {
-					r.Weight = p.Value
-				}
+	for i := range eps {
+		ep := &eps[i]
+		clusters, _ := dnsendpoint.ReadClusters(ep)
+		for j := range ep.Spec.Endpoints {
+			e := &ep.Spec.Endpoints[j]
+			r := record{Service: ep.Namespace + "/" + ep.Name, Name: e.DNSName, Type: e.RecordType, TTL: e.RecordTTL, Targets: e.Targets}
+			if e.RecordType != "A" && e.RecordType != "AAAA" {
+				out = append(out, r)
+				continue
 			}
-			out = append(out, r)
+			groups, _ := clusters.Groups(e)
+			for _, g := range groups {
+				r := r
+				r.Targets = nil
+				for _, a := range g.Addrs {
+					r.Targets = append(r.Targets, a.String())
+				}
+				if g.Cluster != nil {
+					r.Cluster, r.Weight = g.Cluster.Name, strconv.Itoa(g.Cluster.Weight)
+				}
+				out = append(out, r)
+			}
 		}
 	}
 	slices.SortStableFunc(out, func(a, b record) int {
@@ -142,7 +158,7 @@ func printRecords(w io.Writer, recs []record, output string) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERVICE\tNAME\tTYPE\tCLUSTER\tTTL\tWEIGHT\tTARGETS")
 	for _, r := range recs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", r.Service, r.Name, r.Type, dash(r.Set), r.TTL, dash(r.Weight), strings.Join(r.Targets, ","))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", r.Service, r.Name, r.Type, dash(r.Cluster), r.TTL, dash(r.Weight), strings.Join(r.Targets, ","))
 	}
 	return tw.Flush()
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/dnsprovider"
@@ -119,10 +121,12 @@ func TestDNSSyncPublishesAFederatedServiceToBIND(t *testing.T) {
 		if err := fed.Get(ctx, client.ObjectKeyFromObject(svc), &ep); err != nil {
 			return err
 		}
-		for _, e := range ep.Spec.Endpoints {
-			if e.SetIdentifier == "cluster-2" {
-				return fmt.Errorf("cluster-2 still in %s", e.DNSName)
-			}
+		table, err := dnsendpoint.ReadClusters(&ep)
+		if err != nil {
+			return err
+		}
+		if table["cluster-2"] != nil {
+			return errors.New("cluster-2 still has records")
 		}
 		return nil
 	})

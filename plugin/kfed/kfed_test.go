@@ -101,7 +101,7 @@ func newTestKfed(t testing.TB, cluster string, objects map[string][]extdnsv1alph
 	t.Helper()
 	k := newKfed(config{zones: []string{zone}, federation: "dev", cluster: cluster, ttl: 30})
 	for key, eps := range objects {
-		if err := k.index.Set(key, eps); err != nil {
+		if err := k.index.Set(key, eps, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -356,7 +356,7 @@ func TestServeDNSSeesIndexChangesAtOnce(t *testing.T) {
 		t.Fatalf("empty index: %s", dns.RcodeToString[resp.Rcode])
 	}
 	serial := resp.Ns[0].(*dns.SOA).Serial
-	if err := k.index.Set("default/demo", demoEndpoints()); err != nil {
+	if err := k.index.Set("default/demo", demoEndpoints(), nil); err != nil {
 		t.Fatal(err)
 	}
 	if resp, _, _ := serve(t, k, q, false); len(resp.Answer) != 1 {
@@ -455,7 +455,7 @@ func TestServeDNSSRVAdditionalFollowsItsTargets(t *testing.T) {
 	for _, s := range steps {
 		if s.eps == nil {
 			k.index.Delete("default/web")
-		} else if err := k.index.Set("default/web", s.eps); err != nil {
+		} else if err := k.index.Set("default/web", s.eps, nil); err != nil {
 			t.Fatal(err)
 		}
 		for range 2 { // computed once, then reused

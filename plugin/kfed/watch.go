@@ -2,6 +2,7 @@ package kfed
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/plugin/kfed/index"
@@ -143,7 +145,8 @@ func (w *watcher) apply(obj any) {
 		return
 	}
 	key := ep.Namespace + "/" + ep.Name
-	if err := w.index.Set(key, ep.Spec.Endpoints); err != nil {
+	clusters, cerr := dnsendpoint.ReadClusters(ep)
+	if err := errors.Join(cerr, w.index.Set(key, ep.Spec.Endpoints, clusters)); err != nil {
 		log.Warningf("DNSEndpoint %s: serving what is valid: %v", key, err)
 	}
 	w.changed()

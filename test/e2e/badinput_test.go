@@ -71,7 +71,7 @@ func TestBadInputIsReportedAndChangesNothing(t *testing.T) {
 			"placed.default.fed.svc.us-east1.example.com A [cluster-1] lb(cluster-1)",
 			"placed.default.fed.svc.us-east1-b.us-east1.example.com A [cluster-1] lb(cluster-1)",
 			"placed.default.fed.svc.us-east1-c.us-east1.example.com CNAME placed.default.fed.svc.us-east1.example.com",
-			"_http._tcp.placed.default.fed.svc.example.com SRV 0 1 8080 cluster-1.placed.default.fed.svc.example.com",
+			"_http._tcp.placed.default.fed.svc.example.com SRV 0 1 8080 cluster-1.placed.default.fed.svc.example.com.",
 		})
 		if err := f.Client("cluster-2").Get(ctx, key, &corev1.Service{}); !apierrors.IsNotFound(err) {
 			t.Errorf("shard in cluster-2, which the placement leaves out: %v", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -17,8 +18,10 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/devenv"
+	"github.com/kfed-io/kfed/services"
 	"github.com/kfed-io/kfed/test/framework"
 )
 
@@ -46,50 +49,34 @@ var (
 )
 
 // webDNSEndpoint is the DNSEndpoint the services controller writes for
-// shop/web with shards (docs/design.md, "Desired DNS state").
+// shop/web with shards (docs/design.md, "Desired DNS state"), made by the
+// controller's own record model.
 func webDNSEndpoint(federation string, shards ...webShard) *extdnsv1alpha1.DNSEndpoint {
-	trim := func(s string) string { return strings.TrimSuffix(s, ".") }
-	var eps []extdnsv1alpha1.Endpoint
-	a := func(name string, s webShard) {
-		eps = append(eps, extdnsv1alpha1.Endpoint{
-			DNSName: trim(name), RecordType: "A", Targets: []string{s.lb}, SetIdentifier: s.cluster, RecordTTL: 30,
-			ProviderSpecific: []extdnsv1alpha1.ProviderSpecificProperty{
-				{Name: "kfed.io/cluster", Value: s.cluster}, {Name: "kfed.io/region", Value: "us-east1"},
-				{Name: "kfed.io/zone", Value: s.zone}, {Name: "kfed.io/weight", Value: "1"},
-				{Name: "kfed.io/cluster-ip", Value: s.clusterIP},
-			},
+	in := services.Input{
+		Names: services.NewNames("e2e", "kfed.test", "shop", "web"), TTL: 30,
+		Regions: []string{"us-east1", "europe-west1"},
+		Zones:   []string{"us-east1-b/us-east1", "us-east1-c/us-east1", "europe-west1-b/europe-west1"},
+	}
+	for _, s := range shards {
+		in.Shards = append(in.Shards, services.Shard{
+			Cluster: s.cluster, Region: "us-east1", Zones: []string{s.zone}, Weight: 1,
+			IPs: []netip.Addr{netip.MustParseAddr(s.lb)}, ClusterIPs: []netip.Addr{netip.MustParseAddr(s.clusterIP)},
+			Ports: []services.Port{{Name: "http", Protocol: "TCP", Port: 8080}},
 		})
 	}
-	cname := func(name, target string) {
-		eps = append(eps, extdnsv1alpha1.Endpoint{DNSName: trim(name), RecordType: "CNAME", Targets: []string{trim(target)}, RecordTTL: 30})
+	eps, table, err := services.Endpoints(in)
+	if err != nil {
+		panic(err) // fixed names that fit
 	}
-	var srv []string
-	zones := map[string]bool{}
-	for _, s := range shards {
-		a(webGlobal, s)
-		a(webRegion, s)
-		a("web.shop.e2e.svc."+s.zone+".us-east1.kfed.test", s)
-		a(s.cluster+"."+webGlobal, s)
-		srv = append(srv, "0 1 8080 "+s.cluster+"."+trim(webGlobal))
-		zones[s.zone] = true
-	}
-	for _, z := range []string{"us-east1-b", "us-east1-c"} {
-		if !zones[z] {
-			cname("web.shop.e2e.svc."+z+".us-east1.kfed.test", webRegion)
-		}
-	}
-	cname(webEurope, webGlobal)
-	cname(webEuropeB, webEurope)
-	if len(srv) > 0 {
-		eps = append(eps, extdnsv1alpha1.Endpoint{DNSName: trim(webSRV), RecordType: "SRV", Targets: srv, RecordTTL: 30})
-	}
-	return &extdnsv1alpha1.DNSEndpoint{
+	obj := &extdnsv1alpha1.DNSEndpoint{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: "web", Namespace: "shop",
 			Labels: map[string]string{"app.kubernetes.io/managed-by": "kfed", "kfed.io/federation": federation},
 		},
 		Spec: extdnsv1alpha1.DNSEndpointSpec{Endpoints: eps},
 	}
+	dnsendpoint.SetClusters(obj, table)
+	return obj
 }
 
 func TestCoreDNSServesFederatedNamesFromTheControlPlane(t *testing.T) {

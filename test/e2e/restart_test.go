@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/manager"
@@ -17,18 +18,29 @@ import (
 )
 
 // allPublished checks that n DNSEndpoints in namespace default each hold
-// clusters A record sets at their Service's global name.
+// the addresses of clusters clusters at their Service's global name.
 func allPublished(ctx context.Context, fed client.Client, n, clusters int) error {
 	var eps extdnsv1alpha1.DNSEndpointList
 	if err := fed.List(ctx, &eps, client.InNamespace("default")); err != nil {
 		return err
 	}
 	complete := 0
-	for _, ep := range eps.Items {
+	for i := range eps.Items {
+		ep := &eps.Items[i]
+		table, err := dnsendpoint.ReadClusters(ep)
+		if err != nil {
+			return fmt.Errorf("%s: %w", ep.Name, err)
+		}
 		global := 0
-		for _, e := range ep.Spec.Endpoints {
+		for j := range ep.Spec.Endpoints {
+			e := &ep.Spec.Endpoints[j]
 			if e.DNSName == ep.Name+".default.fed.svc.example.com" && e.RecordType == "A" {
-				global++
+				groups, _ := table.Groups(e)
+				for _, g := range groups {
+					if g.Cluster != nil {
+						global++
+					}
+				}
 			}
 		}
 		if global == clusters {

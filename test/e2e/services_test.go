@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/devenv/loopbacklb"
@@ -49,24 +50,44 @@ func federatedService(ns, name string) *corev1.Service {
 	}
 }
 
-// records renders a Service's DNSEndpoint as sorted "name TYPE [set] targets"
-// lines, with each cluster's load-balancer address written as its name.
+// records renders a Service's DNSEndpoint as sorted "name TYPE [cluster]
+// targets" lines, the addresses of a name attributed to clusters as kfed's
+// readers attribute them, each load-balancer address written as its member.
 func records(ctx context.Context, f *framework.Federation, key client.ObjectKey) ([]string, error) {
 	var ep extdnsv1alpha1.DNSEndpoint
 	if err := f.Client("federation").Get(ctx, key, &ep); err != nil {
 		return nil, err
 	}
+	clusters, err := dnsendpoint.ReadClusters(&ep)
+	if err != nil {
+		return nil, err
+	}
 	var lines []string
-	for _, e := range ep.Spec.Endpoints {
-		line := e.DNSName + " " + e.RecordType
-		if e.SetIdentifier != "" {
-			line += " [" + e.SetIdentifier + "]"
+	for i := range ep.Spec.Endpoints {
+		e := &ep.Spec.Endpoints[i]
+		if e.RecordType != "A" && e.RecordType != "AAAA" {
+			var targets []string
+			for _, tg := range e.Targets {
+				targets = append(targets, lbOwner(f, tg))
+			}
+			lines = append(lines, e.DNSName+" "+e.RecordType+" "+strings.Join(targets, ","))
+			continue
 		}
-		var targets []string
-		for _, tg := range e.Targets {
-			targets = append(targets, lbOwner(f, tg))
+		groups, err := clusters.Groups(e)
+		if err != nil {
+			return nil, err
 		}
-		lines = append(lines, line+" "+strings.Join(targets, ","))
+		for _, g := range groups {
+			line := e.DNSName + " " + e.RecordType
+			if g.Cluster != nil {
+				line += " [" + g.Cluster.Name + "]"
+			}
+			var targets []string
+			for _, a := range g.Addrs {
+				targets = append(targets, lbOwner(f, a.String()))
+			}
+			lines = append(lines, line+" "+strings.Join(targets, ","))
+		}
 	}
 	slices.Sort(lines)
 	return lines, nil
@@ -169,7 +190,7 @@ func TestFederatedServiceLifecycle(t *testing.T) {
 		"cluster-1." + global + " A [cluster-1] lb(cluster-1)",
 		"cluster-2." + global + " A [cluster-2] lb(cluster-2)",
 		"cluster-3." + global + " A [cluster-3] lb(cluster-3)",
-		srv + " SRV 0 1 8080 cluster-1." + global + ",0 1 8080 cluster-2." + global + ",0 1 8080 cluster-3." + global,
+		srv + " SRV 0 1 8080 cluster-1." + global + ".,0 1 8080 cluster-2." + global + ".,0 1 8080 cluster-3." + global + ".",
 	}
 	wantRecords(t, f, key, full)
 
@@ -225,7 +246,7 @@ func TestFederatedServiceLifecycle(t *testing.T) {
 			zoneB + " A [cluster-1] lb(cluster-1)", zoneC + " CNAME " + east, zoneEU + " A [cluster-3] lb(cluster-3)",
 			"cluster-1." + global + " A [cluster-1] lb(cluster-1)",
 			"cluster-3." + global + " A [cluster-3] lb(cluster-3)",
-			srv + " SRV 0 1 8080 cluster-1." + global + ",0 1 8080 cluster-3." + global,
+			srv + " SRV 0 1 8080 cluster-1." + global + ".,0 1 8080 cluster-3." + global + ".",
 		})
 	})
 

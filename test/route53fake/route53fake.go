@@ -150,6 +150,16 @@ func (s *Server) RecordSets(zoneID string) []RecordSet {
 	return out
 }
 
+// Put stores a record set in zone zoneID as another tool would have made
+// it, without a request; it replaces one of the same name, type and set
+// identifier.
+func (s *Server) Put(zoneID string, rs RecordSet) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rs.Name = canonical(rs.Name)
+	s.zones[zoneID].sets[setKey{rs.Name, rs.Type, rs.SetIdentifier}] = &rs
+}
+
 // XML shapes, as the Route53 API reference names them.
 
 // RecordSet is a ResourceRecordSet.

@@ -4,18 +4,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// ProviderSpecific property names of kfed's contract on this schema
-// (docs/design.md, "Desired DNS state"): where a per-cluster endpoint comes
-// from and how to weigh it.
-const (
-	PropCluster   = "kfed.io/cluster"
-	PropRegion    = "kfed.io/region"
-	PropZone      = "kfed.io/zone"
-	PropWeight    = "kfed.io/weight"
-	PropClusterIP = "kfed.io/cluster-ip"
-	PropHostname  = "kfed.io/hostname"
-)
-
 // Endpoint is one DNS record set: a name, a type and its targets.
 type Endpoint struct {
 	// DNSName is the fully qualified name, without a trailing dot.
@@ -26,13 +14,14 @@ type Endpoint struct {
 	// RecordType is A, AAAA, CNAME, SRV or TXT.
 	RecordType string `json:"recordType,omitempty"`
 	// SetIdentifier tells apart record sets that share a name and type, as
-	// weighted routing needs; kfed sets it to the member cluster's name.
+	// weighted routing needs. kfed leaves it empty (ADR 0003).
 	SetIdentifier string `json:"setIdentifier,omitempty"`
 	// RecordTTL in seconds.
 	RecordTTL int64 `json:"recordTTL,omitempty"`
 	// Labels carry ownership and provenance.
 	Labels map[string]string `json:"labels,omitempty"`
-	// ProviderSpecific holds properties a provider may use (weights, alias).
+	// ProviderSpecific holds properties a provider may use (weights,
+	// alias). kfed sets none (ADR 0003).
 	ProviderSpecific []ProviderSpecificProperty `json:"providerSpecific,omitempty"`
 }
 

@@ -4,10 +4,9 @@
 // ExternalDNS's CRD source can publish the same objects kfed's own providers
 // and CoreDNS plugin read.
 //
-// kfed's use of the schema: one Endpoint per (DNS name, record type, member
-// cluster), SetIdentifier naming the cluster so that weighted providers keep
-// one record set per cluster, and the cluster's place and weight in
-// ProviderSpecific properties named "kfed.io/…".
+// How kfed lays out its records on this schema, and where it keeps what each
+// cluster contributes, is package dnsendpoint's (ADR 0003); nothing else
+// reads or writes the layout.
 //
 // +kubebuilder:object:generate=true
 // +groupName=externaldns.k8s.io

@@ -19,6 +19,7 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 )
 
@@ -55,6 +56,7 @@ type node struct {
 type source struct {
 	object    string
 	endpoints []*extdnsv1alpha1.Endpoint
+	clusters  dnsendpoint.Clusters
 }
 
 // New returns an empty index for a plugin running in cluster (empty when it
@@ -95,9 +97,11 @@ func (x *Index) Len() int {
 func (x *Index) Serial() uint32 { return x.serial.Load() }
 
 // Set replaces what object (a "namespace/name" key) contributes with its
-// endpoints. Endpoints or targets the index cannot serve are left out and
-// reported in the error; the rest take effect all the same.
-func (x *Index) Set(object string, endpoints []extdnsv1alpha1.Endpoint) error {
+// endpoints, whose addresses clusters (the object's cluster table,
+// dnsendpoint.ReadClusters) attributes to clusters. Endpoints or targets the
+// index cannot serve are left out and reported in the error; the rest take
+// effect all the same.
+func (x *Index) Set(object string, endpoints []extdnsv1alpha1.Endpoint, clusters dnsendpoint.Clusters) error {
 	byName := map[string][]*extdnsv1alpha1.Endpoint{}
 	var errs []error
 	for i := range endpoints {
@@ -123,7 +127,7 @@ func (x *Index) Set(object string, endpoints []extdnsv1alpha1.Endpoint) error {
 		}
 	}
 	for _, name := range names {
-		if err := x.setSource(name, source{object: object, endpoints: byName[name]}); err != nil {
+		if err := x.setSource(name, source{object: object, endpoints: byName[name], clusters: clusters}); err != nil {
 			errs = append(errs, err)
 		}
 	}

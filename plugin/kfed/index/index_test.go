@@ -10,6 +10,7 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 )
 
@@ -19,12 +20,12 @@ const global = "demo.default.dev.svc.kfed.test"
 // writes it.
 func shard(name, cluster string, weight int, targets []string, clusterIPs ...string) extdnsv1alpha1.Endpoint {
 	props := []extdnsv1alpha1.ProviderSpecificProperty{
-		{Name: extdnsv1alpha1.PropCluster, Value: cluster},
+		{Name: "kfed.io/cluster", Value: cluster},
 		{Name: "kfed.io/region", Value: "us-east1"},
-		{Name: extdnsv1alpha1.PropWeight, Value: fmt.Sprint(weight)},
+		{Name: "kfed.io/weight", Value: fmt.Sprint(weight)},
 	}
 	if len(clusterIPs) > 0 {
-		props = append(props, extdnsv1alpha1.ProviderSpecificProperty{Name: extdnsv1alpha1.PropClusterIP, Value: strings.Join(clusterIPs, ",")})
+		props = append(props, extdnsv1alpha1.ProviderSpecificProperty{Name: "kfed.io/cluster-ip", Value: strings.Join(clusterIPs, ",")})
 	}
 	typ := "A"
 	if strings.Contains(targets[0], ":") {
@@ -54,7 +55,7 @@ func first(int) int { return 0 }
 
 func TestLookupTellsRecordsFromEmptyNonTerminalsFromAbsentNames(t *testing.T) {
 	x := New("", 30)
-	if err := x.Set("default/demo", []extdnsv1alpha1.Endpoint{shard(global, "cluster-1", 1, []string{"127.1.0.1"})}); err != nil {
+	if err := x.Set("default/demo", []extdnsv1alpha1.Endpoint{shard(global, "cluster-1", 1, []string{"127.1.0.1"})}, nil); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -123,26 +124,64 @@ func TestAppendAddressesOrdersLocalClusterFirst(t *testing.T) {
 		},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			x := New(tt.cluster, 30)
-			if err := x.Set("default/demo", tt.eps); err != nil {
-				t.Fatal(err)
-			}
-			r, _ := x.Lookup(global + ".")
-			var got []string
-			for _, rr := range r.AppendAddresses(nil, tt.qtype, first) {
-				switch rr := rr.(type) {
-				case *dns.A:
-					got = append(got, rr.A.String())
-				case *dns.AAAA:
-					got = append(got, rr.AAAA.String())
+		for _, layout := range []string{"per-cluster endpoints", "cluster table"} {
+			t.Run(tt.name+"/"+layout, func(t *testing.T) {
+				eps, clusters := tt.eps, dnsendpoint.Clusters(nil)
+				if layout == "cluster table" {
+					eps, clusters = tableLayout(t, tt.eps)
 				}
-			}
-			if !slices.Equal(got, tt.want) {
-				t.Errorf("addresses %v, want %v", got, tt.want)
-			}
-		})
+				x := New(tt.cluster, 30)
+				if err := x.Set("default/demo", eps, clusters); err != nil {
+					t.Fatal(err)
+				}
+				r, _ := x.Lookup(global + ".")
+				var got []string
+				for _, rr := range r.AppendAddresses(nil, tt.qtype, first) {
+					switch rr := rr.(type) {
+					case *dns.A:
+						got = append(got, rr.A.String())
+					case *dns.AAAA:
+						got = append(got, rr.AAAA.String())
+					}
+				}
+				if !slices.Equal(got, tt.want) {
+					t.Errorf("addresses %v, want %v", got, tt.want)
+				}
+			})
+		}
 	}
+}
+
+// tableLayout rewrites endpoints of the older per-cluster layout (ADR 0002)
+// as the services controller writes them now (ADR 0003): one endpoint per
+// name and type with every address, the clusters in the object's table.
+func tableLayout(t *testing.T, perCluster []extdnsv1alpha1.Endpoint) ([]extdnsv1alpha1.Endpoint, dnsendpoint.Clusters) {
+	t.Helper()
+	old := &extdnsv1alpha1.DNSEndpoint{Spec: extdnsv1alpha1.DNSEndpointSpec{Endpoints: perCluster}}
+	table, err := dnsendpoint.ReadClusters(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []dnsendpoint.Cluster
+	for _, c := range table {
+		rows = append(rows, *c)
+	}
+	obj := &extdnsv1alpha1.DNSEndpoint{}
+	dnsendpoint.SetClusters(obj, rows)
+	var eps []extdnsv1alpha1.Endpoint
+	for _, e := range perCluster {
+		i := slices.IndexFunc(eps, func(m extdnsv1alpha1.Endpoint) bool { return m.DNSName == e.DNSName && m.RecordType == e.RecordType })
+		if i < 0 {
+			eps = append(eps, extdnsv1alpha1.Endpoint{DNSName: e.DNSName, RecordType: e.RecordType, RecordTTL: e.RecordTTL})
+			i = len(eps) - 1
+		}
+		eps[i].Targets = append(eps[i].Targets, e.Targets...)
+	}
+	clusters, err := dnsendpoint.ReadClusters(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return eps, clusters
 }
 
 func TestAppendAddressesDrawsClustersInProportionToWeight(t *testing.T) {
@@ -151,7 +190,7 @@ func TestAppendAddressesDrawsClustersInProportionToWeight(t *testing.T) {
 		shard(global, "heavy", 3, []string{"127.1.0.1"}),
 		shard(global, "light", 1, []string{"127.2.0.1"}),
 		shard(global, "off", 0, []string{"127.3.0.1"}),
-	})
+	}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +254,7 @@ func TestSetServesValidTargetsAndReportsTheRest(t *testing.T) {
 		shared("bad..name", "A", 30, "127.0.0.1"),
 		shared("_http._tcp."+global, "SRV", 30, "0 1 80 cluster-1."+global, "eighty"),
 		shared("mx."+global, "MX", 30, "10 mail.example."),
-	})
+	}, nil)
 	for _, want := range []string{`"not-an-ip"`, `"fd00::1"`, `"bad..name"`, `"eighty"`, "MX"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v does not mention %s", err, want)
@@ -292,7 +331,7 @@ func TestRecordsFollowTheContract(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			x := New("", 45)
-			err := x.Set("default/demo", tt.eps)
+			err := x.Set("default/demo", tt.eps, nil)
 			switch {
 			case tt.wantErr == "" && err != nil:
 				t.Fatal(err)
@@ -352,7 +391,7 @@ func TestLookupsRunBesideChanges(t *testing.T) {
 
 func mustSet(t *testing.T, x *Index, key string, eps ...extdnsv1alpha1.Endpoint) {
 	t.Helper()
-	if err := x.Set(key, eps); err != nil {
+	if err := x.Set(key, eps, nil); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -6,18 +6,14 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
-	"strconv"
 	"strings"
 	"sync/atomic"
 
 	"github.com/miekg/dns"
 
+	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 )
-
-// maxWeight bounds a weight so that the sum over a name's clusters cannot
-// overflow; weights are relative, so larger ones add nothing.
-const maxWeight = 1 << 20
 
 // Records are the record sets at one name, merged from every endpoint that
 // names it. They are built once per change and never modified; callers must
@@ -176,7 +172,7 @@ func build(name string, sources []source, cluster string, defaultTTL uint32) (*R
 	)
 	for _, s := range sources {
 		for _, ep := range s.endpoints {
-			if err := b.add(ep); err != nil {
+			if err := b.add(ep, s.clusters); err != nil {
 				errs = append(errs, fmt.Errorf("%s %s %s: %w", s.object, ep.RecordType, ep.DNSName, err))
 			}
 		}
@@ -210,16 +206,16 @@ type parsedGroup struct {
 	clusterIPs []netip.Addr
 }
 
-func (b *builder) add(ep *extdnsv1alpha1.Endpoint) error {
+func (b *builder) add(ep *extdnsv1alpha1.Endpoint, clusters dnsendpoint.Clusters) error {
 	ttl := b.defaultTTL
 	if ep.RecordTTL > 0 {
 		ttl = uint32(min(ep.RecordTTL, 1<<31-1))
 	}
 	switch strings.ToUpper(ep.RecordType) {
 	case "A":
-		return b.addAddresses(&b.a, &b.ttlA, ep, ttl, netip.Addr.Is4)
+		return b.addAddresses(&b.a, &b.ttlA, ep, clusters, ttl, netip.Addr.Is4)
 	case "AAAA":
-		return b.addAddresses(&b.aaaa, &b.ttlAAAA, ep, ttl, func(a netip.Addr) bool { return a.Is6() && !a.Is4In6() })
+		return b.addAddresses(&b.aaaa, &b.ttlAAAA, ep, clusters, ttl, func(a netip.Addr) bool { return a.Is6() && !a.Is4In6() })
 	case "CNAME":
 		if len(ep.Targets) != 1 {
 			return fmt.Errorf("a CNAME needs one target, has %d", len(ep.Targets))
@@ -236,12 +232,17 @@ func (b *builder) add(ep *extdnsv1alpha1.Endpoint) error {
 	case "SRV":
 		var errs []error
 		for _, t := range ep.Targets {
-			srv, err := parseSRV(t)
+			v, err := dnsendpoint.ParseSRVTarget(t)
 			if err != nil {
 				errs = append(errs, err)
 				continue
 			}
-			b.srv = append(b.srv, srv)
+			target, err := normalize(v.Target)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("SRV target %q: %w", t, err))
+				continue
+			}
+			b.srv = append(b.srv, &dns.SRV{Priority: v.Priority, Weight: v.Weight, Port: v.Port, Target: target})
 			b.ttlSRV = lowest(b.ttlSRV, ttl)
 		}
 		return errors.Join(errs...)
@@ -256,37 +257,26 @@ func (b *builder) add(ep *extdnsv1alpha1.Endpoint) error {
 	return nil
 }
 
-func (b *builder) addAddresses(groups *[]parsedGroup, setTTL *uint32, ep *extdnsv1alpha1.Endpoint, ttl uint32, family func(netip.Addr) bool) error {
-	g := parsedGroup{cluster: cmp.Or(property(ep, extdnsv1alpha1.PropCluster), ep.SetIdentifier), weight: 1}
-	var errs []error
-	if w := property(ep, extdnsv1alpha1.PropWeight); w != "" {
-		n, err := strconv.Atoi(w)
-		if err != nil || n < 0 {
-			errs = append(errs, fmt.Errorf("weight %q is not a non-negative integer; using 1", w))
-		} else {
-			g.weight = min(n, maxWeight)
-		}
-	}
-	for _, t := range ep.Targets {
-		a, err := netip.ParseAddr(t)
-		if err != nil || !family(a) || a.Zone() != "" {
-			errs = append(errs, fmt.Errorf("target %q is not an %s address", t, ep.RecordType))
-			continue
-		}
-		g.addrs = append(g.addrs, a)
-	}
-	if g.cluster != "" && g.cluster == b.cluster {
-		for f := range strings.SplitSeq(property(ep, extdnsv1alpha1.PropClusterIP), ",") {
-			if a, err := netip.ParseAddr(strings.TrimSpace(f)); err == nil && family(a) && a.Zone() == "" {
-				g.clusterIPs = append(g.clusterIPs, a)
+func (b *builder) addAddresses(groups *[]parsedGroup, setTTL *uint32, ep *extdnsv1alpha1.Endpoint, clusters dnsendpoint.Clusters, ttl uint32, family func(netip.Addr) bool) error {
+	parsed, err := clusters.Groups(ep)
+	for _, pg := range parsed {
+		g := parsedGroup{weight: dnsendpoint.DefaultWeight, addrs: pg.Addrs}
+		if c := pg.Cluster; c != nil {
+			g.cluster, g.weight = c.Name, c.Weight
+			if g.cluster == b.cluster {
+				for _, a := range c.ClusterIPs {
+					if family(a) {
+						g.clusterIPs = append(g.clusterIPs, a)
+					}
+				}
 			}
 		}
+		if len(g.addrs) > 0 {
+			*groups = append(*groups, g)
+			*setTTL = lowest(*setTTL, ttl)
+		}
 	}
-	if len(g.addrs) > 0 {
-		*groups = append(*groups, g)
-		*setTTL = lowest(*setTTL, ttl)
-	}
-	return errors.Join(errs...)
+	return err
 }
 
 func (b *builder) records() *Records {
@@ -440,28 +430,6 @@ func (b *builder) header(rrtype uint16, ttl uint32) dns.RR_Header {
 	return dns.RR_Header{Name: b.name, Rrtype: rrtype, Class: dns.ClassINET, Ttl: ttl}
 }
 
-// parseSRV reads an SRV target as ExternalDNS writes it: "priority weight
-// port target".
-func parseSRV(s string) (*dns.SRV, error) {
-	f := strings.Fields(s)
-	if len(f) != 4 {
-		return nil, fmt.Errorf("SRV target %q is not \"priority weight port target\"", s)
-	}
-	var n [3]uint16
-	for i := range n {
-		v, err := strconv.ParseUint(f[i], 10, 16)
-		if err != nil {
-			return nil, fmt.Errorf("SRV target %q: %w", s, err)
-		}
-		n[i] = uint16(v)
-	}
-	target, err := normalize(f[3])
-	if err != nil {
-		return nil, fmt.Errorf("SRV target %q: %w", s, err)
-	}
-	return &dns.SRV{Priority: n[0], Weight: n[1], Port: n[2], Target: target}, nil
-}
-
 // splitTXT cuts a TXT value into the 255-octet strings a TXT record holds.
 // ExternalDNS quotes TXT targets; the quotes are not part of the value. A
 // backslash is escaped, as miekg/dns reads escapes in TXT strings.
@@ -478,15 +446,6 @@ func splitTXT(s string) []string {
 			return out
 		}
 	}
-}
-
-func property(ep *extdnsv1alpha1.Endpoint, name string) string {
-	for _, p := range ep.ProviderSpecific {
-		if p.Name == name {
-			return p.Value
-		}
-	}
-	return ""
 }
 
 // lowest is the lower of two TTLs, where 0 means not set yet.

@@ -1,0 +1,154 @@
+package services
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
+	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+)
+
+// decision is what a Service's DNSEndpoint should hold.
+type decision struct {
+	endpoints []extdnsv1alpha1.Endpoint
+	clusters  []dnsendpoint.Cluster
+	// hostnames is true when an endpoint is a hostname, which is resolved
+	// again every resync.
+	hostnames bool
+}
+
+// decide computes the Service's records from what observe found and what
+// was published before, and tells st how the Service stands. It reads
+// nothing and writes nothing, so every rule of what is published lives here:
+//   - a cluster whose shard write failed, or that is placed but not Ready,
+//     keeps the records it had: one failed request, or its API being down,
+//     says nothing of its load balancer;
+//   - a hostname ingress that did not resolve keeps the addresses it had;
+//   - a region or zone once published keeps its name, as a CNAME fallback,
+//     after its last cluster leaves, so clients pinned to it keep resolving.
+func decide(o observation, st *status) (decision, error) {
+	if len(o.unknown) > 0 {
+		st.placementWarning(fmt.Sprintf("annotation %s names clusters that are not joined: %s", AnnotationClusters, strings.Join(o.unknown, ", ")))
+	}
+	previous := previousShards(o.published)
+	var shards []Shard
+	placed := slices.Sorted(func(yield func(string) bool) {
+		for name := range o.placed {
+			if !yield(name) {
+				return
+			}
+		}
+	})
+	for _, name := range placed {
+		m, ready := o.members[name]
+		p, had := previous[name]
+		switch {
+		case !ready:
+			st.offline(name)
+			if had {
+				shards = append(shards, p)
+			}
+		case m.outcome == shardWriteFailed:
+			if had {
+				shards = append(shards, p)
+			}
+		case m.outcome == shardNoIngress:
+			st.waiting(name)
+		case m.outcome == shardUnresolved:
+			s := m.shard
+			if had {
+				s.IPs = p.IPs
+			}
+			shards = append(shards, s)
+		case m.outcome == shardServing:
+			shards = append(shards, m.shard)
+		}
+	}
+
+	in := Input{Names: o.names, TTL: o.cfg.ttl, Shards: shards}
+	for _, cl := range o.joined {
+		in.Regions = append(in.Regions, cl.Spec.Region)
+		for _, z := range cl.Spec.Zones {
+			in.Zones = append(in.Zones, z+"/"+cl.Spec.Region)
+		}
+	}
+	regions, zones := publishedPlaces(o.published, o.names)
+	in.Regions, in.Zones = append(in.Regions, regions...), append(in.Zones, zones...)
+	eps, table, err := Endpoints(in)
+	if err != nil {
+		st.invalid(reasonNameTooLong, err.Error())
+		return decision{}, err
+	}
+	st.published(o.names.Global(), shards, len(o.placed))
+	d := decision{endpoints: eps, clusters: table}
+	for _, s := range shards {
+		d.hostnames = d.hostnames || s.Hostname != ""
+	}
+	return d, nil
+}
+
+// place returns the joined clusters the Service is placed in, and the
+// names its placement gives that are not joined.
+func place(cfg config, joined map[string]*kfedv1alpha1.Cluster) (map[string]bool, []string) {
+	placed := map[string]bool{}
+	var unknown []string
+	for name, cl := range joined {
+		if cfg.clusters != nil && !slices.Contains(cfg.clusters, name) {
+			continue
+		}
+		if cfg.selector != nil {
+			set := labels.Set{"kfed.io/region": cl.Spec.Region}
+			for k, v := range cl.Labels {
+				set[k] = v
+			}
+			if !cfg.selector.Matches(set) {
+				continue
+			}
+		}
+		placed[name] = true
+	}
+	for _, name := range cfg.clusters {
+		if joined[name] == nil {
+			unknown = append(unknown, name)
+		}
+	}
+	return placed, unknown
+}
+
+// previousShards reads the clusters of a published DNSEndpoint back into
+// Shards, so a cluster that cannot be read keeps what it had.
+func previousShards(published *extdnsv1alpha1.DNSEndpoint) map[string]Shard {
+	out := map[string]Shard{}
+	if published == nil {
+		return out
+	}
+	// A table kfed wrote itself reads back whole; whatever could not be read
+	// is simply not kept.
+	table, _ := dnsendpoint.ReadClusters(published)
+	for name, c := range table {
+		out[name] = shardOf(c)
+	}
+	return out
+}
+
+// publishedPlaces lists the regions and zones ("zone/region") that have a
+// name in the published DNSEndpoint.
+func publishedPlaces(published *extdnsv1alpha1.DNSEndpoint, n Names) (regions, zones []string) {
+	if published == nil {
+		return nil, nil
+	}
+	for _, e := range published.Spec.Endpoints {
+		switch z, r, ok := n.Place(e.DNSName); {
+		case !ok:
+		case z == "":
+			regions = append(regions, r)
+		default:
+			zones = append(zones, z+"/"+r)
+		}
+	}
+	return regions, zones
+}

@@ -1,0 +1,383 @@
+package services
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
+	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+)
+
+func joinedClusters(cs ...Shard) map[string]*kfedv1alpha1.Cluster {
+	out := map[string]*kfedv1alpha1.Cluster{}
+	for _, s := range cs {
+		out[s.Cluster] = &kfedv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: s.Cluster},
+			Spec: kfedv1alpha1.ClusterSpec{Region: s.Region, Zones: s.Zones}}
+	}
+	return out
+}
+
+// publishedWith is the DNSEndpoint kfed writes for shards.
+func publishedWith(t *testing.T, shards ...Shard) *extdnsv1alpha1.DNSEndpoint {
+	t.Helper()
+	eps, table, err := Endpoints(Input{Names: NewNames("fed", "example.com", "ns", "web"), Shards: shards, Regions: regions, Zones: zones})
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := &extdnsv1alpha1.DNSEndpoint{Spec: extdnsv1alpha1.DNSEndpointSpec{Endpoints: eps}}
+	dnsendpoint.SetClusters(obj, table)
+	return obj
+}
+
+func TestDecide(t *testing.T) {
+	names := NewNames("fed", "example.com", "ns", "web")
+	moved := east2
+	moved.IPs = ips("127.2.0.99")
+	unresolved := Shard{Cluster: "c2", Region: "us-east1", Zones: []string{"us-east1-c"}, Hostname: "lb-2.elb.amazonaws.com", Weight: 1}
+	all := map[string]bool{"c1": true, "c2": true, "c3": true}
+	tests := []struct {
+		name      string
+		obs       observation
+		want      []string // records of c2 and the us-east1-c zone, rendered
+		hostnames bool
+		offline   []string
+		waiting   []string
+	}{
+		{
+			name: "a serving shard publishes what was observed now",
+			obs: observation{placed: all, published: publishedWith(t, east1, east2, eu),
+				members: map[string]memberShard{"c1": {outcome: shardServing, shard: east1}, "c2": {outcome: shardServing, shard: moved}, "c3": {outcome: shardServing, shard: eu}}},
+			want: []string{"c2.web.ns.fed.svc.example.com A [c2] 127.2.0.99", "web.ns.fed.svc.us-east1-c.us-east1.example.com A [c2] 127.2.0.99"},
+		},
+		{
+			name: "a cluster whose shard write failed keeps the records it had",
+			obs: observation{placed: all, published: publishedWith(t, east1, east2, eu),
+				members: map[string]memberShard{"c1": {outcome: shardServing, shard: east1}, "c2": {outcome: shardWriteFailed}, "c3": {outcome: shardServing, shard: eu}}},
+			want: []string{"c2.web.ns.fed.svc.example.com A [c2] 127.2.0.1", "web.ns.fed.svc.us-east1-c.us-east1.example.com A [c2] 127.2.0.1"},
+		},
+		{
+			name: "a placed cluster that is not Ready keeps the records it had",
+			obs: observation{placed: all, published: publishedWith(t, east1, east2, eu),
+				members: map[string]memberShard{"c1": {outcome: shardServing, shard: east1}, "c3": {outcome: shardServing, shard: eu}}},
+			want:    []string{"c2.web.ns.fed.svc.example.com A [c2] 127.2.0.1", "web.ns.fed.svc.us-east1-c.us-east1.example.com A [c2] 127.2.0.1"},
+			offline: []string{"c2"},
+		},
+		{
+			name: "a cluster that is not Ready and never published has nothing to keep",
+			obs: observation{placed: all, published: publishedWith(t, east1, eu),
+				members: map[string]memberShard{"c1": {outcome: shardServing, shard: east1}, "c3": {outcome: shardServing, shard: eu}}},
+			want:    []string{"web.ns.fed.svc.us-east1-c.us-east1.example.com CNAME web.ns.fed.svc.us-east1.example.com"},
+			offline: []string{"c2"},
+		},
+		{
+			name: "a hostname that did not resolve keeps the addresses it resolved to before",
+			obs: observation{placed: all, published: publishedWith(t, east1, Shard{Cluster: "c2", Region: "us-east1", Zones: []string{"us-east1-c"},
+				Hostname: "lb-2.elb.amazonaws.com", IPs: ips("127.2.0.7"), Weight: 1}, eu),
+				members: map[string]memberShard{"c1": {outcome: shardServing, shard: east1}, "c2": {outcome: shardUnresolved, shard: unresolved}, "c3": {outcome: shardServing, shard: eu}}},
+			want:      []string{"c2.web.ns.fed.svc.example.com CNAME lb-2.elb.amazonaws.com", "web.ns.fed.svc.us-east1-c.us-east1.example.com CNAME lb-2.elb.amazonaws.com"},
+			hostnames: true,
+		},
+		{
+			name: "a shard without ingress yet is waited on and its zone falls back",
+			obs: observation{placed: all,
+				members: map[string]memberShard{"c1": {outcome: shardServing, shard: east1}, "c2": {outcome: shardNoIngress}, "c3": {outcome: shardServing, shard: eu}}},
+			want:    []string{"web.ns.fed.svc.us-east1-c.us-east1.example.com CNAME web.ns.fed.svc.us-east1.example.com"},
+			waiting: []string{"c2"},
+		},
+		{
+			name: "a shard left alone publishes nothing for its cluster, not even what it had",
+			obs: observation{placed: all, published: publishedWith(t, east1, east2, eu),
+				members: map[string]memberShard{"c1": {outcome: shardServing, shard: east1}, "c2": {outcome: shardLeftAlone}, "c3": {outcome: shardServing, shard: eu}}},
+			want: []string{"web.ns.fed.svc.us-east1-c.us-east1.example.com CNAME web.ns.fed.svc.us-east1.example.com"},
+		},
+		{
+			name: "a cluster no longer placed leaves; its zone falls back to the region",
+			obs: observation{placed: map[string]bool{"c1": true, "c3": true}, published: publishedWith(t, east1, east2, eu),
+				members: map[string]memberShard{"c1": {outcome: shardServing, shard: east1}, "c3": {outcome: shardServing, shard: eu}}},
+			want: []string{"web.ns.fed.svc.us-east1-c.us-east1.example.com CNAME web.ns.fed.svc.us-east1.example.com"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.obs.names, tt.obs.cfg, tt.obs.joined = names, config{ttl: DefaultTTL}, joinedClusters(east1, east2, eu)
+			st := &status{}
+			d, err := decide(tt.obs, st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, l := range render(t, d.endpoints, d.clusters) {
+				if strings.HasPrefix(l, "c2.") || strings.Contains(l, "us-east1-c.us-east1.example.com ") {
+					got = append(got, l)
+				}
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("c2's records\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(tt.want, "\n  "))
+			}
+			if d.hostnames != tt.hostnames {
+				t.Errorf("hostnames %v, want %v", d.hostnames, tt.hostnames)
+			}
+			if !slices.Equal(st.notReady, tt.offline) || !slices.Equal(st.waitingOn, tt.waiting) {
+				t.Errorf("status: not Ready %v waiting %v, want %v and %v", st.notReady, st.waitingOn, tt.offline, tt.waiting)
+			}
+		})
+	}
+}
+
+func TestDecideKeepsPublishedPlacesAsFallbacks(t *testing.T) {
+	// eu's cluster was unjoined: no joined cluster is in europe-west1 any
+	// more, yet its names stay, as CNAMEs, for clients pinned to them.
+	obs := observation{
+		names: NewNames("fed", "example.com", "ns", "web"), cfg: config{ttl: DefaultTTL},
+		joined: joinedClusters(east1), placed: map[string]bool{"c1": true},
+		published: publishedWith(t, east1, eu),
+		members:   map[string]memberShard{"c1": {outcome: shardServing, shard: east1}},
+	}
+	d, err := decide(obs, &status{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := render(t, d.endpoints, d.clusters)
+	for _, want := range []string{
+		"web.ns.fed.svc.europe-west1.example.com CNAME web.ns.fed.svc.example.com",
+		"web.ns.fed.svc.europe-west1-b.europe-west1.example.com CNAME web.ns.fed.svc.europe-west1.example.com",
+	} {
+		if !slices.Contains(got, want) {
+			t.Errorf("missing %q in\n  %s", want, strings.Join(got, "\n  "))
+		}
+	}
+}
+
+func TestPlace(t *testing.T) {
+	joined := joinedClusters(east1, east2, eu)
+	joined["c3"].Labels = map[string]string{"tier": "gold"}
+	sel := func(s string) labels.Selector {
+		l, err := labels.Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	tests := []struct {
+		name    string
+		cfg     config
+		placed  []string
+		unknown []string
+	}{
+		{"no placement annotations place every joined cluster", config{}, []string{"c1", "c2", "c3"}, nil},
+		{"names place those clusters", config{clusters: []string{"c1", "c3"}}, []string{"c1", "c3"}, nil},
+		{"names not joined are reported, the known ones placed", config{clusters: []string{"c1", "gone"}}, []string{"c1"}, []string{"gone"}},
+		{"a selector matches the implicit region label", config{selector: sel("kfed.io/region=us-east1")}, []string{"c1", "c2"}, nil},
+		{"a selector matches the Cluster's labels", config{selector: sel("tier=gold")}, []string{"c3"}, nil},
+		{"names and selector both apply", config{clusters: []string{"c1", "c3"}, selector: sel("kfed.io/region=us-east1")}, []string{"c1"}, nil},
+		{"an empty name list places nothing", config{clusters: []string{}}, nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			placed, unknown := place(tt.cfg, joined)
+			var got []string
+			for name := range placed {
+				got = append(got, name)
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, tt.placed) || !slices.Equal(unknown, tt.unknown) {
+				t.Errorf("placed %v unknown %v, want %v and %v", got, unknown, tt.placed, tt.unknown)
+			}
+		})
+	}
+}
+
+func shardService(mutate ...func(*corev1.Service)) *corev1.Service {
+	s := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": "web"},
+			Ports: []corev1.ServicePort{{Name: "http", Protocol: "TCP", Port: 80}}},
+	}
+	for _, m := range mutate {
+		m(s)
+	}
+	return s
+}
+
+func TestClassify(t *testing.T) {
+	mark := func(federation, origin, adopted string) func(*corev1.Service) {
+		return func(s *corev1.Service) {
+			s.Labels = map[string]string{kfedv1alpha1.LabelFederation: federation}
+			s.Annotations = map[string]string{AnnotationOrigin: origin}
+			if adopted != "" {
+				s.Annotations[AnnotationAdopted] = adopted
+			}
+		}
+	}
+	tests := []struct {
+		name     string
+		existing *corev1.Service
+		want     shardState
+	}{
+		{"no member Service: absent", nil, shardAbsent},
+		{"made by kfed for this Service in this federation: ours", shardService(mark("fed", "ns/web", "")), shardOurs},
+		{"taken over by kfed: adopted", shardService(mark("fed", "ns/web", "true")), shardAdopted},
+		{"another federation's: conflict", shardService(mark("other", "ns/web", "")), shardConflict},
+		{"this federation's, for another Service: conflict", shardService(mark("fed", "ns/other", "")), shardConflict},
+		{"nobody's: may be adopted if it matches", shardService(), shardMatching},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := classify(tt.existing, "ns/web", "fed"); got != tt.want {
+				t.Errorf("classify = %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestMatches(t *testing.T) {
+	fed := shardService(func(s *corev1.Service) {
+		s.Spec.Ports = append(s.Spec.Ports, corev1.ServicePort{Name: "grpc", Protocol: "TCP", Port: 9090})
+	})
+	tests := []struct {
+		name     string
+		existing *corev1.Service
+		want     bool
+	}{
+		{"same selector and ports in another order match", shardService(func(s *corev1.Service) {
+			s.Spec.Ports = []corev1.ServicePort{{Name: "grpc", Protocol: "TCP", Port: 9090, NodePort: 30001}, {Name: "http", Protocol: "TCP", Port: 80}}
+		}), true},
+		{"not a load balancer does not match", shardService(func(s *corev1.Service) {
+			s.Spec.Type = corev1.ServiceTypeClusterIP
+			s.Spec.Ports = fed.Spec.Ports
+		}), false},
+		{"another selector does not match", shardService(func(s *corev1.Service) {
+			s.Spec.Selector = map[string]string{"app": "other"}
+			s.Spec.Ports = fed.Spec.Ports
+		}), false},
+		{"a missing port does not match", shardService(), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := matches(tt.existing, fed); got != tt.want {
+				t.Errorf("matches = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestMergeShardKeepsWhatTheMemberAllocated(t *testing.T) {
+	svc := shardService(func(s *corev1.Service) {
+		s.Annotations = map[string]string{"team": "shop", AnnotationTTL: "60"}
+		s.Spec.LoadBalancerClass = new(LoadBalancerClass)
+		s.Spec.ClusterIP = "10.0.0.1"
+	})
+	want := desiredShard(svc, "fed")
+	existing := desiredShard(svc, "fed")
+	existing.Spec.ClusterIP, existing.Spec.ClusterIPs = "10.96.0.7", []string{"10.96.0.7"}
+	existing.Spec.Ports[0].NodePort = 31000
+	existing.Labels["member-label"] = "kept"
+	if mergeShard(existing, want) {
+		t.Error("an unchanged shard reports a change")
+	}
+	if existing.Spec.ClusterIP != "10.96.0.7" || existing.Spec.Ports[0].NodePort != 31000 || existing.Labels["member-label"] != "kept" {
+		t.Errorf("merge lost what the member allocated: %+v", existing)
+	}
+	if _, ok := want.Annotations[AnnotationTTL]; ok || want.Spec.LoadBalancerClass != nil || want.Spec.ClusterIP != "" {
+		t.Errorf("the shard carries kfed's annotations, class or cluster IP: %+v", want)
+	}
+
+	svc.Spec.Ports = []corev1.ServicePort{{Name: "http", Protocol: "TCP", Port: 81}}
+	if !mergeShard(existing, desiredShard(svc, "fed")) {
+		t.Fatal("a changed port is not a change")
+	}
+	if p := existing.Spec.Ports; len(p) != 1 || p[0].Port != 81 || p[0].NodePort != 0 {
+		t.Errorf("ports after the change %+v, want 81 without the old node port", p)
+	}
+}
+
+func TestStatusConditions(t *testing.T) {
+	tests := []struct {
+		name   string
+		fill   func(*status)
+		want   map[string]string // type → "Status/Reason"
+		global bool
+	}{
+		{
+			name: "bad input says only Valid False",
+			fill: func(s *status) { s.invalid(reasonInvalidSpec, "annotation kfed.io/ttl") },
+			want: map[string]string{CondValid: "False/InvalidSpec"},
+		},
+		{
+			name: "every placed cluster serving: Placed and Published, global name in status",
+			fill: func(s *status) { s.published("web.ns.fed.svc.example.com", []Shard{east1, east2}, 2) },
+			want: map[string]string{CondValid: "True/Valid", CondPlaced: "True/Placed", CondPublished: "True/Published"}, global: true,
+		},
+		{
+			name: "a shard problem makes Placed False with its reason",
+			fill: func(s *status) {
+				s.shardProblem("c2", reasonShardConflict, "left alone")
+				s.published("web.ns.fed.svc.example.com", []Shard{east1}, 2)
+			},
+			want: map[string]string{CondValid: "True/Valid", CondPlaced: "False/ShardConflict", CondPublished: "True/Published"}, global: true,
+		},
+		{
+			name: "no placed cluster Ready",
+			fill: func(s *status) { s.offline("c1"); s.published("web.ns.fed.svc.example.com", nil, 1) },
+			want: map[string]string{CondValid: "True/Valid", CondPlaced: "False/NoClusterReady", CondPublished: "False/WaitingForIngress"},
+		},
+		{
+			name: "unknown clusters in the placement",
+			fill: func(s *status) {
+				s.placementWarning("names clusters that are not joined: gone")
+				s.published("web.ns.fed.svc.example.com", []Shard{east1}, 1)
+			},
+			want: map[string]string{CondValid: "True/Valid", CondPlaced: "False/UnknownClusters", CondPublished: "True/Published"}, global: true,
+		},
+		{
+			name: "a provider left a name alone",
+			fill: func(s *status) {
+				s.published("web.ns.fed.svc.example.com", []Shard{east1}, 1)
+				s.providers([]extdnsv1alpha1.PublisherStatus{{Provider: "route53", ObservedGeneration: 3, Conflicts: []string{"c1.web"}}}, 3)
+			},
+			want: map[string]string{CondValid: "True/Valid", CondPlaced: "True/Placed", CondPublished: "True/Published", CondDNSPublished: "False/DNSConflict"}, global: true,
+		},
+		{
+			name: "a provider behind the current generation is still publishing",
+			fill: func(s *status) {
+				s.published("web.ns.fed.svc.example.com", []Shard{east1}, 1)
+				s.providers([]extdnsv1alpha1.PublisherStatus{{Provider: "rfc2136", ObservedGeneration: 2}}, 3)
+			},
+			want: map[string]string{CondValid: "True/Valid", CondPlaced: "True/Placed", CondPublished: "True/Published", CondDNSPublished: "False/Publishing"}, global: true,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			svc := shardService()
+			svc.Generation = 4
+			st := newStatus(svc)
+			tt.fill(st)
+			st.apply(svc)
+			got := map[string]string{}
+			for _, c := range svc.Status.Conditions {
+				got[c.Type] = string(c.Status) + "/" + c.Reason
+				if c.ObservedGeneration != 4 {
+					t.Errorf("%s observedGeneration %d, want 4", c.Type, c.ObservedGeneration)
+				}
+			}
+			for typ, want := range tt.want {
+				if got[typ] != want {
+					t.Errorf("%s = %s, want %s (all %v)", typ, got[typ], want, got)
+				}
+			}
+			if len(got) != len(tt.want) {
+				t.Errorf("conditions %v, want exactly %v", got, tt.want)
+			}
+			hasGlobal := len(svc.Status.LoadBalancer.Ingress) == 1 && svc.Status.LoadBalancer.Ingress[0].Hostname == "web.ns.fed.svc.example.com"
+			if hasGlobal != tt.global {
+				t.Errorf("ingress %v, want the global name: %v", svc.Status.LoadBalancer.Ingress, tt.global)
+			}
+		})
+	}
+}

@@ -1,0 +1,242 @@
+package services
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/clusters"
+)
+
+// observation is what one reconcile learned of the world: the Service's
+// configuration and placement, what it published last, and what syncing its
+// shard found in each Ready member. decide turns it into records.
+type observation struct {
+	names  Names
+	cfg    config
+	joined map[string]*kfedv1alpha1.Cluster
+	// placed are the joined clusters the Service is placed in; unknown the
+	// names its placement gives that are not joined.
+	placed  map[string]bool
+	unknown []string
+	// published is the Service's DNSEndpoint, nil when it has none yet.
+	published *extdnsv1alpha1.DNSEndpoint
+	// members holds, for each placed cluster that is Ready, what its shard
+	// gave; a placed cluster missing here is not Ready.
+	members map[string]memberShard
+	// shardErrs are the shard writes that failed, to be retried.
+	shardErrs error
+}
+
+// memberShard is what one member's shard gave this reconcile.
+type memberShard struct {
+	outcome shardOutcome
+	// shard is the endpoint observed; for shardServing and
+	// shardUnresolved.
+	shard Shard
+}
+
+type shardOutcome int
+
+const (
+	// shardServing: the shard is in place and has an ingress.
+	shardServing shardOutcome = iota
+	// shardNoIngress: the shard is in place, its load balancer has no
+	// address yet.
+	shardNoIngress
+	// shardUnresolved: the ingress is a hostname that did not resolve this
+	// time; shard holds everything else.
+	shardUnresolved
+	// shardWriteFailed: creating or updating the shard failed; it is retried.
+	shardWriteFailed
+	// shardLeftAlone: a Service kfed may not take over holds the name.
+	shardLeftAlone
+)
+
+// observe reads what the Service's records depend on and syncs its shards:
+// each placed, Ready member gets its shard created, updated or adopted, and
+// members it is no longer placed in lose the one kfed made. Problems with
+// single members go to st and o.shardErrs and leave the others alone; the
+// error is for a read of the control plane that failed.
+func (c *Controller) observe(ctx context.Context, svc *corev1.Service, cfg config, st *status) (observation, error) {
+	o := observation{
+		names:   NewNames(c.Federation, c.Domain, svc.Namespace, svc.Name),
+		cfg:     cfg,
+		joined:  map[string]*kfedv1alpha1.Cluster{},
+		members: map[string]memberShard{},
+	}
+	var all kfedv1alpha1.ClusterList
+	if err := c.Fed.List(ctx, &all); err != nil {
+		return o, err
+	}
+	for i := range all.Items {
+		if all.Items[i].DeletionTimestamp == nil {
+			o.joined[all.Items[i].Name] = &all.Items[i]
+		}
+	}
+	o.placed, o.unknown = place(cfg, o.joined)
+
+	var published extdnsv1alpha1.DNSEndpoint
+	switch err := c.Fed.Get(ctx, client.ObjectKeyFromObject(svc), &published); {
+	case err == nil:
+		o.published = &published
+	case !apierrors.IsNotFound(err):
+		return o, err
+	}
+
+	var errs []error
+	for _, m := range c.Members.Ready() { // one snapshot for the whole reconcile
+		if !o.placed[m.Name] {
+			if err := c.deleteShard(ctx, m, client.ObjectKeyFromObject(svc)); err != nil {
+				errs = append(errs, err)
+			}
+			continue
+		}
+		ms, err := c.syncShard(ctx, m, svc, st)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		o.members[m.Name] = ms
+	}
+	o.shardErrs = errors.Join(errs...)
+	return o, nil
+}
+
+// syncShard brings the shard in member m in line and reads its endpoint.
+func (c *Controller) syncShard(ctx context.Context, m clusters.Member, svc *corev1.Service, st *status) (memberShard, error) {
+	shard, err := c.ensureShard(ctx, m, svc, st)
+	if err != nil {
+		return memberShard{outcome: shardWriteFailed}, err
+	}
+	if shard == nil {
+		return memberShard{outcome: shardLeftAlone}, nil
+	}
+	obs, err := c.readIngress(ctx, m, shard)
+	if err != nil {
+		st.shardProblem(m.Name, reasonIngressUnresolved, err.Error())
+		return memberShard{outcome: shardUnresolved, shard: obs}, nil
+	}
+	if len(obs.IPs) == 0 && obs.Hostname == "" {
+		return memberShard{outcome: shardNoIngress}, nil
+	}
+	return memberShard{outcome: shardServing, shard: obs}, nil
+}
+
+// ensureShard creates, updates or adopts the shard of svc in member m. It
+// returns nil with no error when a conflicting Service is in the way.
+func (c *Controller) ensureShard(ctx context.Context, m clusters.Member, svc *corev1.Service, st *status) (*corev1.Service, error) {
+	origin := svc.Namespace + "/" + svc.Name
+	want := desiredShard(svc, c.Federation)
+	var cur corev1.Service
+	err := m.Client.Get(ctx, client.ObjectKeyFromObject(want), &cur)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("reading shard in %s: %w", m.Name, err)
+	}
+	existing := &cur
+	if apierrors.IsNotFound(err) {
+		existing = nil
+	}
+	switch classify(existing, origin, c.Federation) {
+	case shardAbsent:
+		err := m.Client.Create(ctx, want)
+		if apierrors.IsNotFound(err) {
+			// The namespace is missing in this member: create it and retry.
+			// Asking first would cost a request (or a cluster-wide watch) for
+			// every shard.
+			if nerr := createNamespace(ctx, m.Client, svc.Namespace); nerr != nil {
+				st.shardProblem(m.Name, reasonShardRejected, nerr.Error())
+				return nil, nerr
+			}
+			err = m.Client.Create(ctx, want)
+		}
+		if err != nil {
+			if apierrors.IsAlreadyExists(err) { // the cache has not seen it yet
+				return nil, err
+			}
+			st.shardProblem(m.Name, reasonShardRejected, fmt.Sprintf("cluster %s rejected the shard: %v", m.Name, err))
+			return nil, fmt.Errorf("creating shard in %s: %w", m.Name, err)
+		}
+		c.Metrics.shard(m.Name, "create")
+		c.event(svc, corev1.EventTypeNormal, "ShardCreated", "created shard in cluster %s", m.Name)
+		return want, nil
+	case shardConflict:
+		st.shardProblem(m.Name, reasonShardConflict, fmt.Sprintf("cluster %s has a Service %s that another federation or Service manages; left alone", m.Name, origin))
+		return nil, nil
+	case shardMatching:
+		if !matches(existing, svc) {
+			st.shardProblem(m.Name, reasonShardConflict, fmt.Sprintf("cluster %s already has a Service %s that kfed did not create and that differs (type, selector or ports); left alone", m.Name, origin))
+			return nil, nil
+		}
+		want.Annotations[AnnotationAdopted] = "true"
+		c.Metrics.shard(m.Name, "adopt")
+		c.event(svc, corev1.EventTypeNormal, "ShardAdopted", "adopted the matching Service already in cluster %s", m.Name)
+	case shardAdopted:
+		want.Annotations[AnnotationAdopted] = "true"
+	}
+	if mergeShard(existing, want) {
+		if err := m.Client.Update(ctx, existing); err != nil {
+			st.shardProblem(m.Name, reasonShardRejected, fmt.Sprintf("cluster %s rejected the shard update: %v", m.Name, err))
+			return nil, fmt.Errorf("updating shard in %s: %w", m.Name, err)
+		}
+		c.Metrics.shard(m.Name, "update")
+	}
+	return existing, nil
+}
+
+// readIngress reads a shard's ingress into a Shard, resolving a hostname
+// ingress.
+func (c *Controller) readIngress(ctx context.Context, m clusters.Member, shard *corev1.Service) (Shard, error) {
+	s := Shard{Cluster: m.Name, Region: m.Region, Zones: m.Zones, Weight: 1}
+	for _, ip := range shard.Spec.ClusterIPs {
+		if a, err := netip.ParseAddr(ip); err == nil {
+			s.ClusterIPs = append(s.ClusterIPs, a)
+		}
+	}
+	for _, p := range shard.Spec.Ports {
+		s.Ports = append(s.Ports, Port{Name: p.Name, Protocol: string(p.Protocol), Port: p.Port})
+	}
+	var errs []error
+	for _, ing := range shard.Status.LoadBalancer.Ingress {
+		if a, err := netip.ParseAddr(ing.IP); err == nil {
+			s.IPs = append(s.IPs, a)
+			continue
+		}
+		if ing.Hostname != "" && s.Hostname == "" {
+			s.Hostname = strings.ToLower(strings.TrimSuffix(ing.Hostname, "."))
+			r := c.Resolver
+			if r == nil {
+				r = net.DefaultResolver
+			}
+			rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			addrs, err := r.LookupNetIP(rctx, "ip", s.Hostname)
+			cancel()
+			if err != nil {
+				errs = append(errs, fmt.Errorf("resolving ingress hostname %s of cluster %s: %w", s.Hostname, m.Name, err))
+				continue
+			}
+			for _, a := range addrs {
+				s.IPs = append(s.IPs, a.Unmap())
+			}
+		}
+	}
+	return s, errors.Join(errs...)
+}
+
+func createNamespace(ctx context.Context, c client.Client, name string) error {
+	ns := corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{kfedv1alpha1.LabelManagedBy: "kfed"}}}
+	if err := c.Create(ctx, &ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating namespace %s: %w", name, err)
+	}
+	return nil
+}

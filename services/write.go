@@ -1,0 +1,143 @@
+package services
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
+	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/clusters"
+)
+
+// writeEndpoint creates or updates the Service's DNSEndpoint; cur is the
+// published one, nil when there is none. An update changes cur in place.
+func (c *Controller) writeEndpoint(ctx context.Context, svc *corev1.Service, cur *extdnsv1alpha1.DNSEndpoint, d decision) error {
+	want := &extdnsv1alpha1.DNSEndpoint{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: svc.Name, Namespace: svc.Namespace,
+			Labels: map[string]string{kfedv1alpha1.LabelManagedBy: "kfed", kfedv1alpha1.LabelFederation: c.Federation},
+		},
+		Spec: extdnsv1alpha1.DNSEndpointSpec{Endpoints: d.endpoints},
+	}
+	dnsendpoint.SetClusters(want, d.clusters)
+	if err := controllerutil.SetControllerReference(svc, want, c.Fed.Scheme()); err != nil {
+		return err
+	}
+	if cur == nil {
+		if err := c.Fed.Create(ctx, want); err != nil {
+			return fmt.Errorf("creating DNSEndpoint: %w", err)
+		}
+		c.Metrics.endpoint("create")
+		return nil
+	}
+	if cur.Labels[kfedv1alpha1.LabelManagedBy] != "kfed" {
+		return fmt.Errorf("DNSEndpoint %s/%s exists and is not kfed's; not touched", cur.Namespace, cur.Name)
+	}
+	table := want.Annotations[dnsendpoint.AnnotationClusters]
+	if equality.Semantic.DeepEqual(cur.Spec.Endpoints, d.endpoints) && cur.Labels[kfedv1alpha1.LabelFederation] == c.Federation &&
+		cur.Annotations[dnsendpoint.AnnotationClusters] == table {
+		return nil
+	}
+	cur.Spec.Endpoints = d.endpoints
+	cur.Labels[kfedv1alpha1.LabelFederation] = c.Federation
+	if table == "" {
+		delete(cur.Annotations, dnsendpoint.AnnotationClusters)
+	} else {
+		if cur.Annotations == nil {
+			cur.Annotations = map[string]string{}
+		}
+		cur.Annotations[dnsendpoint.AnnotationClusters] = table
+	}
+	cur.OwnerReferences = want.OwnerReferences
+	if err := c.Fed.Update(ctx, cur); err != nil {
+		return fmt.Errorf("updating DNSEndpoint: %w", err)
+	}
+	c.Metrics.endpoint("update")
+	return nil
+}
+
+// finalize removes what kfed made for svc — shards it created, its
+// DNSEndpoint — lets go of adopted shards, and drops the finalizer.
+func (c *Controller) finalize(ctx context.Context, svc *corev1.Service) error {
+	if !controllerutil.ContainsFinalizer(svc, Finalizer) {
+		return nil
+	}
+	key := client.ObjectKeyFromObject(svc)
+	if err := c.deleteShards(ctx, key); err != nil {
+		return err
+	}
+	var ep extdnsv1alpha1.DNSEndpoint
+	if err := c.Fed.Get(ctx, key, &ep); err == nil && ep.Labels[kfedv1alpha1.LabelManagedBy] == "kfed" {
+		if err := c.Fed.Delete(ctx, &ep); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting DNSEndpoint: %w", err)
+		}
+	} else if err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	patch := client.MergeFrom(svc.DeepCopy())
+	controllerutil.RemoveFinalizer(svc, Finalizer)
+	if !IsFederated(svc) && svc.DeletionTimestamp == nil {
+		// No longer federated: take back the global hostname and our conditions.
+		svc.Status.LoadBalancer.Ingress = slices.DeleteFunc(svc.Status.LoadBalancer.Ingress,
+			func(i corev1.LoadBalancerIngress) bool {
+				return i.Hostname != "" && strings.HasSuffix(i.Hostname, "."+c.Domain)
+			})
+		svc.Status.Conditions = slices.DeleteFunc(svc.Status.Conditions,
+			func(c metav1.Condition) bool { return strings.HasPrefix(c.Type, "kfed.io/") })
+		if err := c.Fed.Status().Patch(ctx, svc, patch); err != nil {
+			return err
+		}
+		patch = client.MergeFrom(svc.DeepCopy())
+		controllerutil.RemoveFinalizer(svc, Finalizer)
+	}
+	if err := c.Fed.Patch(ctx, svc, patch); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("removing finalizer: %w", err)
+	}
+	return nil
+}
+
+// deleteShards deletes kfed-created shards of key in every Ready member.
+func (c *Controller) deleteShards(ctx context.Context, key types.NamespacedName) error {
+	var errs []error
+	for _, m := range c.Members.Ready() {
+		if err := c.deleteShard(ctx, m, key); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// deleteShard deletes the shard of key in m if kfed created it, and lets go
+// of it if kfed adopted it. Anything else is left alone.
+func (c *Controller) deleteShard(ctx context.Context, m clusters.Member, key types.NamespacedName) error {
+	var cur corev1.Service
+	if err := m.Client.Get(ctx, key, &cur); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	switch classify(&cur, key.String(), c.Federation) {
+	case shardOurs:
+		if err := m.Client.Delete(ctx, &cur, client.Preconditions{UID: &cur.UID}); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting shard in %s: %w", m.Name, err)
+		}
+		c.Metrics.shard(m.Name, "delete")
+	case shardAdopted:
+		releaseShard(&cur)
+		if err := m.Client.Update(ctx, &cur); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("releasing adopted shard in %s: %w", m.Name, err)
+		}
+		c.Metrics.shard(m.Name, "release")
+	}
+	return nil
+}
