@@ -1,0 +1,416 @@
+package healthcheck
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Service annotations that set how a federated Service's endpoints are
+// probed. Any of them may be left out; the agent's defaults fill the rest.
+const (
+	// AnnotationCheck is the probe kind: tcp (default), http or https.
+	AnnotationCheck = "kfed.io/health-check"
+	// AnnotationPath is the path an http or https probe GETs (default /).
+	AnnotationPath = "kfed.io/health-path"
+	// AnnotationPort is a port to probe instead of the endpoint's first port.
+	AnnotationPort = "kfed.io/health-port"
+	// AnnotationStatus is the HTTP status range that passes: "200-399"
+	// (default) or a single status such as "200".
+	AnnotationStatus = "kfed.io/health-status"
+	// AnnotationInterval is the time between probes of one endpoint, a Go
+	// duration from 1s to 1h.
+	AnnotationInterval = "kfed.io/health-interval"
+	// AnnotationTimeout bounds one probe, a Go duration from 100ms to less
+	// than the interval.
+	AnnotationTimeout = "kfed.io/health-timeout"
+	// AnnotationRise is how many consecutive passing probes turn an unhealthy
+	// endpoint healthy again (1–10).
+	AnnotationRise = "kfed.io/health-rise"
+	// AnnotationFall is how many consecutive failing probes turn a healthy
+	// endpoint unhealthy (1–10).
+	AnnotationFall = "kfed.io/health-fall"
+)
+
+// Kind is how an endpoint is probed.
+type Kind string
+
+// Probe kinds.
+const (
+	// KindTCP passes when a TCP connection is established.
+	KindTCP Kind = "tcp"
+	// KindHTTP passes when a GET of the path answers a status in range.
+	KindHTTP Kind = "http"
+	// KindHTTPS is KindHTTP over TLS, without certificate verification.
+	KindHTTPS Kind = "https"
+)
+
+// Limits on the settings, the same for annotations, flags and ParseSpec.
+const (
+	MinInterval  = time.Second
+	MaxInterval  = time.Hour
+	MinTimeout   = 100 * time.Millisecond
+	MaxThreshold = 10 // the most Rise or Fall may be; the least is 1
+	maxPathLen   = 1024
+)
+
+// Spec is how one endpoint is probed and judged. Path and the status range
+// belong to http and https only: they are empty for tcp, so that two Specs
+// that probe alike compare equal. Port 0 means the endpoint's own port.
+type Spec struct {
+	Kind      Kind
+	Path      string // http, https: the path GET asks for, starting with /
+	Port      uint16 // 0: the endpoint's first port
+	StatusMin int    // http, https: lowest passing status
+	StatusMax int    // http, https: highest passing status
+	Interval  time.Duration
+	Timeout   time.Duration
+	Rise      int // consecutive passes that turn an unhealthy endpoint healthy
+	Fall      int // consecutive failures that turn a healthy endpoint unhealthy
+}
+
+// Default settings: Route53's fast interval, HAProxy's rise and fall.
+const (
+	DefaultInterval  = 10 * time.Second
+	DefaultTimeout   = 4 * time.Second
+	DefaultRise      = 2
+	DefaultFall      = 3
+	DefaultPath      = "/"
+	DefaultStatusMin = 200
+	DefaultStatusMax = 399
+)
+
+// Defaults returns the agent's default Spec: TCP connect every 10 s with a
+// 4 s timeout, rise 2, fall 3.
+func Defaults() Spec {
+	return Spec{Kind: KindTCP, Interval: DefaultInterval, Timeout: DefaultTimeout, Rise: DefaultRise, Fall: DefaultFall}
+}
+
+// ParseAnnotations reads the health annotations of a Service over defaults
+// (the agent's settings, normally Defaults with flags applied) and returns
+// the Spec its endpoints are probed with. Every problem is reported in one
+// error, each naming the annotation and its value, so a user fixes them in
+// one go; with an error the returned Spec is the zero Spec.
+//
+// Choices a user may not guess:
+//   - http and https without a path GET /, and pass on 200–399, unless the
+//     defaults say otherwise; a path or status annotation on a tcp check is
+//     an error rather than silently ignored;
+//   - when the interval is set and the timeout is not, the timeout is the
+//     default timeout or 40 % of the interval, whichever is shorter (10 s
+//     and 4 s keep that ratio), so a short interval alone is valid.
+func ParseAnnotations(annotations map[string]string, defaults Spec) (Spec, error) {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("annotation %s=%q: %s", key, annotations[key], fmt.Sprintf(format, args...)))
+	}
+	s := defaults
+	if v, ok := annotations[AnnotationCheck]; ok {
+		switch k := Kind(strings.ToLower(strings.TrimSpace(v))); k {
+		case KindTCP, KindHTTP, KindHTTPS:
+			s.Kind = k
+		default:
+			bad(AnnotationCheck, "must be tcp, http or https")
+		}
+	}
+	web := s.Kind == KindHTTP || s.Kind == KindHTTPS
+	if !web {
+		s.Path, s.StatusMin, s.StatusMax = "", 0, 0
+	} else {
+		if s.Path == "" {
+			s.Path = DefaultPath
+		}
+		if s.StatusMin == 0 && s.StatusMax == 0 {
+			s.StatusMin, s.StatusMax = DefaultStatusMin, DefaultStatusMax
+		}
+	}
+	if v, ok := annotations[AnnotationPath]; ok {
+		p := strings.TrimSpace(v)
+		switch {
+		case !web:
+			bad(AnnotationPath, "a path needs %s http or https", AnnotationCheck)
+		default:
+			if err := checkPath(p); err != nil {
+				bad(AnnotationPath, "%v", err)
+			} else {
+				s.Path = p
+			}
+		}
+	}
+	if v, ok := annotations[AnnotationPort]; ok {
+		p, err := strconv.ParseUint(strings.TrimSpace(v), 10, 16)
+		if err != nil || p == 0 {
+			bad(AnnotationPort, "must be a port number from 1 to 65535")
+		} else {
+			s.Port = uint16(p)
+		}
+	}
+	if v, ok := annotations[AnnotationStatus]; ok {
+		lo, hi, err := parseStatus(strings.TrimSpace(v))
+		switch {
+		case !web:
+			bad(AnnotationStatus, "a status range needs %s http or https", AnnotationCheck)
+		case err != nil:
+			bad(AnnotationStatus, "%v", err)
+		default:
+			s.StatusMin, s.StatusMax = lo, hi
+		}
+	}
+	intervalOK := true
+	if v, ok := annotations[AnnotationInterval]; ok {
+		d, err := time.ParseDuration(strings.TrimSpace(v))
+		switch {
+		case err != nil:
+			intervalOK = false
+			bad(AnnotationInterval, "not a duration such as 10s or 1m")
+		case d < MinInterval || d > MaxInterval:
+			intervalOK = false
+			bad(AnnotationInterval, "must be from %v to %v", MinInterval, MaxInterval)
+		default:
+			s.Interval = d
+			if _, set := annotations[AnnotationTimeout]; !set {
+				s.Timeout = min(defaults.Timeout, d*2/5)
+			}
+		}
+	}
+	if v, ok := annotations[AnnotationTimeout]; ok {
+		d, err := time.ParseDuration(strings.TrimSpace(v))
+		switch {
+		case err != nil:
+			bad(AnnotationTimeout, "not a duration such as 4s or 500ms")
+		case d < MinTimeout:
+			bad(AnnotationTimeout, "must be at least %v", MinTimeout)
+		case intervalOK && d >= s.Interval:
+			bad(AnnotationTimeout, "must be shorter than the interval, %v", s.Interval)
+		default:
+			s.Timeout = d
+		}
+	}
+	for _, a := range []struct {
+		key string
+		to  *int
+	}{{AnnotationRise, &s.Rise}, {AnnotationFall, &s.Fall}} {
+		v, ok := annotations[a.key]
+		if !ok {
+			continue
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 1 || n > MaxThreshold {
+			bad(a.key, "must be a whole number from 1 to %d", MaxThreshold)
+			continue
+		}
+		*a.to = n
+	}
+	if len(errs) > 0 {
+		return Spec{}, errors.Join(errs...)
+	}
+	if err := s.Validate(); err != nil {
+		// Only the defaults can be at fault here: every annotation was checked.
+		return Spec{}, fmt.Errorf("health-check defaults: %w", err)
+	}
+	return s, nil
+}
+
+// Validate reports every way s is not a Spec the agent can probe with.
+func (s Spec) Validate() error {
+	var errs []error
+	web := s.Kind == KindHTTP || s.Kind == KindHTTPS
+	switch {
+	case s.Kind == KindTCP:
+		if s.Path != "" || s.StatusMin != 0 || s.StatusMax != 0 {
+			errs = append(errs, errors.New("a tcp check has no path or status range"))
+		}
+	case web:
+		if err := checkPath(s.Path); err != nil {
+			errs = append(errs, err)
+		}
+		if s.StatusMin < 100 || s.StatusMax > 599 || s.StatusMin > s.StatusMax {
+			errs = append(errs, fmt.Errorf("status range %d-%d: must lie within 100-599, lowest first", s.StatusMin, s.StatusMax))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("kind %q: must be tcp, http or https", s.Kind))
+	}
+	if s.Interval < MinInterval || s.Interval > MaxInterval {
+		errs = append(errs, fmt.Errorf("interval %v: must be from %v to %v", s.Interval, MinInterval, MaxInterval))
+	}
+	if s.Timeout < MinTimeout || s.Timeout >= s.Interval {
+		errs = append(errs, fmt.Errorf("timeout %v: must be at least %v and shorter than the interval", s.Timeout, MinTimeout))
+	}
+	if s.Rise < 1 || s.Rise > MaxThreshold {
+		errs = append(errs, fmt.Errorf("rise %d: must be from 1 to %d", s.Rise, MaxThreshold))
+	}
+	if s.Fall < 1 || s.Fall > MaxThreshold {
+		errs = append(errs, fmt.Errorf("fall %d: must be from 1 to %d", s.Fall, MaxThreshold))
+	}
+	return errors.Join(errs...)
+}
+
+// String is the Spec's compact form, one line that ParseSpec reads back:
+//
+//	tcp 10s/4s rise 2 fall 3
+//	http /healthz 200-399 port 8080 10s/4s rise 2 fall 3
+//
+// The form is kind, then for http and https the path and status range (one
+// number when the range is a single status), then "port N" if a port is set,
+// then interval/timeout, rise and fall.
+func (s Spec) String() string {
+	var b strings.Builder
+	b.WriteString(string(s.Kind))
+	if s.Kind == KindHTTP || s.Kind == KindHTTPS {
+		b.WriteString(" " + s.Path + " " + strconv.Itoa(s.StatusMin))
+		if s.StatusMax != s.StatusMin {
+			b.WriteString("-" + strconv.Itoa(s.StatusMax))
+		}
+	}
+	if s.Port != 0 {
+		b.WriteString(" port " + strconv.Itoa(int(s.Port)))
+	}
+	fmt.Fprintf(&b, " %v/%v rise %d fall %d", s.Interval, s.Timeout, s.Rise, s.Fall)
+	return b.String()
+}
+
+// ParseSpec reads the form String writes and validates it.
+func ParseSpec(text string) (Spec, error) {
+	s, err := parseSpec(strings.Fields(text))
+	if err != nil {
+		return Spec{}, fmt.Errorf("health-check spec %q: %w", text, err)
+	}
+	if err := s.Validate(); err != nil {
+		return Spec{}, fmt.Errorf("health-check spec %q: %w", text, err)
+	}
+	return s, nil
+}
+
+func parseSpec(f []string) (Spec, error) {
+	var s Spec
+	next := func(what string) (string, error) {
+		if len(f) == 0 {
+			return "", fmt.Errorf("%s missing", what)
+		}
+		v := f[0]
+		f = f[1:]
+		return v, nil
+	}
+	word := func(want string) error {
+		v, err := next(want)
+		if err == nil && v != want {
+			err = fmt.Errorf("%q where %q belongs", v, want)
+		}
+		return err
+	}
+	number := func(what string) (int, error) {
+		v, err := next(what)
+		if err != nil {
+			return 0, err
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return 0, fmt.Errorf("%s %q: not a number", what, v)
+		}
+		return n, nil
+	}
+	k, err := next("kind")
+	if err != nil {
+		return s, err
+	}
+	s.Kind = Kind(k)
+	switch s.Kind {
+	case KindTCP:
+	case KindHTTP, KindHTTPS:
+		if s.Path, err = next("path"); err != nil {
+			return s, err
+		}
+		v, err := next("status range")
+		if err != nil {
+			return s, err
+		}
+		if s.StatusMin, s.StatusMax, err = parseStatus(v); err != nil {
+			return s, err
+		}
+	default:
+		return s, fmt.Errorf("kind %q: must be tcp, http or https", k)
+	}
+	if len(f) > 0 && f[0] == "port" {
+		f = f[1:]
+		v, err := next("port")
+		if err != nil {
+			return s, err
+		}
+		p, err := strconv.ParseUint(v, 10, 16)
+		if err != nil || p == 0 {
+			return s, fmt.Errorf("port %q: must be from 1 to 65535", v)
+		}
+		s.Port = uint16(p)
+	}
+	v, err := next("interval/timeout")
+	if err != nil {
+		return s, err
+	}
+	iv, tv, ok := strings.Cut(v, "/")
+	if !ok {
+		return s, fmt.Errorf("%q: want interval/timeout such as 10s/4s", v)
+	}
+	if s.Interval, err = time.ParseDuration(iv); err != nil {
+		return s, fmt.Errorf("interval %q: %w", iv, err)
+	}
+	if s.Timeout, err = time.ParseDuration(tv); err != nil {
+		return s, fmt.Errorf("timeout %q: %w", tv, err)
+	}
+	if err := word("rise"); err != nil {
+		return s, err
+	}
+	if s.Rise, err = number("rise"); err != nil {
+		return s, err
+	}
+	if err := word("fall"); err != nil {
+		return s, err
+	}
+	if s.Fall, err = number("fall"); err != nil {
+		return s, err
+	}
+	if len(f) > 0 {
+		return s, fmt.Errorf("unexpected %q after fall", strings.Join(f, " "))
+	}
+	return s, nil
+}
+
+// parseStatus reads "200-399" or "200".
+func parseStatus(v string) (lo, hi int, err error) {
+	a, b, isRange := strings.Cut(v, "-")
+	lo, err1 := strconv.Atoi(a)
+	hi, err2 := lo, error(nil)
+	if isRange {
+		hi, err2 = strconv.Atoi(b)
+	}
+	switch {
+	case err1 != nil || err2 != nil:
+		return 0, 0, errors.New("want a status such as 200 or a range such as 200-399")
+	case lo < 100 || hi > 599 || lo > hi:
+		return 0, 0, errors.New("statuses must lie within 100-599, lowest first")
+	}
+	return lo, hi, nil
+}
+
+// checkPath accepts what can follow GET on a request line: an absolute path,
+// optionally with a query, printable ASCII without spaces (percent-encode
+// the rest).
+func checkPath(p string) error {
+	if !strings.HasPrefix(p, "/") {
+		return fmt.Errorf("path %q: must start with /", p)
+	}
+	if len(p) > maxPathLen {
+		return fmt.Errorf("path of %d bytes: at most %d", len(p), maxPathLen)
+	}
+	for i := 0; i < len(p); i++ {
+		if c := p[i]; c <= ' ' || c >= 0x7f || c == '#' {
+			return fmt.Errorf("path %q: byte %q at %d: use printable ASCII without spaces or #, percent-encoded", p, c, i)
+		}
+	}
+	if _, err := url.ParseRequestURI(p); err != nil {
+		return fmt.Errorf("path %q: %w", p, err)
+	}
+	return nil
+}

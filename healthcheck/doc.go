@@ -1,0 +1,25 @@
+// Package healthcheck owns endpoint health checking: how an endpoint is
+// probed, how one checker turns probes into a verdict, and how the verdicts
+// of several checkers become the one the DNS records follow.
+//
+// The pieces, in the order an endpoint's health flows through them:
+//
+//   - Spec (annotations.go) is how an endpoint is probed: TCP connect, or an
+//     HTTP(S) GET with a path and a passing status range; interval, timeout,
+//     rise and fall. ParseAnnotations reads it from a Service's annotations;
+//     String and ParseSpec carry it to the agent in one line.
+//   - Probe (probe.go) probes one address once.
+//   - Engine (engine.go) is a checker: it probes a changing set of Targets
+//     forever, each on its own jittered schedule, and keeps a local verdict
+//     per target with HAProxy's rise and fall. It also watches itself: a
+//     checker that sees most endpoints of several clusters fail at once is
+//     more likely cut off than they are down, and says it is degraded.
+//   - The agent reports each checker's verdicts and degraded flag with a
+//     heartbeat; the controller turns every checker's report on an endpoint
+//     into Ballots, and Verdict (quorum.go) decides: an endpoint is unhealthy
+//     only when most fresh, non-degraded checkers see it down and they are
+//     a quorum of the checkers configured.
+//
+// The package imports nothing of kfed's; the agent, the API types and the
+// controllers build on it.
+package healthcheck
