@@ -1,0 +1,154 @@
+package healthcheck
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"os"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// Result is the outcome of probing one address once.
+type Result struct {
+	OK      bool
+	Latency time.Duration // until connected (tcp) or until the response headers (http, https)
+	Reason  string        // short: "connected", "status 200", "connection refused", "timeout", "status 503"
+}
+
+// maxDrain is how much of a response body a probe reads before closing: a
+// server that writes a body expects it read, but a health page has no
+// business being large.
+const maxDrain = 4 << 10
+
+// Probe probes addr once as spec says (at spec.Port instead of addr's port
+// when that is set), within spec.Timeout and ctx:
+//   - tcp passes when a connection is established; it is closed at once;
+//   - http and https GET spec.Path with the Host header being the address,
+//     and pass when the status lies in spec's range. Redirects are not
+//     followed (a 3xx is a status like any other), the body is read up to
+//     4 KiB and discarded, and the connection is not kept alive: each probe
+//     is a fresh connection, as a new client's would be. https does not
+//     verify the server's certificate: a load balancer's address has no name
+//     to verify it against, and the check is whether the endpoint answers,
+//     not whom it belongs to. Proxy settings in the environment are ignored.
+func Probe(ctx context.Context, addr netip.AddrPort, spec Spec) Result {
+	return newProber().probe(ctx, addr, spec)
+}
+
+// prober holds what probes can share: an HTTP client whose transport keeps
+// no connections, so sharing it shares no state between probes.
+type prober struct {
+	dialer net.Dialer
+	client *http.Client
+}
+
+func newProber() *prober {
+	p := &prober{dialer: net.Dialer{KeepAlive: -1}}
+	p.client = &http.Client{
+		Transport: &http.Transport{
+			Proxy:                  nil,
+			DialContext:            p.dialer.DialContext,
+			TLSClientConfig:        &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // see Probe: an address has no name to verify
+			DisableKeepAlives:      true,
+			DisableCompression:     true,
+			MaxResponseHeaderBytes: 64 << 10,
+		},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	return p
+}
+
+func (p *prober) probe(ctx context.Context, addr netip.AddrPort, spec Spec) Result {
+	if spec.Port != 0 {
+		addr = netip.AddrPortFrom(addr.Addr(), spec.Port)
+	}
+	if spec.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, spec.Timeout)
+		defer cancel()
+	}
+	start := time.Now()
+	switch spec.Kind {
+	case KindTCP:
+		conn, err := p.dialer.DialContext(ctx, "tcp", addr.String())
+		if err != nil {
+			return Result{Latency: time.Since(start), Reason: reason(ctx, err)}
+		}
+		lat := time.Since(start)
+		conn.Close()
+		return Result{OK: true, Latency: lat, Reason: "connected"}
+	case KindHTTP, KindHTTPS:
+		return p.get(ctx, start, addr, spec)
+	default:
+		return Result{Reason: fmt.Sprintf("unknown check kind %q", spec.Kind)}
+	}
+}
+
+func (p *prober) get(ctx context.Context, start time.Time, addr netip.AddrPort, spec Spec) Result {
+	u, err := url.Parse(string(spec.Kind) + "://" + addr.String() + spec.Path)
+	if err != nil {
+		return Result{Reason: fmt.Sprintf("path %q: %v", spec.Path, err)}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return Result{Reason: err.Error()}
+	}
+	req.Header.Set("User-Agent", "kfed-healthcheck")
+	resp, err := p.client.Do(req)
+	if err != nil {
+		return Result{Latency: time.Since(start), Reason: reason(ctx, err)}
+	}
+	lat := time.Since(start)
+	// The status decides; the body is read only so the server sees a client
+	// that took its answer.
+	_, _ = io.CopyN(io.Discard, resp.Body, maxDrain)
+	resp.Body.Close()
+	r := Result{Latency: lat, Reason: "status " + strconv.Itoa(resp.StatusCode)}
+	r.OK = resp.StatusCode >= spec.StatusMin && resp.StatusCode <= spec.StatusMax
+	return r
+}
+
+// reason says in a few words why a probe failed.
+func reason(ctx context.Context, err error) string {
+	var tlsErr tls.RecordHeaderError
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
+		return "timeout"
+	case ctx.Err() != nil:
+		return "canceled"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+		return "connection reset"
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "connection closed without a response"
+	case errors.Is(err, syscall.EHOSTUNREACH):
+		return "host unreachable"
+	case errors.Is(err, syscall.ENETUNREACH):
+		return "network unreachable"
+	case errors.As(err, &tlsErr):
+		return "not a TLS server"
+	}
+	// Drop the "Get URL:" and "dial tcp A->B:" prefixes: the caller knows them.
+	var urlErr *url.Error
+	if errors.As(err, &urlErr) {
+		err = urlErr.Err
+	}
+	var opErr *net.OpError
+	if errors.As(err, &opErr) && opErr.Err != nil {
+		err = opErr.Err
+	}
+	s := err.Error()
+	if len(s) > 120 {
+		s = s[:120] + "…"
+	}
+	return s
+}
