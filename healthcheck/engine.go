@@ -184,8 +184,8 @@ func (e *Engine) Set(targets []Target) error {
 		default:
 			if verr := t.Spec.Validate(); verr != nil {
 				err = verr
-			} else if i := slices.IndexFunc(t.Addrs, func(a netip.AddrPort) bool { return !a.IsValid() || a.Port() == 0 && t.Spec.Port == 0 }); i >= 0 {
-				err = fmt.Errorf("address %d (%v): not an address with a port", i, t.Addrs[i])
+			} else if j := slices.IndexFunc(t.Addrs, func(a netip.AddrPort) bool { return !a.IsValid() || a.Port() == 0 && t.Spec.Port == 0 }); j >= 0 {
+				err = fmt.Errorf("address %d (%v): not an address with a port", j, t.Addrs[j])
 			}
 		}
 		if err != nil {
@@ -266,8 +266,10 @@ func (e *Engine) State() map[string]bool {
 	return s
 }
 
-// Last returns the result of key's latest round, and false if the target is
-// unknown or has not completed a round since it was added or changed.
+// Last returns the result of key's latest round (for a message saying why
+// it is down), and false if the target is unknown or has not completed a
+// round since it was added. After a change of Addrs or Spec it is the last
+// round under the old settings until one under the new completes.
 func (e *Engine) Last(key string) (Result, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -646,7 +646,7 @@ func TestEngineBoundsConcurrency(t *testing.T) {
 
 // gather reads reg's metrics as "name{label="value"}" → value; a histogram
 // gives its _count.
-func gather(t *testing.T, reg prometheus.Gatherer) map[string]float64 {
+func gather(t testing.TB, reg prometheus.Gatherer) map[string]float64 {
 	t.Helper()
 	families, err := reg.Gather()
 	if err != nil {
