@@ -252,3 +252,26 @@ func FuzzParseAnnotations(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseSpec feeds arbitrary text to ParseSpec: it must not panic, and
+// a Spec it accepts must validate and print back to text that parses to
+// the same Spec.
+func FuzzParseSpec(f *testing.F) {
+	for _, s := range []string{"tcp 10s/4s rise 2 fall 3", "http /healthz 200-399 port 8080 1m0s/1.5s rise 1 fall 10",
+		"https / 204 1s/100ms rise 2 fall 3", "http / 200-", "tcp port 65536 1s/1s rise 1 fall 1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		spec, err := ParseSpec(text)
+		if err != nil {
+			return
+		}
+		if err := spec.Validate(); err != nil {
+			t.Fatalf("ParseSpec(%q) accepted %#v, which does not validate: %v", text, spec, err)
+		}
+		back, err := ParseSpec(spec.String())
+		if err != nil || back != spec {
+			t.Fatalf("round trip of %q: %#v, %v; want %#v", spec.String(), back, err, spec)
+		}
+	})
+}
