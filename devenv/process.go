@@ -77,6 +77,15 @@ func (p *process) stop(grace time.Duration) {
 	}
 }
 
+// kill ends the whole process group at once, as a crash would.
+func (p *process) kill() {
+	if !p.running() {
+		return
+	}
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	<-p.done
+}
+
 // exitError says how a process that should be running ended, with its log's tail.
 func (p *process) exitError() error {
 	tail, _ := tailFile(p.log, 2048)

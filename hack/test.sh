@@ -11,6 +11,8 @@ KFED_TEST_BIN=$(hack/test-binaries.sh | tail -n 1)
 export KFED_TEST_BIN
 # The RFC 2136 tests run a real BIND (Debian's bind9).
 hack/install-bind.sh >/dev/null
+# The health-check e2e partitions a checker with an nftables rule.
+hack/install-nftables.sh >/dev/null
 # The ExternalDNS e2e runs the real ExternalDNS, built from the module proxy.
 KFED_EXTERNALDNS=$(hack/externaldns.sh | tail -n 1)
 export KFED_EXTERNALDNS

@@ -42,7 +42,7 @@ func BenchmarkProbe(b *testing.B) {
 		spec Spec
 	}{{"tcp", ln.Addr().String(), Defaults()}, {"http", srv.Listener.Addr().String(), web}} {
 		addr := netip.MustParseAddrPort(bc.addr)
-		p := newProber()
+		p := newProber(netip.Addr{})
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {

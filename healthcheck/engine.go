@@ -50,6 +50,10 @@ type Options struct {
 	OnDegraded func(degraded bool)
 	// Registerer receives the engine's metrics; nil registers none.
 	Registerer prometheus.Registerer
+	// Source, if valid, is the local address probes are sent from: a
+	// checker with an address of its own can be told apart on the network
+	// (and, in tests, cut off from it).
+	Source netip.Addr
 
 	// Seams for deterministic tests.
 	clock clock
@@ -146,7 +150,7 @@ func NewEngine(opts Options) (*Engine, error) {
 	}
 	return &Engine{
 		opts:     opts,
-		prober:   newProber(),
+		prober:   newProber(opts.Source),
 		metrics:  m,
 		wake:     make(chan struct{}, 1),
 		pending:  make(chan struct{}, 1),

@@ -40,7 +40,7 @@ const maxDrain = 4 << 10
 //     to verify it against, and the check is whether the endpoint answers,
 //     not whom it belongs to. Proxy settings in the environment are ignored.
 func Probe(ctx context.Context, addr netip.AddrPort, spec Spec) Result {
-	return newProber().probe(ctx, addr, spec)
+	return newProber(netip.Addr{}).probe(ctx, addr, spec)
 }
 
 // prober holds what probes can share: an HTTP client whose transport keeps
@@ -50,8 +50,13 @@ type prober struct {
 	client *http.Client
 }
 
-func newProber() *prober {
+// newProber returns a prober whose connections leave from source, when it
+// is valid.
+func newProber(source netip.Addr) *prober {
 	p := &prober{dialer: net.Dialer{KeepAlive: -1}}
+	if source.IsValid() {
+		p.dialer.LocalAddr = &net.TCPAddr{IP: source.AsSlice()}
+	}
 	p.client = &http.Client{
 		Transport: &http.Transport{
 			Proxy:                  nil,

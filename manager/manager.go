@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -59,6 +60,9 @@ type Options struct {
 	DNS dnssync.ProviderFlags
 	// DNSInterval is the time between DNS syncs when nothing changes.
 	DNSInterval time.Duration
+	// HealthFreshness is how long a checker's heartbeat counts in a quorum;
+	// services.DefaultFreshness when zero.
+	HealthFreshness time.Duration
 	// Federation and Domain name the DNS names S.N.F.svc.D.
 	Federation string
 	Domain     string
@@ -98,9 +102,12 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		LeaderElection:          o.LeaderElection,
 		LeaderElectionID:        "kfed-controller",
 		LeaderElectionNamespace: o.Namespace,
-		// Secrets are cached (and readable) only in kfed's namespace.
+		// Secrets, checkers' Leases and HealthReports are cached (and
+		// readable) only in kfed's namespace.
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
-			&corev1.Secret{}: {Namespaces: map[string]cache.Config{o.Namespace: {}}},
+			&corev1.Secret{}:             {Namespaces: map[string]cache.Config{o.Namespace: {}}},
+			&coordinationv1.Lease{}:      {Namespaces: map[string]cache.Config{o.Namespace: {}}},
+			&kfedv1alpha1.HealthReport{}: {Namespaces: map[string]cache.Config{o.Namespace: {}}},
 		}},
 		// Release the Lease on a clean stop so a standby takes over at once.
 		LeaderElectionReleaseOnCancel: true,
@@ -134,7 +141,7 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if o.Federation == "" || o.Domain == "" {
 		return nil, fmt.Errorf("a federation name and a DNS domain are required")
 	}
-	metrics, err := services.NewMetrics(ctrlmetrics.Registry, mgr.GetClient(), func() int { return len(members.Ready()) })
+	metrics, err := services.NewMetrics(ctrlmetrics.Registry, mgr.GetClient(), func() int { return len(members.Ready()) }, o.HealthFreshness)
 	if err != nil {
 		return nil, fmt.Errorf("registering metrics: %w", err)
 	}
@@ -145,6 +152,8 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		Recorder:   mgr.GetEventRecorder("kfed-service-controller"),
 		Federation: o.Federation,
 		Domain:     o.Domain,
+		Namespace:  o.Namespace,
+		Freshness:  o.HealthFreshness,
 	}
 	if err := sc.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up the service controller: %w", err)

@@ -10,6 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/kfed-io/kfed/healthcheck"
 )
 
 // Annotations and values users put on a control-plane Service.
@@ -45,6 +47,9 @@ type config struct {
 	ttl      int64
 	clusters []string        // nil: no name restriction
 	selector labels.Selector // nil: no label restriction
+	// health holds the Service's kfed.io/health-* annotations, checked; the
+	// checkers read them from the DNSEndpoint and fill in their own defaults.
+	health map[string]string
 }
 
 // parseConfig reads and checks a federated Service's annotations and spec.
@@ -99,5 +104,20 @@ func parseConfig(svc *corev1.Service) (config, error) {
 			cfg.selector = sel
 		}
 	}
+	for k, v := range svc.Annotations {
+		if strings.HasPrefix(k, healthAnnotationPrefix) {
+			if cfg.health == nil {
+				cfg.health = map[string]string{}
+			}
+			cfg.health[k] = v
+		}
+	}
+	if _, err := healthcheck.ParseAnnotations(cfg.health, healthcheck.Defaults()); err != nil {
+		errs = append(errs, err)
+	}
 	return cfg, errors.Join(errs...)
 }
+
+// healthAnnotationPrefix starts every health-check annotation
+// (healthcheck.AnnotationCheck and its siblings).
+const healthAnnotationPrefix = "kfed.io/health-"

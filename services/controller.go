@@ -63,8 +63,18 @@ type Controller struct {
 	// API servers idle.
 	Workers int
 
-	shardEvents chan event.GenericEvent
-	stopped     chan struct{} // closed when the manager stops
+	// Namespace is where checkers' HealthReports and heartbeat Leases are;
+	// kfed-system when empty.
+	Namespace string
+	// Freshness is how long a checker's heartbeat counts; DefaultFreshness
+	// when zero.
+	Freshness time.Duration
+	// Now returns the time; time.Now when nil (tests move it).
+	Now func() time.Time
+
+	shardEvents  chan event.GenericEvent
+	healthEvents chan event.GenericEvent
+	stopped      chan struct{} // closed when the manager stops
 }
 
 // SetupWithManager registers the controller: it watches federated Services
@@ -72,6 +82,7 @@ type Controller struct {
 // the set of Ready members.
 func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
 	c.shardEvents = make(chan event.GenericEvent, 1024)
+	c.healthEvents = make(chan event.GenericEvent, 1024)
 	c.stopped = make(chan struct{})
 	// Informer goroutines of member caches block on shardEvents when it is
 	// full; once the manager stops nobody drains it, so they must stop
@@ -84,6 +95,9 @@ func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
 	if err != nil {
 		return err
 	}
+	if err := mgr.Add(&healthWatch{c: c, cache: mgr.GetCache(), events: c.healthEvents}); err != nil {
+		return err
+	}
 	c.Members.Watch(&corev1.Service{}, c.onShard)
 	interesting := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		svc, ok := o.(*corev1.Service)
@@ -94,6 +108,7 @@ func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
 		For(&corev1.Service{}, builder.WithPredicates(interesting)).
 		Owns(&extdnsv1alpha1.DNSEndpoint{}).
 		WatchesRawSource(source.Channel(c.shardEvents, &handler.EnqueueRequestForObject{})).
+		WatchesRawSource(source.Channel(c.healthEvents, &handler.EnqueueRequestForObject{})).
 		WatchesRawSource(source.Channel(c.Members.Changes(), handler.EnqueueRequestsFromMapFunc(c.allFederated))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: cmp.Or(c.Workers, 8)}).
 		Complete(c)
@@ -192,6 +207,8 @@ func (c *Controller) reconcile(ctx context.Context, svc *corev1.Service, st *sta
 	}
 	if err := c.writeEndpoint(ctx, svc, o.published, d); err != nil {
 		retry = errors.Join(retry, err)
+	} else {
+		c.verdictEvents(svc, st.verdicts)
 	}
 	if o.published != nil {
 		// writeEndpoint bumped the generation if the records changed.
@@ -210,11 +227,23 @@ func (c *Controller) event(svc *corev1.Service, typ, reason, format string, args
 	}
 }
 
+// verdictEvents tells users about endpoints that left DNS or came back.
+func (c *Controller) verdictEvents(svc *corev1.Service, verdicts []endpointVerdict) {
+	for _, v := range verdicts {
+		switch {
+		case v.was && !v.healthy:
+			c.event(svc, corev1.EventTypeWarning, "EndpointUnhealthy", "the endpoint in cluster %s is out of DNS: %s", v.cluster, v)
+		case !v.was && v.healthy:
+			c.event(svc, corev1.EventTypeNormal, "EndpointHealthy", "the endpoint in cluster %s is back in DNS: %s", v.cluster, v)
+		}
+	}
+}
+
 // events tells users about conditions that turned bad or good again.
 func (c *Controller) events(before, after *corev1.Service) {
 	for _, cond := range after.Status.Conditions {
-		if !strings.HasPrefix(cond.Type, "kfed.io/") {
-			continue
+		if !strings.HasPrefix(cond.Type, "kfed.io/") || cond.Type == CondHealthy {
+			continue // verdictEvents tells of endpoints leaving and returning
 		}
 		was := meta.FindStatusCondition(before.Status.Conditions, cond.Type)
 		if was != nil && was.Status == cond.Status && was.Reason == cond.Reason && was.Message == cond.Message {

@@ -10,12 +10,15 @@ import (
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/healthcheck"
 )
 
 // decision is what a Service's DNSEndpoint should hold.
 type decision struct {
 	endpoints []extdnsv1alpha1.Endpoint
 	clusters  []dnsendpoint.Cluster
+	// health are the Service's health-check annotations, for the checkers.
+	health map[string]string
 	// hostnames is true when an endpoint is a hostname, which is resolved
 	// again every resync.
 	hostnames bool
@@ -69,6 +72,8 @@ func decide(o observation, st *status) (decision, error) {
 		}
 	}
 
+	judge(o, previous, shards, st)
+
 	in := Input{Names: o.names, TTL: o.cfg.ttl, Shards: shards}
 	for _, cl := range o.joined {
 		in.Regions = append(in.Regions, cl.Spec.Region)
@@ -84,11 +89,33 @@ func decide(o observation, st *status) (decision, error) {
 		return decision{}, err
 	}
 	st.published(o.names.Global(), shards, len(o.placed))
-	d := decision{endpoints: eps, clusters: table}
+	d := decision{endpoints: eps, clusters: table, health: o.cfg.health}
 	for _, s := range shards {
 		d.hostnames = d.hostnames || s.Hostname != ""
 	}
 	return d, nil
+}
+
+// judge gives each shard the checkers' verdict: unhealthy only when a
+// strict majority of a quorum of fresh checkers says so; with too few fresh
+// checkers the verdict published last stands, so neither a partitioned
+// checker nor a controller that restarted without fresh reports changes
+// anything. Without any checker configured, every endpoint is healthy.
+func judge(o observation, previous map[string]Shard, shards []Shard, st *status) {
+	if len(o.checkers) == 0 {
+		return
+	}
+	for i := range shards {
+		s := &shards[i]
+		was := true
+		if p, had := previous[s.Cluster]; had {
+			was = !p.Unhealthy
+		}
+		ballots, reason := o.checkers.ballots(endpointKey(o.key.Namespace, o.key.Name, s.Cluster))
+		healthy, tally := healthcheck.Verdict(len(o.checkers), o.freshness, ballots, was)
+		s.Unhealthy = !healthy
+		st.verdict(endpointVerdict{cluster: s.Cluster, healthy: healthy, was: was, tally: tally, reason: reason})
+	}
 }
 
 // place returns the joined clusters the Service is placed in, and the

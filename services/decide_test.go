@@ -4,10 +4,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
@@ -377,6 +379,92 @@ func TestStatusConditions(t *testing.T) {
 			hasGlobal := len(svc.Status.LoadBalancer.Ingress) == 1 && svc.Status.LoadBalancer.Ingress[0].Hostname == "web.ns.fed.svc.example.com"
 			if hasGlobal != tt.global {
 				t.Errorf("ingress %v, want the global name: %v", svc.Status.LoadBalancer.Ingress, tt.global)
+			}
+		})
+	}
+}
+
+func TestDecideAppliesTheCheckersVerdicts(t *testing.T) {
+	const key = "ns/web/c2"
+	fresh, stale := time.Second, time.Hour
+	view := func(name string, age time.Duration, degraded bool, down ...string) checkerView {
+		v := checkerView{name: name, age: age, degraded: degraded, unhealthy: map[string]string{}}
+		for _, k := range down {
+			v.unhealthy[k] = "connection refused"
+		}
+		return v
+	}
+	sick := east2
+	sick.Unhealthy = true
+	serving := map[string]memberShard{"c1": {outcome: shardServing, shard: east1}, "c2": {outcome: shardServing, shard: east2}, "c3": {outcome: shardServing, shard: eu}}
+	tests := []struct {
+		name      string
+		checkers  checkers
+		published *extdnsv1alpha1.DNSEndpoint
+		wantOut   bool   // c2 judged unhealthy: out of the shared names unless none is healthy
+		cond      string // CondHealthy "Status/Reason", "" for none
+	}{
+		{name: "no checker configured: every endpoint is in", published: publishedWith(t, east1, sick, eu), cond: ""},
+		{name: "two of three fresh checkers see it down: out",
+			checkers: checkers{view("a", fresh, false, key), view("b", fresh, false, key), view("c", fresh, false)},
+			wantOut:  true, cond: "False/EndpointsUnhealthy"},
+		{name: "one of three sees it down: in",
+			checkers: checkers{view("a", fresh, false, key), view("b", fresh, false), view("c", fresh, false)},
+			cond:     "True/Healthy"},
+		{name: "a checker cut off from everything is degraded and cannot remove it",
+			checkers: checkers{view("a", fresh, true, key, "ns/web/c1", "ns/web/c3"), view("b", fresh, false), view("c", fresh, false)},
+			cond:     "True/Healthy"},
+		{name: "too few fresh checkers: an endpoint that was out stays out",
+			checkers:  checkers{view("a", fresh, false, key), view("b", stale, false), view("c", stale, false)},
+			published: publishedWith(t, east1, sick, eu), wantOut: true, cond: "False/EndpointsUnhealthy"},
+		{name: "too few fresh checkers: an endpoint that was in stays in",
+			checkers:  checkers{view("a", fresh, false, key), view("b", stale, false, key), view("c", stale, false, key)},
+			published: publishedWith(t, east1, east2, eu), cond: "True/Healthy"},
+		{name: "fresh checkers that see it up again bring it back",
+			checkers:  checkers{view("a", fresh, false), view("b", fresh, false), view("c", stale, false, key)},
+			published: publishedWith(t, east1, sick, eu), cond: "True/Healthy"},
+		{name: "a single checker decides alone",
+			checkers: checkers{view("only", fresh, false, key)}, wantOut: true, cond: "False/EndpointsUnhealthy"},
+		{name: "every endpoint down: all stay in the global name, fail open",
+			checkers: checkers{view("a", fresh, false, key, "ns/web/c1", "ns/web/c3"), view("b", fresh, false, key, "ns/web/c1", "ns/web/c3")},
+			wantOut:  true, cond: "False/NoEndpointHealthy"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			obs := observation{
+				key: types.NamespacedName{Namespace: "ns", Name: "web"}, names: NewNames("fed", "example.com", "ns", "web"),
+				cfg: config{ttl: DefaultTTL}, joined: joinedClusters(east1, east2, eu), placed: map[string]bool{"c1": true, "c2": true, "c3": true},
+				published: tt.published, members: serving, checkers: tt.checkers, freshness: time.Minute,
+			}
+			st := newStatus(shardService())
+			d, err := decide(obs, st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := render(t, d.endpoints, d.clusters)
+			failOpen := tt.cond == "False/NoEndpointHealthy"
+			if inGlobal := slices.Contains(got, "web.ns.fed.svc.example.com A [c2] 127.2.0.1"); inGlobal != (!tt.wantOut || failOpen) {
+				t.Errorf("c2 in the global name: %v\n  %s", inGlobal, strings.Join(got, "\n  "))
+			}
+			if !slices.Contains(got, "c2.web.ns.fed.svc.example.com A [c2] 127.2.0.1") {
+				t.Error("c2 lost its own name")
+			}
+			if c := d.clusters[1]; c.Name != "c2" || c.Unhealthy != tt.wantOut {
+				t.Errorf("table row %+v, want c2 unhealthy=%v (the verdict kept for the next leader)", c, tt.wantOut)
+			}
+			svc := shardService()
+			st.apply(svc)
+			cond := ""
+			for _, c := range svc.Status.Conditions {
+				if c.Type == CondHealthy {
+					cond = string(c.Status) + "/" + c.Reason
+					if c.Status == "False" && !strings.Contains(c.Message, "c2 (") {
+						t.Errorf("condition does not name the endpoint that is out: %s", c.Message)
+					}
+				}
+			}
+			if cond != tt.cond {
+				t.Errorf("%s = %q, want %q", CondHealthy, cond, tt.cond)
 			}
 		})
 	}

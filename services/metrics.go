@@ -3,11 +3,17 @@ package services
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
+	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 )
 
 // Metrics are the service controller's Prometheus collectors.
@@ -18,7 +24,9 @@ type Metrics struct {
 
 // NewMetrics creates the collectors and registers them with reg. A collector
 // already registered (a second manager in one process) is reused.
-func NewMetrics(reg prometheus.Registerer, fed client.Reader, members func() int) (*Metrics, error) {
+// freshness is how long a checker's heartbeat counts (DefaultFreshness when
+// zero), for the checkers gauge.
+func NewMetrics(reg prometheus.Registerer, fed client.Reader, members func() int, freshness time.Duration) (*Metrics, error) {
 	m := &Metrics{
 		shardOps: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "kfed", Name: "shard_operations_total",
@@ -36,7 +44,7 @@ func NewMetrics(reg prometheus.Registerer, fed client.Reader, members func() int
 	if m.endpointWrites, err = register(reg, m.endpointWrites); err != nil {
 		return nil, err
 	}
-	if _, err := register(reg, prometheus.Collector(stateCollector{fed, members})); err != nil {
+	if _, err := register(reg, prometheus.Collector(stateCollector{fed: fed, members: members, freshness: freshness})); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -72,18 +80,26 @@ var (
 		"Member clusters that are Ready and whose caches are synced.", nil, nil)
 	servicesDesc = prometheus.NewDesc("kfed_federated_services",
 		"Federated Services by the status of their kfed.io conditions.", []string{"condition", "status"}, nil)
+	verdictsDesc = prometheus.NewDesc("kfed_endpoint_verdicts",
+		"Endpoints of federated Services by the health checkers' published verdict.", []string{"verdict"}, nil)
+	checkersDesc = prometheus.NewDesc("kfed_health_checkers",
+		"Configured health checkers by state: fresh (heartbeat within the freshness window), stale, degraded (fresh but abstaining).",
+		[]string{"state"}, nil)
 )
 
 // stateCollector reports state read at scrape time from the informer cache,
 // so no reconcile has to keep gauges in step.
 type stateCollector struct {
-	fed     client.Reader
-	members func() int
+	fed       client.Reader
+	members   func() int
+	freshness time.Duration
 }
 
 func (c stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- membersDesc
 	ch <- servicesDesc
+	ch <- verdictsDesc
+	ch <- checkersDesc
 }
 
 func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
@@ -98,7 +114,7 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 		if !IsFederated(svc) {
 			continue
 		}
-		for _, typ := range []string{CondValid, CondPlaced, CondPublished} {
+		for _, typ := range []string{CondValid, CondPlaced, CondPublished, CondHealthy} {
 			st := "Unknown"
 			if cond := meta.FindStatusCondition(svc.Status.Conditions, typ); cond != nil {
 				st = string(cond.Status)
@@ -108,5 +124,55 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for k, n := range counts {
 		ch <- prometheus.MustNewConstMetric(servicesDesc, prometheus.GaugeValue, float64(n), k[0], k[1])
+	}
+	c.collectHealth(ch)
+}
+
+// collectHealth reports the published verdicts and the checkers' states.
+func (c stateCollector) collectHealth(ch chan<- prometheus.Metric) {
+	ctx := context.Background()
+	var eps extdnsv1alpha1.DNSEndpointList
+	if err := c.fed.List(ctx, &eps, client.MatchingLabels{kfedv1alpha1.LabelManagedBy: kfedv1alpha1.ManagedBy}); err == nil {
+		healthy, unhealthy := 0, 0
+		for i := range eps.Items {
+			table, _ := dnsendpoint.ReadClusters(&eps.Items[i])
+			for _, cl := range table {
+				if cl.Unhealthy {
+					unhealthy++
+				} else {
+					healthy++
+				}
+			}
+		}
+		ch <- prometheus.MustNewConstMetric(verdictsDesc, prometheus.GaugeValue, float64(healthy), "healthy")
+		ch <- prometheus.MustNewConstMetric(verdictsDesc, prometheus.GaugeValue, float64(unhealthy), "unhealthy")
+	}
+	var reports kfedv1alpha1.HealthReportList
+	var leases coordinationv1.LeaseList
+	if c.fed.List(ctx, &reports) != nil || c.fed.List(ctx, &leases, client.HasLabels{kfedv1alpha1.LabelChecker}) != nil {
+		return
+	}
+	renewed := map[string]time.Time{}
+	for i := range leases.Items {
+		renewed[leases.Items[i].Namespace+"/"+leases.Items[i].Name] = renewTime(&leases.Items[i])
+	}
+	freshness := c.freshness
+	if freshness <= 0 {
+		freshness = DefaultFreshness
+	}
+	states := map[string]int{"fresh": 0, "stale": 0, "degraded": 0}
+	for _, r := range reports.Items {
+		t, ok := renewed[r.Namespace+"/"+r.Name]
+		switch {
+		case !ok || time.Since(t) >= freshness:
+			states["stale"]++
+		case r.Degraded:
+			states["degraded"]++
+		default:
+			states["fresh"]++
+		}
+	}
+	for st, n := range states {
+		ch <- prometheus.MustNewConstMetric(checkersDesc, prometheus.GaugeValue, float64(n), st)
 	}
 }

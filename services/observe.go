@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
@@ -23,6 +24,7 @@ import (
 // configuration and placement, what it published last, and what syncing its
 // shard found in each Ready member. decide turns it into records.
 type observation struct {
+	key    types.NamespacedName
 	names  Names
 	cfg    config
 	joined map[string]*kfedv1alpha1.Cluster
@@ -37,6 +39,10 @@ type observation struct {
 	members map[string]memberShard
 	// shardErrs are the shard writes that failed, to be retried.
 	shardErrs error
+	// checkers are the federation's health checkers and what they report;
+	// freshness is how long a heartbeat counts.
+	checkers  checkers
+	freshness time.Duration
 }
 
 // memberShard is what one member's shard gave this reconcile.
@@ -71,6 +77,7 @@ const (
 // error is for a read of the control plane that failed.
 func (c *Controller) observe(ctx context.Context, svc *corev1.Service, cfg config, st *status) (observation, error) {
 	o := observation{
+		key:     client.ObjectKeyFromObject(svc),
 		names:   NewNames(c.Federation, c.Domain, svc.Namespace, svc.Name),
 		cfg:     cfg,
 		joined:  map[string]*kfedv1alpha1.Cluster{},
@@ -86,6 +93,12 @@ func (c *Controller) observe(ctx context.Context, svc *corev1.Service, cfg confi
 		}
 	}
 	o.placed, o.unknown = place(cfg, o.joined)
+
+	var err error
+	if o.checkers, err = c.observeCheckers(ctx); err != nil {
+		return o, err
+	}
+	o.freshness = c.freshness()
 
 	var published extdnsv1alpha1.DNSEndpoint
 	switch err := c.Fed.Get(ctx, client.ObjectKeyFromObject(svc), &published); {

@@ -41,8 +41,12 @@ type Shard struct {
 	ClusterIPs []netip.Addr
 	// Weight is the cluster's DNS weight.
 	Weight int
-	// Ports of the shard's load balancer by port name (named ports only).
+	// Ports of the shard's load balancer.
 	Ports []Port
+	// Unhealthy is the health checkers' verdict (quorum of the fresh
+	// checkers): the shard leaves every shared name and SRV, and keeps its
+	// own name.
+	Unhealthy bool
 }
 
 // Port is a named Service port.
@@ -69,10 +73,13 @@ type Input struct {
 // Endpoints computes the desired DNS records of one Service: A and AAAA at
 // the global, region, zone and cluster names, one endpoint per name and type
 // holding the addresses of every cluster there; CNAME fallbacks zone → region
-// → global where a place has no endpoint; SRV per named port. Beside them it
-// returns the cluster table (dnsendpoint.Cluster) that tells kfed's readers
-// which cluster each address is, its weight and cluster IPs. The result is
-// sorted, so equal inputs give equal outputs.
+// → global where a place has no healthy endpoint; SRV per named port. An
+// unhealthy shard answers only at its own cluster name — unless no shard is
+// healthy, when the global name and SRV keep them all (fail open, as Route53
+// does) and regions and zones fall back to the global name. Beside the
+// records it returns the cluster table (dnsendpoint.Cluster) that tells
+// kfed's readers which cluster each address is, its weight, cluster IPs and
+// verdict. The result is sorted, so equal inputs give equal outputs.
 func Endpoints(in Input) ([]extdnsv1alpha1.Endpoint, []dnsendpoint.Cluster, error) {
 	if err := validateNames(in); err != nil {
 		return nil, nil, err
@@ -108,12 +115,17 @@ func Endpoints(in Input) ([]extdnsv1alpha1.Endpoint, []dnsendpoint.Cluster, erro
 		}
 	}
 
-	addressRecords(n.Global(), shards)
+	healthy := filter(shards, func(s Shard) bool { return !s.Unhealthy })
+	global := healthy
+	if len(healthy) == 0 {
+		global = shards // fail open
+	}
+	addressRecords(n.Global(), global)
 	for _, s := range shards {
 		addressRecords(n.Cluster(s.Cluster), []Shard{s})
 	}
 	for _, r := range sortedUnique(in.Regions) {
-		at := filter(shards, func(s Shard) bool { return s.Region == r })
+		at := filter(healthy, func(s Shard) bool { return s.Region == r })
 		if len(at) == 0 {
 			add(n.Region(r), "CNAME", []string{n.Global()})
 			continue
@@ -122,16 +134,16 @@ func Endpoints(in Input) ([]extdnsv1alpha1.Endpoint, []dnsendpoint.Cluster, erro
 	}
 	for _, zr := range sortedUnique(in.Zones) {
 		z, r, _ := strings.Cut(zr, "/")
-		at := filter(shards, func(s Shard) bool { return s.Region == r && slices.Contains(s.Zones, z) })
+		at := filter(healthy, func(s Shard) bool { return s.Region == r && slices.Contains(s.Zones, z) })
 		if len(at) == 0 {
 			add(n.Zone(z, r), "CNAME", []string{n.Region(r)})
 			continue
 		}
 		addressRecords(n.Zone(z, r), at)
 	}
-	for _, p := range srvPorts(shards) {
+	for _, p := range srvPorts(global) {
 		var targets []string
-		for _, s := range shards {
+		for _, s := range global {
 			for _, sp := range s.Ports {
 				if sp.Name == p.Name && strings.EqualFold(sp.Protocol, p.Protocol) {
 					t := dnsendpoint.SRVTarget{Weight: dnsendpoint.SRVWeight(s.Weight), Port: uint16(sp.Port), Target: n.Cluster(s.Cluster)}
@@ -155,12 +167,10 @@ func Endpoints(in Input) ([]extdnsv1alpha1.Endpoint, []dnsendpoint.Cluster, erro
 func clusterOf(s Shard) dnsendpoint.Cluster {
 	c := dnsendpoint.Cluster{
 		Name: s.Cluster, Region: s.Region, Zones: s.Zones, Weight: s.Weight, Hostname: s.Hostname,
-		Addresses: sortedAddrs(s.IPs), ClusterIPs: sortedAddrs(s.ClusterIPs),
+		Addresses: sortedAddrs(s.IPs), ClusterIPs: sortedAddrs(s.ClusterIPs), Unhealthy: s.Unhealthy,
 	}
 	for _, p := range s.Ports {
-		if p.Name != "" {
-			c.Ports = append(c.Ports, dnsendpoint.Port{Name: p.Name, Protocol: cmp.Or(p.Protocol, "TCP"), Port: p.Port})
-		}
+		c.Ports = append(c.Ports, dnsendpoint.Port{Name: p.Name, Protocol: cmp.Or(p.Protocol, "TCP"), Port: p.Port})
 	}
 	return c
 }
@@ -169,7 +179,7 @@ func clusterOf(s Shard) dnsendpoint.Cluster {
 func shardOf(c *dnsendpoint.Cluster) Shard {
 	s := Shard{
 		Cluster: c.Name, Region: c.Region, Zones: c.Zones, Weight: c.Weight, Hostname: c.Hostname,
-		IPs: c.Addresses, ClusterIPs: c.ClusterIPs,
+		IPs: c.Addresses, ClusterIPs: c.ClusterIPs, Unhealthy: c.Unhealthy,
 	}
 	for _, p := range c.Ports {
 		s.Ports = append(s.Ports, Port{Name: p.Name, Protocol: p.Protocol, Port: p.Port})

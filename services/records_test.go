@@ -181,6 +181,51 @@ func TestEndpoints(t *testing.T) {
 			},
 		},
 		{
+			name: "an unhealthy cluster leaves the shared names and SRV and keeps its own name",
+			in: Input{Names: names, Regions: regions, Zones: zones, Shards: []Shard{east1, func() Shard {
+				s := east2
+				s.Unhealthy = true
+				return s
+			}(), eu}},
+			want: []string{
+				"_web._tcp.web.ns.fed.svc.example.com SRV 0 1 80 c1.web.ns.fed.svc.example.com.,0 2 80 c3.web.ns.fed.svc.example.com.",
+				"c1.web.ns.fed.svc.example.com A [c1] 127.1.0.1",
+				"c2.web.ns.fed.svc.example.com A [c2] 127.2.0.1",
+				"c3.web.ns.fed.svc.example.com A [c3] 127.3.0.1",
+				"web.ns.fed.svc.europe-west1-b.europe-west1.example.com A [c3] 127.3.0.1",
+				"web.ns.fed.svc.europe-west1.example.com A [c3] 127.3.0.1",
+				"web.ns.fed.svc.example.com A [c1] 127.1.0.1",
+				"web.ns.fed.svc.example.com A [c3] 127.3.0.1",
+				"web.ns.fed.svc.us-east1-b.us-east1.example.com A [c1] 127.1.0.1",
+				"web.ns.fed.svc.us-east1-c.us-east1.example.com CNAME web.ns.fed.svc.us-east1.example.com",
+				"web.ns.fed.svc.us-east1.example.com A [c1] 127.1.0.1",
+			},
+		},
+		{
+			name: "with no healthy cluster the global name keeps them all and every place falls back to it",
+			in: Input{Names: names, Regions: regions, Zones: zones, Shards: func() []Shard {
+				out := []Shard{east1, east2, eu}
+				for i := range out {
+					out[i].Unhealthy = true
+				}
+				return out
+			}()},
+			want: []string{
+				"_web._tcp.web.ns.fed.svc.example.com SRV 0 1 80 c1.web.ns.fed.svc.example.com.,0 1 80 c2.web.ns.fed.svc.example.com.,0 2 80 c3.web.ns.fed.svc.example.com.",
+				"c1.web.ns.fed.svc.example.com A [c1] 127.1.0.1",
+				"c2.web.ns.fed.svc.example.com A [c2] 127.2.0.1",
+				"c3.web.ns.fed.svc.example.com A [c3] 127.3.0.1",
+				"web.ns.fed.svc.europe-west1-b.europe-west1.example.com CNAME web.ns.fed.svc.europe-west1.example.com",
+				"web.ns.fed.svc.europe-west1.example.com CNAME web.ns.fed.svc.example.com",
+				"web.ns.fed.svc.example.com A [c1] 127.1.0.1",
+				"web.ns.fed.svc.example.com A [c2] 127.2.0.1",
+				"web.ns.fed.svc.example.com A [c3] 127.3.0.1",
+				"web.ns.fed.svc.us-east1-b.us-east1.example.com CNAME web.ns.fed.svc.us-east1.example.com",
+				"web.ns.fed.svc.us-east1-c.us-east1.example.com CNAME web.ns.fed.svc.us-east1.example.com",
+				"web.ns.fed.svc.us-east1.example.com CNAME web.ns.fed.svc.example.com",
+			},
+		},
+		{
 			name:   "a label over 63 octets is refused",
 			in:     Input{Names: NewNames("fed", "example.com", "ns", strings.Repeat("s", 64)), Shards: []Shard{east1}},
 			errHas: "over DNS's 63",
@@ -252,7 +297,7 @@ func TestEndpointsCarryProvenanceForHealthAndWeights(t *testing.T) {
 	s := eu
 	s.ClusterIPs = ips("10.96.0.10", "fd00:10::a")
 	s.Hostname = "lb-3.elb.amazonaws.com"
-	s.Ports = []Port{web, {Port: 9000}} // an unnamed port has no SRV, so it is not kept
+	s.Ports = []Port{web, {Port: 9000}} // an unnamed port has no SRV, but is probed
 	eps, table, err := Endpoints(Input{Names: NewNames("fed", "example.com", "ns", "web"), TTL: 60, Shards: []Shard{s, east1}})
 	if err != nil {
 		t.Fatal(err)
@@ -267,7 +312,7 @@ func TestEndpointsCarryProvenanceForHealthAndWeights(t *testing.T) {
 			Ports: []dnsendpoint.Port{{Name: "web", Protocol: "TCP", Port: 80}}},
 		{Name: "c3", Region: "europe-west1", Zones: []string{"europe-west1-b"}, Weight: 2, Addresses: ips("127.3.0.1"),
 			ClusterIPs: ips("10.96.0.10", "fd00:10::a"), Hostname: "lb-3.elb.amazonaws.com",
-			Ports: []dnsendpoint.Port{{Name: "web", Protocol: "TCP", Port: 80}}},
+			Ports: []dnsendpoint.Port{{Name: "web", Protocol: "TCP", Port: 80}, {Protocol: "TCP", Port: 9000}}},
 	}
 	if !reflect.DeepEqual(table, want) {
 		t.Errorf("cluster table\n got %+v\nwant %+v", table, want)

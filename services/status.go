@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	"github.com/kfed-io/kfed/healthcheck"
 )
 
 // Condition types kfed sets on a federated Service.
@@ -21,6 +22,10 @@ const (
 	CondPlaced = "kfed.io/Placed"
 	// CondPublished is True when the DNS records have at least one endpoint.
 	CondPublished = "kfed.io/Published"
+	// CondHealthy is True when every endpoint the health checkers judge is
+	// healthy, and False, naming the ones that are out and why, when not.
+	// Absent when no checker is configured.
+	CondHealthy = "kfed.io/Healthy"
 	// CondDNSPublished is True when every DNS provider kfed publishes to holds
 	// the current records, and False when one leaves a name alone because a
 	// record kfed does not own holds it. Absent when no provider is set up.
@@ -43,6 +48,9 @@ const (
 	reasonDNSConflict       = "DNSConflict"
 	reasonDNSPending        = "Publishing"
 	reasonDNSPublished      = "Published"
+	reasonHealthy           = "Healthy"
+	reasonUnhealthy         = "EndpointsUnhealthy"
+	reasonNoneHealthy       = "NoEndpointHealthy"
 )
 
 // status collects what one reconcile learned, then writes it as conditions.
@@ -62,6 +70,26 @@ type status struct {
 	// what the DNS providers reported on the Service's DNSEndpoint
 	publishers []extdnsv1alpha1.PublisherStatus
 	generation int64
+
+	// the health checkers' verdicts, one per endpoint; none when no
+	// checker is configured
+	verdicts []endpointVerdict
+}
+
+// endpointVerdict is the checkers' verdict on one cluster's endpoint.
+type endpointVerdict struct {
+	cluster      string
+	healthy, was bool
+	tally        healthcheck.Tally
+	reason       string // the first checker's reason for finding it down
+}
+
+func (v endpointVerdict) String() string {
+	s := v.cluster + " (" + v.tally.String()
+	if v.reason != "" && !v.healthy {
+		s += ": " + v.reason
+	}
+	return s + ")"
 }
 
 type problem struct{ cluster, reason, msg string }
@@ -73,8 +101,9 @@ func (s *status) placementWarning(msg string) { s.unknownClusters = msg }
 func (s *status) shardProblem(cluster, reason, msg string) {
 	s.problems = append(s.problems, problem{cluster, reason, msg})
 }
-func (s *status) waiting(cluster string) { s.waitingOn = append(s.waitingOn, cluster) }
-func (s *status) offline(cluster string) { s.notReady = append(s.notReady, cluster) }
+func (s *status) waiting(cluster string)    { s.waitingOn = append(s.waitingOn, cluster) }
+func (s *status) verdict(v endpointVerdict) { s.verdicts = append(s.verdicts, v) }
+func (s *status) offline(cluster string)    { s.notReady = append(s.notReady, cluster) }
 
 // providers records the publish status the DNS sync wrote on the
 // Service's DNSEndpoint of generation gen.
@@ -149,7 +178,32 @@ func (s *status) apply(svc *corev1.Service) {
 	if svc.Spec.Type == corev1.ServiceTypeLoadBalancer {
 		svc.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{Hostname: s.global}}
 	}
+	s.applyHealth(set)
 	s.applyDNS(set)
+}
+
+// applyHealth turns the checkers' verdicts into CondHealthy.
+func (s *status) applyHealth(set func(typ string, ok bool, reason, msg string)) {
+	if len(s.verdicts) == 0 {
+		return
+	}
+	var out []string
+	for _, v := range s.verdicts {
+		if !v.healthy {
+			out = append(out, v.String())
+		}
+	}
+	n := len(s.verdicts)
+	switch {
+	case len(out) == 0:
+		set(CondHealthy, true, reasonHealthy, fmt.Sprintf("%d of %d endpoints healthy", n, n))
+	case len(out) == n:
+		set(CondHealthy, false, reasonNoneHealthy, fmt.Sprintf("no endpoint is healthy, so %s keeps all of them (fail open): %s",
+			s.global, strings.Join(out, "; ")))
+	default:
+		set(CondHealthy, false, reasonUnhealthy, fmt.Sprintf("%d of %d endpoints healthy; out of DNS: %s",
+			n-len(out), n, strings.Join(out, "; ")))
+	}
 }
 
 // applyDNS turns the providers' reports into CondDNSPublished.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -27,11 +28,15 @@ func (c *Controller) writeEndpoint(ctx context.Context, svc *corev1.Service, cur
 	want := &extdnsv1alpha1.DNSEndpoint{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: svc.Name, Namespace: svc.Namespace,
-			Labels: map[string]string{kfedv1alpha1.LabelManagedBy: "kfed", kfedv1alpha1.LabelFederation: c.Federation},
+			Labels:      map[string]string{kfedv1alpha1.LabelManagedBy: "kfed", kfedv1alpha1.LabelFederation: c.Federation},
+			Annotations: map[string]string{},
 		},
 		Spec: extdnsv1alpha1.DNSEndpointSpec{Endpoints: d.endpoints},
 	}
 	dnsendpoint.SetClusters(want, d.clusters)
+	for k, v := range d.health {
+		want.Annotations[k] = v
+	}
 	if err := controllerutil.SetControllerReference(svc, want, c.Fed.Scheme()); err != nil {
 		return err
 	}
@@ -45,27 +50,39 @@ func (c *Controller) writeEndpoint(ctx context.Context, svc *corev1.Service, cur
 	if cur.Labels[kfedv1alpha1.LabelManagedBy] != "kfed" {
 		return fmt.Errorf("DNSEndpoint %s/%s exists and is not kfed's; not touched", cur.Namespace, cur.Name)
 	}
-	table := want.Annotations[dnsendpoint.AnnotationClusters]
+	annotations := kfedAnnotations(cur.Annotations)
 	if equality.Semantic.DeepEqual(cur.Spec.Endpoints, d.endpoints) && cur.Labels[kfedv1alpha1.LabelFederation] == c.Federation &&
-		cur.Annotations[dnsendpoint.AnnotationClusters] == table {
+		maps.Equal(annotations, kfedAnnotations(want.Annotations)) {
 		return nil
 	}
 	cur.Spec.Endpoints = d.endpoints
 	cur.Labels[kfedv1alpha1.LabelFederation] = c.Federation
-	if table == "" {
-		delete(cur.Annotations, dnsendpoint.AnnotationClusters)
-	} else {
-		if cur.Annotations == nil {
-			cur.Annotations = map[string]string{}
-		}
-		cur.Annotations[dnsendpoint.AnnotationClusters] = table
+	// kfed's annotations are replaced as a whole; others' are left alone.
+	for k := range annotations {
+		delete(cur.Annotations, k)
 	}
+	if len(want.Annotations) > 0 && cur.Annotations == nil {
+		cur.Annotations = map[string]string{}
+	}
+	maps.Copy(cur.Annotations, want.Annotations)
 	cur.OwnerReferences = want.OwnerReferences
 	if err := c.Fed.Update(ctx, cur); err != nil {
 		return fmt.Errorf("updating DNSEndpoint: %w", err)
 	}
 	c.Metrics.endpoint("update")
 	return nil
+}
+
+// kfedAnnotations are the annotations of a DNSEndpoint that kfed writes: the
+// cluster table and the health settings.
+func kfedAnnotations(all map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range all {
+		if k == dnsendpoint.AnnotationClusters || strings.HasPrefix(k, healthAnnotationPrefix) {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // finalize removes what kfed made for svc — shards it created, its

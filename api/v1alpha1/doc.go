@@ -17,7 +17,7 @@ var GroupVersion = schema.GroupVersion{Group: "kfed.io", Version: "v1alpha1"}
 // AddToScheme registers this package's types with s. It is a plain function,
 // not an init-time registration, so importing the package changes nothing.
 func AddToScheme(s *runtime.Scheme) error {
-	s.AddKnownTypes(GroupVersion, &Cluster{}, &ClusterList{})
+	s.AddKnownTypes(GroupVersion, &Cluster{}, &ClusterList{}, &HealthReport{}, &HealthReportList{})
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil
 }

@@ -43,6 +43,7 @@ type devOptions struct {
 	workloads  bool
 	lbBase     int
 	coredns    string
+	checker    string
 }
 
 func newDevCommand() *cobra.Command {
@@ -66,7 +67,8 @@ Service default/demo; and runs until interrupted, then stops every process it st
 	up.Flags().StringVar(&o.domain, "domain", "kfed.test", "DNS suffix, the D in S.N.F.svc.D")
 	up.Flags().BoolVar(&o.workloads, "workloads", true, "run schedulers, controller managers and KWOK nodes so Deployments get Pods")
 	up.Flags().IntVar(&o.lbBase, "lb-base", 100, "member i's load balancer gives out 127.(lb-base+i).0.0/16")
-	up.Flags().StringVar(&o.coredns, "coredns", "", "CoreDNS built with the kfed plugin (default: coredns beside the kfed binary; make dev builds both)")
+	up.Flags().StringVar(&o.coredns, "coredns", "", "CoreDNS built with the kfed plugin (default: coredns beside the kfed binary; make dev builds it)")
+	up.Flags().StringVar(&o.checker, "healthcheck", "", "the kfed-healthcheck agent (default: kfed-healthcheck beside the kfed binary; make dev builds it)")
 	dev.AddCommand(up)
 	return dev
 }
@@ -79,6 +81,11 @@ func devUp(ctx context.Context, out io.Writer, o devOptions) error {
 	}
 	if o.coredns == "" {
 		if o.coredns, err = besideExecutable("coredns"); err != nil {
+			return err
+		}
+	}
+	if o.checker == "" {
+		if o.checker, err = besideExecutable("kfed-healthcheck"); err != nil {
 			return err
 		}
 	}
@@ -136,6 +143,7 @@ func devUp(ctx context.Context, out io.Writer, o devOptions) error {
 		LeaderElection: true, MetricsAddr: "127.0.0.1:0", HealthAddr: "0",
 		ClusterProbeInterval: 5 * time.Second, Logger: log.WithName("kfed-controller"),
 		Federation: o.federation, Domain: o.domain,
+		HealthFreshness: 8 * time.Second, // four of the checkers' 2 s heartbeats
 	})
 	if err != nil {
 		return err
@@ -153,6 +161,9 @@ func devUp(ctx context.Context, out io.Writer, o devOptions) error {
 		return err
 	}
 	if err := createDemo(ctx, fed); err != nil {
+		return err
+	}
+	if err := startCheckers(ctx, env, o); err != nil {
 		return err
 	}
 	dnsAddrs, err := startCoreDNS(ctx, env, o)
@@ -302,6 +313,23 @@ func waitResolves(ctx context.Context, addr, name string, errc <-chan error) err
 	}
 }
 
+// startCheckers runs a kfed-healthcheck agent in each member, probing
+// through the loopback load balancers every 2 s (fall 2, rise 2), so that
+// turning a load balancer off shows in DNS within seconds.
+func startCheckers(ctx context.Context, env *devenv.Env, o devOptions) error {
+	for _, m := range env.Members {
+		_, err := env.StartChecker(ctx, devenv.CheckerOptions{
+			Binary: o.checker, Name: "healthcheck-" + m.Name, Cluster: m.Name, Federation: o.federation,
+			Kubeconfig: env.Kubeconfig, Context: devenv.ControlPlaneName,
+			Args: []string{"--interval=2s", "--timeout=1s", "--fall=2", "--rise=2"},
+		})
+		if err != nil {
+			return fmt.Errorf("starting the health checker of %s: %w", m.Name, err)
+		}
+	}
+	return nil
+}
+
 // besideExecutable finds name in the folder of the running binary.
 func besideExecutable(name string) (string, error) {
 	self, err := os.Executable()
@@ -310,7 +338,7 @@ func besideExecutable(name string) (string, error) {
 	}
 	p := filepath.Join(filepath.Dir(self), name)
 	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("no %s beside %s: build it (go build -o bin/ ./cmd/kfed ./cmd/coredns, as make dev does) or pass --%s", name, self, name)
+		return "", fmt.Errorf("no %s beside %s: build it (go build -o bin/ ./cmd/kfed ./cmd/coredns ./cmd/kfed-healthcheck, as make dev does) or pass --%s", name, self, name)
 	}
 	return p, nil
 }

@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
+	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/services"
@@ -69,21 +71,27 @@ func printStatus(ctx context.Context, w io.Writer, fed client.Client) error {
 	if err := fed.List(ctx, &svcs); err != nil {
 		return fmt.Errorf("listing services: %w", err)
 	}
+	votes, err := healthVotes(ctx, fed)
+	if err != nil {
+		return err
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SERVICE\tCLUSTER\tCLUSTER READY\tSHARD\tINGRESS")
+	fmt.Fprintln(tw, "SERVICE\tCLUSTER\tCLUSTER READY\tSHARD\tINGRESS\tHEALTH")
 	for i := range svcs.Items {
 		svc := &svcs.Items[i]
 		if !services.IsFederated(svc) {
 			continue
 		}
 		key := client.ObjectKeyFromObject(svc)
+		verdicts := publishedVerdicts(ctx, fed, key)
 		for j, m := range members {
 			name := ""
 			if j == 0 {
 				name = key.String()
 			}
 			shard, ingress := shardView(ctx, m, key)
-			fmt.Fprintf(tw, "%s\t%s\t%t\t%s\t%s\n", name, m.name, m.ready, shard, ingress)
+			fmt.Fprintf(tw, "%s\t%s\t%t\t%s\t%s\t%s\n", name, m.name, m.ready, shard, ingress,
+				votes.describe(key.Namespace+"/"+key.Name+"/"+m.name, verdicts, m.name))
 		}
 		var conds []string
 		for _, c := range svc.Status.Conditions {
@@ -99,7 +107,7 @@ func printStatus(ctx context.Context, w io.Writer, fed client.Client) error {
 		if ing := svc.Status.LoadBalancer.Ingress; len(ing) > 0 && ing[0].Hostname != "" {
 			host = ing[0].Hostname
 		}
-		fmt.Fprintf(tw, "\t%s\t\t\t%s\n", "→ "+host, strings.Join(conds, " "))
+		fmt.Fprintf(tw, "\t%s\t\t\t%s\t\n", "→ "+host, strings.Join(conds, " "))
 	}
 	return tw.Flush()
 }
@@ -132,4 +140,59 @@ func shardView(ctx context.Context, m memberView, key client.ObjectKey) (string,
 		return state, "<pending>"
 	}
 	return state, strings.Join(ing, ",")
+}
+
+// checkerVotes are the federation's checkers and the endpoints each finds
+// unhealthy.
+type checkerVotes struct {
+	checkers int
+	down     map[string][]string // endpoint → checkers that find it down
+}
+
+func healthVotes(ctx context.Context, fed client.Client) (checkerVotes, error) {
+	var reports kfedv1alpha1.HealthReportList
+	if err := fed.List(ctx, &reports); err != nil && !meta.IsNoMatchError(err) {
+		return checkerVotes{}, fmt.Errorf("listing health reports: %w", err)
+	}
+	v := checkerVotes{checkers: len(reports.Items), down: map[string][]string{}}
+	for _, r := range reports.Items {
+		for _, u := range r.Unhealthy {
+			v.down[u.Endpoint] = append(v.down[u.Endpoint], r.Name)
+		}
+	}
+	return v, nil
+}
+
+// publishedVerdicts are the verdicts in the Service's DNSEndpoint: cluster →
+// healthy. Nil when it has none.
+func publishedVerdicts(ctx context.Context, fed client.Client, key client.ObjectKey) map[string]bool {
+	var ep extdnsv1alpha1.DNSEndpoint
+	if err := fed.Get(ctx, key, &ep); err != nil {
+		return nil
+	}
+	table, _ := dnsendpoint.ReadClusters(&ep)
+	out := map[string]bool{}
+	for name, c := range table {
+		out[name] = !c.Unhealthy
+	}
+	return out
+}
+
+// describe says an endpoint's verdict and who finds it down: "healthy
+// (0/3 down)", "out (2/3 down: a, b)", or "-" without checkers or endpoint.
+func (v checkerVotes) describe(endpoint string, verdicts map[string]bool, cluster string) string {
+	healthy, ok := verdicts[cluster]
+	if v.checkers == 0 || !ok {
+		return "-"
+	}
+	verdict := "healthy"
+	if !healthy {
+		verdict = "out"
+	}
+	down := v.down[endpoint]
+	s := fmt.Sprintf("%s (%d/%d down", verdict, len(down), v.checkers)
+	if len(down) > 0 {
+		s += ": " + strings.Join(down, ", ")
+	}
+	return s + ")"
 }

@@ -252,17 +252,25 @@ func TestCoreDNSServesFederatedNamesFromTheControlPlane(t *testing.T) {
 // give it and no more.
 func corednsKubeconfig(t *testing.T, f *framework.Federation) string {
 	t.Helper()
-	f.Apply("federation", []string{"deploy/coredns/rbac.yaml"})
+	return serviceAccountKubeconfig(t, f, "kfed-coredns", "deploy/coredns/rbac.yaml")
+}
+
+// serviceAccountKubeconfig applies manifests to the control plane and
+// writes a kubeconfig (context "federation") whose only identity is the
+// ServiceAccount kfed-system/name they make.
+func serviceAccountKubeconfig(t *testing.T, f *framework.Federation, name string, manifests ...string) string {
+	t.Helper()
+	f.Apply("federation", manifests)
 	admin, err := clientcmd.LoadFromFile(f.Kubeconfig)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters["federation"] = admin.Clusters["federation"]
-	cfg.AuthInfos["kfed-coredns"] = &clientcmdapi.AuthInfo{Token: f.Token("federation", "kfed-system", "kfed-coredns")}
-	cfg.Contexts["federation"] = &clientcmdapi.Context{Cluster: "federation", AuthInfo: "kfed-coredns"}
+	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: f.Token("federation", "kfed-system", name)}
+	cfg.Contexts["federation"] = &clientcmdapi.Context{Cluster: "federation", AuthInfo: name}
 	cfg.CurrentContext = "federation"
-	path := filepath.Join(t.TempDir(), "coredns.kubeconfig")
+	path := filepath.Join(t.TempDir(), name+".kubeconfig")
 	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ func TestDevUpFollowsItsContract(t *testing.T) {
 	tmp := t.TempDir()
 	kfed := filepath.Join(tmp, "kfed")
 	// CoreDNS goes beside kfed, where dev up looks for it.
-	build := exec.Command("go", "build", "-o", tmp+"/", "./cmd/kfed", "./cmd/coredns")
+	build := exec.Command("go", "build", "-o", tmp+"/", "./cmd/kfed", "./cmd/coredns", "./cmd/kfed-healthcheck")
 	build.Dir = framework.RepoRoot(t)
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building kfed: %v\n%s", err, out)

@@ -63,11 +63,16 @@ type Cluster struct {
 	// Hostname is the load balancer's name when its ingress was a name (an AWS
 	// ELB); a provider with aliases may publish an alias to it.
 	Hostname string
-	// Ports are the shard's named ports.
+	// Ports are the shard's ports.
 	Ports []Port
+	// Unhealthy is the health checkers' last verdict: the cluster's
+	// addresses are left out of the global, region and zone names and SRV
+	// (unless no cluster is healthy), and kept at its own name. It is kept
+	// here so that a verdict outlives the controller that reached it.
+	Unhealthy bool
 }
 
-// Port is a named Service port.
+// Port is a Service port; Name is empty for an unnamed one.
 type Port struct {
 	Name     string `json:"name"`
 	Protocol string `json:"protocol"`
@@ -85,6 +90,7 @@ type wireCluster struct {
 	ClusterIPs []string        `json:"clusterIPs,omitempty"`
 	Hostname   string          `json:"hostname,omitempty"`
 	Ports      []Port          `json:"ports,omitempty"`
+	Unhealthy  bool            `json:"unhealthy,omitempty"`
 }
 
 // Clusters are the clusters one DNSEndpoint has endpoints of, by name.
@@ -100,7 +106,7 @@ func SetClusters(obj *extdnsv1alpha1.DNSEndpoint, clusters []Cluster) {
 	wire := make([]wireCluster, len(clusters))
 	for i, c := range clusters {
 		wire[i] = wireCluster{
-			Name: c.Name, Region: c.Region, Zones: c.Zones, Hostname: c.Hostname, Ports: c.Ports,
+			Name: c.Name, Region: c.Region, Zones: c.Zones, Hostname: c.Hostname, Ports: c.Ports, Unhealthy: c.Unhealthy,
 			Weight:     json.RawMessage(strconv.Itoa(c.Weight)),
 			Addresses:  addrStrings(c.Addresses),
 			ClusterIPs: addrStrings(c.ClusterIPs),
@@ -140,7 +146,7 @@ func ReadClusters(obj *extdnsv1alpha1.DNSEndpoint) (Clusters, error) {
 			errs = append(errs, fmt.Errorf("annotation %s: cluster %s is listed twice; the first counts", AnnotationClusters, w.Name))
 			continue
 		}
-		c := &Cluster{Name: w.Name, Region: w.Region, Zones: w.Zones, Hostname: w.Hostname, Ports: w.Ports}
+		c := &Cluster{Name: w.Name, Region: w.Region, Zones: w.Zones, Hostname: w.Hostname, Ports: w.Ports, Unhealthy: w.Unhealthy}
 		var err error
 		if c.Weight, err = ParseWeight(string(bytes.TrimSpace(w.Weight))); err != nil {
 			errs = append(errs, fmt.Errorf("cluster %s: %w", w.Name, err))

@@ -1,0 +1,73 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// LabelChecker names the health-check agent a HealthReport or heartbeat Lease
+// belongs to.
+const LabelChecker = "kfed.io/checker"
+
+// HealthReport is one health-check agent's view of the federation's
+// endpoints: which it finds unhealthy, and whether it trusts its own view. One
+// per checker, in the namespace kfed keeps its objects in, named like the
+// checker; its heartbeat is the Lease of the same name. The agent writes it
+// only when a verdict changes (and on a slow resync), so the report's size
+// and write rate follow failures, not endpoints (ADR 0006).
+//
+// A checker is configured while its HealthReport exists: the quorum of an
+// endpoint's verdict counts the HealthReports of the federation. Deleting a
+// checker's report retires it.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:path=healthreports,shortName=hr
+// +kubebuilder:printcolumn:name="Cluster",type=string,JSONPath=`.cluster`
+// +kubebuilder:printcolumn:name="Degraded",type=boolean,JSONPath=`.degraded`
+// +kubebuilder:printcolumn:name="Endpoints",type=integer,JSONPath=`.endpoints`
+// +kubebuilder:printcolumn:name="Unhealthy",type=integer,JSONPath=`.unhealthyCount`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type HealthReport struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Federation the checker probes for.
+	Federation string `json:"federation"`
+	// Cluster is the member the checker runs in.
+	Cluster string `json:"cluster"`
+	// Degraded is true while the checker sees most endpoints of two or more
+	// clusters fail at once: it then doubts its own network and abstains.
+	// +optional
+	Degraded bool `json:"degraded,omitempty"`
+	// Endpoints is how many endpoints the checker probes.
+	// +optional
+	Endpoints int32 `json:"endpoints,omitempty"`
+	// UnhealthyCount is len(Unhealthy), for kubectl get.
+	// +optional
+	UnhealthyCount int32 `json:"unhealthyCount,omitempty"`
+	// Unhealthy lists the endpoints the checker finds unhealthy; every other
+	// endpoint it probes is healthy in its view.
+	// +listType=map
+	// +listMapKey=endpoint
+	// +optional
+	Unhealthy []UnhealthyEndpoint `json:"unhealthy,omitempty"`
+}
+
+// UnhealthyEndpoint is one endpoint a checker finds unhealthy.
+type UnhealthyEndpoint struct {
+	// Endpoint is "namespace/service/cluster".
+	Endpoint string `json:"endpoint"`
+	// Since is when the checker's verdict turned unhealthy.
+	Since metav1.Time `json:"since"`
+	// Reason is the last probe's failure, such as "connection refused".
+	// +optional
+	Reason string `json:"reason,omitempty"`
+}
+
+// HealthReportList is a list of HealthReports.
+//
+// +kubebuilder:object:root=true
+type HealthReportList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []HealthReport `json:"items"`
+}

@@ -1,0 +1,118 @@
+// Command kfed-healthcheck is the health-check agent: one or more run in each
+// member cluster, each with its own checker identity, probe every federated
+// Service's endpoints and report to the federation control plane, where the
+// services controller takes an endpoint out of DNS only when a quorum of the
+// fresh checkers sees it down (docs/design.md, "Health, by quorum").
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+	"k8s.io/klog/v2/textlogger"
+
+	"github.com/kfed-io/kfed/healthcheck"
+	"github.com/kfed-io/kfed/healthcheck/agent"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "kfed-healthcheck:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	fs := flag.NewFlagSet("kfed-healthcheck", flag.ExitOnError)
+	var (
+		kubeconfig  = fs.String("kubeconfig", "", "kubeconfig of the federation control plane (in-cluster config when empty)")
+		kubecontext = fs.String("context", "", "kubeconfig context of the federation control plane")
+		metricsAddr = fs.String("metrics-bind-address", ":8080", "address of the Prometheus /metrics endpoint (0 disables)")
+		source      = fs.String("probe-source", "", "local address probes are sent from (default: the system's choice)")
+		check       = fs.String("check", "tcp", "default probe: tcp, http or https (a Service's kfed.io/health-check overrides it)")
+		path        = fs.String("path", healthcheck.DefaultPath, "default path of http and https probes")
+		o           = agent.Options{Defaults: healthcheck.Defaults()}
+	)
+	fs.StringVar(&o.Checker, "checker", "", "this checker's name, unique in the federation (default: the host name)")
+	fs.StringVar(&o.Cluster, "cluster", "", "the member cluster this checker runs in (required)")
+	fs.StringVar(&o.Federation, "federation", "", "the federation to check (required)")
+	fs.StringVar(&o.Namespace, "namespace", "kfed-system", "kfed's namespace in the control plane: the report and heartbeat Lease")
+	fs.DurationVar(&o.Defaults.Interval, "interval", healthcheck.DefaultInterval, "default time between probes of one endpoint")
+	fs.DurationVar(&o.Defaults.Timeout, "timeout", healthcheck.DefaultTimeout, "default probe timeout")
+	fs.IntVar(&o.Defaults.Rise, "rise", healthcheck.DefaultRise, "default passing probes in a row that make an endpoint healthy again")
+	fs.IntVar(&o.Defaults.Fall, "fall", healthcheck.DefaultFall, "default failing probes in a row that make an endpoint unhealthy")
+	fs.DurationVar(&o.Heartbeat, "heartbeat", 0, "time between heartbeats (default: the interval)")
+	fs.DurationVar(&o.Resync, "resync", 10*time.Minute, "how often the stored report is checked against this checker's view")
+	fs.IntVar(&o.Engine.MaxConcurrent, "concurrency", 256, "most endpoints probed at once")
+	logCfg := textlogger.NewConfig()
+	logCfg.AddFlags(fs)
+	_ = fs.Parse(os.Args[1:])
+	o.Logger = textlogger.NewLogger(logCfg)
+	klog.SetLogger(o.Logger)
+
+	if o.Checker == "" {
+		host, err := os.Hostname()
+		if err != nil {
+			return fmt.Errorf("--checker not given and no host name: %w", err)
+		}
+		o.Checker = host
+	}
+	o.Defaults.Kind = healthcheck.Kind(*check)
+	if o.Defaults.Kind != healthcheck.KindTCP {
+		o.Defaults.Path, o.Defaults.StatusMin, o.Defaults.StatusMax = *path, healthcheck.DefaultStatusMin, healthcheck.DefaultStatusMax
+	}
+	if err := o.Defaults.Validate(); err != nil {
+		return fmt.Errorf("probe flags: %w", err)
+	}
+	if *source != "" {
+		a, err := netip.ParseAddr(*source)
+		if err != nil {
+			return fmt.Errorf("--probe-source %q: %w", *source, err)
+		}
+		o.Engine.Source = a
+	}
+
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = *kubeconfig
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: *kubecontext}).ClientConfig()
+	if err != nil {
+		return fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	o.Config = cfg
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	o.Registerer = reg
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if *metricsAddr != "0" {
+		ln, err := net.Listen("tcp", *metricsAddr)
+		if err != nil {
+			return fmt.Errorf("metrics: %w", err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		go func() {
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				o.Logger.Error(err, "metrics server")
+			}
+		}()
+		defer srv.Close()
+	}
+	return agent.Run(ctx, o)
+}

@@ -1,0 +1,419 @@
+// Package agent runs one health checker (cmd/kfed-healthcheck): it learns
+// what to probe from the federation's DNSEndpoints (a watch, never a list per
+// interval), probes with the healthcheck engine, and reports to the control
+// plane in two parts, as kubelets heartbeat nodes: a Lease renewed every
+// heartbeat interval, and a HealthReport written only when its content
+// changes (debounced) and checked against the stored one on a slow resync.
+// In steady state its only writes are heartbeats.
+//
+// It never removes anything but its own objects: a checker that cannot reach
+// the control plane, or lacks a permission, logs and retries, and its
+// heartbeat going stale takes it out of every quorum.
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/healthcheck"
+)
+
+// What a checker may do in the control plane: read DNSEndpoints and
+// Clusters, and write its own HealthReport and Lease in kfed's namespace
+// (deploy/healthcheck/rbac.yaml).
+//
+// +kubebuilder:rbac:groups=externaldns.k8s.io,resources=dnsendpoints,verbs=get;list;watch
+// +kubebuilder:rbac:groups=kfed.io,resources=clusters,verbs=get;list;watch
+// +kubebuilder:rbac:groups=kfed.io,namespace=kfed-system,resources=healthreports,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=coordination.k8s.io,namespace=kfed-system,resources=leases,verbs=get;list;watch;create;update;patch;delete
+
+// Options configure an agent.
+type Options struct {
+	// Config reaches the federation control plane.
+	Config *rest.Config
+	// Checker is the agent's identity: its HealthReport and Lease are named
+	// after it. Cluster is the member it runs in; Federation the one it
+	// checks for.
+	Checker, Cluster, Federation string
+	// Namespace holds the report and the Lease; kfed-system when empty.
+	Namespace string
+	// Defaults are the probe settings a Service does not set itself.
+	Defaults healthcheck.Spec
+	// Heartbeat is how often the Lease is renewed; Defaults.Interval when
+	// zero. The controller counts a checker fresh for four of its intervals.
+	Heartbeat time.Duration
+	// Debounce gathers verdict changes into one report write; 200 ms when
+	// zero.
+	Debounce time.Duration
+	// Resync compares the stored report with the agent's view this often
+	// and rewrites it if they differ; 10 minutes when zero.
+	Resync time.Duration
+	// Engine are the probe engine's options; its callbacks are the agent's.
+	Engine healthcheck.Options
+	// Registerer takes the agent's metrics; none when nil.
+	Registerer prometheus.Registerer
+	Logger     logr.Logger
+}
+
+// Run checks until ctx ends. It returns an error only when it cannot start:
+// no control plane within a minute, or no permission to read what it probes.
+func Run(ctx context.Context, o Options) error {
+	if o.Checker == "" || o.Cluster == "" || o.Federation == "" {
+		return errors.New("a checker needs a name, its cluster and its federation")
+	}
+	if o.Namespace == "" {
+		o.Namespace = kfedv1alpha1.DefaultNamespace
+	}
+	if o.Heartbeat == 0 {
+		o.Heartbeat = o.Defaults.Interval
+	}
+	a := &agent{o: o, dirty: make(chan struct{}, 1), since: map[string]time.Time{}}
+	if err := a.start(ctx); err != nil {
+		return err
+	}
+	return a.run(ctx)
+}
+
+type agent struct {
+	o      Options
+	c      client.Client
+	cache  cache.Cache
+	engine *healthcheck.Engine
+
+	dirty chan struct{} // the report may need writing
+	// off is true while the checker's cluster has health checking off: the
+	// checker then retires (no report, no heartbeat), so that it is not
+	// counted in any quorum.
+	off   atomic.Bool
+	mu    sync.Mutex
+	since map[string]time.Time // when each endpoint turned unhealthy here
+}
+
+func (a *agent) start(ctx context.Context) error {
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{kfedv1alpha1.AddToScheme, extdnsv1alpha1.AddToScheme, coordinationv1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			return err
+		}
+	}
+	ours := labels.SelectorFromSet(labels.Set{kfedv1alpha1.LabelManagedBy: kfedv1alpha1.ManagedBy, kfedv1alpha1.LabelFederation: a.o.Federation})
+	var err error
+	a.cache, err = cache.New(a.o.Config, cache.Options{Scheme: scheme, ByObject: map[client.Object]cache.ByObject{
+		&extdnsv1alpha1.DNSEndpoint{}: {Label: ours},
+	}})
+	if err != nil {
+		return fmt.Errorf("watching the control plane: %w", err)
+	}
+	a.c, err = client.New(a.o.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+	eo := a.o.Engine
+	eo.OnChange = a.verdictChanged
+	eo.OnDegraded = func(bool) { a.markDirty() }
+	eo.Registerer = a.o.Registerer
+	a.engine, err = healthcheck.NewEngine(eo)
+	return err
+}
+
+func (a *agent) run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cacheErr := make(chan error, 1)
+	go func() { cacheErr <- a.cache.Start(ctx) }()
+	inf, err := a.cache.GetInformer(ctx, &extdnsv1alpha1.DNSEndpoint{})
+	if err != nil {
+		return fmt.Errorf("watching DNSEndpoints: %w", err)
+	}
+	changed := make(chan struct{}, 1)
+	poke := func(any) {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	}
+	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc: poke, UpdateFunc: func(_, o any) { poke(o) }, DeleteFunc: poke,
+	}); err != nil {
+		return err
+	}
+	syncCtx, syncCancel := context.WithTimeout(ctx, time.Minute)
+	synced := a.cache.WaitForCacheSync(syncCtx)
+	syncCancel()
+	if !synced {
+		select {
+		case err := <-cacheErr:
+			return fmt.Errorf("watching the control plane: %w", err)
+		default:
+			return errors.New("the control plane's DNSEndpoints could not be read within a minute (no control plane, or no permission)")
+		}
+	}
+	a.o.Logger.Info("checking", "checker", a.o.Checker, "cluster", a.o.Cluster, "federation", a.o.Federation)
+
+	var wg sync.WaitGroup
+	wg.Add(3)
+	go func() { defer wg.Done(); _ = a.engine.Run(ctx) }()
+	go func() { defer wg.Done(); a.heartbeats(ctx) }()
+	go func() { defer wg.Done(); a.reports(ctx) }()
+	defer wg.Wait()
+
+	for {
+		if err := a.retarget(ctx); err != nil {
+			a.o.Logger.Error(err, "reading what to probe")
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-cacheErr:
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("watching the control plane: %w", err)
+		case <-changed:
+			// Let a burst of changes (a controller writing many objects) settle.
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}
+}
+
+// retarget gives the engine what the DNSEndpoints say to probe, or nothing
+// while this checker's cluster has health checking off.
+func (a *agent) retarget(ctx context.Context) error {
+	var cl kfedv1alpha1.Cluster
+	if err := a.c.Get(ctx, client.ObjectKey{Name: a.o.Cluster}, &cl); err == nil && !cl.HealthCheckEnabled() {
+		if !a.off.Swap(true) {
+			a.o.Logger.Info("health checking is off in this cluster: retiring", "cluster", a.o.Cluster)
+		}
+		return errors.Join(a.engine.Set(nil), a.retire(ctx))
+	}
+	if a.off.Swap(false) {
+		a.o.Logger.Info("health checking is on in this cluster again", "cluster", a.o.Cluster)
+	}
+	var list extdnsv1alpha1.DNSEndpointList
+	if err := a.cache.List(ctx, &list); err != nil {
+		return err
+	}
+	targets, errs := Targets(list.Items, a.o.Defaults)
+	errs = append(errs, a.engine.Set(targets))
+	a.markDirty()
+	return errors.Join(errs...)
+}
+
+// retire deletes the checker's report and heartbeat: a checker that is
+// not configured does not count towards any quorum.
+func (a *agent) retire(ctx context.Context) error {
+	meta := metav1.ObjectMeta{Name: a.o.Checker, Namespace: a.o.Namespace}
+	return errors.Join(
+		client.IgnoreNotFound(a.c.Delete(ctx, &kfedv1alpha1.HealthReport{ObjectMeta: meta})),
+		client.IgnoreNotFound(a.c.Delete(ctx, &coordinationv1.Lease{ObjectMeta: meta})))
+}
+
+func (a *agent) verdictChanged(key string, healthy bool) {
+	a.mu.Lock()
+	if healthy {
+		delete(a.since, key)
+	} else if _, ok := a.since[key]; !ok {
+		a.since[key] = time.Now()
+	}
+	a.mu.Unlock()
+	a.markDirty()
+}
+
+func (a *agent) markDirty() {
+	select {
+	case a.dirty <- struct{}{}:
+	default:
+	}
+}
+
+// reports writes the HealthReport when it may have changed (debounced) and
+// on every resync, each time only if it differs from the stored one.
+func (a *agent) reports(ctx context.Context) {
+	debounce := cmpDuration(a.o.Debounce, 200*time.Millisecond)
+	resync := time.NewTicker(cmpDuration(a.o.Resync, 10*time.Minute))
+	defer resync.Stop()
+	backoff := time.Duration(0)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-a.dirty:
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(debounce):
+			}
+		case <-resync.C:
+		}
+		if a.off.Load() {
+			continue
+		}
+		if err := a.writeReport(ctx); err != nil {
+			a.o.Logger.Error(err, "writing the health report")
+			backoff = min(max(2*backoff, time.Second), time.Minute)
+			a.markDirty()
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(backoff):
+			}
+			continue
+		}
+		backoff = 0
+	}
+}
+
+// report is the HealthReport the agent's view calls for.
+func (a *agent) report() *kfedv1alpha1.HealthReport {
+	state := a.engine.State()
+	r := &kfedv1alpha1.HealthReport{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: a.o.Checker, Namespace: a.o.Namespace,
+			Labels: map[string]string{
+				kfedv1alpha1.LabelManagedBy: kfedv1alpha1.ManagedBy, kfedv1alpha1.LabelFederation: a.o.Federation,
+				kfedv1alpha1.LabelChecker: a.o.Checker, kfedv1alpha1.LabelCluster: a.o.Cluster,
+			},
+		},
+		Federation: a.o.Federation, Cluster: a.o.Cluster, Endpoints: int32(len(state)),
+	}
+	// A degraded checker abstains; listing what it finds down would only
+	// make its report large exactly when it is not believed.
+	if r.Degraded = a.engine.Degraded(); r.Degraded {
+		return r
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, key := range slices.Sorted(maps.Keys(state)) {
+		if state[key] {
+			continue
+		}
+		since, ok := a.since[key]
+		if !ok {
+			since = time.Now()
+			a.since[key] = since
+		}
+		r.Unhealthy = append(r.Unhealthy, kfedv1alpha1.UnhealthyEndpoint{
+			Endpoint: key, Since: metav1.NewTime(since.Truncate(time.Second)), Reason: a.reason(key),
+		})
+	}
+	r.UnhealthyCount = int32(len(r.Unhealthy))
+	return r
+}
+
+// reason is the latest failed probe's reason for key, as a report shows it.
+func (a *agent) reason(key string) string {
+	if r, ok := a.engine.Last(key); ok && !r.OK {
+		return r.Reason
+	}
+	return ""
+}
+
+func (a *agent) writeReport(ctx context.Context) error {
+	want := a.report()
+	var cur kfedv1alpha1.HealthReport
+	err := a.c.Get(ctx, client.ObjectKeyFromObject(want), &cur)
+	if apierrors.IsNotFound(err) {
+		if err := a.c.Create(ctx, want); err != nil {
+			return fmt.Errorf("creating HealthReport %s: %w", want.Name, err)
+		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading HealthReport %s: %w", want.Name, err)
+	}
+	if sameReport(&cur, want) {
+		return nil
+	}
+	cur.Labels, cur.Federation, cur.Cluster = want.Labels, want.Federation, want.Cluster
+	cur.Degraded, cur.Endpoints, cur.Unhealthy, cur.UnhealthyCount = want.Degraded, want.Endpoints, want.Unhealthy, want.UnhealthyCount
+	if err := a.c.Update(ctx, &cur); err != nil {
+		return fmt.Errorf("updating HealthReport %s: %w", want.Name, err)
+	}
+	return nil
+}
+
+// sameReport compares what a report says, not when its entries were read.
+func sameReport(a, b *kfedv1alpha1.HealthReport) bool {
+	if a.Federation != b.Federation || a.Cluster != b.Cluster || a.Degraded != b.Degraded || a.Endpoints != b.Endpoints ||
+		len(a.Unhealthy) != len(b.Unhealthy) || !maps.Equal(a.Labels, b.Labels) {
+		return false
+	}
+	for i := range a.Unhealthy {
+		x, y := a.Unhealthy[i], b.Unhealthy[i]
+		if x.Endpoint != y.Endpoint || x.Reason != y.Reason || !x.Since.Equal(&y.Since) {
+			return false
+		}
+	}
+	return true
+}
+
+// heartbeats renews the checker's Lease every heartbeat interval.
+func (a *agent) heartbeats(ctx context.Context) {
+	t := time.NewTicker(a.o.Heartbeat)
+	defer t.Stop()
+	for {
+		if a.off.Load() {
+			// retired: no heartbeat
+		} else if err := a.renew(ctx); err != nil && ctx.Err() == nil {
+			a.o.Logger.Error(err, "renewing the heartbeat")
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (a *agent) renew(ctx context.Context) error {
+	now := metav1.NewMicroTime(time.Now())
+	seconds := int32(max(4*a.o.Heartbeat/time.Second, 1))
+	var l coordinationv1.Lease
+	err := a.c.Get(ctx, client.ObjectKey{Namespace: a.o.Namespace, Name: a.o.Checker}, &l)
+	if apierrors.IsNotFound(err) {
+		l = coordinationv1.Lease{
+			ObjectMeta: metav1.ObjectMeta{Name: a.o.Checker, Namespace: a.o.Namespace, Labels: map[string]string{
+				kfedv1alpha1.LabelManagedBy: kfedv1alpha1.ManagedBy, kfedv1alpha1.LabelFederation: a.o.Federation,
+				kfedv1alpha1.LabelChecker: a.o.Checker, kfedv1alpha1.LabelCluster: a.o.Cluster,
+			}},
+			Spec: coordinationv1.LeaseSpec{HolderIdentity: &a.o.Checker, LeaseDurationSeconds: &seconds, AcquireTime: &now, RenewTime: &now},
+		}
+		return a.c.Create(ctx, &l)
+	}
+	if err != nil {
+		return err
+	}
+	l.Spec.RenewTime, l.Spec.LeaseDurationSeconds, l.Spec.HolderIdentity = &now, &seconds, &a.o.Checker
+	return a.c.Update(ctx, &l)
+}
+
+func cmpDuration(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}

@@ -1,0 +1,68 @@
+package agent
+
+import (
+	"net/netip"
+	"slices"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
+	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	"github.com/kfed-io/kfed/healthcheck"
+)
+
+func endpoint(name string, annotations map[string]string, clusters ...dnsendpoint.Cluster) extdnsv1alpha1.DNSEndpoint {
+	ep := extdnsv1alpha1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, Annotations: annotations}}
+	dnsendpoint.SetClusters(&ep, clusters)
+	return ep
+}
+
+func TestTargets(t *testing.T) {
+	addrs := func(s ...string) []netip.Addr {
+		var out []netip.Addr
+		for _, a := range s {
+			out = append(out, netip.MustParseAddr(a))
+		}
+		return out
+	}
+	http := dnsendpoint.Port{Name: "http", Protocol: "TCP", Port: 8080}
+	dns := dnsendpoint.Port{Name: "dns", Protocol: "UDP", Port: 53}
+	defaults := healthcheck.Defaults()
+	eps := []extdnsv1alpha1.DNSEndpoint{
+		endpoint("web", nil,
+			dnsendpoint.Cluster{Name: "c1", Addresses: addrs("127.1.0.1", "fd00::1"), Ports: []dnsendpoint.Port{dns, http}},
+			dnsendpoint.Cluster{Name: "c2", Addresses: addrs("127.2.0.1"), Ports: []dnsendpoint.Port{http}},
+			dnsendpoint.Cluster{Name: "pending", Ports: []dnsendpoint.Port{http}}),
+		endpoint("api", map[string]string{healthcheck.AnnotationCheck: "http", healthcheck.AnnotationPath: "/healthz", healthcheck.AnnotationPort: "9090"},
+			dnsendpoint.Cluster{Name: "c1", Addresses: addrs("127.1.0.2"), Ports: []dnsendpoint.Port{http}}),
+		endpoint("udp-only", nil, dnsendpoint.Cluster{Name: "c1", Addresses: addrs("127.1.0.3"), Ports: []dnsendpoint.Port{dns}}),
+		endpoint("bad", map[string]string{healthcheck.AnnotationInterval: "soon"},
+			dnsendpoint.Cluster{Name: "c1", Addresses: addrs("127.1.0.4"), Ports: []dnsendpoint.Port{http}}),
+	}
+	got, errs := Targets(eps, defaults)
+	var lines []string
+	for _, tg := range got {
+		var as []string
+		for _, a := range tg.Addrs {
+			as = append(as, a.String())
+		}
+		lines = append(lines, tg.Key+" "+tg.Cluster+" "+string(tg.Spec.Kind)+tg.Spec.Path+" "+strings.Join(as, ","))
+	}
+	want := []string{
+		"shop/api/c1 c1 http/healthz 127.1.0.2:9090",
+		"shop/bad/c1 c1 tcp 127.1.0.4:8080",
+		"shop/web/c1 c1 tcp 127.1.0.1:8080,[fd00::1]:8080",
+		"shop/web/c2 c2 tcp 127.2.0.1:8080",
+	}
+	if !slices.Equal(lines, want) {
+		t.Errorf("targets\n  %s\nwant\n  %s", strings.Join(lines, "\n  "), strings.Join(want, "\n  "))
+	}
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "shop/bad") || !strings.Contains(errs[0].Error(), "probing with the defaults") {
+		t.Errorf("problems %v, want one about shop/bad probed with the defaults", errs)
+	}
+	if got[1].Spec.Interval != defaults.Interval {
+		t.Errorf("a bad interval is probed at %v, want the default %v", got[1].Spec.Interval, defaults.Interval)
+	}
+}
