@@ -351,7 +351,8 @@ func TestEngineDegraded(t *testing.T) {
 	servers := map[string]*switchable{"a": newSwitchable(t), "b": newSwitchable(t), "c": newSwitchable(t)}
 	h := newHarness(t, Options{})
 	var ts []Target
-	for cluster, srv := range servers {
+	for _, cluster := range []string{"a", "b", "c"} {
+		srv := servers[cluster]
 		for i := range 3 {
 			ts = append(ts, Target{Key: cluster + string(rune('0'+i)), Cluster: cluster,
 				Addrs: []netip.AddrPort{srv.addr}, Spec: httpSpecEvery(10 * time.Second)})
@@ -386,8 +387,8 @@ func TestEngineDegraded(t *testing.T) {
 	}
 	expect(t, h.degr, false)
 
-	// Removing the healthy cluster's targets leaves a and b: with b failing
-	// and a up, one failing cluster is still not enough.
+	// Removing c's targets leaves a and b: with b failing and a up, one
+	// failing cluster is still not enough.
 	if err := h.e.Set(ts[:6]); err != nil {
 		t.Fatal(err)
 	}
