@@ -215,7 +215,11 @@ func ParseAnnotations(annotations map[string]string, defaults Spec) (Spec, error
 }
 
 // Validate reports every way s is not a Spec the agent can probe with.
-func (s Spec) Validate() error {
+func (s Spec) Validate() error { return s.validate(MinInterval, MinTimeout) }
+
+// validate is Validate with the floors on interval and timeout as
+// parameters, so tests can run an engine on intervals of milliseconds.
+func (s Spec) validate(minInterval, minTimeout time.Duration) error {
 	var errs []error
 	web := s.Kind == KindHTTP || s.Kind == KindHTTPS
 	switch {
@@ -233,11 +237,11 @@ func (s Spec) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("kind %q: must be tcp, http or https", s.Kind))
 	}
-	if s.Interval < MinInterval || s.Interval > MaxInterval {
-		errs = append(errs, fmt.Errorf("interval %v: must be from %v to %v", s.Interval, MinInterval, MaxInterval))
+	if s.Interval < minInterval || s.Interval > MaxInterval {
+		errs = append(errs, fmt.Errorf("interval %v: must be from %v to %v", s.Interval, minInterval, MaxInterval))
 	}
-	if s.Timeout < MinTimeout || s.Timeout >= s.Interval {
-		errs = append(errs, fmt.Errorf("timeout %v: must be at least %v and shorter than the interval", s.Timeout, MinTimeout))
+	if s.Timeout < minTimeout || s.Timeout >= s.Interval {
+		errs = append(errs, fmt.Errorf("timeout %v: must be at least %v and shorter than the interval", s.Timeout, minTimeout))
 	}
 	if s.Rise < 1 || s.Rise > MaxThreshold {
 		errs = append(errs, fmt.Errorf("rise %d: must be from 1 to %d", s.Rise, MaxThreshold))

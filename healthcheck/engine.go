@@ -55,9 +55,11 @@ type Options struct {
 	// (and, in tests, cut off from it).
 	Source netip.Addr
 
-	// Seams for deterministic tests.
+	// Seams for tests.
 	clock clock
 	rand  *rand.Rand
+	// shortIntervals lets Set take intervals and timeouts of milliseconds.
+	shortIntervals bool
 	// roundDone, if set, is called after each round's result is recorded
 	// (or dropped, for a target removed or changed meanwhile), with the time
 	// the round was due.
@@ -186,7 +188,11 @@ func (e *Engine) Set(targets []Target) error {
 		case len(t.Addrs) == 0:
 			err = errors.New("no addresses")
 		default:
-			if verr := t.Spec.Validate(); verr != nil {
+			minInterval, minTimeout := MinInterval, MinTimeout
+			if e.opts.shortIntervals {
+				minInterval, minTimeout = time.Millisecond, time.Millisecond
+			}
+			if verr := t.Spec.validate(minInterval, minTimeout); verr != nil {
 				err = verr
 			} else if j := slices.IndexFunc(t.Addrs, func(a netip.AddrPort) bool { return !a.IsValid() || a.Port() == 0 && t.Spec.Port == 0 }); j >= 0 {
 				err = fmt.Errorf("address %d (%v): not an address with a port", j, t.Addrs[j])
