@@ -72,7 +72,9 @@ type watch struct {
 }
 
 // Watch makes h hear about objects of obj's kind in every member, current and
-// future. Call it before the manager starts.
+// future. A member that does not serve the kind (its CRD is not installed) is
+// not watched for it until its cache restarts. Call it before the manager
+// starts.
 func (r *Registry) Watch(obj client.Object, h ObjectHandler) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -190,6 +192,12 @@ func (r *Registry) start(ctx context.Context, c *kfedv1alpha1.Cluster, cfg *rest
 	r.mu.Unlock()
 	for _, w := range watches {
 		inf, err := cl.GetCache().GetInformer(ctx, w.obj)
+		if meta.IsNoMatchError(err) {
+			// A member need not serve every kind kfed can act on (the
+			// Balancer CRD is optional there); it has none of them.
+			r.Logger.Info("member does not serve a watched kind; not watching it", "member", c.Name, "kind", fmt.Sprintf("%T", w.obj))
+			continue
+		}
 		if err != nil {
 			return err
 		}
