@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -67,18 +68,27 @@ type running struct {
 }
 
 type watch struct {
-	obj     client.Object
-	handler ObjectHandler
+	obj      client.Object
+	handler  ObjectHandler
+	optional bool
 }
 
 // Watch makes h hear about objects of obj's kind in every member, current and
-// future. A member that does not serve the kind (its CRD is not installed) is
-// not watched for it until its cache restarts. Call it before the manager
-// starts.
+// future. Call it before the manager starts.
 func (r *Registry) Watch(obj client.Object, h ObjectHandler) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.watches = append(r.watches, watch{obj, h})
+	r.watches = append(r.watches, watch{obj: obj, handler: h})
+}
+
+// WatchOptional is Watch for a kind that a member may not serve (its CRD is
+// not installed) or that kfed's identity there may not list and watch (the
+// member's RBAC predates the feature). Such a member is not watched for it
+// until its cache restarts, and serves everything else as before.
+func (r *Registry) WatchOptional(obj client.Object, h ObjectHandler) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.watches = append(r.watches, watch{obj: obj, handler: h, optional: true})
 }
 
 // Changes returns a channel that receives an event each time the set of
@@ -191,13 +201,14 @@ func (r *Registry) start(ctx context.Context, c *kfedv1alpha1.Cluster, cfg *rest
 	watches := slices.Clone(r.watches)
 	r.mu.Unlock()
 	for _, w := range watches {
-		inf, err := cl.GetCache().GetInformer(ctx, w.obj)
-		if meta.IsNoMatchError(err) {
-			// A member need not serve every kind kfed can act on (the
-			// Balancer CRD is optional there); it has none of them.
-			r.Logger.Info("member does not serve a watched kind; not watching it", "member", c.Name, "kind", fmt.Sprintf("%T", w.obj))
-			continue
+		if w.optional {
+			if why := r.cannotWatch(ctx, cl, w.obj); why != "" {
+				r.Logger.Info("not watching an optional kind in this member", "member", c.Name,
+					"kind", fmt.Sprintf("%T", w.obj), "why", why)
+				continue
+			}
 		}
+		inf, err := cl.GetCache().GetInformer(ctx, w.obj)
 		if err != nil {
 			return err
 		}
@@ -247,6 +258,35 @@ func (r *Registry) start(ctx context.Context, c *kfedv1alpha1.Cluster, cfg *rest
 	}
 	r.Logger.Info("member cache started", "member", c.Name)
 	return nil
+}
+
+// cannotWatch says why cl cannot list and watch obj's kind, or "" if it can.
+func (r *Registry) cannotWatch(ctx context.Context, cl cluster.Cluster, obj client.Object) string {
+	gvk, err := cl.GetClient().GroupVersionKindFor(obj)
+	if err != nil {
+		return err.Error()
+	}
+	mapping, err := cl.GetRESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+	if meta.IsNoMatchError(err) {
+		return "not served"
+	}
+	if err != nil {
+		return err.Error()
+	}
+	for _, verb := range []string{"list", "watch"} {
+		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+			ResourceAttributes: &authorizationv1.ResourceAttributes{
+				Verb: verb, Group: mapping.Resource.Group, Resource: mapping.Resource.Resource,
+			},
+		}}
+		if err := cl.GetClient().Create(ctx, review); err != nil {
+			return "checking access: " + err.Error()
+		}
+		if !review.Status.Allowed {
+			return verb + " is not allowed"
+		}
+	}
+	return ""
 }
 
 // stop stops member name's cache; it reports whether one was running.

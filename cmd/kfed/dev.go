@@ -119,6 +119,13 @@ func devUp(ctx context.Context, out io.Writer, o devOptions) error {
 	if err := devenv.InstallCRDs(ctx, env.ControlPlane.Config, crds.FS); err != nil {
 		return err
 	}
+	// Members get the Balancer CRD before they join, so the controller
+	// watches Balancers there from the start.
+	for _, m := range env.Members {
+		if err := devenv.InstallCRDs(ctx, m.Config, crds.MemberFS); err != nil {
+			return fmt.Errorf("installing CRDs in %s: %w", m.Name, err)
+		}
+	}
 	for i, m := range env.Members {
 		wg.Go(func() {
 			if err := loopbacklb.Run(runCtx, loopbacklb.Options{

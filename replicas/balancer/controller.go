@@ -110,8 +110,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			return log.WithValues("cluster", cmp.Or(req.Cluster, ControlPlane), "namespace", req.Namespace, "name", req.Name)
 		})
 	if r.Members != nil {
+		// Optional: a member without the Balancer CRD, or whose RBAC
+		// predates Balancers, keeps serving federated Services.
 		for _, o := range []client.Object{&kfedv1alpha1.Balancer{}, &corev1.Pod{}, &appsv1.Deployment{}} {
-			r.Members.Watch(o, r.onMember)
+			r.Members.WatchOptional(o, r.onMember)
 		}
 		b = b.WatchesRawSource(source.TypedChannel(r.memberEvents,
 			handler.TypedEnqueueRequestsFromMapFunc(r.mapMember)))
@@ -141,6 +143,10 @@ func (r *Reconciler) mapMember(ctx context.Context, mo memberObject) []Request {
 // balancersOf returns the Balancers in obj's namespace that obj concerns:
 // those that target it (a Deployment), or whose selector matches it (a Pod).
 func (r *Reconciler) balancersOf(ctx context.Context, cluster string, c client.Reader, obj client.Object) []Request {
+	// A member cache lists a kind it does not watch by starting an informer
+	// and waiting for it, which never ends where the kind is forbidden.
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
 	var list kfedv1alpha1.BalancerList
 	if err := c.List(ctx, &list, client.InNamespace(obj.GetNamespace())); err != nil {
 		return nil // a member that does not serve Balancers has none
@@ -241,7 +247,12 @@ func (r *Reconciler) balance(ctx context.Context, c client.Client, cluster strin
 	}
 	var due time.Duration
 	if pods {
-		if due, f = countTargetPods(ctx, c, b, targets, r.now()); f != nil {
+		// Bounded for the same reason as in balancersOf: pods may be
+		// forbidden in a member whose RBAC predates Balancers.
+		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		due, f = countTargetPods(pctx, c, b, targets, r.now())
+		cancel()
+		if f != nil {
 			return outcome{targets: targets, failed: f}, 0
 		}
 	} else {
