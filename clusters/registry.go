@@ -57,7 +57,7 @@ type Registry struct {
 	mu      sync.Mutex
 	members map[string]*running
 	watches []watch
-	changes chan event.GenericEvent
+	changes []chan event.GenericEvent
 }
 
 type running struct {
@@ -91,17 +91,17 @@ func (r *Registry) WatchOptional(obj client.Object, h ObjectHandler) {
 	r.watches = append(r.watches, watch{obj: obj, handler: h, optional: true})
 }
 
-// Changes returns a channel that receives an event each time the set of
-// Ready members changes; a controller turns it into a watch source.
-func (r *Registry) Changes() <-chan event.GenericEvent { return r.changeCh() }
-
-func (r *Registry) changeCh() chan event.GenericEvent {
+// Changes returns a new channel that receives an event each time the set of
+// Ready members changes (a member's cache has synced, or stopped); a
+// controller turns it into a watch source. Each caller gets its own channel,
+// so several controllers can follow the members. Call it before the manager
+// starts.
+func (r *Registry) Changes() <-chan event.GenericEvent {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.changes == nil {
-		r.changes = make(chan event.GenericEvent, 16)
-	}
-	return r.changes
+	ch := make(chan event.GenericEvent, 16)
+	r.changes = append(r.changes, ch)
+	return ch
 }
 
 // Ready returns the Ready members, sorted by name.
@@ -305,10 +305,13 @@ func (r *Registry) stop(name string) bool {
 }
 
 func (r *Registry) notify() {
-	ch := r.changeCh()
-	select {
-	case ch <- event.GenericEvent{Object: &kfedv1alpha1.Cluster{}}:
-	default: // one pending change event is enough
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, ch := range r.changes {
+		select {
+		case ch <- event.GenericEvent{Object: &kfedv1alpha1.Cluster{}}:
+		default: // one pending change event is enough
+		}
 	}
 }
 

@@ -116,7 +116,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			r.Members.WatchOptional(o, r.onMember)
 		}
 		b = b.WatchesRawSource(source.TypedChannel(r.memberEvents,
-			handler.TypedEnqueueRequestsFromMapFunc(r.mapMember)))
+			handler.TypedEnqueueRequestsFromMapFunc(r.mapMember))).
+			// A member's objects arrive while its cache syncs, before it
+			// is Ready; once it is, every Balancer there is looked at.
+			WatchesRawSource(source.TypedChannel(r.Members.Changes(),
+				handler.TypedEnqueueRequestsFromMapFunc(r.allInMembers)))
 	}
 	return b.Complete(r)
 }
@@ -138,6 +142,24 @@ func (r *Reconciler) mapMember(ctx context.Context, mo memberObject) []Request {
 		return nil
 	}
 	return r.balancersOf(ctx, mo.cluster, m.Client, mo.obj)
+}
+
+// allInMembers returns every Balancer of every Ready member.
+func (r *Reconciler) allInMembers(ctx context.Context, _ client.Object) []Request {
+	var out []Request
+	for _, m := range r.Members.Ready() {
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		var list kfedv1alpha1.BalancerList
+		err := m.Client.List(ctx, &list)
+		cancel()
+		if err != nil {
+			continue // a member that does not serve Balancers has none
+		}
+		for i := range list.Items {
+			out = append(out, Request{Cluster: m.Name, NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		}
+	}
+	return out
 }
 
 // balancersOf returns the Balancers in obj's namespace that obj concerns:
