@@ -11,6 +11,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
@@ -107,6 +108,90 @@ func BenchmarkBalancerReaction(b *testing.B) {
 		b.ReportMetric(float64(took[len(took)*9/10].Microseconds())/1000, "ms-p90")
 		b.ReportMetric(float64(took[len(took)-1].Microseconds())/1000, "ms-max")
 		b.Logf("reaction times: %v", took)
+	}
+}
+
+// BenchmarkBalancerFallback measures, 5 times, the time from the last pod
+// of a target in a zone that cannot schedule passing the startup timeout
+// (by its creationTimestamp, the clock the controller applies, which has
+// second resolution) to the fallback target having all its replacement
+// pods, as a watch on pods sees them. Priority over zones b then c, 4
+// replicas, a 3 s timeout. Run with -benchtime=1x.
+func BenchmarkBalancerFallback(b *testing.B) {
+	const (
+		samples = 5
+		timeout = 3 * time.Second
+		ns      = "default"
+	)
+	for range b.N {
+		b.StopTimer()
+		f := framework.Start(b, framework.Members(1), framework.Workloads(4, "4"),
+			framework.Zones(zoneB, zoneC), framework.MemberCRDs())
+		f.JoinAll()
+		f.StartController(manager.Options{})
+		wantCondition(b, f.Client("federation"), "cluster-1", "Ready", "True", 30*time.Second)
+		c := f.Client("cluster-1")
+		names := []string{"fb-b", "fb-c"}
+		create(b, c, deployment(ns, "fb-b", "fb", zoneB, 0), deployment(ns, "fb-c", "fb", zoneC, 0))
+		policy := priorityPolicy("b", "c")
+		policy.Fallback = &kfedv1alpha1.Fallback{StartupTimeout: metav1.Duration{Duration: timeout}}
+		bal := newBalancer(ns, "fb", "fb", 0, policy, balancerTarget("b", "fb-b"), balancerTarget("c", "fb-c"))
+		create(b, c, bal)
+		setReplicas := func(n int32) {
+			patch := client.MergeFrom(bal.DeepCopy())
+			bal.Spec.Replicas = n
+			if err := c.Patch(context.Background(), bal, patch); err != nil {
+				b.Fatal(err)
+			}
+		}
+		var took []time.Duration
+		for i := range samples {
+			f.SetZoneSchedulable("cluster-1", zoneB, false)
+			w, err := f.Clientset("cluster-1").CoreV1().Pods(ns).Watch(context.Background(), metav1.ListOptions{LabelSelector: "target=fb-c"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			setReplicas(4)
+			var stuckAt time.Time
+			framework.Eventually(b, 30*time.Second, func(ctx context.Context) error {
+				var pods corev1.PodList
+				if err := c.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{"target": "fb-b"}); err != nil {
+					return err
+				}
+				if len(pods.Items) != 4 {
+					return fmt.Errorf("fb-b has %d pods, want 4", len(pods.Items))
+				}
+				for _, p := range pods.Items {
+					if at := p.CreationTimestamp.Add(timeout); at.After(stuckAt) {
+						stuckAt = at
+					}
+				}
+				return nil
+			})
+			seen := map[string]bool{}
+			deadline := time.After(60 * time.Second)
+			for len(seen) < 4 {
+				select {
+				case ev := <-w.ResultChan():
+					if ev.Type == watch.Added {
+						seen[ev.Object.(*corev1.Pod).Name] = true
+					}
+				case <-deadline:
+					b.Fatalf("sample %d: fb-c has %d pods after 60 s, want 4", i, len(seen))
+				}
+			}
+			took = append(took, time.Since(stuckAt))
+			w.Stop()
+			// Capacity returns: back to fb-b, then to nothing for the next sample.
+			f.SetZoneSchedulable("cluster-1", zoneB, true)
+			wantRunning(b, c, ns, names, []int{4, 0}, 60*time.Second)
+			setReplicas(0)
+			wantRunning(b, c, ns, names, []int{0, 0}, 60*time.Second)
+		}
+		slices.Sort(took)
+		b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "ms-median")
+		b.ReportMetric(float64(took[len(took)-1].Microseconds())/1000, "ms-max")
+		b.Logf("fallback reaction times: %v", took)
 	}
 }
 
