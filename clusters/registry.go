@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -33,7 +34,16 @@ type Member struct {
 	Labels map[string]string
 	// Client reads from the member's cache and writes to its API server.
 	Client client.Client
+
+	// unwatched are the optional kinds (by Go type) not watched here.
+	unwatched map[reflect.Type]bool
 }
+
+// Watches reports whether the member's cache watches obj's kind: false for
+// a kind given to WatchOptional that the member does not serve or kfed may
+// not read there. Reading an unwatched kind through Client would start an
+// informer that never syncs.
+func (m Member) Watches(obj client.Object) bool { return !m.unwatched[reflect.TypeOf(obj)] }
 
 // ObjectHandler is told about every add, update and delete of a watched
 // kind in any member; the registry calls it from informer goroutines.
@@ -200,11 +210,13 @@ func (r *Registry) start(ctx context.Context, c *kfedv1alpha1.Cluster, cfg *rest
 	r.mu.Lock()
 	watches := slices.Clone(r.watches)
 	r.mu.Unlock()
+	unwatched := map[reflect.Type]bool{}
 	for _, w := range watches {
 		if w.optional {
 			if why := r.cannotWatch(ctx, cl, w.obj); why != "" {
 				r.Logger.Info("not watching an optional kind in this member", "member", c.Name,
 					"kind", fmt.Sprintf("%T", w.obj), "why", why)
+				unwatched[reflect.TypeOf(w.obj)] = true
 				continue
 			}
 		}
@@ -252,7 +264,7 @@ func (r *Registry) start(ctx context.Context, c *kfedv1alpha1.Cluster, cfg *rest
 	r.members[c.Name] = &running{
 		Member: Member{
 			Name: c.Name, Region: c.Spec.Region, Zones: slices.Clone(c.Spec.Zones), Labels: c.Labels,
-			Client: cl.GetClient(),
+			Client: cl.GetClient(), unwatched: unwatched,
 		},
 		configHash: hash, cancel: cancel, done: done,
 	}

@@ -40,6 +40,18 @@ import (
 // plane, in metrics and logs.
 const ControlPlane = "federation"
 
+// podSource says how a cluster's pods are counted.
+type podSource int
+
+const (
+	// noPods: the control plane, where targets count by their scales' status.
+	noPods podSource = iota
+	// cachedPods: a member whose pods kfed watches.
+	cachedPods
+	// unreadablePods: a member whose pods kfed may not list and watch.
+	unreadablePods
+)
+
 // Request names a Balancer and the cluster it is in.
 type Request struct {
 	// Cluster is the member's name, empty for the control plane.
@@ -138,7 +150,7 @@ func (r *Reconciler) mapMember(ctx context.Context, mo memberObject) []Request {
 		return []Request{{Cluster: mo.cluster, NamespacedName: client.ObjectKeyFromObject(b)}}
 	}
 	m, ok := r.member(mo.cluster)
-	if !ok {
+	if !ok || !m.Watches(&kfedv1alpha1.Balancer{}) {
 		return nil
 	}
 	return r.balancersOf(ctx, mo.cluster, m.Client, mo.obj)
@@ -148,12 +160,12 @@ func (r *Reconciler) mapMember(ctx context.Context, mo memberObject) []Request {
 func (r *Reconciler) allInMembers(ctx context.Context, _ client.Object) []Request {
 	var out []Request
 	for _, m := range r.Members.Ready() {
-		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		if !m.Watches(&kfedv1alpha1.Balancer{}) {
+			continue
+		}
 		var list kfedv1alpha1.BalancerList
-		err := m.Client.List(ctx, &list)
-		cancel()
-		if err != nil {
-			continue // a member that does not serve Balancers has none
+		if err := m.Client.List(ctx, &list); err != nil {
+			continue
 		}
 		for i := range list.Items {
 			out = append(out, Request{Cluster: m.Name, NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
@@ -165,13 +177,9 @@ func (r *Reconciler) allInMembers(ctx context.Context, _ client.Object) []Reques
 // balancersOf returns the Balancers in obj's namespace that obj concerns:
 // those that target it (a Deployment), or whose selector matches it (a Pod).
 func (r *Reconciler) balancersOf(ctx context.Context, cluster string, c client.Reader, obj client.Object) []Request {
-	// A member cache lists a kind it does not watch by starting an informer
-	// and waiting for it, which never ends where the kind is forbidden.
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
 	var list kfedv1alpha1.BalancerList
 	if err := c.List(ctx, &list, client.InNamespace(obj.GetNamespace())); err != nil {
-		return nil // a member that does not serve Balancers has none
+		return nil
 	}
 	var out []Request
 	for i := range list.Items {
@@ -210,18 +218,20 @@ func (r *Reconciler) member(name string) (clusters.Member, bool) {
 // Reconcile observes one Balancer's targets, plans, and sets their scales.
 func (r *Reconciler) Reconcile(ctx context.Context, req Request) (ctrl.Result, error) {
 	start := r.now()
-	c, pods := r.Fed, false
+	c, pods := r.Fed, noPods
 	if req.Cluster != "" {
 		if r.Members == nil {
 			return ctrl.Result{}, nil
 		}
 		m, ok := r.member(req.Cluster)
-		if !ok {
-			// Not Ready: when its cache starts again, every Balancer there
-			// arrives as a new object.
+		if !ok || !m.Watches(&kfedv1alpha1.Balancer{}) {
+			// Not Ready: once it is, all its Balancers are looked at.
 			return ctrl.Result{}, nil
 		}
-		c, pods = m.Client, true
+		c, pods = m.Client, cachedPods
+		if !m.Watches(&corev1.Pod{}) {
+			pods = unreadablePods
+		}
 	}
 	var b kfedv1alpha1.Balancer
 	if err := c.Get(ctx, req.NamespacedName, &b); err != nil {
@@ -259,7 +269,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req Request) (ctrl.Result, e
 
 // balance runs observe → decide → write for b and returns what happened
 // and when to look again for pods passing the startup timeout.
-func (r *Reconciler) balance(ctx context.Context, c client.Client, cluster string, pods bool, b *kfedv1alpha1.Balancer) (outcome, time.Duration) {
+func (r *Reconciler) balance(ctx context.Context, c client.Client, cluster string, pods podSource, b *kfedv1alpha1.Balancer) (outcome, time.Duration) {
 	if f := validateSpec(&b.Spec); f != nil {
 		return outcome{failed: f}, 0
 	}
@@ -268,17 +278,16 @@ func (r *Reconciler) balance(ctx context.Context, c client.Client, cluster strin
 		return outcome{failed: f}, 0
 	}
 	var due time.Duration
-	if pods {
-		// Bounded for the same reason as in balancersOf: pods may be
-		// forbidden in a member whose RBAC predates Balancers.
-		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		due, f = countTargetPods(pctx, c, b, targets, r.now())
-		cancel()
-		if f != nil {
+	switch pods {
+	case noPods:
+		statusCounts(targets)
+	case unreadablePods:
+		return outcome{targets: targets, failed: fail(kfedv1alpha1.ReasonPodListFailed,
+			"listing pods: kfed may not list and watch pods in %s (apply deploy/member/rbac.yaml there)", cluster)}, 0
+	case cachedPods:
+		if due, f = countTargetPods(ctx, c, b, targets, r.now()); f != nil {
 			return outcome{targets: targets, failed: f}, 0
 		}
-	} else {
-		statusCounts(targets)
 	}
 	d, f := decide(b.Namespace+"/"+b.Name, &b.Spec, targets)
 	if f != nil {

@@ -12,13 +12,18 @@ import (
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/manager"
+	"github.com/kfed-io/kfed/services"
 	"github.com/kfed-io/kfed/test/framework"
 )
 
@@ -367,7 +372,7 @@ func TestBalancerInTheControlPlane(t *testing.T) {
 		{"a targetOrder naming a missing target",
 			newBalancer(ns, "bad-order", "fleet", 9, priorityPolicy("spot", "reserved"), both...),
 			kfedv1alpha1.ReasonInvalidPolicy},
-		{"proportions for an unknown target",
+		{"a proportion for an unknown target",
 			newBalancer(ns, "bad-proportions", "fleet", 9, proportionalPolicy(map[string]int32{"spot": 1, "reserved": 1}), both...),
 			kfedv1alpha1.ReasonInvalidPolicy},
 		{"min above max",
@@ -402,4 +407,38 @@ func TestBalancerInTheControlPlane(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestMemberWithoutBalancerAccessStillServesServices joins a member whose
+// kfed identity has the member role from before Balancers (Services and
+// Namespaces only) and whose API serves Balancers: kfed must not watch what
+// it may not read there, and must federate Services as before.
+func TestMemberWithoutBalancerAccessStillServesServices(t *testing.T) {
+	f := framework.Start(t, framework.Members(1), framework.LoadBalancer(), framework.MemberCRDs())
+	ctx := context.Background()
+	m := f.Client("cluster-1")
+	const ns, sa = "kfed-system", "kfed-member-old"
+	create(t, m, framework.Namespace(ns),
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: sa}},
+		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: sa}, Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
+			{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"get", "create"}},
+		}},
+		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: sa},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: sa},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: sa}}})
+	raw, err := clientcmd.LoadFromFile(f.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw.AuthInfos["cluster-1"] = &clientcmdapi.AuthInfo{Token: f.Token("cluster-1", ns, sa)}
+	fed := f.Client("federation")
+	if _, err := clusters.Join(ctx, fed, clusters.JoinOptions{Name: "cluster-1", Region: f.Members[0].Region,
+		Zones: f.Members[0].Zones, Kubeconfig: raw}); err != nil {
+		t.Fatal(err)
+	}
+	f.StartController(manager.Options{})
+	svc := federatedService("default", "web")
+	create(t, fed, svc)
+	wantServiceCondition(t, fed, client.ObjectKeyFromObject(svc), services.CondPublished, "True", "cluster-1")
 }
