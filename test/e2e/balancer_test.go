@@ -284,6 +284,24 @@ func TestBalancerInAMember(t *testing.T) {
 		wantRunning(t, c, ns, webTargets, []int{3, 7}, 60*time.Second)
 	})
 
+	t.Run("the example of docs/balancer.md applies as it is and balances", func(t *testing.T) {
+		f.Apply("cluster-1", []string{"deploy/examples/balancer.yaml"})
+		targets := []string{"web-us-east1-b", "web-us-east1-c"}
+		wantReplicas(t, c, "shop", targets, []int32{3, 7}, 30*time.Second)
+		framework.Eventually(t, 100*time.Second, func(ctx context.Context) error {
+			var hpa autoscalingv2.HorizontalPodAutoscaler
+			if err := c.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "web"}, &hpa); err != nil {
+				return err
+			}
+			for _, cond := range hpa.Status.Conditions {
+				if cond.Type == autoscalingv2.AbleToScale && cond.Status == corev1.ConditionTrue {
+					return nil
+				}
+			}
+			return fmt.Errorf("HPA conditions %+v", hpa.Status.Conditions)
+		})
+	})
+
 	t.Run("priority with fallback starts replicas in the second zone while the first cannot schedule, and takes them back", func(t *testing.T) {
 		const timeout = 10 * time.Second
 		apiB, apiC := deployment(ns, "api-b", "api", zoneB, 0), deployment(ns, "api-c", "api", zoneC, 0)
