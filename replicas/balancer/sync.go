@@ -17,7 +17,8 @@ import (
 )
 
 // setScales writes each target's /scale where the plan differs from what
-// it has, and returns the targets it changed.
+// it has, with a Normal Event for each. It stops at the first write that
+// fails; targets written before it keep their new count.
 func (r *Reconciler) setScales(ctx context.Context, c client.Client, cluster string, b *kfedv1alpha1.Balancer,
 	targets []target, d decision) *failure {
 	for _, t := range targets {

@@ -302,6 +302,20 @@ func TestBalancerInAMember(t *testing.T) {
 		})
 	})
 
+	t.Run("pods of a target outside spec.selector are reported and the targets keep their replicas", func(t *testing.T) {
+		narrow := newBalancer(ns, "narrow", "web", 4, priorityPolicy("b", "c"),
+			balancerTarget("b", "web-b"), balancerTarget("c", "web-c"))
+		narrow.Spec.Selector.MatchLabels["tier"] = "front" // web's pods have no tier
+		create(t, c, narrow)
+		wantBalancerCondition(t, c, client.ObjectKeyFromObject(narrow), kfedv1alpha1.BalancerBalanced, "False",
+			kfedv1alpha1.ReasonSelectorMismatch, 20*time.Second)
+		wantClusterEvent(t, f, "cluster-1", narrow, corev1.EventTypeWarning, kfedv1alpha1.ReasonSelectorMismatch)
+		wantReplicas(t, c, ns, webTargets, []int32{3, 7}, time.Second)
+		if err := c.Delete(context.Background(), narrow); err != nil {
+			t.Fatal(err)
+		}
+	})
+
 	t.Run("priority with fallback starts replicas in the second zone while the first cannot schedule, and takes them back", func(t *testing.T) {
 		const timeout = 10 * time.Second
 		apiB, apiC := deployment(ns, "api-b", "api", zoneB, 0), deployment(ns, "api-c", "api", zoneC, 0)
