@@ -103,6 +103,9 @@ func devUp(ctx context.Context, out io.Writer, o devOptions) error {
 	fmt.Fprintf(out, "kfed dev: starting etcd and 4 API servers in %s\n", dir)
 	env, err := devenv.Start(ctx, devenv.Options{
 		Dir: dir, BinDir: o.binDir, Members: devenv.DefaultMembers(), Workloads: o.workloads,
+		// Members get the Balancer CRD before they join (so kfed watches
+		// Balancers there) and before their controller managers start.
+		MemberCRDs: crds.MemberFS,
 	})
 	if err != nil {
 		return fmt.Errorf("starting the local federation: %w", err)
@@ -118,13 +121,6 @@ func devUp(ctx context.Context, out io.Writer, o devOptions) error {
 
 	if err := devenv.InstallCRDs(ctx, env.ControlPlane.Config, crds.FS); err != nil {
 		return err
-	}
-	// Members get the Balancer CRD before they join, so the controller
-	// watches Balancers there from the start.
-	for _, m := range env.Members {
-		if err := devenv.InstallCRDs(ctx, m.Config, crds.MemberFS); err != nil {
-			return fmt.Errorf("installing CRDs in %s: %w", m.Name, err)
-		}
 	}
 	for i, m := range env.Members {
 		wg.Go(func() {

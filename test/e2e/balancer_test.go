@@ -251,9 +251,10 @@ func TestBalancerInAMember(t *testing.T) {
 			},
 		}
 		create(t, c, hpa)
-		// The controller manager's REST mapper learns the Balancer CRD on
-		// its next refresh (every 30 s), so allow for two.
-		framework.Eventually(t, 100*time.Second, func(ctx context.Context) error {
+		// The Balancer CRD was installed before the controller manager
+		// started (MemberCRDs); otherwise its REST mapper would learn it on
+		// its next refresh, within 30 s.
+		framework.Eventually(t, 60*time.Second, func(ctx context.Context) error {
 			if err := c.Get(ctx, client.ObjectKeyFromObject(hpa), hpa); err != nil {
 				return err
 			}
@@ -288,7 +289,7 @@ func TestBalancerInAMember(t *testing.T) {
 		f.Apply("cluster-1", []string{"deploy/examples/balancer.yaml"})
 		targets := []string{"web-us-east1-b", "web-us-east1-c"}
 		wantReplicas(t, c, "shop", targets, []int32{3, 7}, 30*time.Second)
-		framework.Eventually(t, 100*time.Second, func(ctx context.Context) error {
+		framework.Eventually(t, 60*time.Second, func(ctx context.Context) error {
 			var hpa autoscalingv2.HorizontalPodAutoscaler
 			if err := c.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "web"}, &hpa); err != nil {
 				return err

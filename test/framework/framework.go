@@ -76,7 +76,7 @@ func Workloads(nodes int, cpu string) Option {
 func Zones(zones ...string) Option { return func(c *config) { c.zones = zones } }
 
 // MemberCRDs installs the CRDs members need (crds.MemberFS: the Balancer)
-// in every member before Start returns.
+// in every member before its workloads start.
 func MemberCRDs() Option { return func(c *config) { c.memberCRDs = true } }
 
 // LoadBalancer runs the loopback load balancer in every member.
@@ -101,6 +101,9 @@ func Start(t testing.TB, opts ...Option) *Federation {
 	}
 	cfg.opts.Members = members
 	cfg.opts.Workloads = cfg.workloads
+	if cfg.memberCRDs {
+		cfg.opts.MemberCRDs = crds.MemberFS
+	}
 	cfg.opts.BinDir = BinDir(t)
 	cfg.opts.Dir = t.TempDir()
 
@@ -113,13 +116,6 @@ func Start(t testing.TB, opts ...Option) *Federation {
 	t.Cleanup(env.Stop)
 	if err := devenv.InstallCRDs(ctx, env.ControlPlane.Config, crds.FS); err != nil {
 		t.Fatalf("installing CRDs: %v", err)
-	}
-	if cfg.memberCRDs {
-		for _, m := range env.Members {
-			if err := devenv.InstallCRDs(ctx, m.Config, crds.MemberFS); err != nil {
-				t.Fatalf("installing CRDs in %s: %v", m.Name, err)
-			}
-		}
 	}
 	f := &Federation{Env: env, Scheme: NewScheme(t), t: t, LBBase: 16 + rand.IntN(200)}
 	if cfg.lb {
