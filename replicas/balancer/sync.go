@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -43,67 +42,18 @@ func (r *Reconciler) setScales(ctx context.Context, c client.Client, cluster str
 	return nil
 }
 
-// outcome is what a reconcile found, for the status.
-type outcome struct {
-	targets []target
-	plan    *decision
-	failed  *failure
-}
-
-// writeStatus records o in b's status, and sends a Warning Event when the
-// Balanced condition turns False or changes why. It writes nothing when the
-// status is unchanged.
+// writeStatus records o in b's status and sends the Events nextStatus asks
+// for. It writes nothing when the status is unchanged.
 func (r *Reconciler) writeStatus(ctx context.Context, c client.Client, b *kfedv1alpha1.Balancer, o outcome) error {
-	st := b.Status.DeepCopy()
-	st.ObservedGeneration = b.Generation
-	if sel, err := metav1.LabelSelectorAsSelector(&b.Spec.Selector); err == nil {
-		st.Selector = sel.String()
+	st, notices := nextStatus(b, o)
+	for _, n := range notices {
+		r.event(ctx, c, b, n.Type, n.Reason, "%s", n.Message)
 	}
-	if o.targets != nil {
-		st.Replicas = 0
-		st.Targets = st.Targets[:0]
-		for _, t := range o.targets {
-			st.Replicas += t.Status
-			want := t.Spec
-			if o.plan != nil && o.failed == nil {
-				want = o.plan.Replicas[t.Name]
-			}
-			st.Targets = append(st.Targets, kfedv1alpha1.BalancerTargetStatus{
-				Name: t.Name, Replicas: want,
-				Running: t.Pods.Running, Pending: t.Pods.Pending, NotStarted: t.Pods.NotStarted,
-			})
-		}
-	}
-	prev := meta.FindStatusCondition(b.Status.Conditions, kfedv1alpha1.BalancerBalanced)
-	bal := metav1.Condition{Type: kfedv1alpha1.BalancerBalanced, ObservedGeneration: b.Generation,
-		Status: metav1.ConditionTrue, Reason: kfedv1alpha1.ReasonTargetsScaled,
-		Message: fmt.Sprintf("%d replicas over %d targets", b.Spec.Replicas, len(b.Spec.Targets))}
-	if o.failed != nil {
-		bal.Status, bal.Reason, bal.Message = metav1.ConditionFalse, o.failed.Reason, o.failed.Message+"; targets keep their replicas"
-	}
-	meta.SetStatusCondition(&st.Conditions, bal)
-	if o.failed != nil && (prev == nil || prev.Status != bal.Status || prev.Reason != bal.Reason || prev.Message != bal.Message) {
-		r.event(ctx, c, b, corev1.EventTypeWarning, o.failed.Reason, "%s", bal.Message)
-	}
-	if o.plan != nil {
-		fb := metav1.Condition{Type: kfedv1alpha1.BalancerFallback, ObservedGeneration: b.Generation,
-			Status: metav1.ConditionFalse, Reason: kfedv1alpha1.ReasonAllStarted, Message: "no pods pending past the startup timeout"}
-		if b.Spec.Policy.Fallback == nil {
-			fb.Reason, fb.Message = kfedv1alpha1.ReasonNoFallback, "spec.policy.fallback is not set"
-		}
-		if msg := o.plan.describe(); msg != "" {
-			fb.Status, fb.Reason, fb.Message = metav1.ConditionTrue, kfedv1alpha1.ReasonStartupTimeout, msg
-		}
-		if !meta.IsStatusConditionTrue(b.Status.Conditions, kfedv1alpha1.BalancerFallback) && fb.Status == metav1.ConditionTrue {
-			r.event(ctx, c, b, corev1.EventTypeWarning, kfedv1alpha1.ReasonStartupTimeout, "%s", fb.Message)
-		}
-		meta.SetStatusCondition(&st.Conditions, fb)
-	}
-	if equality.Semantic.DeepEqual(*st, b.Status) {
+	if equality.Semantic.DeepEqual(st, b.Status) {
 		return nil
 	}
 	patch := client.MergeFrom(b.DeepCopy())
-	b.Status = *st
+	b.Status = st
 	if err := c.Status().Patch(ctx, b, patch); err != nil {
 		return fmt.Errorf("writing status of Balancer %s/%s: %w", b.Namespace, b.Name, err)
 	}
