@@ -388,6 +388,33 @@ func TestBalancerInTheControlPlane(t *testing.T) {
 		}
 	})
 
+	t.Run("targets are any kind with a scale subresource, found through the REST mapper", func(t *testing.T) {
+		d := deployment(ns, "rs-web", "mixed", "", 1)
+		rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "rs-web", Namespace: ns},
+			Spec: appsv1.ReplicaSetSpec{Replicas: new(int32(1)), Selector: d.Spec.Selector, Template: d.Spec.Template}}
+		mixed := newBalancer(ns, "mixed", "mixed", 8, proportionalPolicy(map[string]int32{"rs": 1, "deploy": 3}),
+			kfedv1alpha1.BalancerTarget{Name: "rs", ScaleTargetRef: kfedv1alpha1.CrossVersionObjectReference{
+				APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "rs-web"}},
+			balancerTarget("deploy", "mixed-web"))
+		create(t, fed, rs, deployment(ns, "mixed-web", "mixed", "", 1), mixed)
+		framework.Eventually(t, 30*time.Second, func(ctx context.Context) error {
+			if err := fed.Get(ctx, client.ObjectKeyFromObject(rs), rs); err != nil {
+				return err
+			}
+			got, err := replicasOf(ctx, fed, ns, "mixed-web")
+			if err != nil {
+				return err
+			}
+			if *rs.Spec.Replicas != 2 || got[0] != 6 {
+				return fmt.Errorf("ReplicaSet %d, Deployment %d; want 2 and 6", *rs.Spec.Replicas, got[0])
+			}
+			return nil
+		})
+		if err := fed.Delete(context.Background(), mixed); err != nil {
+			t.Fatal(err)
+		}
+	})
+
 	// Bad input: each Balancer below is refused with a reason and a Warning
 	// Event, and the Deployments keep the replicas they have.
 	settings := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: ns}}
