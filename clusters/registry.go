@@ -4,12 +4,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -32,7 +34,16 @@ type Member struct {
 	Labels map[string]string
 	// Client reads from the member's cache and writes to its API server.
 	Client client.Client
+
+	// unwatched are the optional kinds (by Go type) not watched here.
+	unwatched map[reflect.Type]bool
 }
+
+// Watches reports whether the member's cache watches obj's kind: false for
+// a kind given to WatchOptional that the member does not serve or kfed may
+// not read there. Reading an unwatched kind through Client would start an
+// informer that never syncs.
+func (m Member) Watches(obj client.Object) bool { return !m.unwatched[reflect.TypeOf(obj)] }
 
 // ObjectHandler is told about every add, update and delete of a watched
 // kind in any member; the registry calls it from informer goroutines.
@@ -56,7 +67,7 @@ type Registry struct {
 	mu      sync.Mutex
 	members map[string]*running
 	watches []watch
-	changes chan event.GenericEvent
+	changes []chan event.GenericEvent
 }
 
 type running struct {
@@ -67,8 +78,9 @@ type running struct {
 }
 
 type watch struct {
-	obj     client.Object
-	handler ObjectHandler
+	obj      client.Object
+	handler  ObjectHandler
+	optional bool
 }
 
 // Watch makes h hear about objects of obj's kind in every member, current and
@@ -76,20 +88,30 @@ type watch struct {
 func (r *Registry) Watch(obj client.Object, h ObjectHandler) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.watches = append(r.watches, watch{obj, h})
+	r.watches = append(r.watches, watch{obj: obj, handler: h})
 }
 
-// Changes returns a channel that receives an event each time the set of
-// Ready members changes; a controller turns it into a watch source.
-func (r *Registry) Changes() <-chan event.GenericEvent { return r.changeCh() }
-
-func (r *Registry) changeCh() chan event.GenericEvent {
+// WatchOptional is Watch for a kind that a member may not serve (its CRD is
+// not installed) or that kfed's identity there may not list and watch (the
+// member's RBAC predates the feature). Such a member is not watched for it
+// until its cache restarts, and serves everything else as before.
+func (r *Registry) WatchOptional(obj client.Object, h ObjectHandler) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.changes == nil {
-		r.changes = make(chan event.GenericEvent, 16)
-	}
-	return r.changes
+	r.watches = append(r.watches, watch{obj: obj, handler: h, optional: true})
+}
+
+// Changes returns a new channel that receives an event each time the set of
+// Ready members changes (a member's cache has synced, or stopped); a
+// controller turns it into a watch source. Each caller gets its own channel,
+// so several controllers can follow the members. Call it before the manager
+// starts.
+func (r *Registry) Changes() <-chan event.GenericEvent {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ch := make(chan event.GenericEvent, 16)
+	r.changes = append(r.changes, ch)
+	return ch
 }
 
 // Ready returns the Ready members, sorted by name.
@@ -188,7 +210,16 @@ func (r *Registry) start(ctx context.Context, c *kfedv1alpha1.Cluster, cfg *rest
 	r.mu.Lock()
 	watches := slices.Clone(r.watches)
 	r.mu.Unlock()
+	unwatched := map[reflect.Type]bool{}
 	for _, w := range watches {
+		if w.optional {
+			if why := r.cannotWatch(ctx, cl, w.obj); why != "" {
+				r.Logger.Info("not watching an optional kind in this member", "member", c.Name,
+					"kind", fmt.Sprintf("%T", w.obj), "why", why)
+				unwatched[reflect.TypeOf(w.obj)] = true
+				continue
+			}
+		}
 		inf, err := cl.GetCache().GetInformer(ctx, w.obj)
 		if err != nil {
 			return err
@@ -233,12 +264,41 @@ func (r *Registry) start(ctx context.Context, c *kfedv1alpha1.Cluster, cfg *rest
 	r.members[c.Name] = &running{
 		Member: Member{
 			Name: c.Name, Region: c.Spec.Region, Zones: slices.Clone(c.Spec.Zones), Labels: c.Labels,
-			Client: cl.GetClient(),
+			Client: cl.GetClient(), unwatched: unwatched,
 		},
 		configHash: hash, cancel: cancel, done: done,
 	}
 	r.Logger.Info("member cache started", "member", c.Name)
 	return nil
+}
+
+// cannotWatch says why cl cannot list and watch obj's kind, or "" if it can.
+func (r *Registry) cannotWatch(ctx context.Context, cl cluster.Cluster, obj client.Object) string {
+	gvk, err := cl.GetClient().GroupVersionKindFor(obj)
+	if err != nil {
+		return err.Error()
+	}
+	mapping, err := cl.GetRESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+	if meta.IsNoMatchError(err) {
+		return "not served"
+	}
+	if err != nil {
+		return err.Error()
+	}
+	for _, verb := range []string{"list", "watch"} {
+		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+			ResourceAttributes: &authorizationv1.ResourceAttributes{
+				Verb: verb, Group: mapping.Resource.Group, Resource: mapping.Resource.Resource,
+			},
+		}}
+		if err := cl.GetClient().Create(ctx, review); err != nil {
+			return "checking access: " + err.Error()
+		}
+		if !review.Status.Allowed {
+			return verb + " is not allowed"
+		}
+	}
+	return ""
 }
 
 // stop stops member name's cache; it reports whether one was running.
@@ -257,10 +317,13 @@ func (r *Registry) stop(name string) bool {
 }
 
 func (r *Registry) notify() {
-	ch := r.changeCh()
-	select {
-	case ch <- event.GenericEvent{Object: &kfedv1alpha1.Cluster{}}:
-	default: // one pending change event is enough
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, ch := range r.changes {
+		select {
+		case ch <- event.GenericEvent{Object: &kfedv1alpha1.Cluster{}}:
+		default: // one pending change event is enough
+		}
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -64,6 +65,10 @@ type Options struct {
 	NodeCPU  string
 	NodeMem  string
 	NodePods string
+	// MemberCRDs, if set, are installed in every member before its
+	// workloads start, so its controller manager (the HPA controller's REST
+	// mapper) knows them from the start instead of after its next refresh.
+	MemberCRDs fs.FS
 }
 
 // Cluster is one running API server.
@@ -173,6 +178,13 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	}
 	if err := e.writeKubeconfig(); err != nil {
 		return nil, err
+	}
+	if opts.MemberCRDs != nil {
+		for _, c := range e.Members {
+			if err := InstallCRDs(ctx, c.Config, opts.MemberCRDs); err != nil {
+				return nil, fmt.Errorf("installing CRDs in %s: %w", c.Name, err)
+			}
+		}
 	}
 	if opts.Workloads {
 		for i, c := range e.Members {

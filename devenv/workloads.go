@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 )
 
 // kwokNodeAnnotation marks the nodes KWOK simulates.
@@ -184,9 +185,19 @@ func (e *Env) registerNodes(ctx context.Context, c *Cluster) error {
 		if err != nil {
 			return fmt.Errorf("registering node %s: %w", name, err)
 		}
-		// Status given at create may be dropped; set it through the subresource.
-		created.Status.Capacity, created.Status.Allocatable = res, res
-		if _, err := cs.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+		// Status given at create may be dropped; set it through the
+		// subresource. KWOK may update the node in between: retry then.
+		err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			created.Status.Capacity, created.Status.Allocatable = res, res
+			_, err := cs.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{})
+			if apierrors.IsConflict(err) {
+				if cur, gerr := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{}); gerr == nil {
+					created = cur
+				}
+			}
+			return err
+		})
+		if err != nil {
 			return fmt.Errorf("setting capacity of node %s: %w", name, err)
 		}
 	}

@@ -27,6 +27,7 @@ import (
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/dnssync"
+	"github.com/kfed-io/kfed/replicas/balancer"
 	"github.com/kfed-io/kfed/services"
 )
 
@@ -157,6 +158,14 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	}
 	if err := sc.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up the service controller: %w", err)
+	}
+	bm, err := balancer.NewMetrics(ctrlmetrics.Registry)
+	if err != nil {
+		return nil, fmt.Errorf("registering Balancer metrics: %w", err)
+	}
+	bc := &balancer.Reconciler{Fed: mgr.GetClient(), Members: members, Metrics: bm}
+	if err := bc.SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("setting up the Balancer controller: %w", err)
 	}
 	mc := &services.MemberCleanup{
 		Fed: mgr.GetClient(), Recorder: mgr.GetEventRecorder("kfed-member-cleanup"), Federation: o.Federation,

@@ -1,5 +1,5 @@
 // Package v1alpha1 holds kfed's own API types in group kfed.io: the member
-// Cluster registration and, later, the Balancer and HealthReport objects.
+// Cluster registration and the Balancer; later, the HealthReport.
 //
 // +kubebuilder:object:generate=true
 // +groupName=kfed.io
@@ -17,7 +17,7 @@ var GroupVersion = schema.GroupVersion{Group: "kfed.io", Version: "v1alpha1"}
 // AddToScheme registers this package's types with s. It is a plain function,
 // not an init-time registration, so importing the package changes nothing.
 func AddToScheme(s *runtime.Scheme) error {
-	s.AddKnownTypes(GroupVersion, &Cluster{}, &ClusterList{}, &HealthReport{}, &HealthReportList{})
+	s.AddKnownTypes(GroupVersion, &Cluster{}, &ClusterList{}, &HealthReport{}, &HealthReportList{}, &Balancer{}, &BalancerList{})
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil
 }

@@ -110,6 +110,9 @@ func devUp(ctx context.Context, out io.Writer, o devOptions) error {
 	fmt.Fprintf(out, "kfed dev: starting etcd and 4 API servers in %s\n", dir)
 	env, err := devenv.Start(ctx, devenv.Options{
 		Dir: dir, BinDir: o.binDir, Members: devenv.DefaultMembers(), Workloads: o.workloads,
+		// Members get the Balancer CRD before they join (so kfed watches
+		// Balancers there) and before their controller managers start.
+		MemberCRDs: crds.MemberFS,
 	})
 	if err != nil {
 		return fmt.Errorf("starting the local federation: %w", err)

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
@@ -26,7 +27,7 @@ func newStatusCommand() *cobra.Command {
 	var kf kubeconfigFlags
 	cmd := &cobra.Command{
 		Use:   "status",
-		Short: "Show federated Services by cluster: shard, ingress and conditions",
+		Short: "Show federated Services by cluster (shard, ingress, conditions) and Balancers in every cluster",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			_, fed, err := kf.load()
@@ -109,7 +110,72 @@ func printStatus(ctx context.Context, w io.Writer, fed client.Client) error {
 		}
 		fmt.Fprintf(tw, "\t%s\t\t\t%s\t\n", "→ "+host, strings.Join(conds, " "))
 	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return printBalancers(ctx, w, fed, members)
+}
+
+// printBalancers lists the Balancers of the control plane and of every
+// reachable member, one row each, after a blank line; nothing when there are
+// none. A cluster that does not serve Balancers has none.
+func printBalancers(ctx context.Context, w io.Writer, fed client.Client, members []memberView) error {
+	var rows []string
+	add := func(cluster string, c client.Client) {
+		var list kfedv1alpha1.BalancerList
+		if err := c.List(ctx, &list); err != nil {
+			if !meta.IsNoMatchError(err) && !apierrors.IsNotFound(err) {
+				rows = append(rows, fmt.Sprintf("-\t%s\t\t\t\t\tunreadable: %v", cluster, err))
+			}
+			return
+		}
+		for i := range list.Items {
+			rows = append(rows, balancerRow(cluster, &list.Items[i]))
+		}
+	}
+	add("federation", fed)
+	for _, m := range members {
+		if m.err == nil && m.ready {
+			add(m.name, m.client)
+		}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "\nBALANCER\tCLUSTER\tDESIRED\tCURRENT\tPOLICY\tTARGETS\tCONDITIONS")
+	for _, r := range rows {
+		fmt.Fprintln(tw, r)
+	}
 	return tw.Flush()
+}
+
+// balancerRow is one Balancer: each target as planned/running, with pods
+// pending and pending past the startup timeout when there are any, and its
+// conditions as in the Service rows.
+func balancerRow(cluster string, b *kfedv1alpha1.Balancer) string {
+	var targets []string
+	for _, t := range b.Status.Targets {
+		s := fmt.Sprintf("%s=%d/%d", t.Name, t.Replicas, t.Running)
+		if t.Pending > 0 {
+			s += fmt.Sprintf(" (%d pending", t.Pending)
+			if t.NotStarted > 0 {
+				s += fmt.Sprintf(", %d past timeout", t.NotStarted)
+			}
+			s += ")"
+		}
+		targets = append(targets, s)
+	}
+	var conds []string
+	for _, c := range b.Status.Conditions {
+		s := strings.TrimPrefix(c.Type, "kfed.io/") + "=" + string(c.Status)
+		if (c.Type == kfedv1alpha1.BalancerBalanced) != (c.Status == metav1.ConditionTrue) {
+			s += " (" + c.Reason + ": " + c.Message + ")"
+		}
+		conds = append(conds, s)
+	}
+	return fmt.Sprintf("%s/%s\t%s\t%d\t%d\t%s\t%s\t%s", b.Namespace, b.Name, cluster, b.Spec.Replicas, b.Status.Replicas,
+		b.Spec.Policy.PolicyName, strings.Join(targets, " "), strings.Join(conds, " "))
 }
 
 // shardView describes the shard of key in m: whether kfed created or

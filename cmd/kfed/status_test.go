@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/manager"
 	"github.com/kfed-io/kfed/services"
 	"github.com/kfed-io/kfed/test/framework"
@@ -45,11 +46,35 @@ func TestStatusAndDNSPlanShowAFederatedService(t *testing.T) {
 		return nil
 	})
 
+	// A Balancer in the control plane gets a row of its own.
+	bal := &kfedv1alpha1.Balancer{
+		ObjectMeta: metav1.ObjectMeta{Name: "fleet", Namespace: "default"},
+		Spec: kfedv1alpha1.BalancerSpec{Replicas: 3,
+			Selector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "fleet"}},
+			Targets: []kfedv1alpha1.BalancerTarget{{Name: "a", ScaleTargetRef: kfedv1alpha1.CrossVersionObjectReference{
+				APIVersion: "apps/v1", Kind: "Deployment", Name: "missing"}}},
+			Policy: kfedv1alpha1.BalancerPolicy{PolicyName: kfedv1alpha1.PolicyPriority,
+				Priorities: &kfedv1alpha1.PriorityPolicy{TargetOrder: []string{"a"}}}},
+	}
+	if err := fed.Create(ctx, bal); err != nil {
+		t.Fatal(err)
+	}
+	framework.Eventually(t, 30*time.Second, func(ctx context.Context) error {
+		if err := fed.Get(ctx, client.ObjectKeyFromObject(bal), bal); err != nil {
+			return err
+		}
+		if !meta.IsStatusConditionFalse(bal.Status.Conditions, kfedv1alpha1.BalancerBalanced) {
+			return fmt.Errorf("Balancer conditions %+v", bal.Status.Conditions)
+		}
+		return nil
+	})
+
 	out, err := run(t, "status", "--kubeconfig", f.Kubeconfig)
 	if err != nil {
 		t.Fatalf("kfed status: %v\n%s", err, out)
 	}
-	for _, want := range []string{"default/shop", "cluster-1", "cluster-2", "created", "shop.default.fed.svc.example.com", "Published=True"} {
+	for _, want := range []string{"default/shop", "cluster-1", "cluster-2", "created", "shop.default.fed.svc.example.com", "Published=True",
+		"default/fleet", "Balanced=False (TargetNotFound"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("kfed status lacks %q:\n%s", want, out)
 		}
@@ -74,5 +99,43 @@ func TestStatusAndDNSPlanShowAFederatedService(t *testing.T) {
 	}
 	if _, err := run(t, "dns", "plan", "nope", "--kubeconfig", f.Kubeconfig); err == nil || !strings.Contains(err.Error(), "default/nope") {
 		t.Errorf("plan of a missing Service: %v", err)
+	}
+}
+
+func TestBalancerRowShowsTargetsAndWhatIsWrong(t *testing.T) {
+	b := func(conds ...metav1.Condition) *kfedv1alpha1.Balancer {
+		return &kfedv1alpha1.Balancer{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"},
+			Spec: kfedv1alpha1.BalancerSpec{Replicas: 10,
+				Policy: kfedv1alpha1.BalancerPolicy{PolicyName: kfedv1alpha1.PolicyPriority}},
+			Status: kfedv1alpha1.BalancerStatus{Replicas: 14, Conditions: conds, Targets: []kfedv1alpha1.BalancerTargetStatus{
+				{Name: "b", Replicas: 10, Running: 6, Pending: 4, NotStarted: 4},
+				{Name: "c", Replicas: 4, Running: 4},
+			}},
+		}
+	}
+	tests := []struct {
+		name string
+		b    *kfedv1alpha1.Balancer
+		want []string
+	}{
+		{name: "a balanced Balancer falling back shows stuck pods and why",
+			b: b(metav1.Condition{Type: kfedv1alpha1.BalancerBalanced, Status: metav1.ConditionTrue, Reason: "TargetsScaled"},
+				metav1.Condition{Type: kfedv1alpha1.BalancerFallback, Status: metav1.ConditionTrue, Reason: "StartupTimeout", Message: "pods of b"}),
+			want: []string{"shop/web\tcluster-1\t10\t14\tpriority", "b=10/6 (4 pending, 4 past timeout) c=4/4",
+				"Balanced=True Fallback=True (StartupTimeout: pods of b)"}},
+		{name: "a refused Balancer shows the reason",
+			b:    b(metav1.Condition{Type: kfedv1alpha1.BalancerBalanced, Status: metav1.ConditionFalse, Reason: "InvalidPolicy", Message: "targetOrder"}),
+			want: []string{"Balanced=False (InvalidPolicy: targetOrder)"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := balancerRow("cluster-1", tt.b)
+			for _, w := range tt.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("row %q lacks %q", got, w)
+				}
+			}
+		})
 	}
 }

@@ -9,3 +9,9 @@ import "embed"
 //
 //go:embed *.yaml
 var FS embed.FS
+
+// MemberFS holds the CRDs a member cluster needs for kfed to act there: the
+// Balancer, reconciled in members as in the control plane.
+//
+//go:embed kfed.io_balancers.yaml
+var MemberFS embed.FS

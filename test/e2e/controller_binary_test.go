@@ -16,10 +16,13 @@ import (
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/services"
 	"github.com/kfed-io/kfed/test/framework"
@@ -85,7 +88,7 @@ func startReplica(t *testing.T, bin, kubeconfig string) *replica {
 // kfed-controller processes with only the permissions deploy/ grants: the
 // generated roles in the control plane, deploy/member/rbac.yaml in members.
 func TestKfedControllerElectsALeaderServesMetricsAndFailsOver(t *testing.T) {
-	f := framework.Start(t, framework.Members(2), framework.LoadBalancer())
+	f := framework.Start(t, framework.Members(2), framework.LoadBalancer(), framework.MemberCRDs())
 	kubeconfig := leastPrivilegeKubeconfig(t, f)
 	raw, err := clientcmd.LoadFromFile(kubeconfig)
 	if err != nil {
@@ -151,6 +154,37 @@ func TestKfedControllerElectsALeaderServesMetricsAndFailsOver(t *testing.T) {
 		}
 		return nil
 	})
+	// Balancers, in a member and in the control plane, need no more than
+	// deploy/ grants either.
+	for _, cluster := range []string{"cluster-1", "federation"} {
+		c := f.Client(cluster)
+		create(t, c, deployment("default", "bal-a", "bal", "", 1), deployment("default", "bal-b", "bal", "", 1),
+			newBalancer("default", "bal", "bal", 6, priorityPolicy("a", "b"),
+				kfedv1alpha1.BalancerTarget{Name: "a", MaxReplicas: new(int32(2)), ScaleTargetRef: balancerTarget("", "bal-a").ScaleTargetRef},
+				balancerTarget("b", "bal-b")))
+		wantReplicas(t, c, "default", []string{"bal-a", "bal-b"}, []int32{2, 4}, 30*time.Second)
+		wantClusterEvent(t, f, cluster, &kfedv1alpha1.Balancer{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "bal"}},
+			corev1.EventTypeNormal, "ScaledTarget")
+		wantBalancerCondition(t, c, client.ObjectKey{Namespace: "default", Name: "bal"}, kfedv1alpha1.BalancerBalanced, "True",
+			kfedv1alpha1.ReasonTargetsScaled, 10*time.Second)
+	}
+	framework.Eventually(t, 10*time.Second, func(ctx context.Context) error {
+		body, err := get(ctx, "http://"+leader.metrics+"/metrics")
+		if err != nil {
+			return err
+		}
+		for _, want := range []string{
+			`kfed_balancer_scale_writes_total{cluster="cluster-1"} 2`,
+			`kfed_balancer_scale_writes_total{cluster="federation"} 2`,
+			`kfed_balancer_reconciles_total{cluster="cluster-1",result="TargetsScaled"}`,
+		} {
+			if !strings.Contains(body, want) {
+				return fmt.Errorf("metrics lack %s", want)
+			}
+		}
+		return nil
+	})
+
 	if body, _ := get(ctx, "http://"+standby.metrics+"/metrics"); strings.Contains(body, "kfed_shard_operations_total{") {
 		t.Errorf("the standby reconciled while the leader held the lease")
 	}

@@ -50,10 +50,12 @@ type Federation struct {
 }
 
 type config struct {
-	members   int
-	workloads bool
-	lb        bool
-	opts      devenv.Options
+	members    int
+	workloads  bool
+	lb         bool
+	zones      []string
+	memberCRDs bool
+	opts       devenv.Options
 }
 
 // Option configures Start.
@@ -68,6 +70,14 @@ func Members(n int) Option { return func(c *config) { c.members = n } }
 func Workloads(nodes int, cpu string) Option {
 	return func(c *config) { c.workloads, c.opts.Nodes, c.opts.NodeCPU = true, nodes, cpu }
 }
+
+// Zones gives every member these zones (simulated nodes are spread over
+// them round-robin) instead of devenv.DefaultMembers' one zone each.
+func Zones(zones ...string) Option { return func(c *config) { c.zones = zones } }
+
+// MemberCRDs installs the CRDs members need (crds.MemberFS: the Balancer)
+// in every member before its workloads start.
+func MemberCRDs() Option { return func(c *config) { c.memberCRDs = true } }
 
 // LoadBalancer runs the loopback load balancer in every member.
 func LoadBalancer() Option { return func(c *config) { c.lb = true } }
@@ -84,10 +94,16 @@ func Start(t testing.TB, opts ...Option) *Federation {
 	for i := range members {
 		m := defaults[i%len(defaults)]
 		m.Name = "cluster-" + strconv.Itoa(i+1)
+		if cfg.zones != nil {
+			m.Zones = cfg.zones
+		}
 		members[i] = m
 	}
 	cfg.opts.Members = members
 	cfg.opts.Workloads = cfg.workloads
+	if cfg.memberCRDs {
+		cfg.opts.MemberCRDs = crds.MemberFS
+	}
 	cfg.opts.BinDir = BinDir(t)
 	cfg.opts.Dir = t.TempDir()
 
