@@ -28,6 +28,7 @@ import (
 	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/dnssync"
 	"github.com/kfed-io/kfed/replicas/balancer"
+	"github.com/kfed-io/kfed/replicas/deployments"
 	"github.com/kfed-io/kfed/services"
 )
 
@@ -166,6 +167,17 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	bc := &balancer.Reconciler{Fed: mgr.GetClient(), Members: members, Metrics: bm}
 	if err := bc.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up the Balancer controller: %w", err)
+	}
+	dm, err := deployments.NewMetrics(ctrlmetrics.Registry)
+	if err != nil {
+		return nil, fmt.Errorf("registering federated Deployment metrics: %w", err)
+	}
+	dc := &deployments.Controller{
+		Fed: mgr.GetClient(), Members: members, Recorder: mgr.GetEventRecorder("kfed-deployment-controller"),
+		Federation: o.Federation, Metrics: dm,
+	}
+	if err := dc.SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("setting up the federated Deployment controller: %w", err)
 	}
 	mc := &services.MemberCleanup{
 		Fed: mgr.GetClient(), Recorder: mgr.GetEventRecorder("kfed-member-cleanup"), Federation: o.Federation,

@@ -1,0 +1,52 @@
+// Package clusterreplicas is kfed's contract on the per-cluster replica
+// table of a federated Deployment: the annotation kfed.io/cluster-replicas
+// that the federated Deployment controller writes on the control-plane
+// Deployment, and that readers (the services controller's DNS weights,
+// kfed status, kubectl describe) read back. It holds, for each member the
+// Deployment is placed in, the replicas kfed planned there and how many of
+// them are ready.
+//
+// The controller writes through Encode; readers read through Read and
+// never parse the annotation themselves.
+package clusterreplicas
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Annotation holds the table: a JSON object from cluster name to Cluster.
+const Annotation = "kfed.io/cluster-replicas"
+
+// Cluster is one member's line of the table.
+type Cluster struct {
+	// Planned is the spec.replicas kfed gave the member's copy.
+	Planned int32 `json:"planned"`
+	// Ready is the copy's status.readyReplicas, as last seen.
+	Ready int32 `json:"ready"`
+	// Reported is false while the copy has not yet reported on the
+	// current template (its pods are still being made).
+	Reported bool `json:"reported"`
+}
+
+// Encode returns the annotation value for table. encoding/json sorts map
+// keys, so the same table always encodes the same way.
+func Encode(table map[string]Cluster) string {
+	if table == nil {
+		table = map[string]Cluster{}
+	}
+	b, _ := json.Marshal(table) // a map of plain structs always marshals
+	return string(b)
+}
+
+// Read returns the table in annotations; ok is false when there is none.
+func Read(annotations map[string]string) (table map[string]Cluster, ok bool, err error) {
+	v, ok := annotations[Annotation]
+	if !ok {
+		return nil, false, nil
+	}
+	if err := json.Unmarshal([]byte(v), &table); err != nil {
+		return nil, true, fmt.Errorf("annotation %s: %w", Annotation, err)
+	}
+	return table, true, nil
+}

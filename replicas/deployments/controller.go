@@ -1,0 +1,324 @@
+package deployments
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/clusters"
+)
+
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=apps,resources=deployments/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=apps,resources=deployments/finalizers,verbs=update
+// +kubebuilder:rbac:groups=apps,resources=replicasets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Controller reconciles federated Deployments.
+type Controller struct {
+	// Fed is the control plane's client (cached reads).
+	Fed      client.Client
+	Members  *clusters.Registry
+	Recorder events.EventRecorder
+	// Federation names this federation on the copies.
+	Federation string
+	Metrics    *Metrics
+	// Workers is how many Deployments are reconciled at once; 4 when zero.
+	// A long plan holds one worker, never the others.
+	Workers int
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+
+	memberEvents chan event.GenericEvent
+	stopped      chan struct{}
+}
+
+// SetupWithManager registers the controller: it watches federated
+// Deployments and the ReplicaSets a Deployment controller would make for
+// them in the control plane, their copies in every member, and the set of
+// Ready members.
+func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
+	c.memberEvents = make(chan event.GenericEvent, 1024)
+	c.stopped = make(chan struct{})
+	// Member informers block on memberEvents when it is full; once the
+	// manager stops nobody drains it, so they must stop waiting then.
+	err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		<-ctx.Done()
+		close(c.stopped)
+		return nil
+	}))
+	if err != nil {
+		return err
+	}
+	// Optional: a member whose RBAC predates federated Deployments keeps
+	// serving Services, and gets no copies.
+	c.Members.WatchOptional(&appsv1.Deployment{}, c.onMember)
+	interesting := predicate.NewPredicateFuncs(func(o client.Object) bool {
+		d, ok := o.(*appsv1.Deployment)
+		return ok && (IsFederated(d) || controllerutil.ContainsFinalizer(d, Finalizer))
+	})
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("federated-deployment").
+		For(&appsv1.Deployment{}, builder.WithPredicates(interesting)).
+		Watches(&appsv1.ReplicaSet{}, handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(),
+			&appsv1.Deployment{}, handler.OnlyControllerOwner())).
+		WatchesRawSource(source.Channel(c.memberEvents, &handler.EnqueueRequestForObject{})).
+		WatchesRawSource(source.Channel(c.Members.Changes(), handler.EnqueueRequestsFromMapFunc(c.allFederated))).
+		WithOptions(controller.Options{MaxConcurrentReconciles: cmp.Or(c.Workers, 4)}).
+		Complete(c)
+}
+
+// onMember turns a change of a member copy into a reconcile of the
+// federated Deployment it was made from.
+func (c *Controller) onMember(_ string, obj client.Object) {
+	origin := obj.GetAnnotations()[AnnotationOrigin]
+	if origin == "" || obj.GetLabels()[kfedv1alpha1.LabelFederation] != c.Federation {
+		return
+	}
+	ns, name, ok := strings.Cut(origin, "/")
+	if !ok {
+		return
+	}
+	stub := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	select {
+	case c.memberEvents <- event.GenericEvent{Object: stub}:
+	case <-c.stopped:
+	}
+}
+
+func (c *Controller) allFederated(ctx context.Context, _ client.Object) []ctrl.Request {
+	var list appsv1.DeploymentList
+	if err := c.Fed.List(ctx, &list); err != nil {
+		return nil
+	}
+	var reqs []ctrl.Request
+	for i := range list.Items {
+		d := &list.Items[i]
+		if IsFederated(d) || controllerutil.ContainsFinalizer(d, Finalizer) {
+			reqs = append(reqs, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(d)})
+		}
+	}
+	return reqs
+}
+
+// readyMembers are the Ready members whose Deployments kfed watches.
+func (c *Controller) readyMembers() []clusters.Member {
+	return slices.DeleteFunc(c.Members.Ready(), func(m clusters.Member) bool { return !m.Watches(&appsv1.Deployment{}) })
+}
+
+// Reconcile brings one federated Deployment's copies and status in line.
+func (c *Controller) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	start := c.now()
+	var d appsv1.Deployment
+	err := c.Fed.Get(ctx, req.NamespacedName, &d)
+	if apierrors.IsNotFound(err) {
+		// Gone without our finalizer (or before it was added): sweep the
+		// copies that still point at it.
+		return ctrl.Result{}, c.removeCopies(ctx, req.NamespacedName, false)
+	}
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if d.DeletionTimestamp != nil || !IsFederated(&d) {
+		return ctrl.Result{}, c.finalize(ctx, &d)
+	}
+	if !controllerutil.ContainsFinalizer(&d, Finalizer) {
+		patch := client.MergeFrom(d.DeepCopy())
+		controllerutil.AddFinalizer(&d, Finalizer)
+		if err := c.Fed.Patch(ctx, &d, patch); err != nil {
+			return ctrl.Result{}, fmt.Errorf("adding finalizer: %w", err)
+		}
+	}
+	o := c.sync(ctx, &d)
+	if err := c.writeStatus(ctx, &d, o); err != nil {
+		return ctrl.Result{}, err
+	}
+	result := ReasonSynced
+	switch {
+	case o.invalid != nil:
+		result = ReasonInvalidPreferences
+	case len(o.failed) > 0:
+		result = ReasonMemberWriteFailed
+	}
+	c.Metrics.reconciled(result, c.now().Sub(start))
+	if len(o.failed) > 0 {
+		return ctrl.Result{}, fmt.Errorf("deployment %s: %s", req, joinProblems(o.failed)) // retried with backoff
+	}
+	return ctrl.Result{}, nil
+}
+
+// sync runs observe → decide → write for d and returns what happened.
+func (c *Controller) sync(ctx context.Context, d *appsv1.Deployment) outcome {
+	var o outcome
+	o.controlPlaneWorkloads = c.controlPlaneReplicaSet(ctx, d)
+	cfg, err := parseConfig(d)
+	if err != nil {
+		// Bad input freezes the copies as they are until the user fixes it.
+		o.invalid = err
+		return o
+	}
+	members := c.readyMembers()
+	origin := d.Namespace + "/" + d.Name
+	existing := map[string]*appsv1.Deployment{}
+	copies := map[string]observedCopy{}
+	var infos []clusterInfo
+	o.failed = map[string]string{}
+	for _, m := range members {
+		infos = append(infos, clusterInfo{Name: m.Name, Region: m.Region, Labels: m.Labels})
+		var cur appsv1.Deployment
+		switch err := m.Client.Get(ctx, client.ObjectKeyFromObject(d), &cur); {
+		case apierrors.IsNotFound(err):
+			copies[m.Name] = observedCopy{state: copyAbsent}
+		case err != nil:
+			o.failed[m.Name] = fmt.Sprintf("reading the copy in cluster %s: %v", m.Name, err)
+			copies[m.Name] = observedCopy{state: copyConflict} // neither planned nor touched
+		default:
+			existing[m.Name] = &cur
+			oc := observedCopy{state: classify(&cur, origin, c.Federation)}
+			if cur.Spec.Replicas != nil {
+				oc.replicas = *cur.Spec.Replicas
+			}
+			copies[m.Name] = oc
+		}
+	}
+	total := int32(1)
+	if d.Spec.Replicas != nil {
+		total = *d.Spec.Replicas
+	}
+	plan, err := decide(origin, total, cfg, infos, copies)
+	if err != nil {
+		o.invalid = err
+		return o
+	}
+	for name := range o.failed {
+		plan.conflicts = slices.DeleteFunc(plan.conflicts, func(s string) bool { return s == name })
+	}
+	o.plan = plan
+	o.copies = map[string]*appsv1.Deployment{}
+	o.hash = desiredCopy(d, c.Federation, 0).Annotations[AnnotationSpecHash]
+	for _, m := range members {
+		want, planned := plan.replicas[m.Name]
+		cur := existing[m.Name]
+		state := copies[m.Name].state
+		if !planned {
+			if err := c.removeCopy(ctx, m, cur, state, false); err != nil {
+				o.failed[m.Name] = err.Error()
+			}
+			continue
+		}
+		got, err := c.ensureCopy(ctx, m, d, cur, state, want)
+		if err != nil {
+			o.failed[m.Name] = err.Error()
+		}
+		if got != nil {
+			o.copies[m.Name] = got
+		}
+	}
+	return o
+}
+
+// controlPlaneReplicaSet names a ReplicaSet the control plane made for d,
+// "" when there is none (or they cannot be listed).
+func (c *Controller) controlPlaneReplicaSet(ctx context.Context, d *appsv1.Deployment) string {
+	var list appsv1.ReplicaSetList
+	if err := c.Fed.List(ctx, &list, client.InNamespace(d.Namespace)); err != nil {
+		return ""
+	}
+	for _, rs := range list.Items {
+		if ref := metav1.GetControllerOf(&rs); ref != nil && ref.UID == d.UID {
+			return rs.Name
+		}
+	}
+	return ""
+}
+
+// finalize deletes d's copies, or lets go of them when d is deleted with
+// orphan propagation (kubectl delete --cascade=orphan), and then lets d go.
+func (c *Controller) finalize(ctx context.Context, d *appsv1.Deployment) error {
+	if !controllerutil.ContainsFinalizer(d, Finalizer) {
+		return nil
+	}
+	orphan := d.DeletionTimestamp != nil && controllerutil.ContainsFinalizer(d, metav1.FinalizerOrphanDependents)
+	if err := c.removeCopies(ctx, client.ObjectKeyFromObject(d), orphan); err != nil {
+		return err
+	}
+	patch := client.MergeFromWithOptions(d.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	controllerutil.RemoveFinalizer(d, Finalizer)
+	if d.DeletionTimestamp != nil {
+		// The API server adds these for kubectl's --cascade=orphan and
+		// --cascade=foreground and leaves them to the garbage collector. A
+		// federation control plane runs none, and the Deployment has no
+		// dependents there, so kfed, having handled its copies, removes them.
+		controllerutil.RemoveFinalizer(d, metav1.FinalizerOrphanDependents)
+		controllerutil.RemoveFinalizer(d, metav1.FinalizerDeleteDependents)
+	} else {
+		// No longer federated: take back kfed's conditions and table.
+		sp := client.MergeFrom(d.DeepCopy())
+		d.Status.Conditions = slices.DeleteFunc(d.Status.Conditions, func(c appsv1.DeploymentCondition) bool {
+			return strings.HasPrefix(string(c.Type), "kfed.io/")
+		})
+		if err := c.Fed.Status().Patch(ctx, d, sp); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("removing kfed's conditions: %w", err)
+		}
+		patch = client.MergeFromWithOptions(d.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		controllerutil.RemoveFinalizer(d, Finalizer)
+	}
+	if err := c.Fed.Patch(ctx, d, patch); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("removing finalizer: %w", err)
+	}
+	return nil
+}
+
+// removeCopies deletes (or, with orphan, lets go of) the copies of key in
+// every Ready member. Copies kfed adopted are always let go of.
+func (c *Controller) removeCopies(ctx context.Context, key types.NamespacedName, orphan bool) error {
+	var errs []error
+	for _, m := range c.readyMembers() {
+		var cur appsv1.Deployment
+		switch err := m.Client.Get(ctx, key, &cur); {
+		case apierrors.IsNotFound(err):
+			continue
+		case err != nil:
+			errs = append(errs, fmt.Errorf("reading the copy in cluster %s: %w", m.Name, err))
+			continue
+		}
+		if err := c.removeCopy(ctx, m, &cur, classify(&cur, key.String(), c.Federation), orphan); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (c *Controller) event(d *appsv1.Deployment, typ, reason, format string, args ...any) {
+	if c.Recorder != nil {
+		c.Recorder.Eventf(d, nil, typ, reason, "Reconcile", format, args...)
+	}
+}
+
+func (c *Controller) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
+}

@@ -1,0 +1,148 @@
+package deployments
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"maps"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+)
+
+// Marks kfed puts on member copies.
+const (
+	// AnnotationOrigin is the namespace/name of the control-plane
+	// Deployment a copy was made from.
+	AnnotationOrigin = "kfed.io/origin"
+	// AnnotationAdopted marks a copy that existed before kfed took it over
+	// (see AnnotationAdoptExisting); kfed never deletes it, it lets go of it.
+	AnnotationAdopted = "kfed.io/adopted"
+	// AnnotationSpecHash is a hash of everything kfed sets on a copy but
+	// spec.replicas: a copy whose hash matches needs no update, and whose
+	// status.observedGeneration has caught up runs the current template.
+	AnnotationSpecHash = "kfed.io/spec-hash"
+	// Finalizer holds a federated Deployment until its copies are deleted
+	// (or, with orphan propagation, let go of).
+	Finalizer = "kfed.io/deployment-cleanup"
+)
+
+// copyState says how kfed stands to a member Deployment of a federated
+// Deployment's name.
+type copyState int
+
+const (
+	copyAbsent   copyState = iota
+	copyOurs               // created by kfed for this origin
+	copyAdopted            // taken over by kfed
+	copyForeign            // not kfed's: adopted only on opt-in
+	copyConflict           // another federation's or another origin's
+)
+
+func (s copyState) String() string {
+	return [...]string{"absent", "ours", "adopted", "foreign", "conflict"}[s]
+}
+
+// classify says how kfed stands to existing (nil when there is none).
+func classify(existing *appsv1.Deployment, origin, federation string) copyState {
+	if existing == nil {
+		return copyAbsent
+	}
+	if existing.Annotations[AnnotationOrigin] == origin && existing.Labels[kfedv1alpha1.LabelFederation] == federation {
+		if existing.Annotations[AnnotationAdopted] == "true" {
+			return copyAdopted
+		}
+		return copyOurs
+	}
+	if existing.Labels[kfedv1alpha1.LabelFederation] != "" || existing.Annotations[AnnotationOrigin] != "" {
+		return copyConflict
+	}
+	return copyForeign
+}
+
+// desiredCopy is the member copy of d with replicas: the same spec, the
+// same labels and annotations less kfed's own, and kfed's marks.
+func desiredCopy(d *appsv1.Deployment, federation string, replicas int32) *appsv1.Deployment {
+	c := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        d.Name,
+			Namespace:   d.Namespace,
+			Labels:      map[string]string{},
+			Annotations: map[string]string{},
+		},
+		Spec: *d.Spec.DeepCopy(),
+	}
+	maps.Copy(c.Labels, d.Labels)
+	for k, v := range d.Annotations {
+		if strings.HasPrefix(k, "kfed.io/") || k == corev1.LastAppliedConfigAnnotation ||
+			k == "deployment.kubernetes.io/revision" {
+			continue
+		}
+		c.Annotations[k] = v
+	}
+	c.Labels[kfedv1alpha1.LabelManagedBy] = kfedv1alpha1.ManagedBy
+	c.Labels[kfedv1alpha1.LabelFederation] = federation
+	c.Annotations[AnnotationOrigin] = d.Namespace + "/" + d.Name
+	c.Annotations[AnnotationSpecHash] = specHash(c)
+	c.Spec.Replicas = &replicas
+	return c
+}
+
+// specHash hashes what kfed sets on a copy, but spec.replicas.
+func specHash(c *appsv1.Deployment) string {
+	spec := c.Spec.DeepCopy()
+	spec.Replicas = nil
+	b, _ := json.Marshal(struct {
+		Labels, Annotations map[string]string
+		Spec                *appsv1.DeploymentSpec
+	}{c.Labels, withoutHash(c.Annotations), spec})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
+}
+
+func withoutHash(a map[string]string) map[string]string {
+	out := maps.Clone(a)
+	delete(out, AnnotationSpecHash)
+	return out
+}
+
+// mergeCopy writes want into existing, keeping what others put there
+// (labels, annotations, status). It reports whether anything changed.
+func mergeCopy(existing, want *appsv1.Deployment) bool {
+	changed := existing.Annotations[AnnotationSpecHash] != want.Annotations[AnnotationSpecHash] ||
+		existing.Spec.Replicas == nil || *existing.Spec.Replicas != *want.Spec.Replicas ||
+		existing.Annotations[AnnotationAdopted] != want.Annotations[AnnotationAdopted]
+	if !changed {
+		return false
+	}
+	if existing.Labels == nil {
+		existing.Labels = map[string]string{}
+	}
+	if existing.Annotations == nil {
+		existing.Annotations = map[string]string{}
+	}
+	maps.Copy(existing.Labels, want.Labels)
+	maps.Copy(existing.Annotations, want.Annotations)
+	existing.Spec = want.Spec
+	return true
+}
+
+// release removes kfed's marks from a copy, which then is an ordinary
+// Deployment of its cluster.
+func release(c *appsv1.Deployment) {
+	delete(c.Labels, kfedv1alpha1.LabelManagedBy)
+	delete(c.Labels, kfedv1alpha1.LabelFederation)
+	delete(c.Annotations, AnnotationOrigin)
+	delete(c.Annotations, AnnotationAdopted)
+	delete(c.Annotations, AnnotationSpecHash)
+}
+
+// current reports whether copy c runs the spec hash names: it carries the
+// hash and its Deployment controller has seen its latest generation.
+func current(c *appsv1.Deployment, hash string) bool {
+	return c.Annotations[AnnotationSpecHash] == hash && c.Status.ObservedGeneration >= c.Generation
+}

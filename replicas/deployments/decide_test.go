@@ -1,0 +1,163 @@
+package deployments
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func fedDeployment(annotations map[string]string) *appsv1.Deployment {
+	return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", Annotations: annotations}}
+}
+
+func abc(labels ...map[string]string) []clusterInfo {
+	out := []clusterInfo{{Name: "a", Region: "us-east1"}, {Name: "b", Region: "us-east1"}, {Name: "c", Region: "europe-west1"}}
+	for i := range labels {
+		out[i].Labels = labels[i]
+	}
+	return out
+}
+
+func TestDecide(t *testing.T) {
+	tests := []struct {
+		name        string
+		annotations map[string]string
+		total       int32
+		copies      map[string]observedCopy
+		want        string // the plan, "a=16 b=17 c=17"
+		conflicts   []string
+	}{
+		{
+			name:        "equal weights over three clusters plan 16, 17 and 17",
+			annotations: map[string]string{AnnotationPreferences: `{"rebalance": true, "clusters": {"*": {"weight": 1}}}`},
+			total:       50, want: multiset(16, 17, 17),
+		},
+		{
+			name:        "federated true spreads evenly",
+			annotations: map[string]string{AnnotationFederated: "true"},
+			total:       6, want: "a=2 b=2 c=2",
+		},
+		{
+			name:        "scenario 4: C capped at 20 plans 16, 17, 17",
+			annotations: map[string]string{AnnotationPreferences: `{"rebalance": true, "clusters": {"*": {"weight": 1}, "c": {"maxReplicas": 20, "weight": 1}}}`},
+			total:       50, want: multiset(16, 17, 17),
+		},
+		{
+			name:        "scenario 5: a heavy weight takes everything",
+			annotations: map[string]string{AnnotationPreferences: `{"rebalance": true, "clusters": {"a": {"weight": 1000000}, "b": {"weight": 1}, "c": {"weight": 1}}}`},
+			total:       50, want: "a=50 b=0 c=0",
+		},
+		{
+			name:        "without rebalance running replicas stay (scenario 7)",
+			annotations: map[string]string{AnnotationPreferences: `{"clusters": {"*": {"weight": 1}}}`},
+			total:       50, copies: map[string]observedCopy{"a": {state: copyOurs, replicas: 20}},
+			want: "a=20 b=15 c=15",
+		},
+		{
+			name:        "with rebalance running replicas move to the weighted layout",
+			annotations: map[string]string{AnnotationPreferences: `{"rebalance": true, "clusters": {"*": {"weight": 1}}}`},
+			total:       3, copies: map[string]observedCopy{"a": {state: copyOurs, replicas: 3}},
+			want: "a=1 b=1 c=1",
+		},
+		{
+			name:        "a cluster holding someone else's Deployment is left out and its share goes elsewhere",
+			annotations: map[string]string{AnnotationFederated: "true"},
+			total:       4, copies: map[string]observedCopy{"b": {state: copyForeign, replicas: 9}},
+			want: "a=2 c=2", conflicts: []string{"b"},
+		},
+		{
+			name:        "another federation's copy is a conflict even with adopt-existing",
+			annotations: map[string]string{AnnotationFederated: "true", AnnotationAdoptExisting: "true"},
+			total:       4, copies: map[string]observedCopy{"b": {state: copyConflict}},
+			want: "a=2 c=2", conflicts: []string{"b"},
+		},
+		{
+			name:        "adopt-existing takes a foreign Deployment into the plan",
+			annotations: map[string]string{AnnotationFederated: "true", AnnotationAdoptExisting: "true"},
+			total:       3, copies: map[string]observedCopy{"b": {state: copyForeign, replicas: 9}},
+			want: "a=1 b=1 c=1",
+		},
+		{
+			name:        "kfed.io/clusters places it in the named clusters only",
+			annotations: map[string]string{AnnotationFederated: "true", AnnotationClusters: "a, c"},
+			total:       4, want: "a=2 c=2",
+		},
+		{
+			name:        "kfed.io/cluster-selector matches the implicit region label",
+			annotations: map[string]string{AnnotationFederated: "true", AnnotationClusterSelector: "kfed.io/region=us-east1"},
+			total:       4, want: "a=2 b=2",
+		},
+		{
+			name:        "a cluster without preferences and no star gets none",
+			annotations: map[string]string{AnnotationPreferences: `{"clusters": {"a": {"weight": 1}}}`},
+			total:       5, want: "a=5 b=0 c=0",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := parseConfig(fedDeployment(tt.annotations))
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := decide("ns/web", tt.total, cfg, abc(), tt.copies)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := describe(d.replicas)
+			if strings.HasPrefix(tt.want, "{") {
+				got = multiset(slices.Collect(func(yield func(int32) bool) {
+					for _, n := range d.replicas {
+						yield(n)
+					}
+				})...)
+			}
+			if got != tt.want {
+				t.Errorf("plan %s, want %s", got, tt.want)
+			}
+			if !slices.Equal(d.conflicts, tt.conflicts) {
+				t.Errorf("conflicts %v, want %v", d.conflicts, tt.conflicts)
+			}
+		})
+	}
+}
+
+func describe(m map[string]int32) string {
+	var parts []string
+	for _, k := range sortedKeys(m) {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, m[k]))
+	}
+	return strings.Join(parts, " ")
+}
+
+func multiset(ns ...int32) string {
+	slices.Sort(ns)
+	return fmt.Sprint("{", ns, "}")
+}
+
+func TestParseConfigRejectsBadInput(t *testing.T) {
+	tests := []struct {
+		name        string
+		annotations map[string]string
+		want        string
+	}{
+		{"malformed JSON", map[string]string{AnnotationPreferences: `{"clusters": `}, AnnotationPreferences},
+		{"misspelt field", map[string]string{AnnotationPreferences: `{"clusters": {"*": {"maxReplica": 3}}}`}, "maxReplica"},
+		{"max below min", map[string]string{AnnotationPreferences: `{"clusters": {"a": {"minReplicas": 4, "maxReplicas": 2}}}`}, "less than minReplicas"},
+		{"negative weight", map[string]string{AnnotationPreferences: `{"clusters": {"*": {"weight": -1}}}`}, "negative"},
+		{"bad cluster name", map[string]string{AnnotationFederated: "true", AnnotationClusters: "A_1"}, "not a cluster name"},
+		{"bad selector", map[string]string{AnnotationFederated: "true", AnnotationClusterSelector: "a in (("}, AnnotationClusterSelector},
+		{"bad adopt value", map[string]string{AnnotationFederated: "true", AnnotationAdoptExisting: "yes"}, AnnotationAdoptExisting},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := parseConfig(fedDeployment(tt.annotations))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v, want one mentioning %q", err, tt.want)
+			}
+		})
+	}
+}

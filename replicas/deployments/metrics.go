@@ -1,0 +1,63 @@
+package deployments
+
+import (
+	"errors"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are the federated Deployment controller's Prometheus collectors.
+// A nil *Metrics records nothing.
+type Metrics struct {
+	reconciles *prometheus.HistogramVec
+	writes     *prometheus.CounterVec
+}
+
+// NewMetrics creates the collectors and registers them with reg. A
+// collector already registered (a second manager in one process) is reused.
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	m := &Metrics{
+		reconciles: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: "kfed", Subsystem: "deployment", Name: "reconcile_seconds",
+			Help: "Time to reconcile one federated Deployment, by result.",
+		}, []string{"result"}),
+		writes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "kfed", Subsystem: "deployment", Name: "copy_operations_total",
+			Help: "Member copies of federated Deployments created, updated, adopted, released and deleted.",
+		}, []string{"cluster", "operation"}),
+	}
+	var err error
+	if m.reconciles, err = register(reg, m.reconciles); err != nil {
+		return nil, err
+	}
+	if m.writes, err = register(reg, m.writes); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
+	if err := reg.Register(c); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if errors.As(err, &are) {
+			if existing, ok := are.ExistingCollector.(C); ok {
+				return existing, nil
+			}
+		}
+		return c, err
+	}
+	return c, nil
+}
+
+func (m *Metrics) reconciled(result string, d time.Duration) {
+	if m != nil {
+		m.reconciles.WithLabelValues(result).Observe(d.Seconds())
+	}
+}
+
+func (m *Metrics) write(cluster, op string) {
+	if m != nil {
+		m.writes.WithLabelValues(cluster, op).Inc()
+	}
+}
