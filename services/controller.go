@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -78,8 +79,9 @@ type Controller struct {
 }
 
 // SetupWithManager registers the controller: it watches federated Services
-// and their DNSEndpoints in the control plane, shards in every member, and
-// the set of Ready members.
+// and their DNSEndpoints in the control plane, the federated Deployments
+// whose ready replicas weigh them, shards in every member, and the set of
+// Ready members.
 func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
 	c.shardEvents = make(chan event.GenericEvent, 1024)
 	c.healthEvents = make(chan event.GenericEvent, 1024)
@@ -110,6 +112,7 @@ func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
 		WatchesRawSource(source.Channel(c.shardEvents, &handler.EnqueueRequestForObject{})).
 		WatchesRawSource(source.Channel(c.healthEvents, &handler.EnqueueRequestForObject{})).
 		WatchesRawSource(source.Channel(c.Members.Changes(), handler.EnqueueRequestsFromMapFunc(c.allFederated))).
+		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(c.servicesSelecting), builder.WithPredicates(hasTable)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: cmp.Or(c.Workers, 8)}).
 		Complete(c)
 }

@@ -32,7 +32,9 @@ type decision struct {
 //     says nothing of its load balancer;
 //   - a hostname ingress that did not resolve keeps the addresses it had;
 //   - a region or zone once published keeps its name, as a CNAME fallback,
-//     after its last cluster leaves, so clients pinned to it keep resolving.
+//     after its last cluster leaves, so clients pinned to it keep resolving;
+//   - a cluster's weight is its ready replicas of the federated Deployments
+//     the Service selects (1 when it selects none).
 func decide(o observation, st *status) (decision, error) {
 	if len(o.unknown) > 0 {
 		st.placementWarning(fmt.Sprintf("annotation %s names clusters that are not joined: %s", AnnotationClusters, strings.Join(o.unknown, ", ")))
@@ -72,6 +74,7 @@ func decide(o observation, st *status) (decision, error) {
 		}
 	}
 
+	weigh(o.weights, shards)
 	judge(o, previous, shards, st)
 
 	in := Input{Names: o.names, TTL: o.cfg.ttl, Shards: shards}

@@ -43,6 +43,9 @@ type observation struct {
 	// freshness is how long a heartbeat counts.
 	checkers  checkers
 	freshness time.Duration
+	// weights are each cluster's ready replicas of the federated
+	// Deployments the Service selects; nil when it selects none.
+	weights weights
 }
 
 // memberShard is what one member's shard gave this reconcile.
@@ -99,6 +102,9 @@ func (c *Controller) observe(ctx context.Context, svc *corev1.Service, cfg confi
 		return o, err
 	}
 	o.freshness = c.freshness()
+	if o.weights, err = c.observeWeights(ctx, svc); err != nil {
+		return o, err
+	}
 
 	var published extdnsv1alpha1.DNSEndpoint
 	switch err := c.Fed.Get(ctx, client.ObjectKeyFromObject(svc), &published); {

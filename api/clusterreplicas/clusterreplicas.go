@@ -24,8 +24,10 @@ type Cluster struct {
 	Planned int32 `json:"planned"`
 	// Ready is the copy's status.readyReplicas, as last seen.
 	Ready int32 `json:"ready"`
-	// Reported is false while the copy has not yet reported on the
-	// current template (its pods are still being made).
+	// Reported is true once the copy runs the current template and has
+	// made every planned pod (its status.replicas reached Planned): from
+	// then on Ready counts. Until then readers take Planned, so a cluster
+	// whose pods are still being made is not weighed as if it had none.
 	Reported bool `json:"reported"`
 }
 

@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"github.com/kfed-io/kfed/api/clusterreplicas"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
 )
@@ -283,6 +284,7 @@ func (c *Controller) finalize(ctx context.Context, d *appsv1.Deployment) error {
 		}
 		patch = client.MergeFromWithOptions(d.DeepCopy(), client.MergeFromWithOptimisticLock{})
 		controllerutil.RemoveFinalizer(d, Finalizer)
+		delete(d.Annotations, clusterreplicas.Annotation)
 	}
 	if err := c.Fed.Patch(ctx, d, patch); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("removing finalizer: %w", err)

@@ -87,7 +87,7 @@ func nextStatus(d *appsv1.Deployment, o outcome, now time.Time) (appsv1.Deployme
 				sum.AvailableReplicas += c.Status.AvailableReplicas
 				sum.UnavailableReplicas += c.Status.UnavailableReplicas
 				row.Ready = c.Status.ReadyReplicas
-				row.Reported = current(c, o.hash)
+				row.Reported = current(c, o.hash) && c.Status.Replicas >= row.Planned
 			}
 			table[name] = row
 		}

@@ -16,6 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
+	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/manager"
 	"github.com/kfed-io/kfed/replicas/deployments"
@@ -127,7 +129,7 @@ func kubectl(t testing.TB, f *framework.Federation, args ...string) string {
 // copy deleted by hand, refuse bad preferences and foreign Deployments, and
 // delete with and without orphaning.
 func TestFederatedDeployment(t *testing.T) {
-	f := framework.Start(t, framework.Members(3), framework.Workloads(2, "8"))
+	f := framework.Start(t, framework.Members(3), framework.Workloads(2, "8"), framework.LoadBalancer())
 	f.JoinAll()
 	f.StartController(manager.Options{})
 	fed := f.Client("federation")
@@ -174,9 +176,16 @@ func TestFederatedDeployment(t *testing.T) {
 		}
 	})
 
+	svc := federatedService(ns, "web")
+	t.Run("the Service selecting it weighs each cluster by its ready replicas", func(t *testing.T) {
+		create(t, fed, svc)
+		wantWeightsAreReady(t, f, ns, "web", 60*time.Second)
+	})
+
 	t.Run("changed preferences move the copies: a heavy weight on cluster-1 takes all (scenario 5)", func(t *testing.T) {
 		setPreferences(t, fed, key, `{"rebalance": true, "clusters": {"cluster-1": {"weight": 1000000}, "cluster-2": {"weight": 1}, "cluster-3": {"weight": 1}}}`)
 		wantCopies(t, f, ns, "web", []int32{50, 0, 0}, false, 30*time.Second)
+		wantWeights(t, f, client.ObjectKeyFromObject(svc), map[string]int{"cluster-1": 50, "cluster-2": 0, "cluster-3": 0}, 60*time.Second)
 	})
 
 	t.Run("a cap on cluster-3 with equal weights plans 16, 17, 17 with cluster-3 at most 20 (scenario 4)", func(t *testing.T) {
@@ -261,6 +270,66 @@ func TestFederatedDeployment(t *testing.T) {
 		wantCopies(t, f, ns, "db", []int32{1, 1, 1}, false, 30*time.Second)
 		kubectl(t, f, "--context", "federation", "delete", "deploy", "-n", ns, "db", "--wait=true", "--timeout=30s")
 		wantCopies(t, f, ns, "db", []int32{-1, -1, -1}, false, 30*time.Second)
+	})
+}
+
+// weightsOf reads the weight of each cluster in a Service's DNSEndpoint.
+func weightsOf(ctx context.Context, fed client.Client, key client.ObjectKey) (map[string]int, error) {
+	var ep extdnsv1alpha1.DNSEndpoint
+	if err := fed.Get(ctx, key, &ep); err != nil {
+		return nil, err
+	}
+	table, err := dnsendpoint.ReadClusters(&ep)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int{}
+	for name, c := range table {
+		out[name] = c.Weight
+	}
+	return out, nil
+}
+
+// wantWeights waits until the Service's DNSEndpoint weighs the clusters so.
+func wantWeights(t testing.TB, f *framework.Federation, key client.ObjectKey, want map[string]int, within time.Duration) {
+	t.Helper()
+	framework.Eventually(t, within, func(ctx context.Context) error {
+		got, err := weightsOf(ctx, f.Client("federation"), key)
+		if err != nil {
+			return err
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			return fmt.Errorf("DNSEndpoint %s weighs %v, want %v", key, got, want)
+		}
+		return nil
+	})
+}
+
+// wantWeightsAreReady waits until the Service's DNSEndpoint weighs every
+// member by the ready replicas of the Deployment's copy there, and every
+// copy is fully ready.
+func wantWeightsAreReady(t testing.TB, f *framework.Federation, ns, name string, within time.Duration) {
+	t.Helper()
+	framework.Eventually(t, within, func(ctx context.Context) error {
+		got, err := weightsOf(ctx, f.Client("federation"), client.ObjectKey{Namespace: ns, Name: name})
+		if err != nil {
+			return err
+		}
+		want := map[string]int{}
+		for _, m := range memberNames {
+			var d appsv1.Deployment
+			if err := f.Client(m).Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &d); err != nil {
+				return err
+			}
+			if d.Status.ReadyReplicas != *d.Spec.Replicas {
+				return fmt.Errorf("copy in %s has %d of %d ready", m, d.Status.ReadyReplicas, *d.Spec.Replicas)
+			}
+			want[m] = int(d.Status.ReadyReplicas)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			return fmt.Errorf("DNSEndpoint weighs %v, want the ready replicas %v", got, want)
+		}
+		return nil
 	})
 }
 

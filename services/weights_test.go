@@ -1,0 +1,100 @@
+package services
+
+import (
+	"fmt"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kfed-io/kfed/api/clusterreplicas"
+)
+
+func tabledDeployment(name string, podLabels map[string]string, table string) appsv1.Deployment {
+	d := appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name}}
+	d.Spec.Template = corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: podLabels}}
+	if table != "" {
+		d.Annotations = map[string]string{clusterreplicas.Annotation: table}
+	}
+	return d
+}
+
+func TestWeightsOf(t *testing.T) {
+	web := map[string]string{"app": "web"}
+	tests := []struct {
+		name     string
+		selector map[string]string
+		deps     []appsv1.Deployment
+		want     string
+	}{
+		{
+			name: "weights are the ready replicas per cluster", selector: web,
+			deps: []appsv1.Deployment{tabledDeployment("web", web,
+				`{"a":{"planned":16,"ready":16,"reported":true},"b":{"planned":17,"ready":5,"reported":true}}`)},
+			want: "map[a:16 b:5]",
+		},
+		{
+			name: "a cluster whose pods are not yet made weighs its plan", selector: web,
+			deps: []appsv1.Deployment{tabledDeployment("web", web, `{"a":{"planned":16,"ready":0,"reported":false}}`)},
+			want: "map[a:16]",
+		},
+		{
+			name: "no ready replica weighs 0", selector: web,
+			deps: []appsv1.Deployment{tabledDeployment("web", web, `{"a":{"planned":16,"ready":0,"reported":true}}`)},
+			want: "map[a:0]",
+		},
+		{
+			name: "ready replicas above the plan are capped by it", selector: web,
+			deps: []appsv1.Deployment{tabledDeployment("web", web, `{"a":{"planned":3,"ready":8,"reported":true}}`)},
+			want: "map[a:3]",
+		},
+		{
+			name: "every selected Deployment adds up", selector: web,
+			deps: []appsv1.Deployment{
+				tabledDeployment("web-v1", map[string]string{"app": "web", "v": "1"}, `{"a":{"planned":2,"ready":2,"reported":true}}`),
+				tabledDeployment("web-v2", map[string]string{"app": "web", "v": "2"}, `{"a":{"planned":3,"ready":3,"reported":true},"b":{"planned":1,"ready":1,"reported":true}}`),
+			},
+			want: "map[a:5 b:1]",
+		},
+		{
+			name: "a Deployment that is not federated is ignored", selector: web,
+			deps: []appsv1.Deployment{tabledDeployment("web", web, "")},
+			want: "none",
+		},
+		{
+			name: "a Deployment whose pods the selector does not match is ignored", selector: web,
+			deps: []appsv1.Deployment{tabledDeployment("api", map[string]string{"app": "api"}, `{"a":{"planned":2,"ready":2,"reported":true}}`)},
+			want: "none",
+		},
+		{
+			name: "a Service without a selector selects nothing", selector: nil,
+			deps: []appsv1.Deployment{tabledDeployment("web", web, `{"a":{"planned":2,"ready":2,"reported":true}}`)},
+			want: "none",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := weightsOf(tt.selector, tt.deps)
+			got := fmt.Sprint(map[string]int(w))
+			if w == nil {
+				got = "none"
+			}
+			if got != tt.want {
+				t.Errorf("weights %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestWeighKeepsDefaultWithoutDeployments(t *testing.T) {
+	shards := []Shard{{Cluster: "a", Weight: 7}, {Cluster: "b"}}
+	weigh(nil, shards)
+	if shards[0].Weight != 1 || shards[1].Weight != 1 {
+		t.Errorf("without federated Deployments weights are %d and %d, want 1", shards[0].Weight, shards[1].Weight)
+	}
+	weigh(weights{"a": 4}, shards)
+	if shards[0].Weight != 4 || shards[1].Weight != 0 {
+		t.Errorf("weights %d and %d, want 4 and 0 for a cluster running none", shards[0].Weight, shards[1].Weight)
+	}
+}
