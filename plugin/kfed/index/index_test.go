@@ -106,8 +106,12 @@ func TestAppendAddressesOrdersLocalClusterFirst(t *testing.T) {
 			want: []string{"10.96.0.20", "127.1.0.1", "127.4.0.1", "127.4.0.2", "127.3.0.1"},
 		},
 		{
-			name: "inside a cluster without cluster IPs its own targets come first", cluster: "cluster-3", qtype: dns.TypeA, eps: eps,
-			want: []string{"127.3.0.1", "127.1.0.1", "127.2.0.1", "127.4.0.1", "127.4.0.2"},
+			name: "inside a cluster without cluster IPs its own targets come first", cluster: "cluster-4", qtype: dns.TypeA, eps: eps,
+			want: []string{"127.4.0.1", "127.4.0.2", "127.1.0.1", "127.2.0.1", "127.3.0.1"},
+		},
+		{
+			name: "inside a cluster of weight 0 its own targets come last", cluster: "cluster-3", qtype: dns.TypeA, eps: eps,
+			want: []string{"127.1.0.1", "127.2.0.1", "127.4.0.1", "127.4.0.2", "127.3.0.1"},
 		},
 		{
 			name: "inside a cluster with no endpoint at the name the order is the weighted one", cluster: "cluster-9", qtype: dns.TypeA, eps: eps,

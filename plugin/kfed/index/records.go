@@ -53,7 +53,8 @@ func (r *Records) SetDerived(serial uint32, rrs []dns.RR) {
 
 // addresses are one type's address records at a name, one group per cluster.
 // Groups are kept in the order answers start from: the index's own cluster
-// first, then clusters with a weight, then those of weight 0.
+// first (unless its weight is 0), then clusters with a weight, then those of
+// weight 0.
 type addresses struct {
 	// fixed is the answer when its order cannot vary (at most one other
 	// cluster with a weight): every record in answer order, so that the
@@ -353,7 +354,12 @@ func (as *addresses) appendAll(dst []dns.RR) []dns.RR {
 	return dst
 }
 
-func (b *builder) isLocal(g parsedGroup) bool { return g.cluster != "" && g.cluster == b.cluster }
+// isLocal reports whether g is the index's own cluster and answered first
+// there. A cluster of weight 0 (no ready replicas) is answered last even in
+// its own CoreDNS.
+func (b *builder) isLocal(g parsedGroup) bool {
+	return g.cluster != "" && g.cluster == b.cluster && g.weight > 0
+}
 
 // rank orders true before false in a descending comparison.
 func rank(b bool) int {
