@@ -55,8 +55,10 @@ func (p *Provider) elbZone(host string) (string, bool) {
 // Adjust makes desired record sets into what Route53 holds: A and AAAA
 // record sets resolved from an AWS load balancer's hostname become alias
 // record sets to it (Route53 then follows the balancer's addresses itself,
-// and checks its health), and weights above Route53's maximum of 255 are
-// scaled down in proportion within their name and type.
+// and checks its health), weights above Route53's maximum of 255 are
+// scaled down in proportion within their name and type (a positive weight
+// stays at least 1), and a name and type whose weights are all 0 gets 1
+// each.
 func (p *Provider) Adjust(desired []dnsprovider.RecordSet) []dnsprovider.RecordSet {
 	out := make([]dnsprovider.RecordSet, 0, len(desired))
 	type nt struct{ name, typ string }
@@ -78,8 +80,14 @@ func (p *Provider) Adjust(desired []dnsprovider.RecordSet) []dnsprovider.RecordS
 		out = append(out, n)
 	}
 	for i, rs := range out {
-		if m := maxWeight[nt{rs.Name, rs.Type}]; m > 255 && rs.Weight > 0 {
+		switch m := maxWeight[nt{rs.Name, rs.Type}]; {
+		case m > 255 && rs.Weight > 0:
 			out[i].Weight = max(1, rs.Weight*255/m)
+		case m == 0 && rs.SetIdentifier != "":
+			// Every cluster weighs 0 (none has a ready replica): publish an
+			// equal share, as Route53 reads all-zero weights anyway, rather
+			// than zeros that a reader could take for "answer none".
+			out[i].Weight = 1
 		}
 	}
 	return out

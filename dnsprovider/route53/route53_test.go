@@ -343,3 +343,21 @@ func TestWeightsAbove255AreScaled(t *testing.T) {
 		t.Errorf("weights = %v, want [255 127 1 0]", weights)
 	}
 }
+
+func TestAllZeroWeightsBecomeEqualShares(t *testing.T) {
+	p := route53.New(nil, route53.Config{})
+	got := p.Adjust([]dnsprovider.RecordSet{
+		{Name: "z.kfed.test", Type: "A", SetIdentifier: "a", Weight: 0, Targets: []string{"10.0.0.1"}},
+		{Name: "z.kfed.test", Type: "A", SetIdentifier: "b", Weight: 0, Targets: []string{"10.0.0.2"}},
+		{Name: "w.kfed.test", Type: "A", SetIdentifier: "a", Weight: 3, Targets: []string{"10.0.0.1"}},
+		{Name: "w.kfed.test", Type: "A", SetIdentifier: "b", Weight: 0, Targets: []string{"10.0.0.2"}},
+		{Name: "plain.kfed.test", Type: "A", Targets: []string{"10.0.0.3"}},
+	})
+	var weights []int64
+	for _, rs := range got {
+		weights = append(weights, rs.Weight)
+	}
+	if fmt.Sprint(weights) != "[1 1 3 0 0]" {
+		t.Errorf("weights = %v, want [1 1 3 0 0]: all-zero names get 1 each, others keep theirs", weights)
+	}
+}
