@@ -65,6 +65,10 @@ type Options struct {
 	// HealthFreshness is how long a checker's heartbeat counts in a quorum;
 	// services.DefaultFreshness when zero.
 	HealthFreshness time.Duration
+	// UnschedulableThreshold is how long a pod of a federated Deployment may
+	// stay unschedulable before its cluster counts as full;
+	// deployments.DefaultUnschedulableThreshold when zero.
+	UnschedulableThreshold time.Duration
 	// Federation and Domain name the DNS names S.N.F.svc.D.
 	Federation string
 	Domain     string
@@ -174,7 +178,7 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	}
 	dc := &deployments.Controller{
 		Fed: mgr.GetClient(), Members: members, Recorder: mgr.GetEventRecorder("kfed-deployment-controller"),
-		Federation: o.Federation, Metrics: dm,
+		Federation: o.Federation, Metrics: dm, UnschedulableThreshold: o.UnschedulableThreshold,
 	}
 	if err := dc.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up the federated Deployment controller: %w", err)

@@ -29,6 +29,12 @@ type Cluster struct {
 	// then on Ready counts. Until then readers take Planned, so a cluster
 	// whose pods are still being made is not weighed as if it had none.
 	Reported bool `json:"reported"`
+	// Capacity is set when the member is full: its pods stayed
+	// unschedulable past the threshold, and it can run this many.
+	Capacity *int32 `json:"capacity,omitempty"`
+	// Waiting are the replicas of Planned kept beyond Capacity, pending,
+	// so that room coming back is seen at once.
+	Waiting int32 `json:"waiting,omitempty"`
 }
 
 // Encode returns the annotation value for table. encoding/json sorts map

@@ -36,6 +36,7 @@ func main() {
 	fs.StringVar(&o.Domain, "domain", "", "DNS suffix, the D in S.N.F.svc.D (required)")
 	o.DNS.AddFlags(fs, "dns-provider")
 	fs.DurationVar(&o.DNSInterval, "dns-interval", time.Minute, "time between DNS syncs when nothing changes")
+	fs.DurationVar(&o.UnschedulableThreshold, "unschedulable-threshold", 0, "how long a pod of a federated Deployment may stay unschedulable before its cluster counts as full (default 60s; the annotation kfed.io/unschedulable-threshold overrides it per Deployment)")
 	fs.DurationVar(&o.HealthFreshness, "health-freshness", 0, "how long a health checker's heartbeat counts in a quorum (default 40s, four 10s intervals)")
 	logCfg := textlogger.NewConfig()
 	logCfg.AddFlags(fs)

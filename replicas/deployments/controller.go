@@ -10,6 +10,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -48,6 +49,10 @@ type Controller struct {
 	// Workers is how many Deployments are reconciled at once; 4 when zero.
 	// A long plan holds one worker, never the others.
 	Workers int
+	// UnschedulableThreshold is how long a pod may stay unschedulable
+	// before its cluster counts as full; DefaultUnschedulableThreshold when
+	// zero. The annotation kfed.io/unschedulable-threshold overrides it.
+	UnschedulableThreshold time.Duration
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 
@@ -75,6 +80,11 @@ func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
 	// Optional: a member whose RBAC predates federated Deployments keeps
 	// serving Services, and gets no copies.
 	c.Members.WatchOptional(&appsv1.Deployment{}, c.onMember)
+	// Pods tell when a cluster is full, or has room again; ReplicaSets which
+	// pods are the newest. A member where kfed may not read them gets copies
+	// but its capacity is not learned.
+	c.Members.WatchOptional(&corev1.Pod{}, c.onMemberPod)
+	c.Members.WatchOptional(&appsv1.ReplicaSet{}, func(string, client.Object) {})
 	interesting := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		d, ok := o.(*appsv1.Deployment)
 		return ok && (IsFederated(d) || controllerutil.ContainsFinalizer(d, Finalizer))
@@ -106,6 +116,36 @@ func (c *Controller) onMember(_ string, obj client.Object) {
 	case c.memberEvents <- event.GenericEvent{Object: stub}:
 	case <-c.stopped:
 	}
+}
+
+// onMemberPod turns a change of a pod of a member copy into a reconcile of
+// the federated Deployment. A pod's ReplicaSet is named after its
+// Deployment and the pod's template hash.
+func (c *Controller) onMemberPod(cluster string, obj client.Object) {
+	ref := metav1.GetControllerOf(obj)
+	hash := obj.GetLabels()[appsv1.DefaultDeploymentUniqueLabelKey]
+	if ref == nil || ref.Kind != "ReplicaSet" || hash == "" || !strings.HasSuffix(ref.Name, "-"+hash) {
+		return
+	}
+	m, ok := c.member(cluster)
+	if !ok {
+		return
+	}
+	var d appsv1.Deployment
+	key := client.ObjectKey{Namespace: obj.GetNamespace(), Name: strings.TrimSuffix(ref.Name, "-"+hash)}
+	if err := m.Client.Get(context.Background(), key, &d); err != nil {
+		return
+	}
+	c.onMember(cluster, &d)
+}
+
+func (c *Controller) member(name string) (clusters.Member, bool) {
+	for _, m := range c.readyMembers() {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return clusters.Member{}, false
 }
 
 func (c *Controller) allFederated(ctx context.Context, _ client.Object) []ctrl.Request {
@@ -166,6 +206,10 @@ func (c *Controller) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if len(o.failed) > 0 {
 		return ctrl.Result{}, fmt.Errorf("deployment %s: %s", req, joinProblems(o.failed)) // retried with backoff
 	}
+	if o.due > 0 {
+		// Wake when the next unschedulable pod crosses the threshold.
+		return ctrl.Result{RequeueAfter: o.due + 100*time.Millisecond}, nil
+	}
 	return ctrl.Result{}, nil
 }
 
@@ -174,7 +218,8 @@ func (c *Controller) sync(ctx context.Context, d *appsv1.Deployment) outcome {
 	var o outcome
 	o.controlPlaneWorkloads = c.controlPlaneReplicaSet(ctx, d)
 	cfg, err := parseConfig(d)
-	if err != nil {
+	threshold, terr := c.threshold(d)
+	if err = errors.Join(err, terr); err != nil {
 		// Bad input freezes the copies as they are until the user fixes it.
 		o.invalid = err
 		return o
@@ -183,6 +228,7 @@ func (c *Controller) sync(ctx context.Context, d *appsv1.Deployment) outcome {
 	origin := d.Namespace + "/" + d.Name
 	existing := map[string]*appsv1.Deployment{}
 	copies := map[string]observedCopy{}
+	capacity := map[string]int64{}
 	var infos []clusterInfo
 	o.failed = map[string]string{}
 	for _, m := range members {
@@ -201,13 +247,28 @@ func (c *Controller) sync(ctx context.Context, d *appsv1.Deployment) outcome {
 				oc.replicas = *cur.Spec.Replicas
 			}
 			copies[m.Name] = oc
+			if oc.state != copyOurs && oc.state != copyAdopted {
+				continue
+			}
+			pods, err := observePods(ctx, m, &cur)
+			if err != nil {
+				o.failed[m.Name] = err.Error()
+				continue
+			}
+			n, limited, due := capacityOf(pods, threshold, c.now())
+			if limited {
+				capacity[m.Name] = n
+			}
+			if due > 0 && (o.due == 0 || due < o.due) {
+				o.due = due
+			}
 		}
 	}
 	total := int32(1)
 	if d.Spec.Replicas != nil {
 		total = *d.Spec.Replicas
 	}
-	plan, err := decide(origin, total, cfg, infos, copies)
+	plan, err := decide(origin, total, cfg, infos, copies, capacity)
 	if err != nil {
 		o.invalid = err
 		return o
@@ -216,6 +277,7 @@ func (c *Controller) sync(ctx context.Context, d *appsv1.Deployment) outcome {
 		plan.conflicts = slices.DeleteFunc(plan.conflicts, func(s string) bool { return s == name })
 	}
 	o.plan = plan
+	o.capacity = capacity
 	o.copies = map[string]*appsv1.Deployment{}
 	o.hash = desiredCopy(d, c.Federation, 0).Annotations[AnnotationSpecHash]
 	for _, m := range members {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,7 +29,9 @@ func TestDecide(t *testing.T) {
 		annotations map[string]string
 		total       int32
 		copies      map[string]observedCopy
+		capacity    map[string]int64
 		want        string // the plan, "a=16 b=17 c=17"
+		waiting     string
 		conflicts   []string
 	}{
 		{
@@ -92,6 +95,31 @@ func TestDecide(t *testing.T) {
 			total:       4, want: "a=2 b=2",
 		},
 		{
+			name:        "a full cluster runs its capacity, the others take the rest, and two wait where they were",
+			annotations: map[string]string{AnnotationPreferences: `{"rebalance": true, "clusters": {"*": {"weight": 1}}}`},
+			total:       50, capacity: map[string]int64{"b": 10},
+			want: "a=20 b=12 c=20", waiting: "b=2",
+		},
+		{
+			name:        "a full cluster one short of its share keeps one waiting",
+			annotations: map[string]string{AnnotationPreferences: `{"rebalance": true, "clusters": {"*": {"weight": 1}}}`},
+			total:       6, capacity: map[string]int64{"b": 1},
+			want: "a=3 b=2 c=2", waiting: "b=1",
+		},
+		{
+			name:        "capacity above the share changes nothing",
+			annotations: map[string]string{AnnotationPreferences: `{"rebalance": true, "clusters": {"*": {"weight": 1}}}`},
+			total:       6, capacity: map[string]int64{"b": 5},
+			want: "a=2 b=2 c=2",
+		},
+		{
+			name:        "without rebalance a full cluster keeps what it runs and the new replicas go elsewhere",
+			annotations: map[string]string{AnnotationPreferences: `{"clusters": {"*": {"weight": 1}}}`},
+			total:       50, capacity: map[string]int64{"a": 6},
+			copies: map[string]observedCopy{"a": {state: copyOurs, replicas: 17}, "b": {state: copyOurs, replicas: 17}, "c": {state: copyOurs, replicas: 16}},
+			want:   "a=8 b=22 c=22", waiting: "a=2",
+		},
+		{
 			name:        "a cluster without preferences and no star gets none",
 			annotations: map[string]string{AnnotationPreferences: `{"clusters": {"a": {"weight": 1}}}`},
 			total:       5, want: "a=5 b=0 c=0",
@@ -103,7 +131,7 @@ func TestDecide(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			d, err := decide("ns/web", tt.total, cfg, abc(), tt.copies)
+			d, err := decide("ns/web", tt.total, cfg, abc(), tt.copies, tt.capacity)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -117,6 +145,9 @@ func TestDecide(t *testing.T) {
 			}
 			if got != tt.want {
 				t.Errorf("plan %s, want %s", got, tt.want)
+			}
+			if got := describe(d.waiting); got != tt.waiting {
+				t.Errorf("waiting %s, want %s", got, tt.waiting)
 			}
 			if !slices.Equal(d.conflicts, tt.conflicts) {
 				t.Errorf("conflicts %v, want %v", d.conflicts, tt.conflicts)
@@ -157,6 +188,38 @@ func TestParseConfigRejectsBadInput(t *testing.T) {
 			_, err := parseConfig(fedDeployment(tt.annotations))
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error %v, want one mentioning %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestCapacityOf(t *testing.T) {
+	now := time.Date(2026, 11, 22, 17, 0, 0, 0, time.UTC)
+	const threshold = time.Minute
+	running := podView{scheduled: true, newest: true}
+	stuck := podView{newest: true, unschedulableSince: now.Add(-2 * time.Minute)}
+	young := podView{newest: true, unschedulableSince: now.Add(-20 * time.Second)}
+	tests := []struct {
+		name     string
+		pods     []podView
+		capacity int64
+		limited  bool
+		due      time.Duration
+	}{
+		{"every pod scheduled: not full", []podView{running, running}, 0, false, 0},
+		{"a pod unschedulable past the threshold: full at what runs", []podView{running, running, stuck}, 2, true, 0},
+		{"a pod unschedulable for less: not yet, wake when it crosses", []podView{running, young}, 0, false, 40 * time.Second},
+		{"both: full, and the young one is due", []podView{running, stuck, young}, 1, true, 40 * time.Second},
+		{"nothing runs: full at 0, never negative", []podView{stuck, stuck}, 0, true, 0},
+		{"terminating pods count for nothing", []podView{{scheduled: true, terminating: true}, {terminating: true, newest: true, unschedulableSince: now.Add(-time.Hour)}}, 0, false, 0},
+		{"a stuck pod of an older ReplicaSet is not a sign", []podView{running, {unschedulableSince: now.Add(-time.Hour)}}, 0, false, 0},
+		{"a pending pod the scheduler has not judged is not a sign", []podView{running, {newest: true}}, 0, false, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			capacity, limited, due := capacityOf(tt.pods, threshold, now)
+			if capacity != tt.capacity || limited != tt.limited || due != tt.due {
+				t.Errorf("capacityOf = %d, %v, %v; want %d, %v, %v", capacity, limited, due, tt.capacity, tt.limited, tt.due)
 			}
 		})
 	}

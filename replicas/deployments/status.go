@@ -35,6 +35,8 @@ const (
 	ReasonNoClusters         = "NoClusters"
 	ReasonDeploymentCtrl     = "DeploymentControllerInControlPlane"
 	ReasonPlanned            = "Planned"
+	ReasonCapacityLimited    = "CapacityLimited"
+	ReasonCapacityRestored   = "CapacityRestored"
 )
 
 // outcome is what one reconcile found and did, for the status.
@@ -48,6 +50,11 @@ type outcome struct {
 	failed map[string]string
 	// hash is the spec hash the copies should carry.
 	hash string
+	// capacity holds the clusters found full and what they can run.
+	capacity map[string]int64
+	// due is when the next unschedulable pod crosses the threshold, 0 if
+	// none will.
+	due time.Duration
 	// controlPlaneWorkloads names a ReplicaSet of the Deployment found in
 	// the control plane, "" if none.
 	controlPlaneWorkloads string
@@ -75,7 +82,10 @@ func nextStatus(d *appsv1.Deployment, o outcome, now time.Time) (appsv1.Deployme
 		table = map[string]clusterreplicas.Cluster{}
 		sum := appsv1.DeploymentStatus{ObservedGeneration: d.Generation}
 		for _, name := range sortedKeys(o.plan.replicas) {
-			row := clusterreplicas.Cluster{Planned: o.plan.replicas[name]}
+			row := clusterreplicas.Cluster{Planned: o.plan.replicas[name], Waiting: o.plan.waiting[name]}
+			if n, ok := o.capacity[name]; ok {
+				row.Capacity = new(int32(n))
+			}
 			c := o.copies[name]
 			if c == nil || !current(c, o.hash) {
 				sum.ObservedGeneration = st.ObservedGeneration
@@ -112,6 +122,7 @@ func nextStatus(d *appsv1.Deployment, o outcome, now time.Time) (appsv1.Deployme
 		if !samePlan(table, d.Annotations) && len(o.plan.replicas) > 0 {
 			notices = append(notices, notice{corev1.EventTypeNormal, ReasonPlanned, "replicas per cluster: " + describePlan(table)})
 		}
+		notices = append(notices, capacityNotices(table, d.Annotations)...)
 	}
 	if was := findCondition(st.Conditions, CondSynced); was == nil || was.Status != synced.Status ||
 		was.Reason != synced.Reason || (synced.Status == corev1.ConditionFalse && was.Message != synced.Message) {
@@ -134,13 +145,39 @@ func nextStatus(d *appsv1.Deployment, o outcome, now time.Time) (appsv1.Deployme
 	return st, table, notices
 }
 
-// describePlan says "cluster-1 16 (16 ready), cluster-2 17 (3 ready)".
+// describePlan says "cluster-1 16 (16 ready), cluster-2 8 (6 ready, full
+// at 6, 2 waiting)".
 func describePlan(table map[string]clusterreplicas.Cluster) string {
 	var parts []string
 	for _, name := range sortedKeys(table) {
-		parts = append(parts, fmt.Sprintf("%s %d (%d ready)", name, table[name].Planned, table[name].Ready))
+		row := table[name]
+		part := fmt.Sprintf("%s %d (%d ready", name, row.Planned, row.Ready)
+		if row.Capacity != nil {
+			part += fmt.Sprintf(", full at %d, %d waiting", *row.Capacity, row.Waiting)
+		}
+		parts = append(parts, part+")")
 	}
 	return strings.Join(parts, ", ")
+}
+
+// capacityNotices tells of clusters that turned full, or have room again,
+// since the table in annotations.
+func capacityNotices(table map[string]clusterreplicas.Cluster, annotations map[string]string) []notice {
+	old, _, _ := clusterreplicas.Read(annotations)
+	var out []notice
+	for _, name := range sortedKeys(table) {
+		was, now := old[name].Capacity, table[name].Capacity
+		switch {
+		case now != nil && (was == nil || *was != *now):
+			out = append(out, notice{corev1.EventTypeWarning, ReasonCapacityLimited,
+				fmt.Sprintf("cluster %s can run only %d replicas: its pods stay unschedulable; the rest are planned elsewhere, %d kept waiting there",
+					name, *now, table[name].Waiting)})
+		case now == nil && was != nil:
+			out = append(out, notice{corev1.EventTypeNormal, ReasonCapacityRestored,
+				fmt.Sprintf("cluster %s has room again: no pod waits to be scheduled there", name)})
+		}
+	}
+	return out
 }
 
 // samePlan reports whether table plans what the annotations' table did.

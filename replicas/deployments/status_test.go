@@ -89,6 +89,22 @@ func TestNextStatus(t *testing.T) {
 			wantEvents:    []string{ReasonNoClusters},
 		},
 		{
+			name: "a full cluster is told of with its capacity and the replicas kept waiting",
+			o: outcome{plan: decision{replicas: map[string]int32{"a": 20, "b": 12}, waiting: map[string]int32{"b": 2}}, hash: "h",
+				capacity: map[string]int64{"b": 10}},
+			wantCondition: ReasonSynced,
+			wantTable:     map[string]clusterreplicas.Cluster{"a": {Planned: 20}, "b": {Planned: 12, Capacity: new(int32(10)), Waiting: 2}},
+			wantEvents:    []string{ReasonPlanned, ReasonCapacityLimited},
+		},
+		{
+			name:          "a cluster with room again is told of",
+			annotations:   map[string]string{clusterreplicas.Annotation: `{"a":{"planned":20,"ready":20},"b":{"planned":12,"ready":10,"capacity":10,"waiting":2}}`},
+			o:             outcome{plan: decision{replicas: map[string]int32{"a": 16, "b": 17}}, hash: "h"},
+			wantCondition: ReasonSynced,
+			wantTable:     map[string]clusterreplicas.Cluster{"a": {Planned: 16}, "b": {Planned: 17}},
+			wantEvents:    []string{ReasonPlanned, ReasonCapacityRestored},
+		},
+		{
 			name:          "a ReplicaSet in the control plane is warned about",
 			o:             outcome{plan: decision{replicas: map[string]int32{"a": 5}}, hash: "h", controlPlaneWorkloads: "web-5d4f"},
 			wantCondition: ReasonSynced,

@@ -1,0 +1,114 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/manager"
+	"github.com/kfed-io/kfed/replicas/deployments"
+	"github.com/kfed-io/kfed/test/framework"
+)
+
+// wantReadyLayout waits until name's copies run want replicas (as a
+// multiset over the members, or exactly in member order) and the control
+// plane counts total ready.
+func wantReadyLayout(t testing.TB, f *framework.Federation, key client.ObjectKey, want []int32, anyOrder bool, total int32, within time.Duration) {
+	t.Helper()
+	framework.Eventually(t, within, func(ctx context.Context) error {
+		got, err := copyReplicas(ctx, f, key.Namespace, key.Name)
+		if err != nil {
+			return err
+		}
+		g, w := slices.Clone(got), slices.Clone(want)
+		if anyOrder {
+			slices.Sort(g)
+			slices.Sort(w)
+		}
+		if !slices.Equal(g, w) {
+			return fmt.Errorf("copies have replicas %v, want %v", got, want)
+		}
+		var d appsv1.Deployment
+		if err := f.Client("federation").Get(ctx, key, &d); err != nil {
+			return err
+		}
+		if d.Status.ReadyReplicas != total {
+			return fmt.Errorf("control plane counts %d ready, want %d", d.Status.ReadyReplicas, total)
+		}
+		return nil
+	})
+}
+
+// TestFederatedDeploymentCapacity shrinks a member's nodes so that its pods
+// cannot be scheduled, and sees the replicas move to the other members
+// within the threshold and 15 s, two of them waiting where they were; with
+// the nodes restored, the layout returns to the preferences. With
+// KFED_CAPACITY_TRIALS=n it repeats that n times and logs the times.
+func TestFederatedDeploymentCapacity(t *testing.T) {
+	const threshold = 5 * time.Second
+	f := framework.Start(t, framework.Members(3), framework.Workloads(2, "8"))
+	f.JoinAll()
+	f.StartController(manager.Options{UnschedulableThreshold: threshold})
+	fed := f.Client("federation")
+	for _, m := range memberNames {
+		wantCondition(t, fed, m, kfedv1alpha1.ClusterReady, "True", 30*time.Second)
+	}
+	const ns = "shop"
+	create(t, fed, framework.Namespace(ns))
+	web := federatedDeployment(ns, "web", 50, `{"rebalance": true, "clusters": {"*": {"weight": 1}}}`)
+	key := client.ObjectKeyFromObject(web)
+	create(t, fed, web)
+	wantReadyLayout(t, f, key, []int32{16, 17, 17}, true, 50, 90*time.Second)
+	preferred, err := copyReplicas(context.Background(), f, ns, "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	trials := 1
+	if n, err := strconv.Atoi(os.Getenv("KFED_CAPACITY_TRIALS")); err == nil && n > 0 {
+		trials = n
+	}
+	var away, back []time.Duration
+	for trial := range trials {
+		t.Run(fmt.Sprintf("trial %d", trial+1), func(t *testing.T) {
+			// cluster-2 loses its machines and gets two that hold 5 pods each.
+			start := time.Now()
+			f.SetNodeCPU("cluster-2", "500m")
+			err := f.Client("cluster-2").DeleteAllOf(context.Background(), &corev1.Pod{},
+				client.InNamespace(ns), client.MatchingLabels{"app": "web"}, client.GracePeriodSeconds(0))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// 10 run in cluster-2 and 2 wait there; the others take 40.
+			wantReadyLayout(t, f, key, []int32{20, 12, 20}, false, 50, threshold+15*time.Second)
+			away = append(away, time.Since(start))
+			wantDeploymentEvent(t, f, key, corev1.EventTypeWarning, deployments.ReasonCapacityLimited)
+
+			start = time.Now()
+			f.SetNodeCPU("cluster-2", "8")
+			wantReadyLayout(t, f, key, preferred, false, 50, 60*time.Second)
+			back = append(back, time.Since(start))
+			wantDeploymentEvent(t, f, key, corev1.EventTypeNormal, deployments.ReasonCapacityRestored)
+		})
+	}
+	t.Logf("threshold %v, %d trials: replicas running elsewhere after %v (median %v); preferred layout back after %v (median %v)",
+		threshold, trials, away, median(away), back, median(back))
+}
+
+func median(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
