@@ -69,6 +69,10 @@ type Options struct {
 	// stay unschedulable before its cluster counts as full;
 	// deployments.DefaultUnschedulableThreshold when zero.
 	UnschedulableThreshold time.Duration
+	// MemberGracePeriod is how long a member that cannot be reached keeps
+	// the replicas of federated Deployments before they are planned
+	// elsewhere; deployments.DefaultGracePeriod when zero.
+	MemberGracePeriod time.Duration
 	// Federation and Domain name the DNS names S.N.F.svc.D.
 	Federation string
 	Domain     string
@@ -179,6 +183,7 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	dc := &deployments.Controller{
 		Fed: mgr.GetClient(), Members: members, Recorder: mgr.GetEventRecorder("kfed-deployment-controller"),
 		Federation: o.Federation, Metrics: dm, UnschedulableThreshold: o.UnschedulableThreshold,
+		GracePeriod: o.MemberGracePeriod,
 	}
 	if err := dc.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up the federated Deployment controller: %w", err)

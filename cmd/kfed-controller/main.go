@@ -37,6 +37,7 @@ func main() {
 	o.DNS.AddFlags(fs, "dns-provider")
 	fs.DurationVar(&o.DNSInterval, "dns-interval", time.Minute, "time between DNS syncs when nothing changes")
 	fs.DurationVar(&o.UnschedulableThreshold, "unschedulable-threshold", 0, "how long a pod of a federated Deployment may stay unschedulable before its cluster counts as full (default 60s; the annotation kfed.io/unschedulable-threshold overrides it per Deployment)")
+	fs.DurationVar(&o.MemberGracePeriod, "member-grace-period", 0, "how long a member that cannot be reached keeps the replicas of federated Deployments before they are planned elsewhere (default 60s)")
 	fs.DurationVar(&o.HealthFreshness, "health-freshness", 0, "how long a health checker's heartbeat counts in a quorum (default 40s, four 10s intervals)")
 	logCfg := textlogger.NewConfig()
 	logCfg.AddFlags(fs)

@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -53,6 +54,10 @@ type Controller struct {
 	// before its cluster counts as full; DefaultUnschedulableThreshold when
 	// zero. The annotation kfed.io/unschedulable-threshold overrides it.
 	UnschedulableThreshold time.Duration
+	// GracePeriod is how long a member that cannot be reached keeps its
+	// replicas before they are planned elsewhere; DefaultGracePeriod when
+	// zero.
+	GracePeriod time.Duration
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 
@@ -207,7 +212,8 @@ func (c *Controller) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, fmt.Errorf("deployment %s: %s", req, joinProblems(o.failed)) // retried with backoff
 	}
 	if o.due > 0 {
-		// Wake when the next unschedulable pod crosses the threshold.
+		// Wake when the next unschedulable pod crosses the threshold, or an
+		// unreachable member's grace period ends.
 		return ctrl.Result{RequeueAfter: o.due + 100*time.Millisecond}, nil
 	}
 	return ctrl.Result{}, nil
@@ -268,18 +274,33 @@ func (c *Controller) sync(ctx context.Context, d *appsv1.Deployment) outcome {
 	if d.Spec.Replicas != nil {
 		total = *d.Spec.Replicas
 	}
-	plan, err := decide(origin, total, cfg, infos, copies, capacity)
+	held, due, err := c.held(ctx, d, cfg, members)
+	if err != nil {
+		o.failed[""] = err.Error()
+		return o
+	}
+	if due > 0 && (o.due == 0 || due < o.due) {
+		o.due = due
+	}
+	in := planInput{key: origin, total: total, cfg: cfg, ready: infos, copies: copies, capacity: capacity,
+		held: held, rejected: map[string]bool{}}
+	o.capacity = capacity
+	o.copies = map[string]*appsv1.Deployment{}
+	o.hash = desiredCopy(d, c.Federation, 0).Annotations[AnnotationSpecHash]
+	// Copies to create go first: a member that refuses one is planned
+	// around before any other member is written, so the others are not
+	// scaled down and up again within one reconcile.
+	members = slices.Clone(members)
+	slices.SortStableFunc(members, func(a, b clusters.Member) int {
+		return cmpBool(copies[b.Name].state == copyAbsent, copies[a.Name].state == copyAbsent)
+	})
+	var plan decision
+replan:
+	plan, err = decide(in)
 	if err != nil {
 		o.invalid = err
 		return o
 	}
-	for name := range o.failed {
-		plan.conflicts = slices.DeleteFunc(plan.conflicts, func(s string) bool { return s == name })
-	}
-	o.plan = plan
-	o.capacity = capacity
-	o.copies = map[string]*appsv1.Deployment{}
-	o.hash = desiredCopy(d, c.Federation, 0).Annotations[AnnotationSpecHash]
 	for _, m := range members {
 		want, planned := plan.replicas[m.Name]
 		cur := existing[m.Name]
@@ -293,12 +314,82 @@ func (c *Controller) sync(ctx context.Context, d *appsv1.Deployment) outcome {
 		got, err := c.ensureCopy(ctx, m, d, cur, state, want)
 		if err != nil {
 			o.failed[m.Name] = err.Error()
+			if state == copyAbsent && !in.rejected[m.Name] {
+				in.rejected[m.Name] = true
+				goto replan // retried with backoff; planned elsewhere meanwhile
+			}
 		}
 		if got != nil {
 			o.copies[m.Name] = got
+			existing[m.Name], copies[m.Name] = got, observedCopy{state: classify(got, origin, c.Federation), replicas: want}
 		}
 	}
+	for name := range o.failed {
+		plan.conflicts = slices.DeleteFunc(plan.conflicts, func(s string) bool { return s == name })
+	}
+	o.plan = plan
+	o.held = held
 	return o
+}
+
+// DefaultGracePeriod is how long a member that cannot be reached keeps its
+// replicas before they are planned elsewhere.
+const DefaultGracePeriod = 60 * time.Second
+
+// held returns the members d is placed in that are not Ready (or whose
+// cache is still starting) but keep their replicas, from the per-cluster
+// table, for the grace period since they stopped being Ready; and how long
+// until the first of them runs out.
+func (c *Controller) held(ctx context.Context, d *appsv1.Deployment, cfg config, ready []clusters.Member) (map[string]int32, time.Duration, error) {
+	table, _, _ := clusterreplicas.Read(d.Annotations)
+	if len(table) == 0 {
+		return nil, 0, nil
+	}
+	var all kfedv1alpha1.ClusterList
+	if err := c.Fed.List(ctx, &all); err != nil {
+		return nil, 0, fmt.Errorf("listing Clusters: %w", err)
+	}
+	grace := cmp.Or(c.GracePeriod, DefaultGracePeriod)
+	now := c.now()
+	held := map[string]int32{}
+	var due time.Duration
+	for i := range all.Items {
+		cl := &all.Items[i]
+		row, had := table[cl.Name]
+		if !had || cl.DeletionTimestamp != nil || slices.ContainsFunc(ready, func(m clusters.Member) bool { return m.Name == cl.Name }) ||
+			!cfg.places(clusterInfo{Name: cl.Name, Region: cl.Spec.Region, Labels: cl.Labels}) {
+			continue
+		}
+		cond := meta.FindStatusCondition(cl.Status.Conditions, kfedv1alpha1.ClusterReady)
+		if cond == nil {
+			continue
+		}
+		if cond.Status == metav1.ConditionTrue {
+			// Ready, but its cache has not synced yet (kfed is starting):
+			// its change of readiness will bring a reconcile.
+			held[cl.Name] = row.Planned
+			continue
+		}
+		left := cond.LastTransitionTime.Add(grace).Sub(now)
+		if left <= 0 {
+			continue
+		}
+		held[cl.Name] = row.Planned
+		if due == 0 || left < due {
+			due = left
+		}
+	}
+	return held, due, nil
+}
+
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 // controlPlaneReplicaSet names a ReplicaSet the control plane made for d,

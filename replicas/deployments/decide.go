@@ -29,25 +29,51 @@ type decision struct {
 	waiting map[string]int32
 }
 
-// decide plans total replicas of the Deployment key over the Ready clusters
-// cfg places it in. A placed cluster holding a Deployment kfed may not take
-// over is left out of the plan, so its share goes to the others. Without
-// rebalance the copies' replicas are what each cluster runs now.
+// planInput is what decide plans from.
+type planInput struct {
+	key   string
+	total int32
+	cfg   config
+	// ready are the Ready members, copies what each holds.
+	ready  []clusterInfo
+	copies map[string]observedCopy
+	// capacity holds the clusters found full (see capacityOf) and what
+	// they can run.
+	capacity map[string]int64
+	// held are the members that cannot be reached but keep their replicas
+	// for a grace period; their replicas are not planned elsewhere.
+	held map[string]int32
+	// rejected are the Ready members that refused to create the copy;
+	// planned elsewhere until a retry succeeds.
+	rejected map[string]bool
+}
+
+// decide plans in.total replicas over the Ready clusters in.cfg places the
+// Deployment in. A placed cluster holding a Deployment kfed may not take
+// over is left out of the plan, so its share goes to the others; so is one
+// that refused the copy. Without rebalance the copies' replicas are what
+// each cluster runs now. Held clusters keep what they had, outside the plan.
 //
-// capacity holds the clusters found full (see capacityOf) and what they can
-// run. The plan gives such a cluster no more than that, and what it would
+// A full cluster gets no more than its capacity, and what it would
 // otherwise run goes to the others; it keeps up to MaxWaiting replicas
 // waiting beyond its capacity (above the total), so that kfed sees the room
 // come back when they are scheduled.
-func decide(key string, total int32, cfg config, ready []clusterInfo, copies map[string]observedCopy, capacity map[string]int64) (decision, error) {
+func decide(in planInput) (decision, error) {
+	key, cfg, capacity := in.key, in.cfg, in.capacity
+	total := int64(in.total)
 	d := decision{replicas: map[string]int32{}}
+	for name, n := range in.held {
+		d.replicas[name] = n
+		total -= int64(n)
+	}
+	total = max(total, 0)
 	var names []string
 	currentReplicas := map[string]int64{}
-	for _, c := range ready {
-		if !cfg.places(c) {
+	for _, c := range in.ready {
+		if !cfg.places(c) || in.rejected[c.Name] {
 			continue
 		}
-		oc := copies[c.Name]
+		oc := in.copies[c.Name]
 		switch oc.state {
 		case copyConflict:
 			d.conflicts = append(d.conflicts, c.Name)
@@ -64,21 +90,21 @@ func decide(key string, total int32, cfg config, ready []clusterInfo, copies map
 		}
 	}
 	slices.Sort(d.conflicts)
-	in := planner.Input{
+	pin := planner.Input{
 		Key:         key,
-		Total:       int64(total),
+		Total:       total,
 		Clusters:    names,
 		Preferences: cfg.prefs,
 		Current:     currentReplicas,
 	}
-	unbounded, err := planner.Plan(in)
+	unbounded, err := planner.Plan(pin)
 	if err != nil {
 		return decision{}, fmt.Errorf("planning: %w", err)
 	}
 	res := unbounded
 	if len(capacity) > 0 {
-		in.Capacity = capacity
-		if res, err = planner.Plan(in); err != nil {
+		pin.Capacity = capacity
+		if res, err = planner.Plan(pin); err != nil {
 			return decision{}, fmt.Errorf("planning: %w", err)
 		}
 	}

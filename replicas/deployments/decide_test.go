@@ -30,6 +30,8 @@ func TestDecide(t *testing.T) {
 		total       int32
 		copies      map[string]observedCopy
 		capacity    map[string]int64
+		held        map[string]int32
+		rejected    map[string]bool
 		want        string // the plan, "a=16 b=17 c=17"
 		waiting     string
 		conflicts   []string
@@ -120,6 +122,18 @@ func TestDecide(t *testing.T) {
 			want:   "a=8 b=22 c=22", waiting: "a=2",
 		},
 		{
+			name:        "an unreachable cluster in its grace period keeps its replicas and the others keep theirs",
+			annotations: map[string]string{AnnotationPreferences: `{"rebalance": true, "clusters": {"*": {"weight": 1}}}`},
+			total:       50, held: map[string]int32{"d": 17},
+			want: "a=11 b=11 c=11 d=17",
+		},
+		{
+			name:        "a cluster that refused the copy gets nothing and the others share its part",
+			annotations: map[string]string{AnnotationPreferences: `{"rebalance": true, "clusters": {"*": {"weight": 1}}}`},
+			total:       50, rejected: map[string]bool{"b": true},
+			want: "a=25 c=25",
+		},
+		{
 			name:        "a cluster without preferences and no star gets none",
 			annotations: map[string]string{AnnotationPreferences: `{"clusters": {"a": {"weight": 1}}}`},
 			total:       5, want: "a=5 b=0 c=0",
@@ -131,7 +145,8 @@ func TestDecide(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			d, err := decide("ns/web", tt.total, cfg, abc(), tt.copies, tt.capacity)
+			d, err := decide(planInput{key: "ns/web", total: tt.total, cfg: cfg, ready: abc(), copies: tt.copies,
+				capacity: tt.capacity, held: tt.held, rejected: tt.rejected})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -50,6 +50,8 @@ type outcome struct {
 	failed map[string]string
 	// hash is the spec hash the copies should carry.
 	hash string
+	// held are the unreachable members keeping their replicas.
+	held map[string]int32
 	// capacity holds the clusters found full and what they can run.
 	capacity map[string]int64
 	// due is when the next unschedulable pod crosses the threshold, 0 if
@@ -79,9 +81,20 @@ func nextStatus(d *appsv1.Deployment, o outcome, now time.Time) (appsv1.Deployme
 		synced.Status, synced.Reason = corev1.ConditionFalse, ReasonInvalidPreferences
 		synced.Message = o.invalid.Error() + "; member copies keep their replicas"
 	default:
+		old := table
 		table = map[string]clusterreplicas.Cluster{}
 		sum := appsv1.DeploymentStatus{ObservedGeneration: d.Generation}
 		for _, name := range sortedKeys(o.plan.replicas) {
+			if _, ok := o.held[name]; ok {
+				// Unreachable: what was last seen there stands.
+				row := old[name]
+				sum.Replicas += row.Ready
+				sum.UpdatedReplicas += row.Ready
+				sum.ReadyReplicas += row.Ready
+				sum.AvailableReplicas += row.Ready
+				table[name] = row
+				continue
+			}
 			row := clusterreplicas.Cluster{Planned: o.plan.replicas[name], Waiting: o.plan.waiting[name]}
 			if n, ok := o.capacity[name]; ok {
 				row.Capacity = new(int32(n))

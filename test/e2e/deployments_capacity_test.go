@@ -11,6 +11,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
@@ -111,4 +112,89 @@ func median(ds []time.Duration) time.Duration {
 	s := slices.Clone(ds)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+// TestFederatedDeploymentMemberOutage stops a member's API server: for less
+// than the grace period nothing moves; past it, its replicas are planned on
+// the others; back, the layout returns to the preferences.
+func TestFederatedDeploymentMemberOutage(t *testing.T) {
+	const grace = 10 * time.Second
+	f := framework.Start(t, framework.Members(3), framework.Workloads(2, "8"))
+	f.JoinAll()
+	f.StartController(manager.Options{MemberGracePeriod: grace})
+	fed := f.Client("federation")
+	for _, m := range memberNames {
+		wantCondition(t, fed, m, kfedv1alpha1.ClusterReady, "True", 30*time.Second)
+	}
+	const ns = "shop"
+	create(t, fed, framework.Namespace(ns))
+	web := federatedDeployment(ns, "web", 50, `{"rebalance": true, "clusters": {"*": {"weight": 1}}}`)
+	key := client.ObjectKeyFromObject(web)
+	create(t, fed, web)
+	wantReadyLayout(t, f, key, []int32{16, 17, 17}, true, 50, 90*time.Second)
+	preferred, err := copyReplicas(context.Background(), f, ns, "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The two members that stay up, as they run now.
+	upReplicas := func(ctx context.Context) ([]int32, error) {
+		var out []int32
+		for _, m := range memberNames[:2] {
+			var d appsv1.Deployment
+			if err := f.Client(m).Get(ctx, key, &d); err != nil {
+				return nil, err
+			}
+			out = append(out, *d.Spec.Replicas)
+		}
+		return out, nil
+	}
+
+	if err := f.StopAPIServer("cluster-3"); err != nil {
+		t.Fatal(err)
+	}
+	wantCondition(t, fed, "cluster-3", kfedv1alpha1.ClusterReady, "False", 20*time.Second)
+	// The grace period runs from the condition's transition, which the API
+	// server's own shutdown may precede StopAPIServer's return by seconds.
+	var c3 kfedv1alpha1.Cluster
+	if err := fed.Get(context.Background(), client.ObjectKey{Name: "cluster-3"}, &c3); err != nil {
+		t.Fatal(err)
+	}
+	offline := meta.FindStatusCondition(c3.Status.Conditions, kfedv1alpha1.ClusterReady).LastTransitionTime.Time
+	t.Logf("cluster-3 not Ready since %v, %v ago", offline, time.Since(offline))
+
+	t.Run("within the grace period nothing moves", func(t *testing.T) {
+		// Transition times have whole seconds: stop checking 2 s early.
+		for time.Since(offline) < grace-2*time.Second {
+			got, err := upReplicas(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, preferred[:2]) {
+				t.Fatalf("%v after %v offline: cluster-1 and cluster-2 run %v, want %v still", "cluster-3", time.Since(offline), got, preferred[:2])
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	})
+
+	t.Run("past the grace period its replicas are planned on the others", func(t *testing.T) {
+		framework.Eventually(t, grace+15*time.Second, func(ctx context.Context) error {
+			got, err := upReplicas(ctx)
+			if err != nil {
+				return err
+			}
+			if !slices.Equal(got, []int32{25, 25}) {
+				return fmt.Errorf("cluster-1 and cluster-2 run %v, want 25 and 25", got)
+			}
+			return nil
+		})
+		t.Logf("replicas planned elsewhere %v after cluster-3 went offline (grace %v)", time.Since(offline), grace)
+	})
+
+	t.Run("back, the layout returns to the preferences", func(t *testing.T) {
+		if err := f.RestartAPIServer(context.Background(), "cluster-3"); err != nil {
+			t.Fatal(err)
+		}
+		wantCondition(t, fed, "cluster-3", kfedv1alpha1.ClusterReady, "True", 30*time.Second)
+		wantReadyLayout(t, f, key, preferred, false, 50, 60*time.Second)
+	})
 }

@@ -13,6 +13,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -250,6 +251,26 @@ func TestFederatedDeployment(t *testing.T) {
 		if _, ok := adopted.Labels[kfedv1alpha1.LabelFederation]; ok {
 			t.Errorf("the adopted Deployment still carries kfed's labels: %v", adopted.Labels)
 		}
+	})
+
+	t.Run("a member that refuses the copy is retried and its share runs elsewhere meanwhile", func(t *testing.T) {
+		quota := &corev1.ResourceQuota{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "quota", Name: "no-deployments"},
+			Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"count/deployments.apps": resource.MustParse("0")}},
+		}
+		create(t, f.Client("cluster-2"), framework.Namespace("quota"), quota)
+		create(t, fed, framework.Namespace("quota"))
+		cache := federatedDeployment("quota", "cache", 6, `{"rebalance": true, "clusters": {"*": {"weight": 1}}}`)
+		create(t, fed, cache)
+		cacheKey := client.ObjectKeyFromObject(cache)
+		wantCopies(t, f, "quota", "cache", []int32{3, -1, 3}, false, 30*time.Second)
+		wantDeploymentCondition(t, fed, cacheKey, deployments.CondSynced, corev1.ConditionFalse, deployments.ReasonMemberWriteFailed, 10*time.Second)
+		wantDeploymentEvent(t, f, cacheKey, corev1.EventTypeWarning, deployments.ReasonMemberWriteFailed)
+		if err := f.Client("cluster-2").Delete(context.Background(), quota); err != nil {
+			t.Fatal(err)
+		}
+		wantCopies(t, f, "quota", "cache", []int32{2, 2, 2}, false, 60*time.Second)
+		wantDeploymentCondition(t, fed, cacheKey, deployments.CondSynced, corev1.ConditionTrue, deployments.ReasonSynced, 10*time.Second)
 	})
 
 	t.Run("kubectl delete --cascade=orphan leaves the copies running", func(t *testing.T) {
