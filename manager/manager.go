@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -188,8 +189,9 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if err := dc.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up the federated Deployment controller: %w", err)
 	}
-	mc := &services.MemberCleanup{
+	mc := &clusters.MemberCleanup{
 		Fed: mgr.GetClient(), Recorder: mgr.GetEventRecorder("kfed-member-cleanup"), Federation: o.Federation,
+		Kinds: []client.ObjectList{&corev1.ServiceList{}, &appsv1.DeploymentList{}},
 	}
 	if err := mc.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up member cleanup: %w", err)

@@ -11,16 +11,17 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/clusters"
 )
 
-// Markers kfed puts on shards.
+// Markers kfed puts on shards (the member-object rule of package clusters).
 const (
 	// AnnotationOrigin is the namespace/name of the control-plane Service a
 	// shard mirrors.
-	AnnotationOrigin = "kfed.io/origin"
+	AnnotationOrigin = clusters.AnnotationOrigin
 	// AnnotationAdopted marks a shard that existed before kfed took it over;
 	// kfed never deletes such a shard, it only lets go of it.
-	AnnotationAdopted = "kfed.io/adopted"
+	AnnotationAdopted = clusters.AnnotationAdopted
 	// Finalizer holds a federated Service until its shards and records are gone.
 	Finalizer = "kfed.io/service-cleanup"
 )
@@ -41,16 +42,10 @@ func classify(existing *corev1.Service, origin, federation string) shardState {
 	if existing == nil {
 		return shardAbsent
 	}
-	if existing.Annotations[AnnotationOrigin] == origin && existing.Labels[kfedv1alpha1.LabelFederation] == federation {
-		if existing.Annotations[AnnotationAdopted] == "true" {
-			return shardAdopted
-		}
-		return shardOurs
-	}
-	if existing.Labels[kfedv1alpha1.LabelFederation] != "" {
-		return shardConflict // another federation's, or another origin's
-	}
-	return shardMatching
+	return [...]shardState{
+		clusters.Absent: shardAbsent, clusters.Ours: shardOurs, clusters.Adopted: shardAdopted,
+		clusters.Foreign: shardMatching, clusters.Conflict: shardConflict,
+	}[clusters.Classify(existing, origin, federation)]
 }
 
 // matches reports whether an existing Service that kfed did not create is
@@ -151,9 +146,4 @@ func mergeShard(existing, want *corev1.Service) bool {
 }
 
 // releaseShard removes kfed's marks from an adopted shard.
-func releaseShard(s *corev1.Service) {
-	delete(s.Labels, kfedv1alpha1.LabelManagedBy)
-	delete(s.Labels, kfedv1alpha1.LabelFederation)
-	delete(s.Annotations, AnnotationOrigin)
-	delete(s.Annotations, AnnotationAdopted)
-}
+func releaseShard(s *corev1.Service) { clusters.Release(s) }

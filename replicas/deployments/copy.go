@@ -11,17 +11,18 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/clusters"
 )
 
-// Marks kfed puts on member copies.
+// Marks kfed puts on member copies (the member-object rule of package
+// clusters).
 const (
 	// AnnotationOrigin is the namespace/name of the control-plane
 	// Deployment a copy was made from.
-	AnnotationOrigin = "kfed.io/origin"
+	AnnotationOrigin = clusters.AnnotationOrigin
 	// AnnotationAdopted marks a copy that existed before kfed took it over
 	// (see AnnotationAdoptExisting); kfed never deletes it, it lets go of it.
-	AnnotationAdopted = "kfed.io/adopted"
+	AnnotationAdopted = clusters.AnnotationAdopted
 	// AnnotationSpecHash is a hash of everything kfed sets on a copy but
 	// spec.replicas: a copy whose hash matches needs no update, and whose
 	// status.observedGeneration has caught up runs the current template.
@@ -33,35 +34,22 @@ const (
 
 // copyState says how kfed stands to a member Deployment of a federated
 // Deployment's name.
-type copyState int
+type copyState = clusters.Standing
 
 const (
-	copyAbsent   copyState = iota
-	copyOurs               // created by kfed for this origin
-	copyAdopted            // taken over by kfed
-	copyForeign            // not kfed's: adopted only on opt-in
-	copyConflict           // another federation's or another origin's
+	copyAbsent   = clusters.Absent
+	copyOurs     = clusters.Ours     // created by kfed for this origin
+	copyAdopted  = clusters.Adopted  // taken over by kfed
+	copyForeign  = clusters.Foreign  // not kfed's: adopted only on opt-in
+	copyConflict = clusters.Conflict // another federation's or another origin's
 )
-
-func (s copyState) String() string {
-	return [...]string{"absent", "ours", "adopted", "foreign", "conflict"}[s]
-}
 
 // classify says how kfed stands to existing (nil when there is none).
 func classify(existing *appsv1.Deployment, origin, federation string) copyState {
 	if existing == nil {
 		return copyAbsent
 	}
-	if existing.Annotations[AnnotationOrigin] == origin && existing.Labels[kfedv1alpha1.LabelFederation] == federation {
-		if existing.Annotations[AnnotationAdopted] == "true" {
-			return copyAdopted
-		}
-		return copyOurs
-	}
-	if existing.Labels[kfedv1alpha1.LabelFederation] != "" || existing.Annotations[AnnotationOrigin] != "" {
-		return copyConflict
-	}
-	return copyForeign
+	return clusters.Classify(existing, origin, federation)
 }
 
 // desiredCopy is the member copy of d with replicas: the same spec, the
@@ -84,9 +72,7 @@ func desiredCopy(d *appsv1.Deployment, federation string, replicas int32) *appsv
 		}
 		c.Annotations[k] = v
 	}
-	c.Labels[kfedv1alpha1.LabelManagedBy] = kfedv1alpha1.ManagedBy
-	c.Labels[kfedv1alpha1.LabelFederation] = federation
-	c.Annotations[AnnotationOrigin] = d.Namespace + "/" + d.Name
+	clusters.Mark(c, d.Namespace+"/"+d.Name, federation)
 	c.Annotations[AnnotationSpecHash] = specHash(c)
 	c.Spec.Replicas = &replicas
 	return c
@@ -133,13 +119,7 @@ func mergeCopy(existing, want *appsv1.Deployment) bool {
 
 // release removes kfed's marks from a copy, which then is an ordinary
 // Deployment of its cluster.
-func release(c *appsv1.Deployment) {
-	delete(c.Labels, kfedv1alpha1.LabelManagedBy)
-	delete(c.Labels, kfedv1alpha1.LabelFederation)
-	delete(c.Annotations, AnnotationOrigin)
-	delete(c.Annotations, AnnotationAdopted)
-	delete(c.Annotations, AnnotationSpecHash)
-}
+func release(c *appsv1.Deployment) { clusters.Release(c) }
 
 // current reports whether copy c runs the spec hash names: it carries the
 // hash and its Deployment controller has seen its latest generation.

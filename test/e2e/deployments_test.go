@@ -292,6 +292,16 @@ func TestFederatedDeployment(t *testing.T) {
 		kubectl(t, f, "--context", "federation", "delete", "deploy", "-n", ns, "db", "--wait=true", "--timeout=30s")
 		wantCopies(t, f, ns, "db", []int32{-1, -1, -1}, false, 30*time.Second)
 	})
+
+	t.Run("unjoining a member deletes the copies kfed made there and plans their replicas on the others", func(t *testing.T) {
+		batch := federatedDeployment(ns, "batch", 4, `{"rebalance": true, "clusters": {"*": {"weight": 1}}}`)
+		create(t, fed, batch)
+		wantCopies(t, f, ns, "batch", []int32{1, 1, 2}, true, 30*time.Second)
+		if err := fed.Delete(context.Background(), &kfedv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "cluster-3"}}); err != nil {
+			t.Fatal(err)
+		}
+		wantCopies(t, f, ns, "batch", []int32{2, 2, -1}, false, 30*time.Second)
+	})
 }
 
 // weightsOf reads the weight of each cluster in a Service's DNSEndpoint.

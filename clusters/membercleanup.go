@@ -1,4 +1,4 @@
-package services
+package clusters
 
 import (
 	"context"
@@ -8,29 +8,33 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	"github.com/kfed-io/kfed/clusters"
 )
 
-// MemberFinalizer holds a Cluster until kfed has removed its shards there.
+// MemberFinalizer holds a Cluster until kfed has removed its objects there.
 const MemberFinalizer = "kfed.io/member-cleanup"
 
 // +kubebuilder:rbac:groups=kfed.io,resources=clusters,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=kfed.io,resources=clusters/finalizers,verbs=update
 
-// MemberCleanup removes the shards kfed created in a member cluster that is
-// being unjoined, and lets go of the ones it adopted. A member that cannot
+// MemberCleanup removes the objects kfed created in a member cluster that is
+// being unjoined (shards, Deployment copies: every kind in Kinds), and lets
+// go of the ones it adopted. A member that cannot
 // be reached is retried for GiveUpAfter, then let go with a Warning Event:
 // unjoining must not hang forever on a cluster that is gone.
 type MemberCleanup struct {
 	Fed        client.Client
 	Recorder   events.EventRecorder
 	Federation string
+	// Kinds are the lists of the kinds kfed puts in members, such as
+	// &corev1.ServiceList{}.
+	Kinds []client.ObjectList
 	// GiveUpAfter bounds the retries for an unreachable member; 2 minutes
 	// when zero.
 	GiveUpAfter time.Duration
@@ -72,7 +76,7 @@ func (m *MemberCleanup) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 		}
 		if m.Recorder != nil {
 			m.Recorder.Eventf(&c, nil, corev1.EventTypeWarning, "ShardsLeftBehind", "Unjoin",
-				"could not remove kfed's Services from cluster %s within %v; delete the Services labelled %s=%s there by hand: %v",
+				"could not remove kfed's objects from cluster %s within %v; delete the Services and Deployments labelled %s=%s there by hand: %v",
 				c.Name, giveUp, kfedv1alpha1.LabelFederation, m.Federation, err)
 		}
 	}
@@ -84,7 +88,7 @@ func (m *MemberCleanup) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 // cleanup talks to the member directly (the registry stops its cache once
 // the Cluster is being deleted).
 func (m *MemberCleanup) cleanup(ctx context.Context, c *kfedv1alpha1.Cluster) error {
-	cfg, _, err := clusters.LoadRESTConfig(ctx, m.Fed, c)
+	cfg, _, err := LoadRESTConfig(ctx, m.Fed, c)
 	if err != nil {
 		return err
 	}
@@ -93,22 +97,33 @@ func (m *MemberCleanup) cleanup(ctx context.Context, c *kfedv1alpha1.Cluster) er
 	if err != nil {
 		return err
 	}
-	var list corev1.ServiceList
-	if err := member.List(ctx, &list, client.MatchingLabels{kfedv1alpha1.LabelFederation: m.Federation}); err != nil {
-		return fmt.Errorf("listing kfed's Services in %s: %w", c.Name, err)
-	}
 	var errs []error
-	for i := range list.Items {
-		s := &list.Items[i]
-		switch classify(s, s.Annotations[AnnotationOrigin], m.Federation) {
-		case shardOurs:
-			if err := member.Delete(ctx, s); err != nil && !apierrors.IsNotFound(err) {
-				errs = append(errs, err)
+	for _, kind := range m.Kinds {
+		list := kind.DeepCopyObject().(client.ObjectList)
+		if err := member.List(ctx, list, client.MatchingLabels{kfedv1alpha1.LabelFederation: m.Federation}); err != nil {
+			errs = append(errs, fmt.Errorf("listing kfed's %T in %s: %w", kind, c.Name, err))
+			continue
+		}
+		items, err := meta.ExtractList(list)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, item := range items {
+			obj, ok := item.(client.Object)
+			if !ok {
+				continue
 			}
-		case shardAdopted:
-			releaseShard(s)
-			if err := member.Update(ctx, s); err != nil && !apierrors.IsNotFound(err) {
-				errs = append(errs, err)
+			switch Classify(obj, obj.GetAnnotations()[AnnotationOrigin], m.Federation) {
+			case Ours:
+				if err := member.Delete(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
+					errs = append(errs, err)
+				}
+			case Adopted:
+				Release(obj)
+				if err := member.Update(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
+					errs = append(errs, err)
+				}
 			}
 		}
 	}

@@ -1,0 +1,98 @@
+package clusters
+
+import (
+	"reflect"
+	"strings"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+)
+
+// The rule for objects kfed puts in members (a federated Service's shards,
+// a federated Deployment's copies), applied by every controller that makes
+// them and by the cleanup when a member leaves: kfed creates an object where
+// there is none, takes over one it did not make only when the user opts in
+// (and then marks it adopted), lets go of an adopted one (removes its
+// marks), and deletes only what it made.
+const (
+	// AnnotationOrigin is the namespace/name of the control-plane object a
+	// member object was made from.
+	AnnotationOrigin = "kfed.io/origin"
+	// AnnotationAdopted marks a member object that existed before kfed took
+	// it over; kfed never deletes it, it lets go of it.
+	AnnotationAdopted = "kfed.io/adopted"
+)
+
+// Standing is how kfed stands to an existing member object of a federated
+// object's name.
+type Standing int
+
+const (
+	// Absent: there is none.
+	Absent Standing = iota
+	// Ours: kfed made it for this origin.
+	Ours
+	// Adopted: kfed took it over for this origin.
+	Adopted
+	// Foreign: not kfed's; it may be taken over if the user opts in.
+	Foreign
+	// Conflict: another federation's, or made for another origin; left
+	// alone.
+	Conflict
+)
+
+func (s Standing) String() string {
+	return [...]string{"absent", "ours", "adopted", "foreign", "conflict"}[s]
+}
+
+// Classify says how kfed's federation stands to existing (nil, or a nil
+// pointer, when there is none) as a member object of origin.
+func Classify(existing client.Object, origin, federation string) Standing {
+	if existing == nil || reflect.ValueOf(existing).IsNil() {
+		return Absent
+	}
+	labels, annotations := existing.GetLabels(), existing.GetAnnotations()
+	if annotations[AnnotationOrigin] == origin && labels[kfedv1alpha1.LabelFederation] == federation {
+		if annotations[AnnotationAdopted] == "true" {
+			return Adopted
+		}
+		return Ours
+	}
+	if labels[kfedv1alpha1.LabelFederation] != "" {
+		return Conflict
+	}
+	return Foreign
+}
+
+// Mark puts kfed's marks on a member object made from origin.
+func Mark(obj client.Object, origin, federation string) {
+	labels, annotations := obj.GetLabels(), obj.GetAnnotations()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	labels[kfedv1alpha1.LabelManagedBy] = kfedv1alpha1.ManagedBy
+	labels[kfedv1alpha1.LabelFederation] = federation
+	annotations[AnnotationOrigin] = origin
+	obj.SetLabels(labels)
+	obj.SetAnnotations(annotations)
+}
+
+// Release removes kfed's marks, and every other kfed.io/ annotation (kfed
+// copies none of the user's onto member objects), from a member object,
+// which is then an ordinary object of its cluster.
+func Release(obj client.Object) {
+	labels, annotations := obj.GetLabels(), obj.GetAnnotations()
+	delete(labels, kfedv1alpha1.LabelManagedBy)
+	delete(labels, kfedv1alpha1.LabelFederation)
+	for k := range annotations {
+		if strings.HasPrefix(k, "kfed.io/") {
+			delete(annotations, k)
+		}
+	}
+	obj.SetLabels(labels)
+	obj.SetAnnotations(annotations)
+}
