@@ -10,16 +10,19 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kfed-io/kfed/api/clusterreplicas"
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/replicas/deployments"
 	"github.com/kfed-io/kfed/services"
 )
 
@@ -27,7 +30,7 @@ func newStatusCommand() *cobra.Command {
 	var kf kubeconfigFlags
 	cmd := &cobra.Command{
 		Use:   "status",
-		Short: "Show federated Services by cluster (shard, ingress, conditions) and Balancers in every cluster",
+		Short: "Show federated Services by cluster (shard, ingress, conditions), federated Deployments by cluster (planned, ready) and Balancers in every cluster",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			_, fed, err := kf.load()
@@ -113,7 +116,81 @@ func printStatus(ctx context.Context, w io.Writer, fed client.Client) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if err := printDeployments(ctx, w, fed, members); err != nil {
+		return err
+	}
 	return printBalancers(ctx, w, fed, members)
+}
+
+// printDeployments lists the federated Deployments by cluster, after a blank
+// line, from the per-cluster table kfed keeps on each: replicas planned and
+// ready there, and whether the cluster is full. Nothing when there are none.
+func printDeployments(ctx context.Context, w io.Writer, fed client.Client, members []memberView) error {
+	var deps appsv1.DeploymentList
+	if err := fed.List(ctx, &deps); err != nil {
+		return fmt.Errorf("listing deployments: %w", err)
+	}
+	var names []string
+	for _, m := range members {
+		names = append(names, m.name)
+	}
+	var rows []string
+	for i := range deps.Items {
+		if d := &deps.Items[i]; deployments.IsFederated(d) {
+			rows = append(rows, deploymentRows(d, names)...)
+		}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "\nDEPLOYMENT\tCLUSTER\tPLANNED\tREADY\tNOTE")
+	for _, r := range rows {
+		fmt.Fprintln(tw, r)
+	}
+	return tw.Flush()
+}
+
+// deploymentRows are one federated Deployment's rows: one per joined
+// cluster (those it has no replicas in show "-"), then its desired and ready
+// totals and its kfed conditions.
+func deploymentRows(d *appsv1.Deployment, clusters []string) []string {
+	table, _, err := clusterreplicas.Read(d.Annotations)
+	var rows []string
+	for i, name := range clusters {
+		key := ""
+		if i == 0 {
+			key = d.Namespace + "/" + d.Name
+		}
+		row, ok := table[name]
+		if !ok {
+			rows = append(rows, fmt.Sprintf("%s\t%s\t-\t-\t", key, name))
+			continue
+		}
+		note := ""
+		if row.Capacity != nil {
+			note = fmt.Sprintf("full: runs %d, %d waiting", *row.Capacity, row.Waiting)
+		}
+		rows = append(rows, fmt.Sprintf("%s\t%s\t%d\t%d\t%s", key, name, row.Planned, row.Ready, note))
+	}
+	desired := int32(1)
+	if d.Spec.Replicas != nil {
+		desired = *d.Spec.Replicas
+	}
+	var conds []string
+	if err != nil {
+		conds = append(conds, err.Error())
+	}
+	for _, c := range d.Status.Conditions {
+		if strings.HasPrefix(string(c.Type), "kfed.io/") {
+			s := strings.TrimPrefix(string(c.Type), "kfed.io/") + "=" + string(c.Status)
+			if (c.Type == deployments.CondSynced) != (c.Status == corev1.ConditionTrue) {
+				s += " (" + c.Reason + ": " + c.Message + ")"
+			}
+			conds = append(conds, s)
+		}
+	}
+	return append(rows, fmt.Sprintf("\t→ total\t%d\t%d\t%s", desired, d.Status.ReadyReplicas, strings.Join(conds, " ")))
 }
 
 // printBalancers lists the Balancers of the control plane and of every

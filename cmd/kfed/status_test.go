@@ -8,13 +8,16 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kfed-io/kfed/api/clusterreplicas"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/manager"
+	"github.com/kfed-io/kfed/replicas/deployments"
 	"github.com/kfed-io/kfed/services"
 	"github.com/kfed-io/kfed/test/framework"
 )
@@ -69,12 +72,33 @@ func TestStatusAndDNSPlanShowAFederatedService(t *testing.T) {
 		return nil
 	})
 
+	// A federated Deployment gets a row per cluster.
+	labels := map[string]string{"app": "cart"}
+	cart := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "cart", Namespace: "default", Annotations: map[string]string{deployments.AnnotationFederated: "true"}},
+		Spec: appsv1.DeploymentSpec{Replicas: new(int32(4)), Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "cart", Image: "cart:1"}}}}},
+	}
+	if err := fed.Create(ctx, cart); err != nil {
+		t.Fatal(err)
+	}
+	framework.Eventually(t, 30*time.Second, func(ctx context.Context) error {
+		if err := fed.Get(ctx, client.ObjectKeyFromObject(cart), cart); err != nil {
+			return err
+		}
+		if !strings.Contains(cart.Annotations[clusterreplicas.Annotation], `"cluster-2":{"planned":2`) {
+			return fmt.Errorf("cart's table: %s", cart.Annotations[clusterreplicas.Annotation])
+		}
+		return nil
+	})
+
 	out, err := run(t, "status", "--kubeconfig", f.Kubeconfig)
 	if err != nil {
 		t.Fatalf("kfed status: %v\n%s", err, out)
 	}
 	for _, want := range []string{"default/shop", "cluster-1", "cluster-2", "created", "shop.default.fed.svc.example.com", "Published=True",
-		"default/fleet", "Balanced=False (TargetNotFound"} {
+		"default/fleet", "Balanced=False (TargetNotFound", "default/cart", "Synced=True"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("kfed status lacks %q:\n%s", want, out)
 		}
