@@ -1,0 +1,114 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/api/dns/v1"
+	"google.golang.org/api/option"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/dnsprovider"
+	"github.com/kfed-io/kfed/dnsprovider/clouddns"
+	"github.com/kfed-io/kfed/dnssync"
+	"github.com/kfed-io/kfed/manager"
+	"github.com/kfed-io/kfed/test/clouddnsfake"
+	"github.com/kfed-io/kfed/test/framework"
+	"github.com/kfed-io/kfed/test/route53fake"
+)
+
+// TestFederatedDeploymentWeightsReachTheProviders runs a federated
+// Deployment of 40 replicas weighted 3:1 over cluster-1 and cluster-2 (none
+// in cluster-3) behind a federated Service, and checks that the weighted
+// records of its global name carry the ready replicas per cluster, 30, 10
+// and 0, in Route53 (through kfed-controller's DNS sync, at the local
+// endpoint) and in Cloud DNS (a sync of the same DNSEndpoints against the
+// local endpoint).
+func TestFederatedDeploymentWeightsReachTheProviders(t *testing.T) {
+	const zone = "kfed.test"
+	r53 := route53fake.New()
+	t.Cleanup(r53.Close)
+	zoneID := r53.AddZone(zone, false)
+	for k, v := range map[string]string{"AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE",
+		"AWS_SECRET_ACCESS_KEY": "fake", "AWS_EC2_METADATA_DISABLED": "true"} {
+		t.Setenv(k, v)
+	}
+	f := framework.Start(t, framework.Members(3), framework.Workloads(2, "8"), framework.LoadBalancer())
+	f.JoinAll()
+	f.StartController(manager.Options{
+		Domain: zone, DNSInterval: 500 * time.Millisecond,
+		DNS: dnssync.ProviderFlags{Provider: "route53", OwnerID: "fed", Route53Endpoint: r53.URL, Route53ZoneID: zoneID},
+	})
+	fed := f.Client("federation")
+	for _, m := range memberNames {
+		wantCondition(t, fed, m, kfedv1alpha1.ClusterReady, "True", 30*time.Second)
+	}
+	const ns = "shop"
+	create(t, fed, framework.Namespace(ns))
+	web := federatedDeployment(ns, "web", 40, `{"rebalance": true, "clusters": {"cluster-1": {"weight": 3}, "cluster-2": {"weight": 1}}}`)
+	svc := federatedService(ns, "web")
+	create(t, fed, web, svc)
+	want := map[string]int{"cluster-1": 30, "cluster-2": 10, "cluster-3": 0}
+	wantReadyLayout(t, f, client.ObjectKeyFromObject(web), []int32{30, 10, 0}, false, 40, 90*time.Second)
+	wantWeights(t, f, client.ObjectKeyFromObject(svc), want, 30*time.Second)
+	global := "web.shop.fed.svc." + zone
+
+	t.Run("Route53 holds a weighted record set per cluster with its ready replicas", func(t *testing.T) {
+		framework.Eventually(t, 30*time.Second, func(ctx context.Context) error {
+			got := map[string]int{}
+			for _, rs := range r53.RecordSets(zoneID) {
+				if strings.TrimSuffix(rs.Name, ".") == global && rs.Type == "A" && rs.Weight != nil {
+					got[rs.SetIdentifier] = int(*rs.Weight)
+				}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				return fmt.Errorf("Route53 weights of %s: %v, want %v", global, got, want)
+			}
+			return nil
+		})
+	})
+
+	t.Run("Cloud DNS holds a weighted round robin item per cluster with its ready replicas", func(t *testing.T) {
+		gcp := clouddnsfake.New()
+		t.Cleanup(gcp.Close)
+		gcp.AddZone("kfed-test", "kfed-test", zone+".")
+		api, err := dns.NewService(context.Background(), option.WithEndpoint(gcp.URL+"/"), option.WithoutAuthentication())
+		if err != nil {
+			t.Fatal(err)
+		}
+		prov, err := clouddns.New(api, clouddns.Config{Project: "kfed-test", Zones: []string{"kfed-test"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		reg, err := dnsprovider.NewRegistry("fed", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var eps extdnsv1alpha1.DNSEndpointList
+		if err := fed.List(context.Background(), &eps); err != nil {
+			t.Fatal(err)
+		}
+		s := &dnssync.Syncer{Provider: prov, Planner: dnsprovider.Planner{Registry: reg}}
+		if _, err := s.Sync(context.Background(), dnssync.Desired(eps.Items), false); err != nil {
+			t.Fatal(err)
+		}
+		var got []int
+		for _, rs := range gcp.RecordSets("kfed-test", "kfed-test") {
+			if strings.TrimSuffix(rs.Name, ".") == global && rs.Type == "A" && rs.RoutingPolicy != nil && rs.RoutingPolicy.Wrr != nil {
+				for _, it := range rs.RoutingPolicy.Wrr.Items {
+					got = append(got, int(it.Weight))
+				}
+			}
+		}
+		slices.Sort(got)
+		if fmt.Sprint(got) != "[0 10 30]" {
+			t.Errorf("Cloud DNS WRR weights of %s: %v, want 0, 10 and 30", global, got)
+		}
+	})
+}
