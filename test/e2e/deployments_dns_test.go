@@ -8,12 +8,15 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/api/dns/v1"
+	"github.com/miekg/dns"
+	clouddnsapi "google.golang.org/api/dns/v1"
 	"google.golang.org/api/option"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/devenv"
 	"github.com/kfed-io/kfed/dnsprovider"
 	"github.com/kfed-io/kfed/dnsprovider/clouddns"
 	"github.com/kfed-io/kfed/dnssync"
@@ -29,7 +32,7 @@ import (
 // records of its global name carry the ready replicas per cluster, 30, 10
 // and 0, in Route53 (through kfed-controller's DNS sync, at the local
 // endpoint) and in Cloud DNS (a sync of the same DNSEndpoints against the
-// local endpoint).
+// local endpoint), and in the answer order of the CoreDNS plugin.
 func TestFederatedDeploymentWeightsReachTheProviders(t *testing.T) {
 	const zone = "kfed.test"
 	r53 := route53fake.New()
@@ -74,11 +77,66 @@ func TestFederatedDeploymentWeightsReachTheProviders(t *testing.T) {
 		})
 	})
 
+	t.Run("CoreDNS in cluster-3, which runs none, answers cluster-1 first three times in four and itself last", func(t *testing.T) {
+		var ep extdnsv1alpha1.DNSEndpoint
+		if err := fed.Get(context.Background(), client.ObjectKeyFromObject(svc), &ep); err != nil {
+			t.Fatal(err)
+		}
+		table, err := dnsendpoint.ReadClusters(&ep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		owner := map[string]string{}
+		for name, c := range table {
+			for _, a := range c.Addresses {
+				owner[a.String()] = name
+			}
+		}
+		srv, err := f.StartCoreDNS(context.Background(), devenv.CoreDNSOptions{
+			Binary: buildCoreDNS(t), Name: "coredns-cluster-3", Cluster: "cluster-3", Zone: zone,
+			Corefile: devenv.KfedCorefile(devenv.KfedZone{
+				Zone: zone, Federation: "fed", Cluster: "cluster-3",
+				Kubeconfig: corednsKubeconfig(t, f), Context: "federation",
+			}),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(srv.Stop)
+		framework.Eventually(t, 10*time.Second, func(context.Context) error {
+			_, err := query(srv.Addr, "udp", global+".", dns.TypeA)
+			return err
+		})
+		const n = 400
+		first := map[string]int{}
+		for range n {
+			r, err := query(srv.Addr, "udp", global+".", dns.TypeA)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var order []string
+			for _, rr := range r.Answer {
+				if a, ok := rr.(*dns.A); ok {
+					order = append(order, owner[a.A.String()])
+				}
+			}
+			if len(order) != 3 || order[2] != "cluster-3" {
+				t.Fatalf("answer order %v: want three clusters, cluster-3 (weight 0) last", order)
+			}
+			first[order[0]]++
+		}
+		share := float64(first["cluster-1"]) / n
+		t.Logf("first answer over %d queries: %v (cluster-1 %.2f, weights 30:10:0)", n, first, share)
+		if share < 0.65 || share > 0.85 {
+			t.Errorf("cluster-1 answered first in %.2f of queries, want about 0.75 (weights 30:10)", share)
+		}
+	})
+
 	t.Run("Cloud DNS holds a weighted round robin item per cluster with its ready replicas", func(t *testing.T) {
 		gcp := clouddnsfake.New()
 		t.Cleanup(gcp.Close)
 		gcp.AddZone("kfed-test", "kfed-test", zone+".")
-		api, err := dns.NewService(context.Background(), option.WithEndpoint(gcp.URL+"/"), option.WithoutAuthentication())
+		api, err := clouddnsapi.NewService(context.Background(), option.WithEndpoint(gcp.URL+"/"), option.WithoutAuthentication())
 		if err != nil {
 			t.Fatal(err)
 		}
