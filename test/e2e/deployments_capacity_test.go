@@ -114,9 +114,11 @@ func median(ds []time.Duration) time.Duration {
 	return s[len(s)/2]
 }
 
-// TestFederatedDeploymentMemberOutage stops a member's API server: for less
-// than the grace period nothing moves; past it, its replicas are planned on
-// the others; back, the layout returns to the preferences.
+// TestFederatedDeploymentMemberOutage stops a member's API server under the
+// preferences of scenario 4 (equal weights, cluster-3 capped at 20): for
+// less than the grace period nothing moves; past it, cluster-2's replicas
+// are planned on the others as the scenario says (cluster-1 30, cluster-3
+// 20); back, the layout returns to the preferences.
 func TestFederatedDeploymentMemberOutage(t *testing.T) {
 	const grace = 10 * time.Second
 	f := framework.Start(t, framework.Members(3), framework.Workloads(2, "8"))
@@ -128,7 +130,7 @@ func TestFederatedDeploymentMemberOutage(t *testing.T) {
 	}
 	const ns = "shop"
 	create(t, fed, framework.Namespace(ns))
-	web := federatedDeployment(ns, "web", 50, `{"rebalance": true, "clusters": {"*": {"weight": 1}}}`)
+	web := federatedDeployment(ns, "web", 50, `{"rebalance": true, "clusters": {"*": {"weight": 1}, "cluster-3": {"maxReplicas": 20, "weight": 1}}}`)
 	key := client.ObjectKeyFromObject(web)
 	create(t, fed, web)
 	wantReadyLayout(t, f, key, []int32{16, 17, 17}, true, 50, 90*time.Second)
@@ -136,10 +138,12 @@ func TestFederatedDeploymentMemberOutage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	stayUp := []string{"cluster-1", "cluster-3"}
+	preferredUp := []int32{preferred[0], preferred[2]}
 	// The two members that stay up, as they run now.
 	upReplicas := func(ctx context.Context) ([]int32, error) {
 		var out []int32
-		for _, m := range memberNames[:2] {
+		for _, m := range stayUp {
 			var d appsv1.Deployment
 			if err := f.Client(m).Get(ctx, key, &d); err != nil {
 				return nil, err
@@ -149,18 +153,18 @@ func TestFederatedDeploymentMemberOutage(t *testing.T) {
 		return out, nil
 	}
 
-	if err := f.StopAPIServer("cluster-3"); err != nil {
+	if err := f.StopAPIServer("cluster-2"); err != nil {
 		t.Fatal(err)
 	}
-	wantCondition(t, fed, "cluster-3", kfedv1alpha1.ClusterReady, "False", 20*time.Second)
+	wantCondition(t, fed, "cluster-2", kfedv1alpha1.ClusterReady, "False", 20*time.Second)
 	// The grace period runs from the condition's transition, which the API
 	// server's own shutdown may precede StopAPIServer's return by seconds.
-	var c3 kfedv1alpha1.Cluster
-	if err := fed.Get(context.Background(), client.ObjectKey{Name: "cluster-3"}, &c3); err != nil {
+	var c2 kfedv1alpha1.Cluster
+	if err := fed.Get(context.Background(), client.ObjectKey{Name: "cluster-2"}, &c2); err != nil {
 		t.Fatal(err)
 	}
-	offline := meta.FindStatusCondition(c3.Status.Conditions, kfedv1alpha1.ClusterReady).LastTransitionTime.Time
-	t.Logf("cluster-3 not Ready since %v, %v ago", offline, time.Since(offline))
+	offline := meta.FindStatusCondition(c2.Status.Conditions, kfedv1alpha1.ClusterReady).LastTransitionTime.Time
+	t.Logf("cluster-2 not Ready since %v, %v ago", offline, time.Since(offline))
 
 	t.Run("within the grace period nothing moves", func(t *testing.T) {
 		// Transition times have whole seconds: stop checking 2 s early.
@@ -169,32 +173,32 @@ func TestFederatedDeploymentMemberOutage(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.Equal(got, preferred[:2]) {
-				t.Fatalf("%v after %v offline: cluster-1 and cluster-2 run %v, want %v still", "cluster-3", time.Since(offline), got, preferred[:2])
+			if !slices.Equal(got, preferredUp) {
+				t.Fatalf("cluster-2 %v offline: cluster-1 and cluster-3 run %v, want %v still", time.Since(offline), got, preferredUp)
 			}
 			time.Sleep(200 * time.Millisecond)
 		}
 	})
 
-	t.Run("past the grace period its replicas are planned on the others", func(t *testing.T) {
+	t.Run("past the grace period its replicas are planned on the others: cluster-1 30, cluster-3 20 (scenario 4)", func(t *testing.T) {
 		framework.Eventually(t, grace+15*time.Second, func(ctx context.Context) error {
 			got, err := upReplicas(ctx)
 			if err != nil {
 				return err
 			}
-			if !slices.Equal(got, []int32{25, 25}) {
-				return fmt.Errorf("cluster-1 and cluster-2 run %v, want 25 and 25", got)
+			if !slices.Equal(got, []int32{30, 20}) {
+				return fmt.Errorf("cluster-1 and cluster-3 run %v, want 30 and 20", got)
 			}
 			return nil
 		})
-		t.Logf("replicas planned elsewhere %v after cluster-3 went offline (grace %v)", time.Since(offline), grace)
+		t.Logf("replicas planned elsewhere %v after cluster-2 went offline (grace %v)", time.Since(offline), grace)
 	})
 
 	t.Run("back, the layout returns to the preferences", func(t *testing.T) {
-		if err := f.RestartAPIServer(context.Background(), "cluster-3"); err != nil {
+		if err := f.RestartAPIServer(context.Background(), "cluster-2"); err != nil {
 			t.Fatal(err)
 		}
-		wantCondition(t, fed, "cluster-3", kfedv1alpha1.ClusterReady, "True", 30*time.Second)
+		wantCondition(t, fed, "cluster-2", kfedv1alpha1.ClusterReady, "True", 30*time.Second)
 		wantReadyLayout(t, f, key, preferred, false, 50, 60*time.Second)
 	})
 }
