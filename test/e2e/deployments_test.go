@@ -194,6 +194,36 @@ func TestFederatedDeployment(t *testing.T) {
 		wantCopies(t, f, ns, "web", []int32{16, 17, 17}, true, 30*time.Second)
 	})
 
+	t.Run("a ReplicaSet made for it in the control plane is warned about", func(t *testing.T) {
+		var d appsv1.Deployment
+		if err := fed.Get(context.Background(), key, &d); err != nil {
+			t.Fatal(err)
+		}
+		// What a Deployment controller running in the control plane would make.
+		rs := &appsv1.ReplicaSet{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web-5d4f8c", OwnerReferences: []metav1.OwnerReference{
+				*metav1.NewControllerRef(&d, appsv1.SchemeGroupVersion.WithKind("Deployment"))}},
+			Spec: appsv1.ReplicaSetSpec{Replicas: new(int32(0)), Selector: d.Spec.Selector, Template: d.Spec.Template},
+		}
+		create(t, fed, rs)
+		wantDeploymentCondition(t, fed, key, deployments.CondControlPlaneWorkloads, corev1.ConditionTrue, deployments.ReasonDeploymentCtrl, 20*time.Second)
+		wantDeploymentEvent(t, f, key, corev1.EventTypeWarning, deployments.ReasonDeploymentCtrl)
+		if err := fed.Delete(context.Background(), rs); err != nil {
+			t.Fatal(err)
+		}
+		framework.Eventually(t, 20*time.Second, func(ctx context.Context) error {
+			if err := fed.Get(ctx, key, &d); err != nil {
+				return err
+			}
+			for _, c := range d.Status.Conditions {
+				if c.Type == deployments.CondControlPlaneWorkloads {
+					return fmt.Errorf("condition %s still there", c.Type)
+				}
+			}
+			return nil
+		})
+	})
+
 	t.Run("a copy deleted by hand is made again", func(t *testing.T) {
 		before, err := copyReplicas(context.Background(), f, ns, "web")
 		if err != nil {
