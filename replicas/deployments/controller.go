@@ -295,34 +295,17 @@ func (c *Controller) sync(ctx context.Context, d *appsv1.Deployment) outcome {
 		return cmpBool(copies[b.Name].state == copyAbsent, copies[a.Name].state == copyAbsent)
 	})
 	var plan decision
-replan:
-	plan, err = decide(in)
-	if err != nil {
-		o.invalid = err
-		return o
-	}
-	for _, m := range members {
-		want, planned := plan.replicas[m.Name]
-		cur := existing[m.Name]
-		state := copies[m.Name].state
-		if !planned {
-			if err := c.removeCopy(ctx, m, cur, state, false); err != nil {
-				o.failed[m.Name] = err.Error()
-			}
-			continue
+	for {
+		if plan, err = decide(in); err != nil {
+			o.invalid = err
+			return o
 		}
-		got, err := c.ensureCopy(ctx, m, d, cur, state, want)
-		if err != nil {
-			o.failed[m.Name] = err.Error()
-			if state == copyAbsent && !in.rejected[m.Name] {
-				in.rejected[m.Name] = true
-				goto replan // retried with backoff; planned elsewhere meanwhile
-			}
+		refused := c.writeCopies(ctx, d, members, plan, existing, copies, &o)
+		if refused == "" || in.rejected[refused] {
+			break
 		}
-		if got != nil {
-			o.copies[m.Name] = got
-			existing[m.Name], copies[m.Name] = got, observedCopy{state: classify(got, origin, c.Federation), replicas: want}
-		}
+		// Retried with backoff; planned elsewhere meanwhile.
+		in.rejected[refused] = true
 	}
 	for name := range o.failed {
 		plan.conflicts = slices.DeleteFunc(plan.conflicts, func(s string) bool { return s == name })

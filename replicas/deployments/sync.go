@@ -16,6 +16,39 @@ import (
 	"github.com/kfed-io/kfed/clusters"
 )
 
+// writeCopies brings every Ready member's copy in line with plan: ensured
+// where planned, removed (if kfed's) where not. Members come in the order
+// given; it stops at the first member that refuses to create its copy and
+// returns its name, so the caller can plan around it before writing the
+// rest; "" when none did. Failures are recorded in o.failed, and the copies
+// written in o.copies, existing and copies.
+func (c *Controller) writeCopies(ctx context.Context, d *appsv1.Deployment, members []clusters.Member, plan decision,
+	existing map[string]*appsv1.Deployment, copies map[string]observedCopy, o *outcome) string {
+	origin := d.Namespace + "/" + d.Name
+	for _, m := range members {
+		want, planned := plan.replicas[m.Name]
+		cur, state := existing[m.Name], copies[m.Name].state
+		if !planned {
+			if err := c.removeCopy(ctx, m, cur, state, false); err != nil {
+				o.failed[m.Name] = err.Error()
+			}
+			continue
+		}
+		got, err := c.ensureCopy(ctx, m, d, cur, state, want)
+		if err != nil {
+			o.failed[m.Name] = err.Error()
+			if state == copyAbsent {
+				return m.Name
+			}
+		}
+		if got != nil {
+			o.copies[m.Name] = got
+			existing[m.Name], copies[m.Name] = got, observedCopy{state: classify(got, origin, c.Federation), replicas: want}
+		}
+	}
+	return ""
+}
+
 // ensureCopy creates, updates or adopts d's copy in member m with replicas.
 // It returns the copy as it now stands, nil when there is none.
 func (c *Controller) ensureCopy(ctx context.Context, m clusters.Member, d *appsv1.Deployment,
