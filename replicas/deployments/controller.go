@@ -12,7 +12,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -315,14 +314,7 @@ func (c *Controller) sync(ctx context.Context, d *appsv1.Deployment) outcome {
 	return o
 }
 
-// DefaultGracePeriod is how long a member that cannot be reached keeps its
-// replicas before they are planned elsewhere.
-const DefaultGracePeriod = 60 * time.Second
-
-// held returns the members d is placed in that are not Ready (or whose
-// cache is still starting) but keep their replicas, from the per-cluster
-// table, for the grace period since they stopped being Ready; and how long
-// until the first of them runs out.
+// held lists the Clusters and returns heldMembers of them.
 func (c *Controller) held(ctx context.Context, d *appsv1.Deployment, cfg config, ready []clusters.Member) (map[string]int32, time.Duration, error) {
 	table, _, _ := clusterreplicas.Read(d.Annotations)
 	if len(table) == 0 {
@@ -332,36 +324,11 @@ func (c *Controller) held(ctx context.Context, d *appsv1.Deployment, cfg config,
 	if err := c.Fed.List(ctx, &all); err != nil {
 		return nil, 0, fmt.Errorf("listing Clusters: %w", err)
 	}
-	grace := cmp.Or(c.GracePeriod, DefaultGracePeriod)
-	now := c.now()
-	held := map[string]int32{}
-	var due time.Duration
-	for i := range all.Items {
-		cl := &all.Items[i]
-		row, had := table[cl.Name]
-		if !had || cl.DeletionTimestamp != nil || slices.ContainsFunc(ready, func(m clusters.Member) bool { return m.Name == cl.Name }) ||
-			!cfg.places(clusterInfo{Name: cl.Name, Region: cl.Spec.Region, Labels: cl.Labels}) {
-			continue
-		}
-		cond := meta.FindStatusCondition(cl.Status.Conditions, kfedv1alpha1.ClusterReady)
-		if cond == nil {
-			continue
-		}
-		if cond.Status == metav1.ConditionTrue {
-			// Ready, but its cache has not synced yet (kfed is starting):
-			// its change of readiness will bring a reconcile.
-			held[cl.Name] = row.Planned
-			continue
-		}
-		left := cond.LastTransitionTime.Add(grace).Sub(now)
-		if left <= 0 {
-			continue
-		}
-		held[cl.Name] = row.Planned
-		if due == 0 || left < due {
-			due = left
-		}
+	names := map[string]bool{}
+	for _, m := range ready {
+		names[m.Name] = true
 	}
+	held, due := heldMembers(table, all.Items, names, cfg, cmp.Or(c.GracePeriod, DefaultGracePeriod), c.now())
 	return held, due, nil
 }
 
