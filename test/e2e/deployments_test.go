@@ -194,6 +194,19 @@ func TestFederatedDeployment(t *testing.T) {
 		wantCopies(t, f, ns, "web", []int32{16, 17, 17}, true, 30*time.Second)
 	})
 
+	t.Run("without rebalance running replicas stay where they are and new ones go to the others (scenario 7)", func(t *testing.T) {
+		setPreferences(t, fed, key, `{"rebalance": true, "clusters": {"cluster-1": {"weight": 1}}}`)
+		wantCopies(t, f, ns, "web", []int32{50, 0, 0}, false, 30*time.Second)
+		setPreferences(t, fed, key, `{"rebalance": false, "clusters": {"*": {"weight": 1}}}`)
+		time.Sleep(2 * time.Second) // give a wrong reconcile the chance to move them
+		wantCopies(t, f, ns, "web", []int32{50, 0, 0}, false, time.Second)
+		scale(t, fed, key, 80)
+		wantCopies(t, f, ns, "web", []int32{50, 15, 15}, false, 30*time.Second)
+		scale(t, fed, key, 50)
+		setPreferences(t, fed, key, `{"rebalance": true, "clusters": {"*": {"weight": 1}}}`)
+		wantCopies(t, f, ns, "web", []int32{16, 17, 17}, true, 30*time.Second)
+	})
+
 	t.Run("a ReplicaSet made for it in the control plane is warned about", func(t *testing.T) {
 		var d appsv1.Deployment
 		if err := fed.Get(context.Background(), key, &d); err != nil {
