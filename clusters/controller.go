@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -86,6 +87,7 @@ func (c *Controller) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	v := c.verdict(cluster.Name, reason, err)
 	if version != "" {
 		cluster.Status.KubernetesVersion = version
+		c.locate(ctx, &cluster, cfg)
 	}
 	c.apply(&cluster, v)
 	if changed := !equalStatus(before, &cluster); changed {
@@ -150,6 +152,23 @@ func (c *Controller) apply(cluster *kfedv1alpha1.Cluster, v verdict) {
 	cluster.Status.ObservedGeneration = gen
 }
 
+// locate keeps status.region and status.zones in line with the member's
+// nodes while the spec leaves them empty, so that its zones follow the
+// nodes within one probe interval. A failed read keeps what was found last.
+func (c *Controller) locate(ctx context.Context, cluster *kfedv1alpha1.Cluster, cfg *rest.Config) {
+	if cluster.Spec.Region != "" && len(cluster.Spec.Zones) > 0 {
+		cluster.Status.Region, cluster.Status.Zones = "", nil
+		return
+	}
+	lctx, cancel := context.WithTimeout(ctx, c.timeout())
+	defer cancel()
+	region, zones, err := NodeTopology(lctx, cfg)
+	if err != nil {
+		return
+	}
+	cluster.Status.Region, cluster.Status.Zones = region, zones
+}
+
 // event tells users about a change of Ready's status or reason.
 func (c *Controller) event(before, after *kfedv1alpha1.Cluster) {
 	now := meta.FindStatusCondition(after.Status.Conditions, kfedv1alpha1.ClusterReady)
@@ -193,6 +212,7 @@ func orDefault(d, def time.Duration) time.Duration {
 // times SetStatusCondition keeps for unchanged statuses.
 func equalStatus(a, b *kfedv1alpha1.Cluster) bool {
 	if a.Status.KubernetesVersion != b.Status.KubernetesVersion || a.Status.ObservedGeneration != b.Status.ObservedGeneration ||
+		a.Status.Region != b.Status.Region || !slices.Equal(a.Status.Zones, b.Status.Zones) ||
 		len(a.Status.Conditions) != len(b.Status.Conditions) {
 		return false
 	}

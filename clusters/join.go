@@ -26,7 +26,10 @@ import (
 // JoinOptions describe a cluster to register.
 type JoinOptions struct {
 	// Name of the Cluster object; it appears in DNS targets' provenance.
-	Name   string
+	Name string
+	// Region and Zones place the cluster. Either may be left empty: kfed then
+	// reads it from the member's nodes' topology.kubernetes.io labels, now
+	// and as the nodes change, and Join fails if no node carries them.
 	Region string
 	Zones  []string
 	// Kubeconfig holds a context reaching the member.
@@ -61,6 +64,13 @@ func Join(ctx context.Context, fed client.Client, o JoinOptions) (*kfedv1alpha1.
 	defer cancel()
 	if _, err := Probe(pctx, cfg); err != nil {
 		return nil, fmt.Errorf("cluster %q (context %q, server %s) is unreachable: %w", o.Name, o.Context, cfg.Host, err)
+	}
+
+	var found kfedv1alpha1.ClusterStatus
+	if o.Region == "" || len(o.Zones) == 0 {
+		if found, err = locate(ctx, cfg, o); err != nil {
+			return nil, err
+		}
 	}
 
 	var existing kfedv1alpha1.Cluster
@@ -108,7 +118,38 @@ func Join(ctx context.Context, fed client.Client, o JoinOptions) (*kfedv1alpha1.
 		}
 		return nil, fmt.Errorf("creating cluster %q: %w", o.Name, err)
 	}
+	// What the nodes say, for the caller to show; the Cluster controller
+	// writes it to the status.
+	cluster.Status.Region, cluster.Status.Zones = found.Region, found.Zones
 	return cluster, nil
+}
+
+// locate reads the region and zones o leaves empty from the member's nodes.
+func locate(ctx context.Context, cfg *rest.Config, o JoinOptions) (kfedv1alpha1.ClusterStatus, error) {
+	lctx, cancel := context.WithTimeout(ctx, o.ProbeTimeout)
+	defer cancel()
+	region, zones, err := NodeTopology(lctx, cfg)
+	if err != nil {
+		return kfedv1alpha1.ClusterStatus{}, fmt.Errorf("cluster %q: no --region or --zone given, and its nodes could not be read: %w", o.Name, err)
+	}
+	var errs []error
+	if o.Region == "" && region == "" {
+		errs = append(errs, fmt.Errorf("no --region given and no node of cluster %q has the label %s", o.Name, corev1.LabelTopologyRegion))
+	}
+	if len(o.Zones) == 0 && len(zones) == 0 {
+		errs = append(errs, fmt.Errorf("no --zone given and no node of cluster %q has the label %s", o.Name, corev1.LabelTopologyZone))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return kfedv1alpha1.ClusterStatus{}, err
+	}
+	var st kfedv1alpha1.ClusterStatus
+	if o.Region == "" {
+		st.Region = region
+	}
+	if len(o.Zones) == 0 {
+		st.Zones = zones
+	}
+	return st, nil
 }
 
 func validateJoin(o *JoinOptions) error {
@@ -116,16 +157,10 @@ func validateJoin(o *JoinOptions) error {
 	for _, msg := range validation.IsDNS1123Label(o.Name) {
 		errs = append(errs, fmt.Errorf("cluster name %q: %s", o.Name, msg))
 	}
-	if o.Region == "" {
-		errs = append(errs, errors.New("--region is required"))
-	}
 	for _, msg := range validation.IsDNS1123Label(o.Region) {
 		if o.Region != "" {
 			errs = append(errs, fmt.Errorf("region %q: %s", o.Region, msg))
 		}
-	}
-	if len(o.Zones) == 0 {
-		errs = append(errs, errors.New("at least one --zone is required"))
 	}
 	for _, z := range o.Zones {
 		for _, msg := range validation.IsDNS1123Label(z) {

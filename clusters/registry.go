@@ -178,8 +178,9 @@ func (r *Registry) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	r.mu.Unlock()
 	if ok && cur.configHash == hash {
 		if placeChanged(cur.Member, &c) {
+			region, zones := c.Location()
 			r.mu.Lock()
-			cur.Region, cur.Zones, cur.Labels = c.Spec.Region, slices.Clone(c.Spec.Zones), c.Labels
+			cur.Region, cur.Zones, cur.Labels = region, slices.Clone(zones), c.Labels
 			r.mu.Unlock()
 			r.notify()
 		}
@@ -261,9 +262,10 @@ func (r *Registry) start(ctx context.Context, c *kfedv1alpha1.Cluster, cfg *rest
 	if r.members == nil {
 		r.members = map[string]*running{}
 	}
+	region, zones := c.Location()
 	r.members[c.Name] = &running{
 		Member: Member{
-			Name: c.Name, Region: c.Spec.Region, Zones: slices.Clone(c.Spec.Zones), Labels: c.Labels,
+			Name: c.Name, Region: region, Zones: slices.Clone(zones), Labels: c.Labels,
 			Client: cl.GetClient(), unwatched: unwatched,
 		},
 		configHash: hash, cancel: cancel, done: done,
@@ -328,7 +330,8 @@ func (r *Registry) notify() {
 }
 
 func placeChanged(m Member, c *kfedv1alpha1.Cluster) bool {
-	return m.Region != c.Spec.Region || !slices.Equal(m.Zones, c.Spec.Zones) || !mapsEqual(m.Labels, c.Labels)
+	region, zones := c.Location()
+	return m.Region != region || !slices.Equal(m.Zones, zones) || !mapsEqual(m.Labels, c.Labels)
 }
 
 func mapsEqual(a, b map[string]string) bool {

@@ -79,9 +79,10 @@ func decide(o observation, st *status) (decision, error) {
 
 	in := Input{Names: o.names, TTL: o.cfg.ttl, Shards: shards}
 	for _, cl := range o.joined {
-		in.Regions = append(in.Regions, cl.Spec.Region)
-		for _, z := range cl.Spec.Zones {
-			in.Zones = append(in.Zones, z+"/"+cl.Spec.Region)
+		region, zones := cl.Location()
+		in.Regions = append(in.Regions, region)
+		for _, z := range zones {
+			in.Zones = append(in.Zones, z+"/"+region)
 		}
 	}
 	regions, zones := publishedPlaces(o.published, o.names)
@@ -131,7 +132,8 @@ func place(cfg config, joined map[string]*kfedv1alpha1.Cluster) (map[string]bool
 			continue
 		}
 		if cfg.selector != nil {
-			set := labels.Set{"kfed.io/region": cl.Spec.Region}
+			region, _ := cl.Location()
+			set := labels.Set{"kfed.io/region": region}
 			for k, v := range cl.Labels {
 				set[k] = v
 			}

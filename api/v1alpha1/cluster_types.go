@@ -39,20 +39,24 @@ const (
 // ClusterSpec says where a member cluster is and how to reach it.
 type ClusterSpec struct {
 	// Region the cluster runs in, such as "us-east1". It names the region-level
-	// DNS name of every Service the cluster serves.
+	// DNS name of every Service the cluster serves. When empty, the region is
+	// read from the nodes' topology.kubernetes.io/region label (status.region).
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
-	Region string `json:"region"`
+	// +optional
+	Region string `json:"region,omitempty"`
 
 	// Zones the cluster's nodes run in, such as ["us-east1-b"]. Each names a
-	// zone-level DNS name under the region.
-	// +kubebuilder:validation:MinItems=1
+	// zone-level DNS name under the region. When empty, the zones are read
+	// from the nodes' topology.kubernetes.io/zone labels (status.zones) and
+	// follow the nodes.
 	// +kubebuilder:validation:items:MinLength=1
 	// +kubebuilder:validation:items:MaxLength=63
 	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	// +listType=set
-	Zones []string `json:"zones"`
+	// +optional
+	Zones []string `json:"zones,omitempty"`
 
 	// KubeconfigSecretRef points at the Secret holding a kubeconfig for the
 	// member whose current context reaches it.
@@ -98,6 +102,18 @@ type ClusterStatus struct {
 	// KubernetesVersion the member's API server reports.
 	// +optional
 	KubernetesVersion string `json:"kubernetesVersion,omitempty"`
+
+	// Region is the region the member's nodes carry in their
+	// topology.kubernetes.io/region label (the most common one), kept while
+	// spec.region is empty.
+	// +optional
+	Region string `json:"region,omitempty"`
+
+	// Zones are the zones the member's nodes carry in their
+	// topology.kubernetes.io/zone label, sorted, kept while spec.zones is
+	// empty.
+	// +optional
+	Zones []string `json:"zones,omitempty"`
 }
 
 // Cluster registers a member cluster with the federation.
@@ -107,6 +123,7 @@ type ClusterStatus struct {
 // +kubebuilder:resource:scope=Cluster,shortName=kc
 // +kubebuilder:printcolumn:name="Region",type=string,JSONPath=`.spec.region`
 // +kubebuilder:printcolumn:name="Zones",type=string,JSONPath=`.spec.zones`
+// +kubebuilder:printcolumn:name="Node Zones",type=string,JSONPath=`.status.zones`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Cluster struct {
@@ -137,4 +154,17 @@ type ClusterList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []Cluster `json:"items"`
+}
+
+// Location returns the cluster's region and zones: those of its spec, else
+// those read from its nodes.
+func (c *Cluster) Location() (region string, zones []string) {
+	region, zones = c.Spec.Region, c.Spec.Zones
+	if region == "" {
+		region = c.Status.Region
+	}
+	if len(zones) == 0 {
+		zones = c.Status.Zones
+	}
+	return region, zones
 }

@@ -76,14 +76,19 @@ federation's context are both read from --kubeconfig. Nothing is changed when a 
 			if err != nil {
 				return fmt.Errorf("join %s: %w", args[0], err)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "cluster %s joined (region %s, zones %v)\n", c.Name, c.Spec.Region, c.Spec.Zones)
+			region, zones := c.Location()
+			from := ""
+			if c.Spec.Region == "" || len(c.Spec.Zones) == 0 {
+				from = "; read from its nodes, and following them"
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "cluster %s joined (region %s, zones %v%s)\n", c.Name, region, zones, from)
 			return nil
 		},
 	}
 	kf.add(cmd, "federation-context")
 	cmd.Flags().StringVar(&opts.Context, "context", "", "kubeconfig context of the member cluster (default NAME)")
-	cmd.Flags().StringVar(&opts.Region, "region", "", "region the cluster runs in, e.g. us-east1")
-	cmd.Flags().StringSliceVar(&opts.Zones, "zone", nil, "zone the cluster runs in, e.g. us-east1-b (repeat for several)")
+	cmd.Flags().StringVar(&opts.Region, "region", "", "region the cluster runs in, e.g. us-east1 (default: its nodes' topology.kubernetes.io/region label)")
+	cmd.Flags().StringSliceVar(&opts.Zones, "zone", nil, "zone the cluster runs in, e.g. us-east1-b (repeat for several; default: its nodes' topology.kubernetes.io/zone labels, followed as they change)")
 	cmd.Flags().StringVar(&opts.Namespace, "namespace", "", "namespace of the kubeconfig Secret (default kfed-system)")
 	return cmd
 }

@@ -79,7 +79,7 @@ func TestJoinAndUnjoinAgainstRealAPIServers(t *testing.T) {
 		{"duplicate name", []string{"join", "cluster-1", "--context", "cluster-2", "--kubeconfig", kc, "--region", "r1", "--zone", "z1"},
 			`a cluster named "cluster-1" is already joined`},
 		{"no zone", []string{"join", "cluster-2", "--kubeconfig", kc, "--region", "r1"},
-			"at least one --zone is required"},
+			`no --zone given and no node of cluster "cluster-2" has the label topology.kubernetes.io/zone`},
 		{"name not a DNS label", []string{"join", "Cluster_2", "--context", "cluster-2", "--kubeconfig", kc, "--region", "r1", "--zone", "z1"},
 			`cluster name "Cluster_2"`},
 		{"unknown federation context", []string{"join", "cluster-2", "--kubeconfig", kc, "--federation-context", "nope", "--region", "r1", "--zone", "z1"},

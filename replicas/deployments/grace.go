@@ -28,8 +28,9 @@ func heldMembers(table map[string]clusterreplicas.Cluster, joined []kfedv1alpha1
 	for i := range joined {
 		cl := &joined[i]
 		row, had := table[cl.Name]
+		region, _ := cl.Location()
 		if !had || cl.DeletionTimestamp != nil || ready[cl.Name] ||
-			!cfg.places(clusterInfo{Name: cl.Name, Region: cl.Spec.Region, Labels: cl.Labels}) {
+			!cfg.places(clusterInfo{Name: cl.Name, Region: region, Labels: cl.Labels}) {
 			continue
 		}
 		cond := meta.FindStatusCondition(cl.Status.Conditions, kfedv1alpha1.ClusterReady)
