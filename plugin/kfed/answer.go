@@ -13,8 +13,8 @@ import (
 	"github.com/kfed-io/kfed/plugin/kfed/index"
 )
 
-// maxChain bounds the CNAMEs followed in one answer, so that a loop in the
-// data ends.
+// maxChain bounds the CNAMEs followed in one answer; a longer chain is left
+// to the client's resolver to follow, as one that leaves the zones is.
 const maxChain = 8
 
 // SOA timers. Nothing transfers the zone, so refresh, retry and expire only
@@ -69,8 +69,16 @@ func (k *Kfed) respond(state request.Request, qname, zone string) *dns.Msg {
 			m.Ns = []dns.RR{k.soa(zone)}
 			return m
 		}
-		if c := cnameOf(records); c != nil && qtype != dns.TypeCNAME && qtype != dns.TypeANY {
+		// A CNAME at the apex would sit beside its SOA and NS: not served.
+		if c := cnameOf(records); c != nil && name != zone && qtype != dns.TypeCNAME && qtype != dns.TypeANY {
 			m.Answer = append(m.Answer, c)
+			if loops(m.Answer, c.Target) {
+				// Each record once, and SERVFAIL, as BIND 9 and CoreDNS's
+				// file plugin answer a loop: the chain shows where it is,
+				// and the rcode says no answer will come of it.
+				m.Rcode = dns.RcodeServerFailure
+				return m
+			}
 			next := matchZone(k.zones, c.Target)
 			if next == "" || hop+1 == maxChain {
 				return m // the client's resolver follows it from here
@@ -135,6 +143,17 @@ func matchZone(zones []string, name string) string {
 		}
 	}
 	return match
+}
+
+// loops reports whether target is the owner of one of the CNAMEs in chain:
+// following it would repeat the chain.
+func loops(chain []dns.RR, target string) bool {
+	for _, rr := range chain {
+		if rr.Header().Name == target {
+			return true
+		}
+	}
+	return false
 }
 
 func cnameOf(r *index.Records) *dns.CNAME {

@@ -465,3 +465,117 @@ func TestServeDNSSRVAdditionalFollowsItsTargets(t *testing.T) {
 		}
 	}
 }
+
+func TestServeDNSAnswersProtocolEdgesAsAuthoritativeServersDo(t *testing.T) {
+	const (
+		loopA = "a.loop.default.dev.svc.kfed.test."
+		loopB = "b.loop.default.dev.svc.kfed.test."
+		self  = "self.loop.default.dev.svc.kfed.test."
+		into  = "into.loop.default.dev.svc.kfed.test."
+	)
+	k := newTestKfed(t, "cluster-1", map[string][]extdnsv1alpha1.Endpoint{
+		"default/demo": demoEndpoints(),
+		"default/loop": {
+			sharedEndpoint(loopA, "CNAME", strings.TrimSuffix(loopB, ".")),
+			sharedEndpoint(loopB, "CNAME", strings.TrimSuffix(loopA, ".")),
+			sharedEndpoint(self, "CNAME", strings.TrimSuffix(self, ".")),
+			sharedEndpoint(into, "CNAME", strings.TrimSuffix(loopA, ".")),
+		},
+		"default/apex": {sharedEndpoint(zone, "CNAME", "elsewhere.example.")},
+	})
+	tests := []struct {
+		name string
+		test.Case
+	}{
+		{"CNAME loop answers the chain once with SERVFAIL", test.Case{
+			Qname: loopA, Qtype: dns.TypeA, Rcode: dns.RcodeServerFailure,
+			Answer: []dns.RR{
+				test.CNAME(loopA + "\t30\tIN\tCNAME\t" + loopB),
+				test.CNAME(loopB + "\t30\tIN\tCNAME\t" + loopA),
+			},
+		}},
+		{"CNAME to itself answers it once with SERVFAIL", test.Case{
+			Qname: self, Qtype: dns.TypeA, Rcode: dns.RcodeServerFailure,
+			Answer: []dns.RR{test.CNAME(self + "\t30\tIN\tCNAME\t" + self)},
+		}},
+		{"chain into a loop answers each record once with SERVFAIL", test.Case{
+			Qname: into, Qtype: dns.TypeAAAA, Rcode: dns.RcodeServerFailure,
+			Answer: []dns.RR{ // as SortAndCheck sorts them
+				test.CNAME(loopA + "\t30\tIN\tCNAME\t" + loopB),
+				test.CNAME(loopB + "\t30\tIN\tCNAME\t" + loopA),
+				test.CNAME(into + "\t30\tIN\tCNAME\t" + loopA),
+			},
+		}},
+		{"CNAME query of a looping name answers the CNAME alone", test.Case{
+			Qname: loopA, Qtype: dns.TypeCNAME,
+			Answer: []dns.RR{test.CNAME(loopA + "\t30\tIN\tCNAME\t" + loopB)},
+		}},
+		{"a CNAME at the apex is not served beside its SOA", test.Case{
+			Qname: zone, Qtype: dns.TypeA, Ns: []dns.RR{soa},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.Authoritative = true
+			resp, rcode, err := serve(t, k, tt.Msg(), false)
+			if err != nil || rcode != dns.RcodeSuccess {
+				t.Fatalf("ServeDNS = %d, %v", rcode, err)
+			}
+			if err := test.SortAndCheck(resp, tt.Case); err != nil {
+				t.Errorf("%v\n%v", err, resp)
+			}
+		})
+	}
+}
+
+func TestServeDNSAnswersOpcodesAndTransfersPerTheirRFCs(t *testing.T) {
+	k := newTestKfed(t, "cluster-1", map[string][]extdnsv1alpha1.Endpoint{"default/demo": demoEndpoints()})
+	msg := func(opcode int, qname string, qtype uint16) *dns.Msg {
+		m := test.Case{Qname: qname, Qtype: qtype}.Msg()
+		m.Opcode = opcode
+		return m
+	}
+	tests := []struct {
+		name      string
+		msg       *dns.Msg
+		tcp       bool
+		wantRcode int // ServeDNS's: the server writes the reply unless it is NOERROR
+		want      *test.Case
+	}{
+		{"NOTIFY for the zone is acknowledged, not answered like a query", msg(dns.OpcodeNotify, zone, dns.TypeSOA), false, dns.RcodeSuccess,
+			&test.Case{Rcode: dns.RcodeSuccess, Authoritative: true}},
+		{"NOTIFY for a name that is not a zone is NOTAUTH", msg(dns.OpcodeNotify, global, dns.TypeSOA), false, dns.RcodeSuccess,
+			&test.Case{Rcode: dns.RcodeNotAuth, Authoritative: true}},
+		{"UPDATE is refused: the zone is read-only", msg(dns.OpcodeUpdate, zone, dns.TypeSOA), false, dns.RcodeRefused, nil},
+		{"STATUS is not implemented", msg(dns.OpcodeStatus, zone, dns.TypeSOA), false, dns.RcodeNotImplemented, nil},
+		{"IQUERY is not implemented (RFC 3425)", msg(dns.OpcodeIQuery, zone, dns.TypeA), false, dns.RcodeNotImplemented, nil},
+		{"AXFR without a transfer block is refused at once", msg(dns.OpcodeQuery, zone, dns.TypeAXFR), true, dns.RcodeRefused, nil},
+		{"IXFR without a transfer block is refused at once", msg(dns.OpcodeQuery, zone, dns.TypeIXFR), true, dns.RcodeRefused, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, rcode, err := serve(t, k, tt.msg, tt.tcp)
+			if err != nil || rcode != tt.wantRcode {
+				t.Fatalf("ServeDNS = %s, %v; want %s", dns.RcodeToString[rcode], err, dns.RcodeToString[tt.wantRcode])
+			}
+			if tt.want == nil {
+				if resp != nil {
+					t.Errorf("plugin wrote %v; want the server to write the error", resp)
+				}
+				return
+			}
+			if resp == nil {
+				t.Fatal("no reply written")
+			}
+			if resp.Opcode != tt.msg.Opcode {
+				t.Errorf("reply opcode %s, want %s", dns.OpcodeToString[resp.Opcode], dns.OpcodeToString[tt.msg.Opcode])
+			}
+			if err := test.Header(*tt.want, resp); err != nil {
+				t.Error(err)
+			}
+			if len(resp.Answer)+len(resp.Ns) != 0 {
+				t.Errorf("reply has records: %v", resp)
+			}
+		})
+	}
+}
