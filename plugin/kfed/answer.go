@@ -17,28 +17,6 @@ import (
 // to the client's resolver to follow, as one that leaves the zones is.
 const maxChain = 8
 
-// SOA timers. Nothing transfers the zone, so refresh, retry and expire only
-// need to be plausible; the negative TTL (minimum) is the plugin's ttl.
-const (
-	soaRefresh = 7200
-	soaRetry   = 1800
-	soaExpire  = 86400
-)
-
-// zoneNames are the synthesized names of one zone: its name server
-// ns.dns.ZONE (whose parent dns.ZONE is an empty non-terminal) and the
-// mailbox hostmaster.ZONE of its SOA.
-type zoneNames struct {
-	dns, ns, mbox string
-}
-
-func newZoneNames(zone string) zoneNames {
-	if zone == "." {
-		zone = ""
-	}
-	return zoneNames{dns: "dns." + zone, ns: "ns.dns." + zone, mbox: "hostmaster." + zone}
-}
-
 // respond builds the reply to a query for qname, lower case, in zone. The
 // records in it are the index's, shared by every reply and never modified, as
 // CoreDNS's file plugin shares its zone's: a plugin that changes a reply
@@ -53,16 +31,16 @@ func (k *Kfed) respond(state request.Request, qname, zone string) *dns.Msg {
 	for hop := 0; ; hop++ {
 		before := len(m.Answer)
 		records, exists := k.index.Lookup(name)
-		names := k.names[zone]
-		switch name {
-		case zone:
+		if name == zone {
 			exists = true
 			m.Answer = appendApex(m.Answer, k, zone, qtype)
-		case names.dns:
+		} else if h := k.apex[zone].hosts[name]; h != nil {
 			exists = true
-		case names.ns:
-			exists = true
-			m.Answer = appendLocalAddress(m.Answer, state, name, qtype, k.ttl)
+			if h.local {
+				m.Answer = appendLocalAddress(m.Answer, state, name, qtype, k.ttl)
+			} else {
+				m.Answer = appendHost(m.Answer, h, qtype)
+			}
 		}
 		if !exists {
 			m.Rcode = dns.RcodeNameError
@@ -229,9 +207,9 @@ func appendApex(dst []dns.RR, k *Kfed, zone string, qtype uint16) []dns.RR {
 	case dns.TypeSOA:
 		return append(dst, k.soa(zone))
 	case dns.TypeNS:
-		return append(dst, k.ns(zone))
+		return append(dst, k.apex[zone].ns...)
 	case dns.TypeANY:
-		return append(dst, k.soa(zone), k.ns(zone))
+		return append(append(dst, k.soa(zone)), k.apex[zone].ns...)
 	}
 	return dst
 }
@@ -256,25 +234,18 @@ func appendLocalAddress(dst []dns.RR, state request.Request, name string, qtype 
 	return dst
 }
 
-// soa is zone's SOA, its serial the index's. Its TTL and minimum are the
+// soa is zone's SOA, its serial the zone's. Its TTL and minimum are the
 // plugin's ttl, which makes that the negative TTL (RFC 2308).
 func (k *Kfed) soa(zone string) dns.RR {
-	names := k.names[zone]
+	ap := k.apex[zone]
 	return &dns.SOA{
 		Hdr:     dns.RR_Header{Name: zone, Rrtype: dns.TypeSOA, Class: dns.ClassINET, Ttl: k.ttl},
-		Ns:      names.ns,
-		Mbox:    names.mbox,
+		Ns:      ap.mname,
+		Mbox:    ap.mbox,
 		Serial:  k.index.Serial(),
-		Refresh: soaRefresh,
-		Retry:   soaRetry,
-		Expire:  soaExpire,
+		Refresh: k.timers.refresh,
+		Retry:   k.timers.retry,
+		Expire:  k.timers.expire,
 		Minttl:  k.ttl,
-	}
-}
-
-func (k *Kfed) ns(zone string) dns.RR {
-	return &dns.NS{
-		Hdr: dns.RR_Header{Name: zone, Rrtype: dns.TypeNS, Class: dns.ClassINET, Ttl: k.ttl},
-		Ns:  k.names[zone].ns,
 	}
 }

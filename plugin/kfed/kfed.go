@@ -25,8 +25,9 @@ type Kfed struct {
 	fall     fall.F
 	ttl      uint32
 	index    *index.Index
-	names    map[string]zoneNames // of each zone
-	synced   atomic.Bool          // the index has seen a full list of the DNSEndpoints
+	apex     map[string]*apex // of each zone
+	timers   soaTimers
+	synced   atomic.Bool // the index has seen a full list of the DNSEndpoints
 	requests requestCounters
 }
 

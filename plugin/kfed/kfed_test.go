@@ -3,6 +3,7 @@ package kfed
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"slices"
 	"strings"
 	"testing"
@@ -118,7 +119,7 @@ func serve(t testing.TB, k *Kfed, m *dns.Msg, tcp bool) (*dns.Msg, int, error) {
 	return rec.Msg, rcode, err
 }
 
-var soa = test.SOA(zone + "\t30\tIN\tSOA\tns.dns.kfed.test. hostmaster.kfed.test. 1 7200 1800 86400 30")
+var soa = test.SOA(zone + "\t30\tIN\tSOA\tns.dns.kfed.test. hostmaster.kfed.test. 1 300 60 1209600 30")
 
 func TestServeDNSAnswers(t *testing.T) {
 	k := newTestKfed(t, "cluster-1", map[string][]extdnsv1alpha1.Endpoint{"default/demo": demoEndpoints()})
@@ -575,6 +576,68 @@ func TestServeDNSAnswersOpcodesAndTransfersPerTheirRFCs(t *testing.T) {
 			}
 			if len(resp.Answer)+len(resp.Ns) != 0 {
 				t.Errorf("reply has records: %v", resp)
+			}
+		})
+	}
+}
+
+func TestServeDNSAnswersTheConfiguredNameServers(t *testing.T) {
+	k := newKfed(config{zones: []string{zone}, federation: "dev", ttl: 30, servers: []nameServer{
+		{name: "ns1.kfed.test.", addrs: []netip.Addr{netip.MustParseAddr("192.0.2.1"), netip.MustParseAddr("2001:db8::1")}},
+		{name: "ns2.dns.kfed.test."},
+		{name: "ns.provider.net."},
+	}, timers: soaTimers{refresh: 3600, retry: 600, expire: 1209600}})
+	k.synced.Store(true)
+	soa := test.SOA(zone + "\t30\tIN\tSOA\tns1.kfed.test. hostmaster.kfed.test. 1 3600 600 1209600 30")
+	tests := []struct {
+		name string
+		test.Case
+	}{
+		{"apex NS lists every configured name server", test.Case{
+			Qname: zone, Qtype: dns.TypeNS,
+			Answer: []dns.RR{
+				test.NS(zone + "\t30\tIN\tNS\tns.provider.net."),
+				test.NS(zone + "\t30\tIN\tNS\tns1.kfed.test."),
+				test.NS(zone + "\t30\tIN\tNS\tns2.dns.kfed.test."),
+			},
+		}},
+		{"SOA names the first name server as primary", test.Case{
+			Qname: zone, Qtype: dns.TypeSOA, Answer: []dns.RR{soa},
+		}},
+		{"a name server in the zone answers its IPv4 addresses", test.Case{
+			Qname: "ns1.kfed.test.", Qtype: dns.TypeA, Answer: []dns.RR{test.A("ns1.kfed.test.\t30\tIN\tA\t192.0.2.1")},
+		}},
+		{"a name server in the zone answers its IPv6 addresses", test.Case{
+			Qname: "ns1.kfed.test.", Qtype: dns.TypeAAAA, Answer: []dns.RR{test.AAAA("ns1.kfed.test.\t30\tIN\tAAAA\t2001:db8::1")},
+		}},
+		{"a name server without addresses answers the address the query came to", test.Case{
+			Qname: "ns2.dns.kfed.test.", Qtype: dns.TypeA, Answer: []dns.RR{test.A("ns2.dns.kfed.test.\t30\tIN\tA\t127.0.0.1")},
+		}},
+		{"a name server's missing type is NODATA", test.Case{
+			Qname: "ns1.kfed.test.", Qtype: dns.TypeTXT, Ns: []dns.RR{soa},
+		}},
+		{"the name above a deeper name server is an empty non-terminal", test.Case{
+			Qname: "dns.kfed.test.", Qtype: dns.TypeA, Ns: []dns.RR{soa},
+		}},
+		{"the default name server is gone once others are configured", test.Case{
+			Qname: "ns.dns.kfed.test.", Qtype: dns.TypeA, Rcode: dns.RcodeNameError, Ns: []dns.RR{soa},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.Authoritative = true
+			resp, _, err := serve(t, k, tt.Msg(), false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := test.SortAndCheck(resp, tt.Case); err != nil {
+				t.Errorf("%v\n%v", err, resp)
+			}
+			if len(resp.Ns) == 1 {
+				got := resp.Ns[0].(*dns.SOA)
+				if got.Refresh != 3600 || got.Retry != 600 || got.Expire != 1209600 || got.Minttl != 30 {
+					t.Errorf("SOA timers %v, want the configured 3600 600 1209600 30", got)
+				}
 			}
 		})
 	}
