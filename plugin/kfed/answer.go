@@ -171,17 +171,17 @@ func appendRecords(dst []dns.RR, r *index.Records, qtype uint16) []dns.RR {
 
 // targets returns the additional section of an SRV answer at r: the
 // addresses of its targets in the plugin's zones. They are looked up once per
-// index serial and kept with r, since an SRV answer would otherwise cost a
+// index version and kept with r, since an SRV answer would otherwise cost a
 // lookup per target on every query. The slice is shared: a reply's Extra may
 // be appended to (by the server's OPT record) only because its capacity is
 // its length, so an append copies it.
 func (k *Kfed) targets(r *index.Records) []dns.RR {
-	serial := k.index.Serial()
-	if rrs, ok := r.Derived(serial); ok {
+	version := k.index.Version()
+	if rrs, ok := r.Derived(version); ok {
 		return rrs
 	}
 	rrs := slices.Clip(k.appendTargets(nil, r.SRV()))
-	r.SetDerived(serial, rrs)
+	r.SetDerived(version, rrs)
 	return rrs
 }
 
@@ -242,7 +242,7 @@ func (k *Kfed) soa(zone string) dns.RR {
 		Hdr:     dns.RR_Header{Name: zone, Rrtype: dns.TypeSOA, Class: dns.ClassINET, Ttl: k.ttl},
 		Ns:      ap.mname,
 		Mbox:    ap.mbox,
-		Serial:  k.index.Serial(),
+		Serial:  k.serial.soa(),
 		Refresh: k.timers.refresh,
 		Retry:   k.timers.retry,
 		Expire:  k.timers.expire,

@@ -27,6 +27,7 @@ type Kfed struct {
 	index    *index.Index
 	apex     map[string]*apex // of each zone
 	timers   soaTimers
+	serial   zoneSerial
 	synced   atomic.Bool // the index has seen a full list of the DNSEndpoints
 	requests requestCounters
 }

@@ -14,6 +14,9 @@ import (
 	"github.com/coredns/coredns/request"
 	"github.com/miekg/dns"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 )
 
@@ -356,16 +359,11 @@ func TestServeDNSSeesIndexChangesAtOnce(t *testing.T) {
 	if resp.Rcode != dns.RcodeNameError {
 		t.Fatalf("empty index: %s", dns.RcodeToString[resp.Rcode])
 	}
-	serial := resp.Ns[0].(*dns.SOA).Serial
 	if err := k.index.Set("default/demo", demoEndpoints()); err != nil {
 		t.Fatal(err)
 	}
 	if resp, _, _ := serve(t, k, q, false); len(resp.Answer) != 1 {
 		t.Fatalf("after Set: %v", resp)
-	}
-	soa, _, _ := serve(t, k, test.Case{Qname: zone, Qtype: dns.TypeSOA}.Msg(), false)
-	if got := soa.Answer[0].(*dns.SOA).Serial; got <= serial {
-		t.Errorf("SOA serial %d after a change, not above %d", got, serial)
 	}
 	k.index.Delete("default/demo")
 	if resp, _, _ := serve(t, k, q, false); resp.Rcode != dns.RcodeNameError {
@@ -638,6 +636,89 @@ func TestServeDNSAnswersTheConfiguredNameServers(t *testing.T) {
 				if got.Refresh != 3600 || got.Retry != 600 || got.Expire != 1209600 || got.Minttl != 30 {
 					t.Errorf("SOA timers %v, want the configured 3600 600 1209600 30", got)
 				}
+			}
+		})
+	}
+}
+
+// dnsEndpoint is object namespace/name at resourceVersion rv with eps.
+func dnsEndpoint(key, rv string, eps ...extdnsv1alpha1.Endpoint) *extdnsv1alpha1.DNSEndpoint {
+	ns, name, _ := strings.Cut(key, "/")
+	return &extdnsv1alpha1.DNSEndpoint{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, ResourceVersion: rv},
+		Spec:       extdnsv1alpha1.DNSEndpointSpec{Endpoints: eps},
+	}
+}
+
+func TestSerialIsTheSameInReplicasThatSawDifferentHistories(t *testing.T) {
+	web := func(rv, addr string) *extdnsv1alpha1.DNSEndpoint {
+		return dnsEndpoint("default/web", rv, shardEndpoint(global, "cluster-1", "us-east1-b", 1, addr, ""))
+	}
+	api := func(rv string) *extdnsv1alpha1.DNSEndpoint {
+		return dnsEndpoint("default/api", rv, sharedEndpoint("api.default.dev.svc.kfed.test.", "A", "192.0.2.7"))
+	}
+	marker := func(rv string) *extdnsv1alpha1.DNSEndpoint { return dnsEndpoint("kfed-system/kfed-serial-dev", rv) }
+	type event struct {
+		deleted bool
+		obj     any
+	}
+	tests := []struct {
+		name       string
+		first      []event // seen by a replica that ran throughout
+		late       []event // the list a replica started afterwards gets
+		wantSerial uint32
+	}{
+		{
+			name:       "a replica started after updates agrees with one that saw them",
+			first:      []event{{obj: web("100", "127.0.0.1")}, {obj: api("105")}, {obj: web("110", "127.0.0.2")}},
+			late:       []event{{obj: api("105")}, {obj: web("110", "127.0.0.2")}},
+			wantSerial: 110,
+		},
+		{
+			name: "a deletion followed by the writer's marker agrees with a replica started after both",
+			first: []event{{obj: web("100", "127.0.0.1")}, {obj: api("105")}, {obj: marker("90")},
+				{deleted: true, obj: web("120", "127.0.0.1")}, {obj: marker("121")}},
+			late:       []event{{obj: api("105")}, {obj: marker("121")}},
+			wantSerial: 121,
+		},
+		{
+			name: "a tombstone from a relist does not lower the serial",
+			first: []event{{obj: web("100", "127.0.0.1")}, {obj: api("130")},
+				{deleted: true, obj: cache.DeletedFinalStateUnknown{Key: "default/web", Obj: web("100", "127.0.0.1")}}},
+			late:       []event{{obj: api("130")}},
+			wantSerial: 130,
+		},
+		{
+			name:       "the serial wraps modulo 2^32 as RFC 1982 serial arithmetic expects",
+			first:      []event{{obj: web("4294967396", "127.0.0.1")}},
+			late:       []event{{obj: web("4294967396", "127.0.0.1")}},
+			wantSerial: 100,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			soa := func(events []event) uint32 {
+				k := newTestKfed(t, "", nil)
+				w := &watcher{federation: "dev", index: k.index, serial: &k.serial}
+				var before uint32
+				for _, e := range events {
+					if e.deleted {
+						w.remove(e.obj)
+					} else {
+						w.apply(e.obj)
+					}
+					if now := k.serial.soa(); now < before {
+						t.Errorf("serial fell from %d to %d", before, now)
+					} else {
+						before = now
+					}
+				}
+				resp, _, _ := serve(t, k, test.Case{Qname: zone, Qtype: dns.TypeSOA}.Msg(), false)
+				return resp.Answer[0].(*dns.SOA).Serial
+			}
+			first, late := soa(tt.first), soa(tt.late)
+			if first != tt.wantSerial || late != tt.wantSerial {
+				t.Errorf("serials %d (throughout) and %d (started late), want both %d", first, late, tt.wantSerial)
 			}
 		})
 	}

@@ -58,7 +58,7 @@ func setup(c *caddy.Controller) error {
 		return plugin.Error("kfed", err)
 	}
 	k := newKfed(cfg)
-	w, err := newWatcher(rc, cfg.federation, k.index, func() { k.synced.Store(true) })
+	w, err := newWatcher(rc, cfg.federation, k.index, &k.serial, nil, func() { k.synced.Store(true) })
 	if err != nil {
 		return plugin.Error("kfed", err)
 	}

@@ -15,7 +15,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/miekg/dns"
 
@@ -37,7 +36,7 @@ type Index struct {
 	objects map[string][]string // object key → names it has endpoints at
 	size    int                 // names with records
 
-	serial atomic.Uint32
+	version atomic.Uint32
 }
 
 // node is one name: its merged records and what is needed to merge them
@@ -68,7 +67,6 @@ func New(cluster string, defaultTTL uint32) *Index {
 		served:     map[string]*Records{},
 		objects:    map[string][]string{},
 	}
-	x.serial.Store(uint32(time.Now().Unix()))
 	return x
 }
 
@@ -89,10 +87,11 @@ func (x *Index) Len() int {
 	return x.size
 }
 
-// Serial changes whenever the records change: the Unix time of the last
-// change, or one more than the previous serial if that is not later. It is
-// the serial of the zones' SOA.
-func (x *Index) Serial() uint32 { return x.serial.Load() }
+// Version changes whenever the records change, so that what a reader derives
+// from them can be kept until then. It counts changes in this process only:
+// it is not the zones' SOA serial, which the plugin derives from the
+// DNSEndpoints themselves.
+func (x *Index) Version() uint32 { return x.version.Load() }
 
 // Set replaces what object (a "namespace/name" key) contributes with its
 // endpoints. Endpoints or targets the index cannot serve are left out and
@@ -132,7 +131,7 @@ func (x *Index) Set(object string, endpoints []extdnsv1alpha1.Endpoint) error {
 	} else {
 		x.objects[object] = names
 	}
-	x.bumpSerial()
+	x.version.Add(1)
 	return errors.Join(errs...)
 }
 
@@ -148,7 +147,7 @@ func (x *Index) Delete(object string) {
 		x.removeSource(name, object)
 	}
 	delete(x.objects, object)
-	x.bumpSerial()
+	x.version.Add(1)
 }
 
 func (x *Index) setSource(name string, s source) error {
@@ -220,14 +219,6 @@ func (x *Index) sync(name string, n *node) {
 	if n.records == nil && n.below == 0 && len(n.sources) == 0 {
 		delete(x.names, name)
 	}
-}
-
-func (x *Index) bumpSerial() {
-	now := uint32(time.Now().Unix())
-	if s := x.serial.Load(); now <= s {
-		now = s + 1
-	}
-	x.serial.Store(now)
 }
 
 // parentOf returns the name one label up ("b.c." for "a.b.c."), false at the

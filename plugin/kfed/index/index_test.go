@@ -310,16 +310,16 @@ func TestRecordsFollowTheContract(t *testing.T) {
 	}
 }
 
-func TestSerialGrowsWithEveryChange(t *testing.T) {
+func TestVersionChangesWithEveryChangeOnly(t *testing.T) {
 	x := New("", 30)
-	s0 := x.Serial()
+	s0 := x.Version()
 	mustSet(t, x, "default/demo", shared(global, "A", 30, "192.0.2.1"))
-	s1 := x.Serial()
+	s1 := x.Version()
 	x.Delete("default/demo")
-	s2 := x.Serial()
+	s2 := x.Version()
 	x.Delete("default/demo") // nothing to delete: no change
-	if !(s0 < s1 && s1 < s2 && x.Serial() == s2) {
-		t.Errorf("serials %d, %d, %d, %d; want growing with each change only", s0, s1, s2, x.Serial())
+	if !(s0 < s1 && s1 < s2 && x.Version() == s2) {
+		t.Errorf("versions %d, %d, %d, %d; want growing with each change only", s0, s1, s2, x.Version())
 	}
 }
 
