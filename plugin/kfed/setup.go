@@ -14,6 +14,7 @@ import (
 	"github.com/coredns/coredns/plugin"
 	"github.com/coredns/coredns/plugin/pkg/fall"
 	clog "github.com/coredns/coredns/plugin/pkg/log"
+	"github.com/coredns/coredns/plugin/transfer"
 	"github.com/miekg/dns"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -58,11 +59,29 @@ func setup(c *caddy.Controller) error {
 		return plugin.Error("kfed", err)
 	}
 	k := newKfed(cfg)
-	w, err := newWatcher(rc, cfg.federation, k.index, &k.serial, nil, func() { k.synced.Store(true) })
+	// notify is set at startup, before the watch starts, when the server
+	// block has a transfer block to send NOTIFY to.
+	var notify *notifier
+	w, err := newWatcher(rc, cfg.federation, k.index, &k.serial,
+		func() {
+			if notify != nil && k.synced.Load() {
+				notify.signal()
+			}
+		},
+		func() {
+			k.synced.Store(true)
+			if notify != nil {
+				notify.signal()
+			}
+		})
 	if err != nil {
 		return plugin.Error("kfed", err)
 	}
 	c.OnStartup(func() error {
+		if t, ok := dnsserver.GetConfig(c).Handler("transfer").(*transfer.Transfer); ok {
+			notify = newNotifier(t, k.zones, k.serial.soa)
+			notify.start()
+		}
 		if err := w.start(); err != nil {
 			return plugin.Error("kfed", err)
 		}
@@ -75,6 +94,9 @@ func setup(c *caddy.Controller) error {
 	})
 	c.OnShutdown(func() error {
 		w.stop()
+		if notify != nil {
+			notify.stop()
+		}
 		return nil
 	})
 	dnsserver.GetConfig(c).AddPlugin(func(next plugin.Handler) plugin.Handler {

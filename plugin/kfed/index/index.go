@@ -80,6 +80,28 @@ func (x *Index) Lookup(name string) (records *Records, exists bool) {
 	return records, exists
 }
 
+// Names returns every name with records, and its records, sorted by name:
+// a snapshot, taken under the lock and read after it, so that a zone
+// transfer never holds up the writer.
+func (x *Index) Names() []Named {
+	x.mu.RLock()
+	out := make([]Named, 0, x.size)
+	for name, r := range x.served {
+		if r != nil {
+			out = append(out, Named{Name: name, Records: r})
+		}
+	}
+	x.mu.RUnlock()
+	slices.SortFunc(out, func(a, b Named) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// Named is a name and its records.
+type Named struct {
+	Name    string
+	Records *Records
+}
+
 // Len is the number of names with records.
 func (x *Index) Len() int {
 	x.mu.RLock()

@@ -144,6 +144,23 @@ func appendWeighted(dst []dns.RR, groups []group, intn func(int) int) []dns.RR {
 	return dst
 }
 
+// AppendAll appends every address record of type qtype (dns.TypeA or
+// dns.TypeAAAA) as seen from outside every cluster: each cluster's
+// load-balancer addresses, never its cluster IPs, in a fixed order. A zone
+// transfer carries these.
+func (r *Records) AppendAll(dst []dns.RR, qtype uint16) []dns.RR {
+	as := &r.a
+	if qtype == dns.TypeAAAA {
+		as = &r.aaaa
+	} else if qtype != dns.TypeA {
+		return dst
+	}
+	for _, g := range as.groups {
+		dst = append(dst, g.rrs...)
+	}
+	return dst
+}
+
 // HasAddresses reports whether the name has records of type qtype (A or
 // AAAA).
 func (r *Records) HasAddresses(qtype uint16) bool {
