@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: unit tests, and e2e suites against real kube-apiserver,
 # etcd, scheduler and KWOK processes (built once by hack/test-binaries.sh and
-# cached) and a real BIND (installed from Debian by hack/install-bind.sh).
+# cached), a real BIND (installed from Debian by hack/install-bind.sh) and
+# Knot DNS (hack/install-knot.sh).
 # This is what `make test` and CI run.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -10,6 +11,8 @@ KFED_TEST_BIN=$(hack/test-binaries.sh | tail -n 1)
 export KFED_TEST_BIN
 # The RFC 2136 tests run a real BIND (Debian's bind9).
 hack/install-bind.sh >/dev/null
+# The plugin's zone transfers are tested with a Knot DNS secondary too.
+hack/install-knot.sh >/dev/null
 
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './hack/*'))
 if [ -n "$unformatted" ]; then
