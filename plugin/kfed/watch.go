@@ -76,13 +76,7 @@ func newWatcher(cfg *rest.Config, federation string, x *index.Index, serial *zon
 		},
 	}
 	w.informer = cache.NewSharedIndexInformer(lw, &extdnsv1alpha1.DNSEndpoint{}, 0, cache.Indexers{})
-	// The informer keeps every object; the managed fields are of no use here.
-	if err := w.informer.SetTransform(func(obj any) (any, error) {
-		if ep, ok := obj.(*extdnsv1alpha1.DNSEndpoint); ok {
-			ep.ManagedFields = nil
-		}
-		return obj, nil
-	}); err != nil {
+	if err := w.informer.SetTransform(newSlimmer().transform); err != nil {
 		return nil, fmt.Errorf("watching DNSEndpoints: %w", err)
 	}
 	return w, nil
