@@ -34,7 +34,7 @@ func (k *Kfed) respond(state request.Request, qname, zone string) *dns.Msg {
 		if name == zone {
 			exists = true
 			m.Answer = appendApex(m.Answer, k, zone, qtype)
-		} else if h := k.apex[zone].hosts[name]; h != nil {
+		} else if h := k.apexOf(zone).host(name); h != nil {
 			exists = true
 			if h.local {
 				m.Answer = appendLocalAddress(m.Answer, state, name, qtype, k.ttl)
@@ -207,9 +207,9 @@ func appendApex(dst []dns.RR, k *Kfed, zone string, qtype uint16) []dns.RR {
 	case dns.TypeSOA:
 		return append(dst, k.soa(zone))
 	case dns.TypeNS:
-		return append(dst, k.apex[zone].ns...)
+		return append(dst, k.apexOf(zone).ns...)
 	case dns.TypeANY:
-		return append(append(dst, k.soa(zone)), k.apex[zone].ns...)
+		return append(append(dst, k.soa(zone)), k.apexOf(zone).ns...)
 	}
 	return dst
 }
@@ -237,7 +237,7 @@ func appendLocalAddress(dst []dns.RR, state request.Request, name string, qtype 
 // soa is zone's SOA, its serial the zone's. Its TTL and minimum are the
 // plugin's ttl, which makes that the negative TTL (RFC 2308).
 func (k *Kfed) soa(zone string) dns.RR {
-	ap := k.apex[zone]
+	ap := k.apexOf(zone)
 	return &dns.SOA{
 		Hdr:     dns.RR_Header{Name: zone, Rrtype: dns.TypeSOA, Class: dns.ClassINET, Ttl: k.ttl},
 		Ns:      ap.mname,

@@ -36,6 +36,17 @@ type apex struct {
 	// hosts are the name servers in this zone and the empty non-terminals
 	// between them and the apex (a host without records or local).
 	hosts map[string]*host
+	// lengths has bit n set when a host's name is n octets long (bit 63:
+	// 63 or more), so that the many queries for other names skip the map.
+	lengths uint64
+}
+
+// host returns the synthesized name name, or nil.
+func (ap *apex) host(name string) *host {
+	if ap.lengths&(1<<min(len(name), 63)) == 0 {
+		return nil
+	}
+	return ap.hosts[name]
 }
 
 // host is a synthesized name below the apex.
@@ -81,6 +92,9 @@ func newApex(zone string, servers []nameServer, ttl uint32) *apex {
 				ap.hosts[p] = &host{}
 			}
 		}
+	}
+	for name := range ap.hosts {
+		ap.lengths |= 1 << min(len(name), 63)
 	}
 	return ap
 }

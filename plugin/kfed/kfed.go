@@ -25,7 +25,7 @@ type Kfed struct {
 	fall     fall.F
 	ttl      uint32
 	index    *index.Index
-	apex     map[string]*apex // of each zone
+	apexes   []*apex // of each of zones
 	timers   soaTimers
 	serial   zoneSerial
 	synced   atomic.Bool // the index has seen a full list of the DNSEndpoints
@@ -98,6 +98,17 @@ func (k *Kfed) notifyReceived(w dns.ResponseWriter, r *dns.Msg, qname, zone stri
 		return dns.RcodeServerFailure, plugin.Error(k.Name(), err)
 	}
 	return dns.RcodeSuccess, nil
+}
+
+// apexOf returns the apex of zone, one of the plugin's zones, or nil. A loop,
+// not a map: a plugin has a zone or two, and this runs for every query.
+func (k *Kfed) apexOf(zone string) *apex {
+	for i, z := range k.zones {
+		if z == zone {
+			return k.apexes[i]
+		}
+	}
+	return nil
 }
 
 // Name implements plugin.Handler.

@@ -112,7 +112,6 @@ func newKfed(cfg config) *Kfed {
 		fall:     cfg.fall,
 		ttl:      cfg.ttl,
 		index:    index.New(cfg.cluster, cfg.ttl),
-		apex:     map[string]*apex{},
 		timers:   cfg.timers,
 		requests: newRequestCounters(),
 	}
@@ -120,7 +119,7 @@ func newKfed(cfg config) *Kfed {
 		k.timers = defaultTimers
 	}
 	for _, z := range cfg.zones {
-		k.apex[z] = newApex(z, cfg.servers, cfg.ttl)
+		k.apexes = append(k.apexes, newApex(z, cfg.servers, cfg.ttl))
 	}
 	return k
 }

@@ -30,7 +30,7 @@ const notifyDelay = 100 * time.Millisecond
 // cluster's load-balancer addresses, as a client outside the clusters gets
 // them: a secondary has no cluster of its own, and no weighted order to keep.
 func (k *Kfed) Transfer(zone string, serial uint32) (<-chan []dns.RR, error) {
-	ap := k.apex[zone]
+	ap := k.apexOf(zone)
 	if ap == nil {
 		return nil, transfer.ErrNotAuthoritative
 	}
