@@ -148,6 +148,35 @@ func TestCoreDNSIsAHiddenPrimaryForSecondaries(t *testing.T) {
 		}
 	})
 
+	t.Run("IXFR gets the SOA alone when current and the whole zone when behind", func(t *testing.T) {
+		ixfr := func(from uint32) []dns.RR {
+			m := new(dns.Msg)
+			m.SetIxfr(dnsZone, from, "ns1."+dnsZone, "hostmaster."+dnsZone)
+			envelopes, err := new(dns.Transfer).In(m, primary.Addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rrs []dns.RR
+			for e := range envelopes {
+				if e.Error != nil {
+					t.Fatal(e.Error)
+				}
+				rrs = append(rrs, e.RR...)
+			}
+			return rrs
+		}
+		if rrs := ixfr(serial); len(rrs) != 1 || rrs[0].Header().Rrtype != dns.TypeSOA {
+			t.Errorf("IXFR from the current serial %d: %d records, want the SOA alone", serial, len(rrs))
+		}
+		full := 0
+		for range axfr(t, primary.Addr, dnsZone) {
+			full++
+		}
+		if rrs := ixfr(serial - 1); len(rrs) != full {
+			t.Errorf("IXFR from an older serial: %d records, want the whole zone's %d", len(rrs), full)
+		}
+	})
+
 	t.Run("a change reaches the secondaries by NOTIFY and raises every serial alike", func(t *testing.T) {
 		if err := cp.Get(ctx, client.ObjectKeyFromObject(web), web); err != nil {
 			t.Fatal(err)
