@@ -368,3 +368,18 @@ func addressesAt(x *Index, name string) []string {
 	}
 	return out
 }
+
+func TestNamesListsEveryNameWithRecordsInOrder(t *testing.T) {
+	x := New("", 30)
+	mustSet(t, x, "default/b", shared("b.svc.kfed.test", "A", 30, "192.0.2.2"))
+	mustSet(t, x, "default/a", shared("a.svc.kfed.test", "A", 30, "192.0.2.1"), shared("x.a.svc.kfed.test", "TXT", 30, "t"))
+	var got []string
+	for _, n := range x.Names() {
+		got = append(got, n.Name)
+	}
+	// svc.kfed.test. and kfed.test. are empty non-terminals: no records, not listed.
+	want := []string{"a.svc.kfed.test.", "b.svc.kfed.test.", "x.a.svc.kfed.test."}
+	if !slices.Equal(got, want) {
+		t.Errorf("Names() = %v, want %v", got, want)
+	}
+}
