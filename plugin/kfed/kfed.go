@@ -57,7 +57,7 @@ func (k *Kfed) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (
 		return k.notifyReceived(w, r, qname, zone)
 	case dns.OpcodeUpdate:
 		// The zone is read-only: it is derived from DNSEndpoints, which are
-		// what to change. BIND answers an update it does not allow so too.
+		// what to change. BIND refuses an update its zone does not allow.
 		return dns.RcodeRefused, nil
 	default:
 		return dns.RcodeNotImplemented, nil
