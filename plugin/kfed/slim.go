@@ -1,6 +1,7 @@
 package kfed
 
 import (
+	"slices"
 	"strings"
 	"sync"
 
@@ -17,7 +18,8 @@ import (
 // for as long as it exists, and the index points into their endpoints, so
 // this is most of the plugin's memory.
 //
-// It also makes equal strings share one copy. The JSON decoder allocates
+// It also stores the spec's arrays at their exact size and makes equal
+// strings share one copy. The JSON decoder allocates
 // every string afresh, though most repeat: property names and the cluster,
 // region, zone and record type in every endpoint, a name and an address in
 // several endpoints of one object. Strings of a kind that has few values
@@ -58,7 +60,9 @@ func (s *slimmer) transform(obj any) (any, error) {
 			UID:             ep.UID,
 			ResourceVersion: ep.ResourceVersion,
 		},
-		Spec: ep.Spec,
+		// The decoder grows slices by doubling, which leaves up to half of
+		// each array empty: copies of the exact size take their place.
+		Spec: extdnsv1alpha1.DNSEndpointSpec{Endpoints: slices.Clip(slices.Clone(ep.Spec.Endpoints))},
 	}
 	if len(ep.Labels) > 0 {
 		out.Labels = make(map[string]string, len(ep.Labels))
@@ -79,9 +83,11 @@ func (s *slimmer) transform(obj any) (any, error) {
 		e.DNSName = own(e.DNSName)
 		e.RecordType = s.share(e.RecordType)
 		e.SetIdentifier = s.share(e.SetIdentifier)
+		e.Targets = slices.Clip(slices.Clone(e.Targets))
 		for j := range e.Targets {
 			e.Targets[j] = own(e.Targets[j])
 		}
+		e.ProviderSpecific = slices.Clip(slices.Clone(e.ProviderSpecific))
 		for j := range e.ProviderSpecific {
 			p := &e.ProviderSpecific[j]
 			p.Name = s.share(p.Name)
