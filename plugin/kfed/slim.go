@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unsafe"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -19,10 +20,10 @@ import (
 // this is most of the plugin's memory.
 //
 // It also stores the spec's arrays at their exact size and makes equal
-// strings share one copy. The JSON decoder allocates
-// every string afresh, though most repeat: property names and the cluster,
-// region, zone and record type in every endpoint, a name and an address in
-// several endpoints of one object. Strings of a kind that has few values
+// strings share one copy. The JSON decoder allocates every string afresh,
+// though most repeat: property names and the cluster, region, zone and record
+// type in every endpoint, a name and an address in several endpoints of one
+// object. Strings of a kind that has few values
 // (property and label names, record types, set identifiers) share one copy
 // across objects, kept for the plugin's life; all others share within their
 // object only, so that nothing outlives the objects that use it.
@@ -37,71 +38,105 @@ const maxShared = 4096
 
 func newSlimmer() *slimmer { return &slimmer{shared: map[string]string{}} }
 
-// transform is a cache.TransformFunc.
+// transform is a cache.TransformFunc. It changes the object in place, as
+// client-go allows, and costs next to nothing on an object it has already
+// slimmed: with streaming lists the informer transforms each object twice.
 func (s *slimmer) transform(obj any) (any, error) {
 	ep, ok := obj.(*extdnsv1alpha1.DNSEndpoint)
 	if !ok {
 		return obj, nil // a tombstone
 	}
-	local := map[string]string{}
+	ep.ObjectMeta = metav1.ObjectMeta{
+		Namespace:       ep.Namespace,
+		Name:            ep.Name,
+		UID:             ep.UID,
+		ResourceVersion: ep.ResourceVersion,
+		Labels:          ep.Labels,
+		Annotations:     kfedAnnotations(ep.Annotations),
+	}
+	ep.Status = extdnsv1alpha1.DNSEndpointStatus{}
+	var local map[string]string // made on the first string not yet seen
 	own := func(v string) string {
 		if c, ok := local[v]; ok {
 			return c
+		}
+		if local == nil {
+			local = map[string]string{}
 		}
 		local[v] = v
 		return v
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := &extdnsv1alpha1.DNSEndpoint{
-		ObjectMeta: metav1.ObjectMeta{
-			Namespace:       ep.Namespace,
-			Name:            ep.Name,
-			UID:             ep.UID,
-			ResourceVersion: ep.ResourceVersion,
-		},
-		// The decoder grows slices by doubling, which leaves up to half of
-		// each array empty: copies of the exact size take their place.
-		Spec: extdnsv1alpha1.DNSEndpointSpec{Endpoints: slices.Clip(slices.Clone(ep.Spec.Endpoints))},
-	}
-	if len(ep.Labels) > 0 {
-		out.Labels = make(map[string]string, len(ep.Labels))
-		for k, v := range ep.Labels {
-			out.Labels[s.share(k)] = s.share(v)
+	for k, v := range ep.Labels {
+		if sk, sv := s.share(k), s.share(v); unsafe.StringData(sk) != unsafe.StringData(k) || unsafe.StringData(sv) != unsafe.StringData(v) {
+			delete(ep.Labels, k)
+			ep.Labels[sk] = sv
 		}
 	}
 	for k, v := range ep.Annotations {
-		if strings.HasPrefix(k, "kfed.io/") {
-			if out.Annotations == nil {
-				out.Annotations = map[string]string{}
-			}
-			out.Annotations[s.share(k)] = v
+		if sk := s.share(k); unsafe.StringData(sk) != unsafe.StringData(k) {
+			delete(ep.Annotations, k)
+			ep.Annotations[sk] = v
 		}
 	}
-	for i := range out.Spec.Endpoints {
-		e := &out.Spec.Endpoints[i]
+	ep.Spec.Endpoints = exact(ep.Spec.Endpoints)
+	for i := range ep.Spec.Endpoints {
+		e := &ep.Spec.Endpoints[i]
 		e.DNSName = own(e.DNSName)
 		e.RecordType = s.share(e.RecordType)
 		e.SetIdentifier = s.share(e.SetIdentifier)
-		e.Targets = slices.Clip(slices.Clone(e.Targets))
+		e.Targets = exact(e.Targets)
 		for j := range e.Targets {
 			e.Targets[j] = own(e.Targets[j])
 		}
-		e.ProviderSpecific = slices.Clip(slices.Clone(e.ProviderSpecific))
+		e.ProviderSpecific = exact(e.ProviderSpecific)
 		for j := range e.ProviderSpecific {
 			p := &e.ProviderSpecific[j]
 			p.Name = s.share(p.Name)
 			p.Value = own(p.Value)
 		}
-		if len(e.Labels) > 0 {
-			labels := make(map[string]string, len(e.Labels))
-			for k, v := range e.Labels {
-				labels[s.share(k)] = own(v)
+		for k, v := range e.Labels {
+			if sk := s.share(k); unsafe.StringData(sk) != unsafe.StringData(k) {
+				delete(e.Labels, k)
+				e.Labels[sk] = own(v)
 			}
-			e.Labels = labels
 		}
 	}
-	return out, nil
+	return ep, nil
+}
+
+// kfedAnnotations returns the annotations under kfed.io/ in a, a itself when
+// it has no others.
+func kfedAnnotations(a map[string]string) map[string]string {
+	others := 0
+	for k := range a {
+		if !strings.HasPrefix(k, "kfed.io/") {
+			others++
+		}
+	}
+	if others == 0 {
+		return a
+	}
+	if others == len(a) {
+		return nil
+	}
+	kept := make(map[string]string, len(a)-others)
+	for k, v := range a {
+		if strings.HasPrefix(k, "kfed.io/") {
+			kept[k] = v
+		}
+	}
+	return kept
+}
+
+// exact returns s in an array of its length: the JSON decoder grows slices
+// by doubling, which leaves up to half of each array empty.
+func exact[S ~[]E, E any](s S) S {
+	if cap(s) == len(s) {
+		return s
+	}
+	return slices.Clip(slices.Clone(s))
 }
 
 // share returns the one copy of v kept across objects. Called with s.mu
