@@ -26,8 +26,8 @@ import (
 // +kubebuilder:rbac:groups=kfed.io,namespace=kfed-system,resources=healthreports,verbs=get;list;watch
 
 // DefaultFreshness is how long a checker's heartbeat counts: four of the
-// checkers' default 10 s intervals.
-const DefaultFreshness = 4 * healthcheck.DefaultInterval
+// agents' default 10 s heartbeats.
+const DefaultFreshness = 40 * time.Second
 
 // checkers are the federation's health checkers as one reconcile saw them:
 // each one's latest report and the age of its heartbeat.
