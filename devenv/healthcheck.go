@@ -75,3 +75,9 @@ func (e *Env) StartChecker(_ context.Context, opts CheckerOptions) (*Checker, er
 	}
 	return c, nil
 }
+
+// Pid is the checker's process ID, for measurements.
+func (c *Checker) Pid() int { return c.p.cmd.Process.Pid }
+
+// Log is the path of the checker's log.
+func (c *Checker) Log() string { return c.p.log }

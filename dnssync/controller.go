@@ -21,6 +21,8 @@ import (
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/dnsprovider"
+
+	"github.com/kfed-io/kfed/promreg"
 )
 
 // +kubebuilder:rbac:groups=externaldns.k8s.io,resources=dnsendpoints/status,verbs=get;update;patch
@@ -208,35 +210,22 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		conflicts:   gauge("conflicts", "Desired names left alone because a record kfed does not own holds them."),
 	}
 	var err error
-	if m.requests, err = registerOrReuse(reg, m.requests); err != nil {
+	if m.requests, err = promreg.Register(reg, m.requests); err != nil {
 		return nil, err
 	}
-	if m.changes, err = registerOrReuse(reg, m.changes); err != nil {
+	if m.changes, err = promreg.Register(reg, m.changes); err != nil {
 		return nil, err
 	}
-	if m.throttled, err = registerOrReuse(reg, m.throttled); err != nil {
+	if m.throttled, err = promreg.Register(reg, m.throttled); err != nil {
 		return nil, err
 	}
-	if m.lastSuccess, err = registerOrReuse(reg, m.lastSuccess); err != nil {
+	if m.lastSuccess, err = promreg.Register(reg, m.lastSuccess); err != nil {
 		return nil, err
 	}
-	if m.conflicts, err = registerOrReuse(reg, m.conflicts); err != nil {
+	if m.conflicts, err = promreg.Register(reg, m.conflicts); err != nil {
 		return nil, err
 	}
 	return m, nil
-}
-
-func registerOrReuse[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
-	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(C); ok {
-				return existing, nil
-			}
-		}
-		return c, err
-	}
-	return c, nil
 }
 
 func (m *Metrics) observe(provider string, before, after dnsprovider.Stats, conflicts int, err error) {

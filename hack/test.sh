@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: unit tests, and e2e suites against real kube-apiserver,
 # etcd, scheduler and KWOK processes (built once by hack/test-binaries.sh and
-# cached), a real BIND (installed from Debian by hack/install-bind.sh) and a
-# real ExternalDNS (built once by hack/externaldns.sh and cached).
+# cached), a real BIND (installed from Debian by hack/install-bind.sh), Knot DNS
+# (hack/install-knot.sh) and a real ExternalDNS (built once by hack/externaldns.sh and cached).
 # This is what `make test` and CI run.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -16,6 +16,8 @@ hack/install-nftables.sh >/dev/null
 # The ExternalDNS e2e runs the real ExternalDNS, built from the module proxy.
 KFED_EXTERNALDNS=$(hack/externaldns.sh | tail -n 1)
 export KFED_EXTERNALDNS
+# The plugin's zone transfers are tested with a Knot DNS secondary too.
+hack/install-knot.sh >/dev/null
 
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './hack/*'))
 if [ -n "$unformatted" ]; then

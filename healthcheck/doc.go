@@ -20,6 +20,6 @@
 //     only when most fresh, non-degraded checkers see it down and they are
 //     a quorum of the checkers configured.
 //
-// The package imports nothing of kfed's; the agent, the API types and the
+// The package imports nothing of kfed's but promreg; the agent, the API types and the
 // controllers build on it.
 package healthcheck

@@ -1,9 +1,9 @@
 package healthcheck
 
 import (
-	"errors"
-
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/kfed-io/kfed/promreg"
 )
 
 // metrics are an engine's Prometheus collectors, namespace kfed, subsystem
@@ -36,22 +36,22 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		Help: "Rounds not started because the target's previous round was still running or waiting for a slot: the checker is behind."})
 	if reg != nil {
 		var err error
-		if probes, err = register(reg, probes); err != nil {
+		if probes, err = promreg.Register(reg, probes); err != nil {
 			return nil, err
 		}
-		if latency, err = register(reg, latency); err != nil {
+		if latency, err = promreg.Register(reg, latency); err != nil {
 			return nil, err
 		}
-		if targets, err = register(reg, targets); err != nil {
+		if targets, err = promreg.Register(reg, targets); err != nil {
 			return nil, err
 		}
-		if unhealthy, err = register(reg, unhealthy); err != nil {
+		if unhealthy, err = promreg.Register(reg, unhealthy); err != nil {
 			return nil, err
 		}
-		if degraded, err = register(reg, degraded); err != nil {
+		if degraded, err = promreg.Register(reg, degraded); err != nil {
 			return nil, err
 		}
-		if skipped, err = register(reg, skipped); err != nil {
+		if skipped, err = promreg.Register(reg, skipped); err != nil {
 			return nil, err
 		}
 	}
@@ -59,19 +59,6 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		probeOK: probes.WithLabelValues("ok"), probeFail: probes.WithLabelValues("fail"),
 		latency: latency, targetsG: targets, unhealthyG: unhealthy, degradedG: degraded, skipped: skipped,
 	}, nil
-}
-
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
-	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(C); ok {
-				return existing, nil
-			}
-		}
-		return c, err
-	}
-	return c, nil
 }
 
 func (m *metrics) observe(r Result) {

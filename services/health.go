@@ -11,6 +11,7 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -26,8 +27,8 @@ import (
 // +kubebuilder:rbac:groups=kfed.io,namespace=kfed-system,resources=healthreports,verbs=get;list;watch
 
 // DefaultFreshness is how long a checker's heartbeat counts: four of the
-// checkers' default 10 s intervals.
-const DefaultFreshness = 4 * healthcheck.DefaultInterval
+// agents' default 10 s heartbeats.
+const DefaultFreshness = 40 * time.Second
 
 // checkers are the federation's health checkers as one reconcile saw them:
 // each one's latest report and the age of its heartbeat.
@@ -65,8 +66,12 @@ func (cs checkers) ballots(key string) ([]healthcheck.Ballot, string) {
 // HealthReport each, and the heartbeat Lease of the same name.
 func (c *Controller) observeCheckers(ctx context.Context) (checkers, error) {
 	var reports kfedv1alpha1.HealthReportList
-	if err := c.Fed.List(ctx, &reports, client.InNamespace(c.namespace()),
-		client.MatchingLabels{kfedv1alpha1.LabelFederation: c.Federation}); err != nil {
+	switch err := c.Fed.List(ctx, &reports, client.InNamespace(c.namespace()),
+		client.MatchingLabels{kfedv1alpha1.LabelFederation: c.Federation}); {
+	case meta.IsNoMatchError(err):
+		// A control plane without the HealthReport CRD has no checkers.
+		return nil, nil
+	case err != nil:
 		return nil, fmt.Errorf("reading health reports: %w", err)
 	}
 	var leases coordinationv1.LeaseList
@@ -152,6 +157,9 @@ func (w *healthWatch) Start(ctx context.Context) error {
 	w.fresh = map[string]time.Time{}
 	w.poke = make(chan struct{}, 1)
 	reports, err := w.cache.GetInformer(ctx, &kfedv1alpha1.HealthReport{})
+	if meta.IsNoMatchError(err) {
+		return nil // no HealthReport CRD, no checkers: nothing to watch
+	}
 	if err != nil {
 		return fmt.Errorf("watching health reports: %w", err)
 	}
@@ -169,7 +177,9 @@ func (w *healthWatch) Start(ctx context.Context) error {
 	}
 	defer func() { _ = reports.RemoveEventHandler(r1) }()
 	r2, err := leases.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc: w.heartbeat, UpdateFunc: func(_, o any) { w.heartbeat(o) }, DeleteFunc: w.heartbeat,
+		AddFunc:    func(o any) { w.heartbeat(o, false) },
+		UpdateFunc: func(_, o any) { w.heartbeat(o, false) },
+		DeleteFunc: func(o any) { w.heartbeat(o, true) },
 	})
 	if err != nil {
 		return err
@@ -223,9 +233,9 @@ func (w *healthWatch) reportChanged(ctx context.Context) func(old, cur any) {
 	}
 }
 
-// heartbeat notes a checker's Lease; a checker that turns fresh again may
-// change verdicts at once.
-func (w *healthWatch) heartbeat(obj any) {
+// heartbeat notes a checker's Lease, or its deletion (a retired checker);
+// a checker that turns fresh or stale may change verdicts at once.
+func (w *healthWatch) heartbeat(obj any, deleted bool) {
 	if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 		obj = tomb.Obj
 	}
@@ -236,7 +246,8 @@ func (w *healthWatch) heartbeat(obj any) {
 	w.mu.Lock()
 	_, wasFresh := w.fresh[l.Name]
 	t := renewTime(l)
-	if l.DeletionTimestamp == nil && !t.IsZero() && w.c.now().Sub(t) < w.c.freshness() {
+	delete(w.fresh, l.Name)
+	if !deleted && !t.IsZero() && w.c.now().Sub(t) < w.c.freshness() {
 		w.fresh[l.Name] = t
 	}
 	_, isFresh := w.fresh[l.Name]

@@ -2,7 +2,6 @@ package services
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -14,6 +13,8 @@ import (
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+
+	"github.com/kfed-io/kfed/promreg"
 )
 
 // Metrics are the service controller's Prometheus collectors.
@@ -38,29 +39,16 @@ func NewMetrics(reg prometheus.Registerer, fed client.Reader, members func() int
 		}, []string{"operation"}),
 	}
 	var err error
-	if m.shardOps, err = register(reg, m.shardOps); err != nil {
+	if m.shardOps, err = promreg.Register(reg, m.shardOps); err != nil {
 		return nil, err
 	}
-	if m.endpointWrites, err = register(reg, m.endpointWrites); err != nil {
+	if m.endpointWrites, err = promreg.Register(reg, m.endpointWrites); err != nil {
 		return nil, err
 	}
-	if _, err := register(reg, prometheus.Collector(stateCollector{fed: fed, members: members, freshness: freshness})); err != nil {
+	if _, err := promreg.Register(reg, prometheus.Collector(stateCollector{fed: fed, members: members, freshness: freshness})); err != nil {
 		return nil, err
 	}
 	return m, nil
-}
-
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
-	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(C); ok {
-				return existing, nil
-			}
-		}
-		return c, err
-	}
-	return c, nil
 }
 
 func (m *Metrics) shard(cluster, op string) {

@@ -178,6 +178,10 @@ func (s *status) apply(svc *corev1.Service) {
 	if svc.Spec.Type == corev1.ServiceTypeLoadBalancer {
 		svc.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{Hostname: s.global}}
 	}
+	if len(s.verdicts) == 0 {
+		// No checker is configured (any more): nothing judges health.
+		meta.RemoveStatusCondition(&svc.Status.Conditions, CondHealthy)
+	}
 	s.applyHealth(set)
 	s.applyDNS(set)
 }

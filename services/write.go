@@ -103,6 +103,9 @@ func (c *Controller) finalize(ctx context.Context, svc *corev1.Service) error {
 	} else if err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
+	if err := c.markDeletion(ctx, svc); err != nil {
+		return err
+	}
 	patch := client.MergeFrom(svc.DeepCopy())
 	controllerutil.RemoveFinalizer(svc, Finalizer)
 	if !IsFederated(svc) && svc.DeletionTimestamp == nil {
@@ -121,6 +124,49 @@ func (c *Controller) finalize(ctx context.Context, svc *corev1.Service) error {
 	}
 	if err := c.Fed.Patch(ctx, svc, patch); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("removing finalizer: %w", err)
+	}
+	return nil
+}
+
+// markDeletion writes the federation's serial marker after svc's records
+// are gone, so that every CoreDNS replica's SOA serial moves past the
+// deletion (ADR 0004). It runs before the finalizer goes, so a crash in
+// between retries it; writing the same Service's UID again changes nothing.
+func (c *Controller) markDeletion(ctx context.Context, svc *corev1.Service) error {
+	key := client.ObjectKey{Namespace: c.namespace(), Name: dnsendpoint.SerialMarker(c.Federation)}
+	value := svc.Namespace + "/" + svc.Name + " " + string(svc.UID)
+	var marker extdnsv1alpha1.DNSEndpoint
+	err := c.Fed.Get(ctx, key, &marker)
+	if apierrors.IsNotFound(err) {
+		marker = extdnsv1alpha1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{
+			Namespace: key.Namespace, Name: key.Name,
+			Labels:      map[string]string{kfedv1alpha1.LabelManagedBy: kfedv1alpha1.ManagedBy, kfedv1alpha1.LabelFederation: c.Federation},
+			Annotations: map[string]string{dnsendpoint.AnnotationLastDeleted: value},
+		}}
+		switch err := c.Fed.Create(ctx, &marker); {
+		case err == nil, apierrors.IsAlreadyExists(err):
+		case apierrors.IsNotFound(err):
+			// No kfed namespace yet (no member ever joined): a deletion
+			// must not hang on the marker; the serials agree again at the
+			// next write.
+		default:
+			return fmt.Errorf("creating the serial marker %s: %w", key, err)
+		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading the serial marker %s: %w", key, err)
+	}
+	if marker.Annotations[dnsendpoint.AnnotationLastDeleted] == value {
+		return nil
+	}
+	patch := client.MergeFrom(marker.DeepCopy())
+	if marker.Annotations == nil {
+		marker.Annotations = map[string]string{}
+	}
+	marker.Annotations[dnsendpoint.AnnotationLastDeleted] = value
+	if err := c.Fed.Patch(ctx, &marker, patch); err != nil {
+		return fmt.Errorf("writing the serial marker %s: %w", key, err)
 	}
 	return nil
 }

@@ -55,7 +55,7 @@ func run() error {
 	fs.DurationVar(&o.Defaults.Timeout, "timeout", healthcheck.DefaultTimeout, "default probe timeout")
 	fs.IntVar(&o.Defaults.Rise, "rise", healthcheck.DefaultRise, "default passing probes in a row that make an endpoint healthy again")
 	fs.IntVar(&o.Defaults.Fall, "fall", healthcheck.DefaultFall, "default failing probes in a row that make an endpoint unhealthy")
-	fs.DurationVar(&o.Heartbeat, "heartbeat", 0, "time between heartbeats (default: the interval)")
+	fs.DurationVar(&o.Heartbeat, "heartbeat", agent.DefaultHeartbeat, "time between heartbeats; keep it a quarter of kfed-controller's --health-freshness")
 	fs.DurationVar(&o.Resync, "resync", 10*time.Minute, "how often the stored report is checked against this checker's view")
 	fs.IntVar(&o.Engine.MaxConcurrent, "concurrency", 256, "most endpoints probed at once")
 	logCfg := textlogger.NewConfig()

@@ -324,7 +324,7 @@ func startCheckers(ctx context.Context, env *devenv.Env, o devOptions) error {
 		_, err := env.StartChecker(ctx, devenv.CheckerOptions{
 			Binary: o.checker, Name: "healthcheck-" + m.Name, Cluster: m.Name, Federation: o.federation,
 			Kubeconfig: env.Kubeconfig, Context: devenv.ControlPlaneName,
-			Args: []string{"--interval=2s", "--timeout=1s", "--fall=2", "--rise=2"},
+			Args: []string{"--interval=2s", "--timeout=1s", "--fall=2", "--rise=2", "--heartbeat=2s"},
 		})
 		if err != nil {
 			return fmt.Errorf("starting the health checker of %s: %w", m.Name, err)

@@ -40,6 +40,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/deploy/crds"
 	"github.com/kfed-io/kfed/devenv"
@@ -282,13 +283,19 @@ func dnsEndpoint(i int) *extdnsv1alpha1.DNSEndpoint {
 			"0 1 8080 " + s.cluster[0], "0 1 8080 " + s.cluster[1], "0 1 8080 " + s.cluster[2],
 		}},
 	)
-	return &extdnsv1alpha1.DNSEndpoint{
+	obj := &extdnsv1alpha1.DNSEndpoint{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: fmt.Sprintf("svc-%d", i), Namespace: namespace,
 			Labels: map[string]string{"app.kubernetes.io/managed-by": "kfed", "kfed.io/federation": federation},
 		},
 		Spec: extdnsv1alpha1.DNSEndpointSpec{Endpoints: eps},
 	}
+	// In the layout the services controller writes (ADR 0003): one endpoint
+	// per name and type, the clusters in the object's table.
+	if err := dnsendpoint.Upgrade(obj); err != nil {
+		panic(err) // the fixtures above are well formed
+	}
+	return obj
 }
 
 // writeZoneFile writes the same records for CoreDNS's file plugin.

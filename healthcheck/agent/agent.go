@@ -47,6 +47,10 @@ import (
 // +kubebuilder:rbac:groups=kfed.io,namespace=kfed-system,resources=healthreports,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=coordination.k8s.io,namespace=kfed-system,resources=leases,verbs=get;list;watch;create;update;patch;delete
 
+// DefaultHeartbeat is how often a checker renews its Lease: 0.1 writes a
+// second, a quarter of the controller's default freshness window.
+const DefaultHeartbeat = 10 * time.Second
+
 // Options configure an agent.
 type Options struct {
 	// Config reaches the federation control plane.
@@ -59,8 +63,9 @@ type Options struct {
 	Namespace string
 	// Defaults are the probe settings a Service does not set itself.
 	Defaults healthcheck.Spec
-	// Heartbeat is how often the Lease is renewed; Defaults.Interval when
-	// zero. The controller counts a checker fresh for four of its intervals.
+	// Heartbeat is how often the Lease is renewed; DefaultHeartbeat when
+	// zero. The controller counts a checker fresh for its freshness window
+	// (default 40 s, four heartbeats), whatever the probe interval.
 	Heartbeat time.Duration
 	// Debounce gathers verdict changes into one report write; 200 ms when
 	// zero.
@@ -85,7 +90,7 @@ func Run(ctx context.Context, o Options) error {
 		o.Namespace = kfedv1alpha1.DefaultNamespace
 	}
 	if o.Heartbeat == 0 {
-		o.Heartbeat = o.Defaults.Interval
+		o.Heartbeat = DefaultHeartbeat
 	}
 	a := &agent{o: o, dirty: make(chan struct{}, 1), since: map[string]time.Time{}}
 	if err := a.start(ctx); err != nil {

@@ -13,31 +13,9 @@ import (
 	"github.com/kfed-io/kfed/plugin/kfed/index"
 )
 
-// maxChain bounds the CNAMEs followed in one answer, so that a loop in the
-// data ends.
+// maxChain bounds the CNAMEs followed in one answer; a longer chain is left
+// to the client's resolver to follow, as one that leaves the zones is.
 const maxChain = 8
-
-// SOA timers. Nothing transfers the zone, so refresh, retry and expire only
-// need to be plausible; the negative TTL (minimum) is the plugin's ttl.
-const (
-	soaRefresh = 7200
-	soaRetry   = 1800
-	soaExpire  = 86400
-)
-
-// zoneNames are the synthesized names of one zone: its name server
-// ns.dns.ZONE (whose parent dns.ZONE is an empty non-terminal) and the
-// mailbox hostmaster.ZONE of its SOA.
-type zoneNames struct {
-	dns, ns, mbox string
-}
-
-func newZoneNames(zone string) zoneNames {
-	if zone == "." {
-		zone = ""
-	}
-	return zoneNames{dns: "dns." + zone, ns: "ns.dns." + zone, mbox: "hostmaster." + zone}
-}
 
 // respond builds the reply to a query for qname, lower case, in zone. The
 // records in it are the index's, shared by every reply and never modified, as
@@ -53,24 +31,32 @@ func (k *Kfed) respond(state request.Request, qname, zone string) *dns.Msg {
 	for hop := 0; ; hop++ {
 		before := len(m.Answer)
 		records, exists := k.index.Lookup(name)
-		names := k.names[zone]
-		switch name {
-		case zone:
+		if name == zone {
 			exists = true
 			m.Answer = appendApex(m.Answer, k, zone, qtype)
-		case names.dns:
+		} else if h := k.apexOf(zone).host(name); h != nil {
 			exists = true
-		case names.ns:
-			exists = true
-			m.Answer = appendLocalAddress(m.Answer, state, name, qtype, k.ttl)
+			if h.local {
+				m.Answer = appendLocalAddress(m.Answer, state, name, qtype, k.ttl)
+			} else {
+				m.Answer = appendHost(m.Answer, h, qtype)
+			}
 		}
 		if !exists {
 			m.Rcode = dns.RcodeNameError
 			m.Ns = []dns.RR{k.soa(zone)}
 			return m
 		}
-		if c := cnameOf(records); c != nil && qtype != dns.TypeCNAME && qtype != dns.TypeANY {
+		// A CNAME at the apex would sit beside its SOA and NS: not served.
+		if c := cnameOf(records); c != nil && name != zone && qtype != dns.TypeCNAME && qtype != dns.TypeANY {
 			m.Answer = append(m.Answer, c)
+			if loops(m.Answer, c.Target) {
+				// Each record once, and SERVFAIL, as BIND 9 and CoreDNS's
+				// file plugin answer a loop: the chain shows where it is,
+				// and the rcode says no answer will come of it.
+				m.Rcode = dns.RcodeServerFailure
+				return m
+			}
 			next := matchZone(k.zones, c.Target)
 			if next == "" || hop+1 == maxChain {
 				return m // the client's resolver follows it from here
@@ -137,6 +123,17 @@ func matchZone(zones []string, name string) string {
 	return match
 }
 
+// loops reports whether target is the owner of one of the CNAMEs in chain:
+// following it would repeat the chain.
+func loops(chain []dns.RR, target string) bool {
+	for _, rr := range chain {
+		if rr.Header().Name == target {
+			return true
+		}
+	}
+	return false
+}
+
 func cnameOf(r *index.Records) *dns.CNAME {
 	if r == nil {
 		return nil
@@ -174,17 +171,17 @@ func appendRecords(dst []dns.RR, r *index.Records, qtype uint16) []dns.RR {
 
 // targets returns the additional section of an SRV answer at r: the
 // addresses of its targets in the plugin's zones. They are looked up once per
-// index serial and kept with r, since an SRV answer would otherwise cost a
+// index version and kept with r, since an SRV answer would otherwise cost a
 // lookup per target on every query. The slice is shared: a reply's Extra may
 // be appended to (by the server's OPT record) only because its capacity is
 // its length, so an append copies it.
 func (k *Kfed) targets(r *index.Records) []dns.RR {
-	serial := k.index.Serial()
-	if rrs, ok := r.Derived(serial); ok {
+	version := k.index.Version()
+	if rrs, ok := r.Derived(version); ok {
 		return rrs
 	}
 	rrs := slices.Clip(k.appendTargets(nil, r.SRV()))
-	r.SetDerived(serial, rrs)
+	r.SetDerived(version, rrs)
 	return rrs
 }
 
@@ -210,9 +207,9 @@ func appendApex(dst []dns.RR, k *Kfed, zone string, qtype uint16) []dns.RR {
 	case dns.TypeSOA:
 		return append(dst, k.soa(zone))
 	case dns.TypeNS:
-		return append(dst, k.ns(zone))
+		return append(dst, k.apexOf(zone).ns...)
 	case dns.TypeANY:
-		return append(dst, k.soa(zone), k.ns(zone))
+		return append(append(dst, k.soa(zone)), k.apexOf(zone).ns...)
 	}
 	return dst
 }
@@ -237,25 +234,18 @@ func appendLocalAddress(dst []dns.RR, state request.Request, name string, qtype 
 	return dst
 }
 
-// soa is zone's SOA, its serial the index's. Its TTL and minimum are the
+// soa is zone's SOA, its serial the zone's. Its TTL and minimum are the
 // plugin's ttl, which makes that the negative TTL (RFC 2308).
 func (k *Kfed) soa(zone string) dns.RR {
-	names := k.names[zone]
+	ap := k.apexOf(zone)
 	return &dns.SOA{
 		Hdr:     dns.RR_Header{Name: zone, Rrtype: dns.TypeSOA, Class: dns.ClassINET, Ttl: k.ttl},
-		Ns:      names.ns,
-		Mbox:    names.mbox,
-		Serial:  k.index.Serial(),
-		Refresh: soaRefresh,
-		Retry:   soaRetry,
-		Expire:  soaExpire,
+		Ns:      ap.mname,
+		Mbox:    ap.mbox,
+		Serial:  k.serial.soa(),
+		Refresh: k.timers.refresh,
+		Retry:   k.timers.retry,
+		Expire:  k.timers.expire,
 		Minttl:  k.ttl,
-	}
-}
-
-func (k *Kfed) ns(zone string) dns.RR {
-	return &dns.NS{
-		Hdr: dns.RR_Header{Name: zone, Rrtype: dns.TypeNS, Class: dns.ClassINET, Ttl: k.ttl},
-		Ns:  k.names[zone].ns,
 	}
 }

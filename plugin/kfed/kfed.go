@@ -25,8 +25,10 @@ type Kfed struct {
 	fall     fall.F
 	ttl      uint32
 	index    *index.Index
-	names    map[string]zoneNames // of each zone
-	synced   atomic.Bool          // the index has seen a full list of the DNSEndpoints
+	apexes   []*apex // of each of zones
+	timers   soaTimers
+	serial   zoneSerial
+	synced   atomic.Bool // the index has seen a full list of the DNSEndpoints
 	requests requestCounters
 }
 
@@ -49,6 +51,23 @@ func (k *Kfed) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (
 	if zone == "" {
 		return plugin.NextOrFailure(k.Name(), k.Next, ctx, w, r)
 	}
+	switch r.Opcode {
+	case dns.OpcodeQuery:
+	case dns.OpcodeNotify:
+		return k.notifyReceived(w, r, qname, zone)
+	case dns.OpcodeUpdate:
+		// The zone is read-only: it is derived from DNSEndpoints, which are
+		// what to change. BIND refuses an update its zone does not allow.
+		return dns.RcodeRefused, nil
+	default:
+		return dns.RcodeNotImplemented, nil
+	}
+	if qtype == dns.TypeAXFR || qtype == dns.TypeIXFR {
+		// A transfer the transfer plugin did not take is not allowed here.
+		// An answer without records would read as a broken transfer, which
+		// some clients wait out.
+		return dns.RcodeRefused, nil
+	}
 	if !k.synced.Load() {
 		k.requests.count(qtype, dns.RcodeServerFailure)
 		return dns.RcodeServerFailure, nil
@@ -62,6 +81,34 @@ func (k *Kfed) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (
 		return dns.RcodeServerFailure, plugin.Error(k.Name(), err)
 	}
 	return dns.RcodeSuccess, nil
+}
+
+// notifyReceived answers a NOTIFY (RFC 1996). The plugin is the zone's
+// primary, never a secondary, so it has nothing to refresh: it acknowledges a
+// NOTIFY for one of its zones, as BIND does on a primary, so that the sender
+// stops retrying, and answers NOTAUTH for any other name.
+func (k *Kfed) notifyReceived(w dns.ResponseWriter, r *dns.Msg, qname, zone string) (int, error) {
+	m := new(dns.Msg)
+	m.SetReply(r)
+	m.Authoritative = true
+	if qname != zone {
+		m.Rcode = dns.RcodeNotAuth
+	}
+	if err := w.WriteMsg(m); err != nil {
+		return dns.RcodeServerFailure, plugin.Error(k.Name(), err)
+	}
+	return dns.RcodeSuccess, nil
+}
+
+// apexOf returns the apex of zone, one of the plugin's zones, or nil. A loop,
+// not a map: a plugin has a zone or two, and this runs for every query.
+func (k *Kfed) apexOf(zone string) *apex {
+	for i, z := range k.zones {
+		if z == zone {
+			return k.apexes[i]
+		}
+	}
+	return nil
 }
 
 // Name implements plugin.Handler.

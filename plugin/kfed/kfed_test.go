@@ -3,6 +3,7 @@ package kfed
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +13,9 @@ import (
 	"github.com/coredns/coredns/plugin/test"
 	"github.com/coredns/coredns/request"
 	"github.com/miekg/dns"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 )
@@ -118,7 +122,7 @@ func serve(t testing.TB, k *Kfed, m *dns.Msg, tcp bool) (*dns.Msg, int, error) {
 	return rec.Msg, rcode, err
 }
 
-var soa = test.SOA(zone + "\t30\tIN\tSOA\tns.dns.kfed.test. hostmaster.kfed.test. 1 7200 1800 86400 30")
+var soa = test.SOA(zone + "\t30\tIN\tSOA\tns.dns.kfed.test. hostmaster.kfed.test. 1 300 60 1209600 30")
 
 func TestServeDNSAnswers(t *testing.T) {
 	k := newTestKfed(t, "cluster-1", map[string][]extdnsv1alpha1.Endpoint{"default/demo": demoEndpoints()})
@@ -355,16 +359,11 @@ func TestServeDNSSeesIndexChangesAtOnce(t *testing.T) {
 	if resp.Rcode != dns.RcodeNameError {
 		t.Fatalf("empty index: %s", dns.RcodeToString[resp.Rcode])
 	}
-	serial := resp.Ns[0].(*dns.SOA).Serial
 	if err := k.index.Set("default/demo", demoEndpoints(), nil); err != nil {
 		t.Fatal(err)
 	}
 	if resp, _, _ := serve(t, k, q, false); len(resp.Answer) != 1 {
 		t.Fatalf("after Set: %v", resp)
-	}
-	soa, _, _ := serve(t, k, test.Case{Qname: zone, Qtype: dns.TypeSOA}.Msg(), false)
-	if got := soa.Answer[0].(*dns.SOA).Serial; got <= serial {
-		t.Errorf("SOA serial %d after a change, not above %d", got, serial)
 	}
 	k.index.Delete("default/demo")
 	if resp, _, _ := serve(t, k, q, false); resp.Rcode != dns.RcodeNameError {
@@ -463,5 +462,264 @@ func TestServeDNSSRVAdditionalFollowsItsTargets(t *testing.T) {
 				t.Errorf("%s: additional %v, want %v", s.name, got, s.want)
 			}
 		}
+	}
+}
+
+func TestServeDNSAnswersProtocolEdgesAsAuthoritativeServersDo(t *testing.T) {
+	const (
+		loopA = "a.loop.default.dev.svc.kfed.test."
+		loopB = "b.loop.default.dev.svc.kfed.test."
+		self  = "self.loop.default.dev.svc.kfed.test."
+		into  = "into.loop.default.dev.svc.kfed.test."
+	)
+	k := newTestKfed(t, "cluster-1", map[string][]extdnsv1alpha1.Endpoint{
+		"default/demo": demoEndpoints(),
+		"default/loop": {
+			sharedEndpoint(loopA, "CNAME", strings.TrimSuffix(loopB, ".")),
+			sharedEndpoint(loopB, "CNAME", strings.TrimSuffix(loopA, ".")),
+			sharedEndpoint(self, "CNAME", strings.TrimSuffix(self, ".")),
+			sharedEndpoint(into, "CNAME", strings.TrimSuffix(loopA, ".")),
+		},
+		"default/apex": {sharedEndpoint(zone, "CNAME", "elsewhere.example.")},
+	})
+	tests := []struct {
+		name string
+		test.Case
+	}{
+		{"CNAME loop answers the chain once with SERVFAIL", test.Case{
+			Qname: loopA, Qtype: dns.TypeA, Rcode: dns.RcodeServerFailure,
+			Answer: []dns.RR{
+				test.CNAME(loopA + "\t30\tIN\tCNAME\t" + loopB),
+				test.CNAME(loopB + "\t30\tIN\tCNAME\t" + loopA),
+			},
+		}},
+		{"CNAME to itself answers it once with SERVFAIL", test.Case{
+			Qname: self, Qtype: dns.TypeA, Rcode: dns.RcodeServerFailure,
+			Answer: []dns.RR{test.CNAME(self + "\t30\tIN\tCNAME\t" + self)},
+		}},
+		{"chain into a loop answers each record once with SERVFAIL", test.Case{
+			Qname: into, Qtype: dns.TypeAAAA, Rcode: dns.RcodeServerFailure,
+			Answer: []dns.RR{ // as SortAndCheck sorts them
+				test.CNAME(loopA + "\t30\tIN\tCNAME\t" + loopB),
+				test.CNAME(loopB + "\t30\tIN\tCNAME\t" + loopA),
+				test.CNAME(into + "\t30\tIN\tCNAME\t" + loopA),
+			},
+		}},
+		{"CNAME query of a looping name answers the CNAME alone", test.Case{
+			Qname: loopA, Qtype: dns.TypeCNAME,
+			Answer: []dns.RR{test.CNAME(loopA + "\t30\tIN\tCNAME\t" + loopB)},
+		}},
+		{"a CNAME at the apex is not served beside its SOA", test.Case{
+			Qname: zone, Qtype: dns.TypeA, Ns: []dns.RR{soa},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.Authoritative = true
+			resp, rcode, err := serve(t, k, tt.Msg(), false)
+			if err != nil || rcode != dns.RcodeSuccess {
+				t.Fatalf("ServeDNS = %d, %v", rcode, err)
+			}
+			if err := test.SortAndCheck(resp, tt.Case); err != nil {
+				t.Errorf("%v\n%v", err, resp)
+			}
+		})
+	}
+}
+
+func TestServeDNSAnswersOpcodesAndTransfersPerTheirRFCs(t *testing.T) {
+	k := newTestKfed(t, "cluster-1", map[string][]extdnsv1alpha1.Endpoint{"default/demo": demoEndpoints()})
+	msg := func(opcode int, qname string, qtype uint16) *dns.Msg {
+		m := test.Case{Qname: qname, Qtype: qtype}.Msg()
+		m.Opcode = opcode
+		return m
+	}
+	tests := []struct {
+		name      string
+		msg       *dns.Msg
+		tcp       bool
+		wantRcode int // ServeDNS's: the server writes the reply unless it is NOERROR
+		want      *test.Case
+	}{
+		{"NOTIFY for the zone is acknowledged, not answered like a query", msg(dns.OpcodeNotify, zone, dns.TypeSOA), false, dns.RcodeSuccess,
+			&test.Case{Rcode: dns.RcodeSuccess, Authoritative: true}},
+		{"NOTIFY for a name that is not a zone is NOTAUTH", msg(dns.OpcodeNotify, global, dns.TypeSOA), false, dns.RcodeSuccess,
+			&test.Case{Rcode: dns.RcodeNotAuth, Authoritative: true}},
+		{"UPDATE is refused: the zone is read-only", msg(dns.OpcodeUpdate, zone, dns.TypeSOA), false, dns.RcodeRefused, nil},
+		{"STATUS is not implemented", msg(dns.OpcodeStatus, zone, dns.TypeSOA), false, dns.RcodeNotImplemented, nil},
+		{"IQUERY is not implemented (RFC 3425)", msg(dns.OpcodeIQuery, zone, dns.TypeA), false, dns.RcodeNotImplemented, nil},
+		{"AXFR without a transfer block is refused at once", msg(dns.OpcodeQuery, zone, dns.TypeAXFR), true, dns.RcodeRefused, nil},
+		{"IXFR without a transfer block is refused at once", msg(dns.OpcodeQuery, zone, dns.TypeIXFR), true, dns.RcodeRefused, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, rcode, err := serve(t, k, tt.msg, tt.tcp)
+			if err != nil || rcode != tt.wantRcode {
+				t.Fatalf("ServeDNS = %s, %v; want %s", dns.RcodeToString[rcode], err, dns.RcodeToString[tt.wantRcode])
+			}
+			if tt.want == nil {
+				if resp != nil {
+					t.Errorf("plugin wrote %v; want the server to write the error", resp)
+				}
+				return
+			}
+			if resp == nil {
+				t.Fatal("no reply written")
+			}
+			if resp.Opcode != tt.msg.Opcode {
+				t.Errorf("reply opcode %s, want %s", dns.OpcodeToString[resp.Opcode], dns.OpcodeToString[tt.msg.Opcode])
+			}
+			if err := test.Header(*tt.want, resp); err != nil {
+				t.Error(err)
+			}
+			if len(resp.Answer)+len(resp.Ns) != 0 {
+				t.Errorf("reply has records: %v", resp)
+			}
+		})
+	}
+}
+
+func TestServeDNSAnswersTheConfiguredNameServers(t *testing.T) {
+	k := newKfed(config{zones: []string{zone}, federation: "dev", ttl: 30, servers: []nameServer{
+		{name: "ns1.kfed.test.", addrs: []netip.Addr{netip.MustParseAddr("192.0.2.1"), netip.MustParseAddr("2001:db8::1")}},
+		{name: "ns2.dns.kfed.test."},
+		{name: "ns.provider.net."},
+	}, timers: soaTimers{refresh: 3600, retry: 600, expire: 1209600}})
+	k.synced.Store(true)
+	soa := test.SOA(zone + "\t30\tIN\tSOA\tns1.kfed.test. hostmaster.kfed.test. 1 3600 600 1209600 30")
+	tests := []struct {
+		name string
+		test.Case
+	}{
+		{"apex NS lists every configured name server", test.Case{
+			Qname: zone, Qtype: dns.TypeNS,
+			Answer: []dns.RR{
+				test.NS(zone + "\t30\tIN\tNS\tns.provider.net."),
+				test.NS(zone + "\t30\tIN\tNS\tns1.kfed.test."),
+				test.NS(zone + "\t30\tIN\tNS\tns2.dns.kfed.test."),
+			},
+		}},
+		{"SOA names the first name server as primary", test.Case{
+			Qname: zone, Qtype: dns.TypeSOA, Answer: []dns.RR{soa},
+		}},
+		{"a name server in the zone answers its IPv4 addresses", test.Case{
+			Qname: "ns1.kfed.test.", Qtype: dns.TypeA, Answer: []dns.RR{test.A("ns1.kfed.test.\t30\tIN\tA\t192.0.2.1")},
+		}},
+		{"a name server in the zone answers its IPv6 addresses", test.Case{
+			Qname: "ns1.kfed.test.", Qtype: dns.TypeAAAA, Answer: []dns.RR{test.AAAA("ns1.kfed.test.\t30\tIN\tAAAA\t2001:db8::1")},
+		}},
+		{"a name server without addresses answers the address the query came to", test.Case{
+			Qname: "ns2.dns.kfed.test.", Qtype: dns.TypeA, Answer: []dns.RR{test.A("ns2.dns.kfed.test.\t30\tIN\tA\t127.0.0.1")},
+		}},
+		{"a name server's missing type is NODATA", test.Case{
+			Qname: "ns1.kfed.test.", Qtype: dns.TypeTXT, Ns: []dns.RR{soa},
+		}},
+		{"the name above a deeper name server is an empty non-terminal", test.Case{
+			Qname: "dns.kfed.test.", Qtype: dns.TypeA, Ns: []dns.RR{soa},
+		}},
+		{"the default name server is gone once others are configured", test.Case{
+			Qname: "ns.dns.kfed.test.", Qtype: dns.TypeA, Rcode: dns.RcodeNameError, Ns: []dns.RR{soa},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.Authoritative = true
+			resp, _, err := serve(t, k, tt.Msg(), false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := test.SortAndCheck(resp, tt.Case); err != nil {
+				t.Errorf("%v\n%v", err, resp)
+			}
+			if len(resp.Ns) == 1 {
+				got := resp.Ns[0].(*dns.SOA)
+				if got.Refresh != 3600 || got.Retry != 600 || got.Expire != 1209600 || got.Minttl != 30 {
+					t.Errorf("SOA timers %v, want the configured 3600 600 1209600 30", got)
+				}
+			}
+		})
+	}
+}
+
+// dnsEndpoint is object namespace/name at resourceVersion rv with eps.
+func dnsEndpoint(key, rv string, eps ...extdnsv1alpha1.Endpoint) *extdnsv1alpha1.DNSEndpoint {
+	ns, name, _ := strings.Cut(key, "/")
+	return &extdnsv1alpha1.DNSEndpoint{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, ResourceVersion: rv},
+		Spec:       extdnsv1alpha1.DNSEndpointSpec{Endpoints: eps},
+	}
+}
+
+func TestSerialIsTheSameInReplicasThatSawDifferentHistories(t *testing.T) {
+	web := func(rv, addr string) *extdnsv1alpha1.DNSEndpoint {
+		return dnsEndpoint("default/web", rv, shardEndpoint(global, "cluster-1", "us-east1-b", 1, addr, ""))
+	}
+	api := func(rv string) *extdnsv1alpha1.DNSEndpoint {
+		return dnsEndpoint("default/api", rv, sharedEndpoint("api.default.dev.svc.kfed.test.", "A", "192.0.2.7"))
+	}
+	marker := func(rv string) *extdnsv1alpha1.DNSEndpoint { return dnsEndpoint("kfed-system/kfed-serial-dev", rv) }
+	type event struct {
+		deleted bool
+		obj     any
+	}
+	tests := []struct {
+		name       string
+		first      []event // seen by a replica that ran throughout
+		late       []event // the list a replica started afterwards gets
+		wantSerial uint32
+	}{
+		{
+			name:       "a replica started after updates agrees with one that saw them",
+			first:      []event{{obj: web("100", "127.0.0.1")}, {obj: api("105")}, {obj: web("110", "127.0.0.2")}},
+			late:       []event{{obj: api("105")}, {obj: web("110", "127.0.0.2")}},
+			wantSerial: 110,
+		},
+		{
+			name: "a deletion followed by the writer's marker agrees with a replica started after both",
+			first: []event{{obj: web("100", "127.0.0.1")}, {obj: api("105")}, {obj: marker("90")},
+				{deleted: true, obj: web("120", "127.0.0.1")}, {obj: marker("121")}},
+			late:       []event{{obj: api("105")}, {obj: marker("121")}},
+			wantSerial: 121,
+		},
+		{
+			name: "a tombstone from a relist does not lower the serial",
+			first: []event{{obj: web("100", "127.0.0.1")}, {obj: api("130")},
+				{deleted: true, obj: cache.DeletedFinalStateUnknown{Key: "default/web", Obj: web("100", "127.0.0.1")}}},
+			late:       []event{{obj: api("130")}},
+			wantSerial: 130,
+		},
+		{
+			name:       "the serial wraps modulo 2^32 as RFC 1982 serial arithmetic expects",
+			first:      []event{{obj: web("4294967396", "127.0.0.1")}},
+			late:       []event{{obj: web("4294967396", "127.0.0.1")}},
+			wantSerial: 100,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			soa := func(events []event) uint32 {
+				k := newTestKfed(t, "", nil)
+				w := &watcher{federation: "dev", index: k.index, serial: &k.serial}
+				var before uint32
+				for _, e := range events {
+					if e.deleted {
+						w.remove(e.obj)
+					} else {
+						w.apply(e.obj)
+					}
+					if now := k.serial.soa(); now < before {
+						t.Errorf("serial fell from %d to %d", before, now)
+					} else {
+						before = now
+					}
+				}
+				resp, _, _ := serve(t, k, test.Case{Qname: zone, Qtype: dns.TypeSOA}.Msg(), false)
+				return resp.Answer[0].(*dns.SOA).Serial
+			}
+			first, late := soa(tt.first), soa(tt.late)
+			if first != tt.wantSerial || late != tt.wantSerial {
+				t.Errorf("serials %d (throughout) and %d (started late), want both %d", first, late, tt.wantSerial)
+			}
+		})
 	}
 }

@@ -3,7 +3,10 @@ package kfed
 import (
 	"errors"
 	"fmt"
+	"math"
+	"net/netip"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/coredns/caddy"
@@ -11,6 +14,8 @@ import (
 	"github.com/coredns/coredns/plugin"
 	"github.com/coredns/coredns/plugin/pkg/fall"
 	clog "github.com/coredns/coredns/plugin/pkg/log"
+	"github.com/coredns/coredns/plugin/transfer"
+	"github.com/miekg/dns"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -40,6 +45,8 @@ type config struct {
 	context    string
 	ttl        uint32
 	fall       fall.F
+	servers    []nameServer
+	timers     soaTimers
 }
 
 func setup(c *caddy.Controller) error {
@@ -52,11 +59,29 @@ func setup(c *caddy.Controller) error {
 		return plugin.Error("kfed", err)
 	}
 	k := newKfed(cfg)
-	w, err := newWatcher(rc, cfg.federation, k.index, func() { k.synced.Store(true) })
+	// notify is set at startup, before the watch starts, when the server
+	// block has a transfer block to send NOTIFY to.
+	var notify *notifier
+	w, err := newWatcher(rc, cfg.federation, k.index, &k.serial,
+		func() {
+			if notify != nil && k.synced.Load() {
+				notify.signal()
+			}
+		},
+		func() {
+			k.synced.Store(true)
+			if notify != nil {
+				notify.signal()
+			}
+		})
 	if err != nil {
 		return plugin.Error("kfed", err)
 	}
 	c.OnStartup(func() error {
+		if t, ok := dnsserver.GetConfig(c).Handler("transfer").(*transfer.Transfer); ok {
+			notify = newNotifier(t, k.zones, k.serial.soa)
+			notify.start()
+		}
 		if err := w.start(); err != nil {
 			return plugin.Error("kfed", err)
 		}
@@ -69,6 +94,9 @@ func setup(c *caddy.Controller) error {
 	})
 	c.OnShutdown(func() error {
 		w.stop()
+		if notify != nil {
+			notify.stop()
+		}
 		return nil
 	})
 	dnsserver.GetConfig(c).AddPlugin(func(next plugin.Handler) plugin.Handler {
@@ -84,11 +112,14 @@ func newKfed(cfg config) *Kfed {
 		fall:     cfg.fall,
 		ttl:      cfg.ttl,
 		index:    index.New(cfg.cluster, cfg.ttl),
-		names:    map[string]zoneNames{},
+		timers:   cfg.timers,
 		requests: newRequestCounters(),
 	}
+	if k.timers == (soaTimers{}) {
+		k.timers = defaultTimers
+	}
 	for _, z := range cfg.zones {
-		k.names[z] = newZoneNames(z)
+		k.apexes = append(k.apexes, newApex(z, cfg.servers, cfg.ttl))
 	}
 	return k
 }
@@ -100,10 +131,12 @@ func newKfed(cfg config) *Kfed {
 //	    cluster NAME
 //	    kubeconfig PATH [CONTEXT]
 //	    ttl SECONDS
+//	    ns NAME [ADDRESS...]
+//	    soa REFRESH RETRY EXPIRE
 //	    fallthrough [ZONES...]
 //	}
 func parse(c *caddy.Controller) (config, error) {
-	cfg := config{ttl: defaultTTL}
+	cfg := config{ttl: defaultTTL, timers: defaultTimers}
 	blocks := 0
 	for c.Next() {
 		if blocks++; blocks > 1 {
@@ -141,6 +174,20 @@ func parse(c *caddy.Controller) (config, error) {
 					return cfg, c.Errf("ttl must be a number of seconds from 1 to 3600: %q", c.Val())
 				}
 				cfg.ttl = uint32(ttl)
+			case "ns":
+				ns, err := parseNameServer(c.RemainingArgs())
+				if err != nil {
+					return cfg, c.Errf("ns: %v", err)
+				}
+				cfg.servers = append(cfg.servers, ns)
+				continue
+			case "soa":
+				t, err := parseTimers(c.RemainingArgs())
+				if err != nil {
+					return cfg, c.Errf("soa: %v", err)
+				}
+				cfg.timers = t
+				continue
 			case "fallthrough":
 				cfg.fall.SetZonesFromArgs(c.RemainingArgs())
 				continue
@@ -155,7 +202,61 @@ func parse(c *caddy.Controller) (config, error) {
 	if cfg.federation == "" {
 		return cfg, errors.New("federation NAME is required: it selects the DNSEndpoints labelled kfed.io/federation=NAME")
 	}
+	for _, ns := range cfg.servers {
+		if len(ns.addrs) > 0 && plugin.Zones(cfg.zones).Matches(ns.name) == "" {
+			return cfg, fmt.Errorf("ns %s: addresses are served only for a name in the plugin's zones %v", ns.name, cfg.zones)
+		}
+	}
 	return cfg, nil
+}
+
+// parseNameServer reads "NAME [ADDRESS...]".
+func parseNameServer(args []string) (nameServer, error) {
+	if len(args) == 0 {
+		return nameServer{}, errors.New("wants NAME [ADDRESS...]")
+	}
+	name := dns.Fqdn(strings.ToLower(args[0]))
+	if _, ok := dns.IsDomainName(name); !ok || name == "." || strings.ContainsRune(name, '\\') {
+		return nameServer{}, fmt.Errorf("%q is not a host name", args[0])
+	}
+	ns := nameServer{name: name}
+	for _, a := range args[1:] {
+		addr, err := netip.ParseAddr(a)
+		if err != nil || addr.Zone() != "" || addr.Is4In6() {
+			return nameServer{}, fmt.Errorf("%q is not an IPv4 or IPv6 address", a)
+		}
+		ns.addrs = append(ns.addrs, addr)
+	}
+	return ns, nil
+}
+
+// parseTimers reads "REFRESH RETRY EXPIRE", each a Go duration ("5m") or a
+// number of seconds.
+func parseTimers(args []string) (soaTimers, error) {
+	if len(args) != 3 {
+		return soaTimers{}, errors.New("wants REFRESH RETRY EXPIRE")
+	}
+	var v [3]uint32
+	for i, a := range args {
+		secs, err := strconv.ParseUint(a, 10, 32)
+		if err != nil {
+			d, derr := time.ParseDuration(a)
+			if derr != nil || d < time.Second || d.Seconds() > math.MaxInt32 {
+				return soaTimers{}, fmt.Errorf("%q is not a duration of 1s to 68 years", a)
+			}
+			secs = uint64(d / time.Second)
+		}
+		if secs == 0 || secs > math.MaxInt32 {
+			return soaTimers{}, fmt.Errorf("%q is not a duration of 1s to 68 years", a)
+		}
+		v[i] = uint32(secs)
+	}
+	t := soaTimers{refresh: v[0], retry: v[1], expire: v[2]}
+	if t.expire < t.refresh+t.retry {
+		// RFC 1912: a secondary would expire the zone before retrying.
+		return soaTimers{}, fmt.Errorf("expire %ds is below refresh plus retry", t.expire)
+	}
+	return t, nil
 }
 
 // restConfig reaches the control plane through the kubeconfig at path (its

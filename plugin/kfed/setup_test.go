@@ -1,6 +1,9 @@
 package kfed
 
 import (
+	"cmp"
+	"net/netip"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -48,6 +51,36 @@ func TestParseReadsTheCorefileBlock(t *testing.T) {
 		{name: "ttl is a number of seconds", input: "kfed {\n federation f\n ttl 30s\n}", wantErr: "ttl must be"},
 		{name: "ttl is at least a second", input: "kfed {\n federation f\n ttl 0\n}", wantErr: "ttl must be"},
 		{name: "unknown property is refused", input: "kfed {\n federation f\n weight 3\n}", wantErr: `unknown property "weight"`},
+		{
+			name: "name servers with and without addresses, and SOA timers",
+			input: `kfed example.com {
+				federation myfed
+				ns ns1.example.com 192.0.2.1 2001:db8::1
+				ns NS2.Example.COM.
+				ns ns.provider.net
+				soa 1h 10m 336h
+			}`,
+			want: config{
+				zones: []string{"example.com."}, federation: "myfed", ttl: 30,
+				servers: []nameServer{
+					{name: "ns1.example.com.", addrs: []netip.Addr{netip.MustParseAddr("192.0.2.1"), netip.MustParseAddr("2001:db8::1")}},
+					{name: "ns2.example.com."},
+					{name: "ns.provider.net."},
+				},
+				timers: soaTimers{refresh: 3600, retry: 600, expire: 2 * 7 * 24 * 3600},
+			},
+		},
+		{
+			name:  "SOA timers in seconds",
+			input: "kfed {\n federation f\n soa 900 300 604800\n}",
+			want:  config{zones: []string{"kfed.test."}, federation: "f", ttl: 30, timers: soaTimers{refresh: 900, retry: 300, expire: 604800}},
+		},
+		{name: "ns needs a name", input: "kfed {\n federation f\n ns\n}", wantErr: "wants NAME"},
+		{name: "ns addresses are addresses", input: "kfed {\n federation f\n ns ns1.kfed.test 192.0.2.300\n}", wantErr: "not an IPv4 or IPv6 address"},
+		{name: "ns addresses only for a name in the zones", input: "kfed {\n federation f\n ns ns.other.net 192.0.2.1\n}", wantErr: "only for a name in the plugin's zones"},
+		{name: "soa takes three timers", input: "kfed {\n federation f\n soa 1h 10m\n}", wantErr: "wants REFRESH RETRY EXPIRE"},
+		{name: "soa timers are durations", input: "kfed {\n federation f\n soa 1h ten 2w\n}", wantErr: `"ten" is not a duration`},
+		{name: "soa expire outlasts refresh and retry", input: "kfed {\n federation f\n soa 1h 10m 30m\n}", wantErr: "below refresh plus retry"},
 		{name: "one kfed per server block", input: "kfed {\n federation f\n}\nkfed {\n federation g\n}", wantErr: "this plugin"},
 	}
 	for _, tt := range tests {
@@ -66,7 +99,8 @@ func TestParseReadsTheCorefileBlock(t *testing.T) {
 			}
 			if !slices.Equal(got.zones, tt.want.zones) || got.federation != tt.want.federation ||
 				got.cluster != tt.want.cluster || got.kubeconfig != tt.want.kubeconfig ||
-				got.context != tt.want.context || got.ttl != tt.want.ttl || !got.fall.Equal(tt.want.fall) {
+				got.context != tt.want.context || got.ttl != tt.want.ttl || !got.fall.Equal(tt.want.fall) ||
+				!reflect.DeepEqual(got.servers, tt.want.servers) || got.timers != cmp.Or(tt.want.timers, defaultTimers) {
 				t.Errorf("parse = %+v, want %+v", got, tt.want)
 			}
 		})

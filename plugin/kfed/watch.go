@@ -29,6 +29,8 @@ type watcher struct {
 	federation string
 	informer   cache.SharedIndexInformer
 	index      *index.Index
+	serial     *zoneSerial
+	onChange   func() // after each change to the index and serial
 	onSynced   func()
 	synced     chan struct{} // closed after onSynced
 
@@ -40,8 +42,9 @@ type watcher struct {
 	wg            sync.WaitGroup
 }
 
-// newWatcher prepares a watch with cfg; start runs it.
-func newWatcher(cfg *rest.Config, federation string, x *index.Index, onSynced func()) (*watcher, error) {
+// newWatcher prepares a watch with cfg that keeps x and serial current; start
+// runs it.
+func newWatcher(cfg *rest.Config, federation string, x *index.Index, serial *zoneSerial, onChange, onSynced func()) (*watcher, error) {
 	scheme := runtime.NewScheme()
 	if err := extdnsv1alpha1.AddToScheme(scheme); err != nil {
 		return nil, fmt.Errorf("registering DNSEndpoint: %w", err)
@@ -57,7 +60,7 @@ func newWatcher(cfg *rest.Config, federation string, x *index.Index, onSynced fu
 	}
 	selector := labels.SelectorFromSet(labels.Set{kfedv1alpha1.LabelManagedBy: kfedv1alpha1.ManagedBy, kfedv1alpha1.LabelFederation: federation}).String()
 	params := runtime.NewParameterCodec(scheme)
-	w := &watcher{federation: federation, index: x, onSynced: onSynced, synced: make(chan struct{})}
+	w := &watcher{federation: federation, index: x, serial: serial, onChange: onChange, onSynced: onSynced, synced: make(chan struct{})}
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			opts.LabelSelector = selector
@@ -75,13 +78,7 @@ func newWatcher(cfg *rest.Config, federation string, x *index.Index, onSynced fu
 		},
 	}
 	w.informer = cache.NewSharedIndexInformer(lw, &extdnsv1alpha1.DNSEndpoint{}, 0, cache.Indexers{})
-	// The informer keeps every object; the managed fields are of no use here.
-	if err := w.informer.SetTransform(func(obj any) (any, error) {
-		if ep, ok := obj.(*extdnsv1alpha1.DNSEndpoint); ok {
-			ep.ManagedFields = nil
-		}
-		return obj, nil
-	}); err != nil {
+	if err := w.informer.SetTransform(newSlimmer().transform); err != nil {
 		return nil, fmt.Errorf("watching DNSEndpoints: %w", err)
 	}
 	return w, nil
@@ -149,7 +146,7 @@ func (w *watcher) apply(obj any) {
 	if err := errors.Join(cerr, w.index.Set(key, ep.Spec.Endpoints, clusters)); err != nil {
 		log.Warningf("DNSEndpoint %s: serving what is valid: %v", key, err)
 	}
-	w.changed()
+	w.changed(key, ep.ResourceVersion)
 }
 
 func (w *watcher) remove(obj any) {
@@ -160,11 +157,23 @@ func (w *watcher) remove(obj any) {
 	if !ok {
 		return
 	}
-	w.index.Delete(ep.Namespace + "/" + ep.Name)
-	w.changed()
+	key := ep.Namespace + "/" + ep.Name
+	w.index.Delete(key)
+	// A deletion event carries the object's version at its deletion; a
+	// tombstone from a relist carries an older one, which changes nothing.
+	w.changed(key, ep.ResourceVersion)
 }
 
-func (w *watcher) changed() {
+// changed follows a change to object, at resourceVersion rv, that is in the
+// index: the serial rises only after the records it stands for are served,
+// so that a transfer never pairs a new serial with old records.
+func (w *watcher) changed(object, rv string) {
+	if err := w.serial.observe(rv); err != nil {
+		log.Warningf("DNSEndpoint %s: %v", object, err)
+	}
+	if w.onChange != nil {
+		w.onChange()
+	}
 	w.heard()
 	indexNames.WithLabelValues(w.federation).Set(float64(w.index.Len()))
 }

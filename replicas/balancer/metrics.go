@@ -1,10 +1,11 @@
 package balancer
 
 import (
-	"errors"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/kfed-io/kfed/promreg"
 )
 
 // Metrics are the Balancer controller's Prometheus collectors. A nil
@@ -34,29 +35,16 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}, []string{"cluster"}),
 	}
 	var err error
-	if m.reconciles, err = register(reg, m.reconciles); err != nil {
+	if m.reconciles, err = promreg.Register(reg, m.reconciles); err != nil {
 		return nil, err
 	}
-	if m.scaleWrites, err = register(reg, m.scaleWrites); err != nil {
+	if m.scaleWrites, err = promreg.Register(reg, m.scaleWrites); err != nil {
 		return nil, err
 	}
-	if m.duration, err = register(reg, m.duration); err != nil {
+	if m.duration, err = promreg.Register(reg, m.duration); err != nil {
 		return nil, err
 	}
 	return m, nil
-}
-
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
-	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(C); ok {
-				return existing, nil
-			}
-		}
-		return c, err
-	}
-	return c, nil
 }
 
 func (m *Metrics) reconciled(cluster, result string, took time.Duration) {

@@ -42,7 +42,7 @@ const (
 )
 
 // buildHealthcheck builds ./cmd/kfed-healthcheck into the test's folder.
-func buildHealthcheck(t *testing.T) string {
+func buildHealthcheck(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "kfed-healthcheck")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/kfed-healthcheck")
@@ -167,7 +167,7 @@ func startHealthBed(t *testing.T, hc hcSettings) *healthBed {
 			Kubeconfig: kubeconfig, Context: "federation",
 			Args: []string{"--interval=" + hc.interval.String(), "--timeout=" + hc.timeout.String(),
 				"--fall=" + strconv.Itoa(hc.fall), "--rise=" + strconv.Itoa(hc.rise),
-				"--heartbeat=" + min(hc.interval, hc.freshness/4).String(), "--probe-source=" + src.String()},
+				"--heartbeat=" + (hc.freshness / 4).String(), "--probe-source=" + src.String()},
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -268,6 +268,15 @@ func TestFederatedServiceLifecycle(t *testing.T) {
 			if err := fed.Get(ctx, key, &corev1.Service{}); !apierrors.IsNotFound(err) {
 				return fmt.Errorf("Service still there (%v)", err)
 			}
+			// The federation's serial marker names the deletion, so every
+			// CoreDNS replica's SOA serial moves past it (ADR 0004).
+			var marker extdnsv1alpha1.DNSEndpoint
+			if err := fed.Get(ctx, client.ObjectKey{Namespace: "kfed-system", Name: dnsendpoint.SerialMarker("fed")}, &marker); err != nil {
+				return fmt.Errorf("serial marker: %w", err)
+			}
+			if got := marker.Annotations[dnsendpoint.AnnotationLastDeleted]; got != "shop/web "+string(svc.UID) {
+				return fmt.Errorf("serial marker says %q", got)
+			}
 			return nil
 		})
 	})

@@ -56,3 +56,14 @@ func (n Names) Place(name string) (zone, region string, ok bool) {
 	}
 	return "", "", false
 }
+
+// The serial marker (ADR 0004): after deleting one of a federation's
+// DNSEndpoints, the writer writes AnnotationLastDeleted on the federation's
+// marker, a DNSEndpoint without endpoints named SerialMarker(federation) in
+// kfed's namespace, so that every CoreDNS replica's serial — the highest
+// resourceVersion it has seen — moves past the deletion, including one that
+// starts after it.
+const AnnotationLastDeleted = "kfed.io/last-deleted"
+
+// SerialMarker is the name of federation's serial marker.
+func SerialMarker(federation string) string { return "kfed-serial-" + federation }

@@ -15,7 +15,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/miekg/dns"
 
@@ -38,7 +37,7 @@ type Index struct {
 	objects map[string][]string // object key → names it has endpoints at
 	size    int                 // names with records
 
-	serial atomic.Uint32
+	version atomic.Uint32
 }
 
 // node is one name: its merged records and what is needed to merge them
@@ -70,7 +69,6 @@ func New(cluster string, defaultTTL uint32) *Index {
 		served:     map[string]*Records{},
 		objects:    map[string][]string{},
 	}
-	x.serial.Store(uint32(time.Now().Unix()))
 	return x
 }
 
@@ -84,6 +82,28 @@ func (x *Index) Lookup(name string) (records *Records, exists bool) {
 	return records, exists
 }
 
+// Names returns every name with records, and its records, sorted by name:
+// a snapshot, taken under the lock and read after it, so that a zone
+// transfer never holds up the writer.
+func (x *Index) Names() []Named {
+	x.mu.RLock()
+	out := make([]Named, 0, x.size)
+	for name, r := range x.served {
+		if r != nil {
+			out = append(out, Named{Name: name, Records: r})
+		}
+	}
+	x.mu.RUnlock()
+	slices.SortFunc(out, func(a, b Named) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// Named is a name and its records.
+type Named struct {
+	Name    string
+	Records *Records
+}
+
 // Len is the number of names with records.
 func (x *Index) Len() int {
 	x.mu.RLock()
@@ -91,10 +111,11 @@ func (x *Index) Len() int {
 	return x.size
 }
 
-// Serial changes whenever the records change: the Unix time of the last
-// change, or one more than the previous serial if that is not later. It is
-// the serial of the zones' SOA.
-func (x *Index) Serial() uint32 { return x.serial.Load() }
+// Version changes whenever the records change, so that what a reader derives
+// from them can be kept until then. It counts changes in this process only:
+// it is not the zones' SOA serial, which the plugin derives from the
+// DNSEndpoints themselves.
+func (x *Index) Version() uint32 { return x.version.Load() }
 
 // Set replaces what object (a "namespace/name" key) contributes with its
 // endpoints, whose addresses clusters (the object's cluster table,
@@ -136,7 +157,7 @@ func (x *Index) Set(object string, endpoints []extdnsv1alpha1.Endpoint, clusters
 	} else {
 		x.objects[object] = names
 	}
-	x.bumpSerial()
+	x.version.Add(1)
 	return errors.Join(errs...)
 }
 
@@ -152,7 +173,7 @@ func (x *Index) Delete(object string) {
 		x.removeSource(name, object)
 	}
 	delete(x.objects, object)
-	x.bumpSerial()
+	x.version.Add(1)
 }
 
 func (x *Index) setSource(name string, s source) error {
@@ -224,14 +245,6 @@ func (x *Index) sync(name string, n *node) {
 	if n.records == nil && n.below == 0 && len(n.sources) == 0 {
 		delete(x.names, name)
 	}
-}
-
-func (x *Index) bumpSerial() {
-	now := uint32(time.Now().Unix())
-	if s := x.serial.Load(); now <= s {
-		now = s + 1
-	}
-	x.serial.Store(now)
 }
 
 // parentOf returns the name one label up ("b.c." for "a.b.c."), false at the

@@ -157,35 +157,18 @@ func TestAppendAddressesOrdersLocalClusterFirst(t *testing.T) {
 }
 
 // tableLayout rewrites endpoints of the older per-cluster layout (ADR 0002)
-// as the services controller writes them now (ADR 0003): one endpoint per
-// name and type with every address, the clusters in the object's table.
+// as the services controller writes them now (ADR 0003).
 func tableLayout(t *testing.T, perCluster []extdnsv1alpha1.Endpoint) ([]extdnsv1alpha1.Endpoint, dnsendpoint.Clusters) {
 	t.Helper()
-	old := &extdnsv1alpha1.DNSEndpoint{Spec: extdnsv1alpha1.DNSEndpointSpec{Endpoints: perCluster}}
-	table, err := dnsendpoint.ReadClusters(old)
-	if err != nil {
+	obj := &extdnsv1alpha1.DNSEndpoint{Spec: extdnsv1alpha1.DNSEndpointSpec{Endpoints: perCluster}}
+	if err := dnsendpoint.Upgrade(obj); err != nil {
 		t.Fatal(err)
-	}
-	var rows []dnsendpoint.Cluster
-	for _, c := range table {
-		rows = append(rows, *c)
-	}
-	obj := &extdnsv1alpha1.DNSEndpoint{}
-	dnsendpoint.SetClusters(obj, rows)
-	var eps []extdnsv1alpha1.Endpoint
-	for _, e := range perCluster {
-		i := slices.IndexFunc(eps, func(m extdnsv1alpha1.Endpoint) bool { return m.DNSName == e.DNSName && m.RecordType == e.RecordType })
-		if i < 0 {
-			eps = append(eps, extdnsv1alpha1.Endpoint{DNSName: e.DNSName, RecordType: e.RecordType, RecordTTL: e.RecordTTL})
-			i = len(eps) - 1
-		}
-		eps[i].Targets = append(eps[i].Targets, e.Targets...)
 	}
 	clusters, err := dnsendpoint.ReadClusters(obj)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return eps, clusters
+	return obj.Spec.Endpoints, clusters
 }
 
 func TestAppendAddressesDrawsClustersInProportionToWeight(t *testing.T) {
@@ -353,16 +336,16 @@ func TestRecordsFollowTheContract(t *testing.T) {
 	}
 }
 
-func TestSerialGrowsWithEveryChange(t *testing.T) {
+func TestVersionChangesWithEveryChangeOnly(t *testing.T) {
 	x := New("", 30)
-	s0 := x.Serial()
+	s0 := x.Version()
 	mustSet(t, x, "default/demo", shared(global, "A", 30, "192.0.2.1"))
-	s1 := x.Serial()
+	s1 := x.Version()
 	x.Delete("default/demo")
-	s2 := x.Serial()
+	s2 := x.Version()
 	x.Delete("default/demo") // nothing to delete: no change
-	if !(s0 < s1 && s1 < s2 && x.Serial() == s2) {
-		t.Errorf("serials %d, %d, %d, %d; want growing with each change only", s0, s1, s2, x.Serial())
+	if !(s0 < s1 && s1 < s2 && x.Version() == s2) {
+		t.Errorf("versions %d, %d, %d, %d; want growing with each change only", s0, s1, s2, x.Version())
 	}
 }
 
@@ -410,4 +393,19 @@ func addressesAt(x *Index, name string) []string {
 		out = append(out, rr.(*dns.A).A.String())
 	}
 	return out
+}
+
+func TestNamesListsEveryNameWithRecordsInOrder(t *testing.T) {
+	x := New("", 30)
+	mustSet(t, x, "default/b", shared("b.svc.kfed.test", "A", 30, "192.0.2.2"))
+	mustSet(t, x, "default/a", shared("a.svc.kfed.test", "A", 30, "192.0.2.1"), shared("x.a.svc.kfed.test", "TXT", 30, "t"))
+	var got []string
+	for _, n := range x.Names() {
+		got = append(got, n.Name)
+	}
+	// svc.kfed.test. and kfed.test. are empty non-terminals: no records, not listed.
+	want := []string{"a.svc.kfed.test.", "b.svc.kfed.test.", "x.a.svc.kfed.test."}
+	if !slices.Equal(got, want) {
+		t.Errorf("Names() = %v, want %v", got, want)
+	}
 }

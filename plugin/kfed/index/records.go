@@ -21,14 +21,32 @@ import (
 type Records struct {
 	// cname and a first: every query reads cname, most then read a, and
 	// together they fit the first cache line the lookup loads.
-	cname   *dns.CNAME
-	a, aaaa addresses
-	srv     []dns.RR
-	txt     []dns.RR
+	cname *dns.CNAME
+	a     addresses
+	// more holds what few names have, so that the many that have an A
+	// record alone do not carry room for them: a Records is 80 bytes, not
+	// 208, a tenth of the index at 100,000 names.
+	more *moreRecords
 
 	// derived caches what a reader computes from these records and others
 	// (an SRV answer's additional section), valid for one index serial.
 	derived atomic.Pointer[derivedRRs]
+}
+
+// moreRecords are a name's AAAA, SRV and TXT records.
+type moreRecords struct {
+	aaaa     addresses
+	srv, txt []dns.RR
+}
+
+// empty is what a name without AAAA, SRV or TXT reads.
+var empty moreRecords
+
+func (r *Records) rest() *moreRecords {
+	if r.more == nil {
+		return &empty
+	}
+	return r.more
 }
 
 type derivedRRs struct {
@@ -61,8 +79,8 @@ type addresses struct {
 	// common answer is one copy, without reading the groups.
 	fixed  []dns.RR
 	groups []group
-	local  int // groups[:local] are the index's own cluster
-	zero   int // groups[zero:] have weight 0
+	local  int32 // groups[:local] are the index's own cluster
+	zero   int32 // groups[zero:] have weight 0
 }
 
 // group is one endpoint's addresses: one cluster's, or, without a cluster, a
@@ -88,7 +106,7 @@ func (r *Records) AppendAddresses(dst []dns.RR, qtype uint16, intn func(int) int
 	case dns.TypeA:
 		as = &r.a
 	case dns.TypeAAAA:
-		as = &r.aaaa
+		as = &r.rest().aaaa
 	default:
 		return dst
 	}
@@ -141,6 +159,23 @@ func appendWeighted(dst []dns.RR, groups []group, intn func(int) int) []dns.RR {
 	return dst
 }
 
+// AppendAll appends every address record of type qtype (dns.TypeA or
+// dns.TypeAAAA) as seen from outside every cluster: each cluster's
+// load-balancer addresses, never its cluster IPs, in a fixed order. A zone
+// transfer carries these.
+func (r *Records) AppendAll(dst []dns.RR, qtype uint16) []dns.RR {
+	as := &r.a
+	if qtype == dns.TypeAAAA {
+		as = &r.rest().aaaa
+	} else if qtype != dns.TypeA {
+		return dst
+	}
+	for _, g := range as.groups {
+		dst = append(dst, g.rrs...)
+	}
+	return dst
+}
+
 // HasAddresses reports whether the name has records of type qtype (A or
 // AAAA).
 func (r *Records) HasAddresses(qtype uint16) bool {
@@ -148,7 +183,7 @@ func (r *Records) HasAddresses(qtype uint16) bool {
 	case dns.TypeA:
 		return len(r.a.groups) > 0
 	case dns.TypeAAAA:
-		return len(r.aaaa.groups) > 0
+		return len(r.rest().aaaa.groups) > 0
 	}
 	return false
 }
@@ -159,10 +194,10 @@ func (r *Records) HasAddresses(qtype uint16) bool {
 func (r *Records) CNAME() *dns.CNAME { return r.cname }
 
 // SRV is the name's SRV records, in the order of the endpoint's targets.
-func (r *Records) SRV() []dns.RR { return r.srv }
+func (r *Records) SRV() []dns.RR { return r.rest().srv }
 
 // TXT is the name's TXT records.
-func (r *Records) TXT() []dns.RR { return r.txt }
+func (r *Records) TXT() []dns.RR { return r.rest().txt }
 
 // build merges the endpoints of sources at name into records; nil when none
 // can be served.
@@ -282,21 +317,26 @@ func (b *builder) addAddresses(groups *[]parsedGroup, setTTL *uint32, ep *extdns
 
 func (b *builder) records() *Records {
 	r := &Records{}
+	var more moreRecords
 	switch {
 	case b.cname != "":
 		r.cname = &dns.CNAME{Hdr: b.header(dns.TypeCNAME, b.ttlCNAME), Target: b.cname}
 	default:
 		r.a = b.addresses(b.a, dns.TypeA, b.ttlA)
-		r.aaaa = b.addresses(b.aaaa, dns.TypeAAAA, b.ttlAAAA)
+		more.aaaa = b.addresses(b.aaaa, dns.TypeAAAA, b.ttlAAAA)
 		for _, s := range b.srv {
 			s.Hdr = b.header(dns.TypeSRV, b.ttlSRV)
-			r.srv = append(r.srv, s)
+			more.srv = append(more.srv, s)
 		}
 		for _, t := range b.txt {
-			r.txt = append(r.txt, &dns.TXT{Hdr: b.header(dns.TypeTXT, b.ttlTXT), Txt: t})
+			more.txt = append(more.txt, &dns.TXT{Hdr: b.header(dns.TypeTXT, b.ttlTXT), Txt: t})
 		}
 	}
-	if r.cname == nil && len(r.a.groups) == 0 && len(r.aaaa.groups) == 0 && len(r.srv) == 0 && len(r.txt) == 0 {
+	hasMore := len(more.aaaa.groups) > 0 || len(more.srv) > 0 || len(more.txt) > 0
+	if hasMore {
+		r.more = &more
+	}
+	if r.cname == nil && len(r.a.groups) == 0 && !hasMore {
 		return nil
 	}
 	return r
@@ -321,7 +361,7 @@ func (b *builder) addresses(parsed []parsedGroup, qtype uint16, ttl uint32) addr
 	// one allocation: an answer then reads a few neighbouring cache lines
 	// rather than one scattered line per record.
 	alloc := newRRAlloc(qtype, b.header(qtype, ttl), n)
-	as := addresses{groups: make([]group, len(parsed)), zero: len(parsed)}
+	as := addresses{groups: make([]group, len(parsed)), zero: int32(len(parsed))}
 	for i, p := range parsed {
 		as.groups[i] = group{
 			cluster:    p.cluster,
@@ -330,9 +370,9 @@ func (b *builder) addresses(parsed []parsedGroup, qtype uint16, ttl uint32) addr
 			clusterIPs: alloc.records(p.clusterIPs),
 		}
 		if b.isLocal(p) {
-			as.local = i + 1
-		} else if p.weight == 0 && as.zero == len(parsed) {
-			as.zero = i
+			as.local = int32(i + 1)
+		} else if p.weight == 0 && int(as.zero) == len(parsed) {
+			as.zero = int32(i)
 		}
 	}
 	if as.zero-as.local <= 1 {
@@ -345,7 +385,7 @@ func (b *builder) addresses(parsed []parsedGroup, qtype uint16, ttl uint32) addr
 // in their stored order.
 func (as *addresses) appendAll(dst []dns.RR) []dns.RR {
 	for i, g := range as.groups {
-		if i < as.local && len(g.clusterIPs) > 0 {
+		if i < int(as.local) && len(g.clusterIPs) > 0 {
 			dst = append(dst, g.clusterIPs...)
 		} else {
 			dst = append(dst, g.rrs...)
