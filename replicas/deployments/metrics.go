@@ -1,10 +1,11 @@
 package deployments
 
 import (
-	"errors"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/kfed-io/kfed/promreg"
 )
 
 // Metrics are the federated Deployment controller's Prometheus collectors.
@@ -28,26 +29,13 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}, []string{"cluster", "operation"}),
 	}
 	var err error
-	if m.reconciles, err = register(reg, m.reconciles); err != nil {
+	if m.reconciles, err = promreg.Register(reg, m.reconciles); err != nil {
 		return nil, err
 	}
-	if m.writes, err = register(reg, m.writes); err != nil {
+	if m.writes, err = promreg.Register(reg, m.writes); err != nil {
 		return nil, err
 	}
 	return m, nil
-}
-
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
-	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(C); ok {
-				return existing, nil
-			}
-		}
-		return c, err
-	}
-	return c, nil
 }
 
 func (m *Metrics) reconciled(result string, d time.Duration) {
