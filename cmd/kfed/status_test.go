@@ -163,3 +163,25 @@ func TestBalancerRowShowsTargetsAndWhatIsWrong(t *testing.T) {
 		})
 	}
 }
+
+func TestStatusDescribesAnEndpointsVerdictAndWhoSeesItDown(t *testing.T) {
+	votes := checkerVotes{checkers: 3, down: map[string][]string{"shop/web/c2": {"checker-a", "checker-b"}}}
+	verdicts := map[string]bool{"c1": true, "c2": false}
+	tests := []struct {
+		name, endpoint, cluster, want string
+	}{
+		{"a healthy endpoint nobody finds down", "shop/web/c1", "c1", "healthy (0/3 down)"},
+		{"an endpoint out of DNS names who sees it down", "shop/web/c2", "c2", "out (2/3 down: checker-a, checker-b)"},
+		{"a cluster without an endpoint has no verdict", "shop/web/c3", "c3", "-"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := votes.describe(tt.endpoint, verdicts, tt.cluster); got != tt.want {
+				t.Errorf("describe = %q, want %q", got, tt.want)
+			}
+		})
+	}
+	if got := (checkerVotes{}).describe("shop/web/c1", verdicts, "c1"); got != "-" {
+		t.Errorf("without checkers: %q, want -", got)
+	}
+}
