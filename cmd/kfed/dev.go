@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/miekg/dns"
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
@@ -142,21 +143,25 @@ func devUp(ctx context.Context, out io.Writer, o devOptions) error {
 	if err := joinMembers(ctx, env); err != nil {
 		return err
 	}
-	mgr, err := manager.New(env.ControlPlane.Config, manager.Options{
-		LeaderElection: true, MetricsAddr: "127.0.0.1:0", HealthAddr: "0",
-		ClusterProbeInterval: 5 * time.Second, Logger: log.WithName("kfed-controller"),
-		Federation: o.federation, Domain: o.domain,
-		HealthFreshness: 8 * time.Second, // four of the checkers' 2 s heartbeats
-	})
-	if err != nil {
-		return err
+	newManager := func() (starter, error) {
+		return manager.New(env.ControlPlane.Config, manager.Options{
+			LeaderElection: true, MetricsAddr: "127.0.0.1:0", HealthAddr: "0",
+			ClusterProbeInterval: 5 * time.Second, Logger: log.WithName("kfed-controller"),
+			Federation: o.federation, Domain: o.domain,
+			HealthFreshness: 8 * time.Second, // four of the checkers' 2 s heartbeats
+			SharedProcess:   true,            // a replaced manager's controllers keep their names
+		})
 	}
 	wg.Go(func() {
-		if err := mgr.Start(runCtx); err != nil && runCtx.Err() == nil {
+		if err := runController(runCtx, newManager, log.WithName("kfed-controller"), 2*time.Second); err != nil {
 			errc <- fmt.Errorf("kfed controller: %w", err)
 		}
 	})
-	fed, err := client.New(env.ControlPlane.Config, client.Options{Scheme: mgr.GetScheme()})
+	scheme, err := manager.NewScheme()
+	if err != nil {
+		return err
+	}
+	fed, err := client.New(env.ControlPlane.Config, client.Options{Scheme: scheme})
 	if err != nil {
 		return err
 	}
@@ -312,6 +317,37 @@ func waitResolves(ctx context.Context, addr, name string, errc <-chan error) err
 		case err := <-errc:
 			return err
 		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// starter is what runController runs: a controller-runtime manager.
+type starter interface {
+	Start(ctx context.Context) error
+}
+
+// runController runs kfed's controller manager until ctx ends. A manager
+// that stops on its own — it lost its leader lease, as it does when the
+// control plane is frozen or unreachable for longer than the lease, say on a
+// laptop that slept — is replaced after retry by a new one, which stands by
+// until it leads again, instead of ending the environment and every member's
+// CoreDNS with it. (kfed-controller itself exits then, for its supervisor to
+// restart it.) Only a manager that cannot be built is an error.
+func runController(ctx context.Context, newManager func() (starter, error), log logr.Logger, retry time.Duration) error {
+	for {
+		m, err := newManager()
+		if err != nil {
+			return err
+		}
+		err = m.Start(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		log.Error(err, "the controller stopped; a new one stands by until it leads", "after", retry)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(retry):
 		}
 	}
 }
