@@ -3,14 +3,12 @@ package services
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/healthcheck"
 )
 
@@ -24,11 +22,11 @@ const (
 	AnnotationTTL = "kfed.io/ttl"
 	// AnnotationClusters places the Service in the named clusters only
 	// (comma-separated).
-	AnnotationClusters = "kfed.io/clusters"
+	AnnotationClusters = clusters.AnnotationClusters
 	// AnnotationClusterSelector places the Service in clusters whose labels
 	// match this label selector; each cluster also has the implicit label
 	// kfed.io/region=<its region>.
-	AnnotationClusterSelector = "kfed.io/cluster-selector"
+	AnnotationClusterSelector = clusters.AnnotationClusterSelector
 )
 
 // maxTTL is a week, the most any provider kfed writes to accepts.
@@ -44,9 +42,8 @@ func IsFederated(svc *corev1.Service) bool {
 
 // config is what a Service's annotations and spec ask of kfed.
 type config struct {
-	ttl      int64
-	clusters []string        // nil: no name restriction
-	selector labels.Selector // nil: no label restriction
+	ttl       int64
+	placement clusters.Placement
 	// health holds the Service's kfed.io/health-* annotations, checked; the
 	// checkers read them from the DNSEndpoint and fill in their own defaults.
 	health map[string]string
@@ -77,33 +74,11 @@ func parseConfig(svc *corev1.Service) (config, error) {
 			cfg.ttl = ttl
 		}
 	}
-	if v, ok := svc.Annotations[AnnotationClusters]; ok {
-		cfg.clusters = []string{}
-		for _, name := range strings.Split(v, ",") {
-			name = strings.TrimSpace(name)
-			if name == "" {
-				continue
-			}
-			if msgs := validation.IsDNS1123Label(name); len(msgs) > 0 {
-				errs = append(errs, fmt.Errorf("annotation %s: %q is not a cluster name: %s", AnnotationClusters, name, msgs[0]))
-				continue
-			}
-			if !slices.Contains(cfg.clusters, name) {
-				cfg.clusters = append(cfg.clusters, name)
-			}
-		}
-		if len(cfg.clusters) == 0 && len(errs) == 0 {
-			errs = append(errs, fmt.Errorf("annotation %s=%q names no cluster", AnnotationClusters, v))
-		}
+	placement, err := clusters.ParsePlacement(svc.Annotations)
+	if err != nil {
+		errs = append(errs, err)
 	}
-	if v, ok := svc.Annotations[AnnotationClusterSelector]; ok {
-		sel, err := labels.Parse(v)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("annotation %s=%q: %w", AnnotationClusterSelector, v, err))
-		} else {
-			cfg.selector = sel
-		}
-	}
+	cfg.placement = placement
 	for k, v := range svc.Annotations {
 		if strings.HasPrefix(k, healthAnnotationPrefix) {
 			if cfg.health == nil {

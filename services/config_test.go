@@ -72,8 +72,8 @@ func TestParseConfig(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if cfg.ttl != tt.ttl || strings.Join(cfg.clusters, ",") != strings.Join(tt.clusters, ",") {
-				t.Errorf("got ttl %d clusters %v, want %d %v", cfg.ttl, cfg.clusters, tt.ttl, tt.clusters)
+			if cfg.ttl != tt.ttl || strings.Join(cfg.placement.Names, ",") != strings.Join(tt.clusters, ",") {
+				t.Errorf("got ttl %d clusters %v, want %d %v", cfg.ttl, cfg.placement.Names, tt.ttl, tt.clusters)
 			}
 		})
 	}

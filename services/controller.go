@@ -28,7 +28,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
-	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
 )
 
@@ -120,15 +119,11 @@ func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
 // onShard turns a change of a member Service that mirrors a federated one
 // into a reconcile of the federated one.
 func (c *Controller) onShard(_ string, obj client.Object) {
-	origin := obj.GetAnnotations()[AnnotationOrigin]
-	if origin == "" || obj.GetLabels()[kfedv1alpha1.LabelFederation] != c.Federation {
-		return
-	}
-	ns, name, ok := strings.Cut(origin, "/")
+	key, ok := clusters.Origin(obj, c.Federation)
 	if !ok {
 		return
 	}
-	stub := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	stub := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
 	select {
 	case c.shardEvents <- event.GenericEvent{Object: stub}:
 	case <-c.stopped:

@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/labels"
-
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
@@ -128,22 +126,12 @@ func place(cfg config, joined map[string]*kfedv1alpha1.Cluster) (map[string]bool
 	placed := map[string]bool{}
 	var unknown []string
 	for name, cl := range joined {
-		if cfg.clusters != nil && !slices.Contains(cfg.clusters, name) {
-			continue
+		region, _ := cl.Location()
+		if cfg.placement.Places(name, region, cl.Labels) {
+			placed[name] = true
 		}
-		if cfg.selector != nil {
-			region, _ := cl.Location()
-			set := labels.Set{"kfed.io/region": region}
-			for k, v := range cl.Labels {
-				set[k] = v
-			}
-			if !cfg.selector.Matches(set) {
-				continue
-			}
-		}
-		placed[name] = true
 	}
-	for _, name := range cfg.clusters {
+	for _, name := range cfg.placement.Names {
 		if joined[name] == nil {
 			unknown = append(unknown, name)
 		}

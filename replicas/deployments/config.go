@@ -3,13 +3,10 @@ package deployments
 import (
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/replicas/planner"
 )
 
@@ -23,11 +20,11 @@ const (
 	AnnotationFederated = "kfed.io/federated"
 	// AnnotationClusters places the Deployment in the named clusters only
 	// (comma-separated), as for federated Services.
-	AnnotationClusters = "kfed.io/clusters"
+	AnnotationClusters = clusters.AnnotationClusters
 	// AnnotationClusterSelector places the Deployment in clusters whose
 	// labels match this label selector; each cluster also has the implicit
 	// label kfed.io/region=<its region>.
-	AnnotationClusterSelector = "kfed.io/cluster-selector"
+	AnnotationClusterSelector = clusters.AnnotationClusterSelector
 	// AnnotationAdoptExisting: "true" lets kfed take over a member
 	// Deployment of the same name that it did not create. Without it such
 	// a Deployment is a conflict and is left alone.
@@ -48,10 +45,9 @@ func IsFederated(d *appsv1.Deployment) bool {
 
 // config is what a Deployment's annotations ask of kfed.
 type config struct {
-	prefs    planner.Preferences
-	clusters []string        // nil: no name restriction
-	selector labels.Selector // nil: no label restriction
-	adopt    bool
+	prefs     planner.Preferences
+	placement clusters.Placement
+	adopt     bool
 }
 
 // parseConfig reads and checks a federated Deployment's annotations. All
@@ -67,33 +63,11 @@ func parseConfig(d *appsv1.Deployment) (config, error) {
 			cfg.prefs = p
 		}
 	}
-	if v, ok := d.Annotations[AnnotationClusters]; ok {
-		cfg.clusters = []string{}
-		for _, name := range strings.Split(v, ",") {
-			name = strings.TrimSpace(name)
-			if name == "" {
-				continue
-			}
-			if msgs := validation.IsDNS1123Label(name); len(msgs) > 0 {
-				errs = append(errs, fmt.Errorf("annotation %s: %q is not a cluster name: %s", AnnotationClusters, name, msgs[0]))
-				continue
-			}
-			if !slices.Contains(cfg.clusters, name) {
-				cfg.clusters = append(cfg.clusters, name)
-			}
-		}
-		if len(cfg.clusters) == 0 && len(errs) == 0 {
-			errs = append(errs, fmt.Errorf("annotation %s=%q names no cluster", AnnotationClusters, v))
-		}
+	placement, err := clusters.ParsePlacement(d.Annotations)
+	if err != nil {
+		errs = append(errs, err)
 	}
-	if v, ok := d.Annotations[AnnotationClusterSelector]; ok {
-		sel, err := labels.Parse(v)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("annotation %s=%q: %w", AnnotationClusterSelector, v, err))
-		} else {
-			cfg.selector = sel
-		}
-	}
+	cfg.placement = placement
 	switch v, ok := d.Annotations[AnnotationAdoptExisting]; {
 	case !ok || v == "false":
 	case v == "true":
@@ -113,15 +87,5 @@ type clusterInfo struct {
 
 // places reports whether cfg places the Deployment in cluster c.
 func (cfg config) places(c clusterInfo) bool {
-	if cfg.clusters != nil && !slices.Contains(cfg.clusters, c.Name) {
-		return false
-	}
-	if cfg.selector != nil {
-		set := labels.Set{"kfed.io/region": c.Region}
-		for k, v := range c.Labels {
-			set[k] = v
-		}
-		return cfg.selector.Matches(set)
-	}
-	return true
+	return cfg.placement.Places(c.Name, c.Region, c.Labels)
 }

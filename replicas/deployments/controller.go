@@ -107,15 +107,11 @@ func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
 // onMember turns a change of a member copy into a reconcile of the
 // federated Deployment it was made from.
 func (c *Controller) onMember(_ string, obj client.Object) {
-	origin := obj.GetAnnotations()[AnnotationOrigin]
-	if origin == "" || obj.GetLabels()[kfedv1alpha1.LabelFederation] != c.Federation {
-		return
-	}
-	ns, name, ok := strings.Cut(origin, "/")
+	key, ok := clusters.Origin(obj, c.Federation)
 	if !ok {
 		return
 	}
-	stub := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	stub := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
 	select {
 	case c.memberEvents <- event.GenericEvent{Object: stub}:
 	case <-c.stopped:

@@ -1,0 +1,95 @@
+package clusters
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+)
+
+// Annotations that place a federated object (a Service, a Deployment) in
+// some member clusters only; without them it is placed in every one.
+const (
+	// AnnotationClusters names the clusters (comma-separated).
+	AnnotationClusters = "kfed.io/clusters"
+	// AnnotationClusterSelector is a label selector on Cluster labels; each
+	// cluster also has the implicit label kfed.io/region=<its region>.
+	AnnotationClusterSelector = "kfed.io/cluster-selector"
+)
+
+// Placement is where an object's placement annotations put it.
+type Placement struct {
+	// Names are the clusters named, nil when no name restricts it.
+	Names []string
+	// Selector matches Cluster labels, nil when no label restricts it.
+	Selector labels.Selector
+}
+
+// ParsePlacement reads an object's placement annotations. Every problem is
+// reported, each naming the annotation and its value.
+func ParsePlacement(annotations map[string]string) (Placement, error) {
+	var p Placement
+	var errs []error
+	if v, ok := annotations[AnnotationClusters]; ok {
+		p.Names = []string{}
+		for _, name := range strings.Split(v, ",") {
+			name = strings.TrimSpace(name)
+			if name == "" {
+				continue
+			}
+			if msgs := validation.IsDNS1123Label(name); len(msgs) > 0 {
+				errs = append(errs, fmt.Errorf("annotation %s: %q is not a cluster name: %s", AnnotationClusters, name, msgs[0]))
+				continue
+			}
+			if !slices.Contains(p.Names, name) {
+				p.Names = append(p.Names, name)
+			}
+		}
+		if len(p.Names) == 0 && len(errs) == 0 {
+			errs = append(errs, fmt.Errorf("annotation %s=%q names no cluster", AnnotationClusters, v))
+		}
+	}
+	if v, ok := annotations[AnnotationClusterSelector]; ok {
+		sel, err := labels.Parse(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("annotation %s=%q: %w", AnnotationClusterSelector, v, err))
+		} else {
+			p.Selector = sel
+		}
+	}
+	return p, errors.Join(errs...)
+}
+
+// Places reports whether the placement puts an object in the cluster named
+// name, in region, with Cluster labels clusterLabels.
+func (p Placement) Places(name, region string, clusterLabels map[string]string) bool {
+	if p.Names != nil && !slices.Contains(p.Names, name) {
+		return false
+	}
+	if p.Selector == nil {
+		return true
+	}
+	set := labels.Set{"kfed.io/region": region}
+	for k, v := range clusterLabels {
+		set[k] = v
+	}
+	return p.Selector.Matches(set)
+}
+
+// Origin is the control-plane object a member object of federation was made
+// from (its kfed.io/origin annotation), and false for any other object.
+func Origin(obj client.Object, federation string) (types.NamespacedName, bool) {
+	origin := obj.GetAnnotations()[AnnotationOrigin]
+	if origin == "" || obj.GetLabels()[kfedv1alpha1.LabelFederation] != federation {
+		return types.NamespacedName{}, false
+	}
+	ns, name, ok := strings.Cut(origin, "/")
+	return types.NamespacedName{Namespace: ns, Name: name}, ok
+}

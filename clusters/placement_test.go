@@ -1,0 +1,70 @@
+package clusters
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+)
+
+func TestPlacement(t *testing.T) {
+	tests := []struct {
+		name        string
+		annotations map[string]string
+		places      map[string]bool // cluster → placed; c1 us-east1 tier=gold, c2 us-east1, c3 europe-west1
+		errHas      string
+	}{
+		{name: "no annotation places everywhere", places: map[string]bool{"c1": true, "c2": true, "c3": true}},
+		{name: "names are trimmed and deduplicated", annotations: map[string]string{AnnotationClusters: " c1, c3 ,c1"},
+			places: map[string]bool{"c1": true, "c2": false, "c3": true}},
+		{name: "the selector sees the implicit region label", annotations: map[string]string{AnnotationClusterSelector: "kfed.io/region=us-east1"},
+			places: map[string]bool{"c1": true, "c2": true, "c3": false}},
+		{name: "names and selector both apply", annotations: map[string]string{AnnotationClusters: "c1,c3", AnnotationClusterSelector: "tier=gold"},
+			places: map[string]bool{"c1": true, "c2": false, "c3": false}},
+		{name: "a name that is not a DNS label is refused", annotations: map[string]string{AnnotationClusters: "Cluster_1"}, errHas: `"Cluster_1" is not a cluster name`},
+		{name: "names naming nothing are refused", annotations: map[string]string{AnnotationClusters: " , "}, errHas: "names no cluster"},
+		{name: "a malformed selector is refused", annotations: map[string]string{AnnotationClusterSelector: "tier in (a"}, errHas: AnnotationClusterSelector},
+	}
+	where := map[string]struct {
+		region string
+		labels map[string]string
+	}{"c1": {"us-east1", map[string]string{"tier": "gold"}}, "c2": {"us-east1", nil}, "c3": {"europe-west1", nil}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := ParsePlacement(tt.annotations)
+			if tt.errHas != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.errHas) {
+					t.Fatalf("error %v, want one containing %q", err, tt.errHas)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for name, want := range tt.places {
+				if got := p.Places(name, where[name].region, where[name].labels); got != want {
+					t.Errorf("%s placed: %v, want %v", name, got, want)
+				}
+			}
+		})
+	}
+}
+
+func TestOrigin(t *testing.T) {
+	obj := func(federation, origin string) *corev1.Service {
+		return &corev1.Service{ObjectMeta: metav1.ObjectMeta{
+			Labels: map[string]string{kfedv1alpha1.LabelFederation: federation}, Annotations: map[string]string{AnnotationOrigin: origin},
+		}}
+	}
+	if key, ok := Origin(obj("fed", "shop/web"), "fed"); !ok || key.String() != "shop/web" {
+		t.Errorf("Origin = %v, %v; want shop/web", key, ok)
+	}
+	for _, o := range []*corev1.Service{obj("other", "shop/web"), obj("fed", ""), obj("fed", "no-slash")} {
+		if _, ok := Origin(o, "fed"); ok {
+			t.Errorf("Origin of %v/%v is not this federation's", o.Labels, o.Annotations)
+		}
+	}
+}
