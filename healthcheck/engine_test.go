@@ -3,7 +3,6 @@ package healthcheck
 import (
 	"context"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -544,24 +543,16 @@ func TestEngineMetrics(t *testing.T) {
 	}
 }
 
-// TestEngineRealTime runs the engine on the real clock with short intervals:
-// a listener closing and opening flips the target.
+// TestEngineRealTime runs the engine on the real clock with short intervals
+// against a real HTTP server whose answer flips between 503 and 200.
 func TestEngineRealTime(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := addrOf(t, ln.Addr())
-	serve := func(ln net.Listener) {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}
-	go serve(ln)
+	var status atomic.Int32
+	status.Store(http.StatusOK)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(int(status.Load()))
+	}))
+	defer srv.Close()
+	addr := addrOf(t, srv.Listener.Addr())
 
 	changes := make(chan bool, 10)
 	e, err := NewEngine(Options{OnChange: func(key string, healthy bool) { changes <- healthy }, shortIntervals: true})
@@ -569,6 +560,7 @@ func TestEngineRealTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	spec := Defaults()
+	spec.Kind, spec.Path, spec.StatusMin, spec.StatusMax = KindHTTP, "/", DefaultStatusMin, DefaultStatusMax
 	spec.Interval, spec.Timeout, spec.Rise, spec.Fall = 100*time.Millisecond, 50*time.Millisecond, 2, 2
 	if err := e.Set([]Target{{Key: "web", Cluster: "c", Addrs: []netip.AddrPort{addr}, Spec: spec}}); err != nil {
 		t.Fatal(err)
@@ -589,17 +581,12 @@ func TestEngineRealTime(t *testing.T) {
 			t.Fatalf("no change to healthy %v within 20s", want)
 		}
 	}
-	ln.Close()
+	status.Store(http.StatusServiceUnavailable)
 	wait(false)
 	if err := e.Run(ctx); err == nil { // the first one is surely running now
 		t.Error("a second Run did not refuse")
 	}
-	ln, err = net.Listen("tcp", addr.String())
-	if err != nil {
-		t.Skipf("cannot listen on %v again: %v", addr, err)
-	}
-	defer ln.Close()
-	go serve(ln)
+	status.Store(http.StatusOK)
 	wait(true)
 
 	cancel()
