@@ -103,15 +103,17 @@ func (c *Controller) Start(ctx context.Context) error {
 
 func (c *Controller) syncOnce(ctx context.Context) {
 	labels := client.MatchingLabels{kfedv1alpha1.LabelManagedBy: "kfed", kfedv1alpha1.LabelFederation: c.Federation}
+	start := time.Now()
 	var list extdnsv1alpha1.DNSEndpointList
 	if err := c.Fed.List(ctx, &list, labels); err != nil {
 		c.Logger.Error(err, "listing DNSEndpoints")
+		c.Metrics.failed(c.Syncer.Provider.Name(), time.Since(start))
 		return
 	}
 	before := c.Syncer.Provider.Stats()
 	res, err := c.Syncer.Sync(ctx, Desired(list.Items), false)
 	conflicts := res.Conflicts()
-	c.Metrics.observe(c.Syncer.Provider.Name(), before, c.Syncer.Provider.Stats(), len(conflicts), err)
+	c.Metrics.observe(c.Syncer.Provider.Name(), before, c.Syncer.Provider.Stats(), len(conflicts), time.Since(start), err)
 	if err != nil {
 		c.Logger.Error(err, "DNS sync", "provider", c.Syncer.Provider.Name())
 		if errors.Is(err, dnsprovider.ErrPrecondition) {
@@ -192,6 +194,8 @@ func (c *Controller) markPublished(ctx context.Context, eps []extdnsv1alpha1.DNS
 type Metrics struct {
 	requests, changes, throttled *prometheus.CounterVec
 	lastSuccess, conflicts       *prometheus.GaugeVec
+	syncs                        *prometheus.CounterVec   // provider, result
+	duration                     *prometheus.HistogramVec // provider
 }
 
 // NewMetrics registers the collectors with reg (reusing ones already there).
@@ -208,6 +212,11 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		throttled:   counter("throttled_retries_total", "Requests retried because the provider asked to slow down."),
 		lastSuccess: gauge("last_success_timestamp_seconds", "When a sync last completed without error."),
 		conflicts:   gauge("conflicts", "Desired names left alone because a record kfed does not own holds them."),
+		syncs: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "kfed", Subsystem: "dns", Name: "syncs_total",
+			Help: "Sync passes (list DNSEndpoints, plan, apply) by result: success or error."}, []string{"provider", "result"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: "kfed", Subsystem: "dns", Name: "sync_duration_seconds",
+			Help:    "Time one sync pass took, successful or not, retries and throttling included.",
+			Buckets: prometheus.ExponentialBuckets(0.005, 2, 14)}, []string{"provider"}),
 	}
 	var err error
 	if m.requests, err = promreg.Register(reg, m.requests); err != nil {
@@ -225,13 +234,20 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	if m.conflicts, err = promreg.Register(reg, m.conflicts); err != nil {
 		return nil, err
 	}
+	if m.syncs, err = promreg.Register(reg, m.syncs); err != nil {
+		return nil, err
+	}
+	if m.duration, err = promreg.Register(reg, m.duration); err != nil {
+		return nil, err
+	}
 	return m, nil
 }
 
-func (m *Metrics) observe(provider string, before, after dnsprovider.Stats, conflicts int, err error) {
+func (m *Metrics) observe(provider string, before, after dnsprovider.Stats, conflicts int, took time.Duration, err error) {
 	if m == nil {
 		return
 	}
+	m.sync(provider, took, err == nil)
 	m.requests.WithLabelValues(provider).Add(float64(after.Requests - before.Requests))
 	m.changes.WithLabelValues(provider).Add(float64(after.Changes - before.Changes))
 	m.throttled.WithLabelValues(provider).Add(float64(after.ThrottledRetries - before.ThrottledRetries))
@@ -239,4 +255,20 @@ func (m *Metrics) observe(provider string, before, after dnsprovider.Stats, conf
 	if err == nil {
 		m.lastSuccess.WithLabelValues(provider).SetToCurrentTime()
 	}
+}
+
+// failed counts a pass that ended before it reached the provider.
+func (m *Metrics) failed(provider string, took time.Duration) {
+	if m != nil {
+		m.sync(provider, took, false)
+	}
+}
+
+func (m *Metrics) sync(provider string, took time.Duration, ok bool) {
+	result := "success"
+	if !ok {
+		result = "error"
+	}
+	m.syncs.WithLabelValues(provider, result).Inc()
+	m.duration.WithLabelValues(provider).Observe(took.Seconds())
 }

@@ -143,6 +143,9 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if err := cc.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up the cluster controller: %w", err)
 	}
+	if err := clusters.RegisterMetrics(ctrlmetrics.Registry, mgr.GetClient()); err != nil {
+		return nil, fmt.Errorf("registering cluster metrics: %w", err)
+	}
 	members := &clusters.Registry{
 		Fed: mgr.GetClient(), Scheme: scheme, Logger: o.Logger.WithName("members"), WrapTransport: o.WrapTransport,
 	}

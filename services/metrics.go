@@ -68,6 +68,8 @@ var (
 		"Member clusters that are Ready and whose caches are synced.", nil, nil)
 	servicesDesc = prometheus.NewDesc("kfed_federated_services",
 		"Federated Services by the status of their kfed.io conditions.", []string{"condition", "status"}, nil)
+	failOpenDesc = prometheus.NewDesc("kfed_federated_services_failing_open",
+		"Federated Services with no healthy endpoint anywhere, whose global name keeps them all (fail open).", nil, nil)
 	verdictsDesc = prometheus.NewDesc("kfed_endpoint_verdicts",
 		"Endpoints of federated Services by the health checkers' published verdict.", []string{"verdict"}, nil)
 	checkersDesc = prometheus.NewDesc("kfed_health_checkers",
@@ -86,6 +88,7 @@ type stateCollector struct {
 func (c stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- membersDesc
 	ch <- servicesDesc
+	ch <- failOpenDesc
 	ch <- verdictsDesc
 	ch <- checkersDesc
 }
@@ -97,6 +100,7 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	counts := map[[2]string]int{}
+	failingOpen := 0
 	for i := range list.Items {
 		svc := &list.Items[i]
 		if !IsFederated(svc) {
@@ -109,10 +113,19 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 			}
 			counts[[2]string{typ, st}]++
 		}
+		// DNSPublished exists only where a DNS provider publishes, so it
+		// is counted only where it is set.
+		if cond := meta.FindStatusCondition(svc.Status.Conditions, CondDNSPublished); cond != nil {
+			counts[[2]string{CondDNSPublished, string(cond.Status)}]++
+		}
+		if cond := meta.FindStatusCondition(svc.Status.Conditions, CondHealthy); cond != nil && cond.Reason == reasonNoneHealthy {
+			failingOpen++
+		}
 	}
 	for k, n := range counts {
 		ch <- prometheus.MustNewConstMetric(servicesDesc, prometheus.GaugeValue, float64(n), k[0], k[1])
 	}
+	ch <- prometheus.MustNewConstMetric(failOpenDesc, prometheus.GaugeValue, float64(failingOpen))
 	c.collectHealth(ch)
 }
 
