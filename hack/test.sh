@@ -2,7 +2,8 @@
 # Runs every test: unit tests, and e2e suites against real kube-apiserver,
 # etcd, scheduler and KWOK processes (built once by hack/test-binaries.sh and
 # cached), a real BIND (installed from Debian by hack/install-bind.sh), Knot DNS
-# (hack/install-knot.sh) and a real ExternalDNS (built once by hack/externaldns.sh and cached).
+# (hack/install-knot.sh), a real ExternalDNS (built once by hack/externaldns.sh and cached) and
+# Prometheus's promtool (hack/promtool.sh, likewise).
 # This is what `make test` and CI run.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -18,6 +19,9 @@ KFED_EXTERNALDNS=$(hack/externaldns.sh | tail -n 1)
 export KFED_EXTERNALDNS
 # The plugin's zone transfers are tested with a Knot DNS secondary too.
 hack/install-knot.sh >/dev/null
+# test/monitoring checks the alerting rules with promtool, built from the module proxy.
+KFED_PROMTOOL=$(hack/promtool.sh | tail -n 1)
+export KFED_PROMTOOL
 
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './hack/*'))
 if [ -n "$unformatted" ]; then

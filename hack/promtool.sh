@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Builds Prometheus's promtool — which the tests use to check and unit-test
+# the alerting rules in deploy/chart/kfed/files/alerts.yaml — and two helpers
+# of hack/promtool: metricnames (Prometheus's PromQL parser, to list the
+# metrics the dashboard and the alerts query) and grafanadashboard (checks
+# deploy/chart/kfed/files/dashboard.json against a typed dashboard model),
+# from the Go module proxy at the versions pinned in hack/promtool/go.mod, and
+# caches them under
+#   ${XDG_CACHE_HOME:-$HOME/.cache}/kfed/<key>/bin/
+# where <key> changes whenever the pin, go.sum, the helper, this script or the
+# Go version changes.
+#
+# Prints promtool's path on its last line of stdout (the helpers are beside
+# it); progress goes to stderr.
+#   hack/promtool.sh            build if missing, print the path
+#   hack/promtool.sh --print    print the path, build nothing (exit 1 if absent)
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+mod="$root/hack/promtool"
+version=$(awk '$1 == "github.com/prometheus/prometheus" { print $2; exit }' "$mod/go.mod")
+if [ -z "$version" ]; then
+	version=$(awk '$1 == "require" && $2 == "github.com/prometheus/prometheus" { print $3; exit }' "$mod/go.mod")
+fi
+sum=$(cat "$mod/go.mod" "$mod/go.sum" "$mod"/metricnames/*.go "$mod"/grafanadashboard/*.go "$0" | sha256sum | cut -c1-12)
+dir="${XDG_CACHE_HOME:-$HOME/.cache}/kfed/promtool-${version}_$(go env GOVERSION)_${sum}"
+bin="$dir/bin/promtool"
+
+if [ -x "$bin" ] && [ -x "$dir/bin/metricnames" ] && [ -x "$dir/bin/grafanadashboard" ] && [ -f "$dir/.complete" ]; then
+	echo "$bin"
+	exit 0
+fi
+if [ "${1:-}" = "--print" ]; then
+	echo "promtool not built; run hack/promtool.sh" >&2
+	exit 1
+fi
+
+start=$(date +%s)
+log() { echo "hack/promtool: [$(($(date +%s) - start))s] $*" >&2; }
+mkdir -p "$dir/bin"
+log "building promtool $version into $dir (a cold build takes several minutes on 2 cores)"
+(
+	cd "$mod"
+	CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$bin" github.com/prometheus/prometheus/cmd/promtool
+	CGO_ENABLED=0 go build -trimpath -o "$dir/bin/metricnames" ./metricnames
+	CGO_ENABLED=0 go build -trimpath -o "$dir/bin/grafanadashboard" ./grafanadashboard
+)
+touch "$dir/.complete"
+log "done in $(($(date +%s) - start))s"
+echo "$bin"

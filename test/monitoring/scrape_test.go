@@ -1,0 +1,439 @@
+package monitoring
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/devenv"
+	"github.com/kfed-io/kfed/services"
+	"github.com/kfed-io/kfed/test/framework"
+	"github.com/kfed-io/kfed/test/route53fake"
+)
+
+const (
+	federation = "fed"
+	zone       = "example.com"
+)
+
+// scrape is what the binaries exposed, merged over every scrape of the test:
+// metric families by name, and which binary exposed each.
+type scrape struct {
+	families map[string]*dto.MetricFamily
+	source   map[string]string
+}
+
+func (s *scrape) add(source string, fams map[string]*dto.MetricFamily) {
+	for name, mf := range fams {
+		if old, ok := s.families[name]; ok {
+			old.Metric = append(old.Metric, mf.Metric...)
+			continue
+		}
+		s.families[name], s.source[name] = mf, source
+	}
+}
+
+// exposes reports whether a query may select name: a family, or a
+// histogram's or summary's _bucket, _sum or _count series.
+func (s *scrape) exposes(name string) bool {
+	if _, ok := s.families[name]; ok {
+		return true
+	}
+	for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+		base, ok := strings.CutSuffix(name, suffix)
+		if mf := s.families[base]; ok && mf != nil &&
+			(mf.GetType() == dto.MetricType_HISTOGRAM || (mf.GetType() == dto.MetricType_SUMMARY && suffix != "_bucket")) {
+			return true
+		}
+	}
+	return false
+}
+
+// value is the value of the series of name whose labels include want, or
+// false when there is none.
+func value(fams map[string]*dto.MetricFamily, name string, want map[string]string) (float64, bool) {
+	mf := fams[name]
+	if mf == nil {
+		return 0, false
+	}
+	for _, m := range mf.Metric {
+		match := 0
+		for _, l := range m.Label {
+			if v, ok := want[l.GetName()]; ok && v == l.GetValue() {
+				match++
+			}
+		}
+		if match != len(want) {
+			continue
+		}
+		switch {
+		case m.Gauge != nil:
+			return m.Gauge.GetValue(), true
+		case m.Counter != nil:
+			return m.Counter.GetValue(), true
+		}
+	}
+	return 0, false
+}
+
+func get(ctx context.Context, url string) (map[string]*dto.MetricFamily, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		return nil, fmt.Errorf("GET %s: %s: %s", url, resp.Status, b)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("parsing %s: %w", url, err)
+	}
+	return fams, nil
+}
+
+func build(t *testing.T, pkg string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), filepath.Base(pkg))
+	cmd := exec.Command("go", "build", "-o", bin, pkg)
+	cmd.Dir = framework.RepoRoot(t)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building %s: %v\n%s", pkg, err, out)
+	}
+	return bin
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// lockedBuffer collects a process's output while the test runs.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// startController runs the kfed-controller binary, publishing to Route53 at
+// r53, and returns its metrics address.
+func startController(t *testing.T, f *framework.Federation, r53 *route53fake.Server, zoneID string) string {
+	t.Helper()
+	bin := build(t, "./cmd/kfed-controller")
+	metrics, health := freeAddr(t), freeAddr(t)
+	cmd := exec.Command(bin, "--kubeconfig", f.Kubeconfig, "--context", "federation",
+		"--federation", federation, "--domain", zone,
+		"--metrics-bind-address", metrics, "--health-probe-bind-address", health,
+		"--cluster-probe-interval", "500ms", "--health-freshness", "8s",
+		"--dns-provider", "route53", "--route53-endpoint", r53.URL, "--route53-zone-id", zoneID,
+		"--owner-id", federation, "--dns-interval", "1s")
+	cmd.Env = append(os.Environ(), "AWS_REGION=us-east-1", "AWS_ACCESS_KEY_ID=AKIDEXAMPLE",
+		"AWS_SECRET_ACCESS_KEY=fake", "AWS_EC2_METADATA_DISABLED=true")
+	log := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("kfed-controller:\n%s", log.String())
+		}
+	})
+	return metrics
+}
+
+func loadBalanced(name string, annotations map[string]string) *corev1.Service {
+	return &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, Annotations: annotations},
+		Spec: corev1.ServiceSpec{
+			Type:              corev1.ServiceTypeLoadBalancer,
+			LoadBalancerClass: new(services.LoadBalancerClass),
+			Selector:          map[string]string{"app": name},
+			Ports:             []corev1.ServicePort{{Name: "http", Port: 8080, TargetPort: intstr.FromInt32(8080)}},
+		},
+	}
+}
+
+func deployment(name string, annotations map[string]string) *appsv1.Deployment {
+	labels := map[string]string{"app": name}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, Annotations: annotations},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: new(int32(2)),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: name + ":1"}}},
+			},
+		},
+	}
+}
+
+// TestCatalogueDashboardAndAlertsMatchTheRunningBinaries runs kfed-controller
+// (publishing to Route53's local endpoint), a kfed-healthcheck agent and
+// CoreDNS with the kfed plugin against a federation of two members, makes
+// each thing an alert is about happen — a DNS conflict, a Service whose every
+// endpoint fails its health check, failing DNS syncs, a member Offline — and
+// checks, against what the three binaries expose:
+//   - every kfed metric is in docs/metrics.md, with its type and labels, and
+//     every metric listed there is exposed;
+//   - every metric the dashboard and the alerts query is exposed;
+//   - the metrics behind the alerts say what happened.
+func TestCatalogueDashboardAndAlertsMatchTheRunningBinaries(t *testing.T) {
+	r53 := route53fake.New()
+	t.Cleanup(r53.Close)
+	zoneID := r53.AddZone(zone, false)
+	// A record kfed would write but does not own.
+	r53.Put(zoneID, route53fake.RecordSet{Name: "taken.default." + federation + ".svc." + zone, Type: "A",
+		TTL: new(int64(300)), ResourceRecords: []route53fake.ResourceRecord{{Value: "192.0.2.1"}}})
+
+	f := framework.Start(t, framework.Members(2), framework.LoadBalancer(), framework.MemberCRDs())
+	f.JoinAll()
+	controllerMetrics := startController(t, f, r53, zoneID)
+
+	ctx := context.Background()
+	checker, err := f.StartChecker(ctx, devenv.CheckerOptions{
+		Binary: build(t, "./cmd/kfed-healthcheck"), Name: "checker-1", Cluster: "cluster-1", Federation: federation,
+		Kubeconfig: f.Kubeconfig, Context: "federation",
+		Args: []string{"--interval=500ms", "--timeout=300ms", "--fall=2", "--rise=2", "--heartbeat=2s"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	corednsMetrics := freeAddr(t)
+	coredns, err := f.StartCoreDNS(ctx, devenv.CoreDNSOptions{
+		Binary: build(t, "./cmd/coredns"), Name: "coredns-cluster-1", Cluster: "cluster-1", Zone: zone,
+		Corefile: devenv.KfedCorefile(devenv.KfedZone{
+			Zone: zone, Federation: federation, Cluster: "cluster-1", Kubeconfig: f.Kubeconfig, Context: "federation",
+			Extra: []string{"prometheus " + corednsMetrics},
+		}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(coredns.Stop)
+
+	fed := f.Client("federation")
+	for _, o := range []client.Object{
+		loadBalanced("web", nil),
+		// Probed on a port nothing listens on: every endpoint fails.
+		loadBalanced("broken", map[string]string{"kfed.io/health-port": "1"}),
+		loadBalanced("taken", nil),
+		deployment("app", map[string]string{"kfed.io/federated": "true"}),
+		deployment("bal-a", nil), deployment("bal-b", nil),
+		&kfedv1alpha1.Balancer{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "bal"},
+			Spec: kfedv1alpha1.BalancerSpec{
+				Replicas: 3, Selector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "bal"}},
+				Policy: kfedv1alpha1.BalancerPolicy{PolicyName: kfedv1alpha1.PolicyPriority,
+					Priorities: &kfedv1alpha1.PriorityPolicy{TargetOrder: []string{"a", "b"}}},
+				Targets: []kfedv1alpha1.BalancerTarget{
+					{Name: "a", ScaleTargetRef: kfedv1alpha1.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "bal-a"}},
+					{Name: "b", ScaleTargetRef: kfedv1alpha1.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "bal-b"}},
+				},
+			},
+		},
+	} {
+		if err := fed.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	seen := &scrape{families: map[string]*dto.MetricFamily{}, source: map[string]string{}}
+	targets := map[string]string{
+		"kfed-controller":  "http://" + controllerMetrics + "/metrics",
+		"kfed-healthcheck": "http://" + checker.MetricsAddr + "/metrics",
+		"coredns":          "http://" + corednsMetrics + "/metrics",
+	}
+	// scrapeAll queries CoreDNS (so that it has answers to count), scrapes
+	// every binary into seen, and returns the controller's scrape.
+	scrapeAll := func(ctx context.Context) (map[string]*dto.MetricFamily, error) {
+		for _, q := range []struct {
+			name  string
+			qtype uint16
+		}{{"web.default.fed.svc." + zone, dns.TypeA}, {"nothing.default.fed.svc." + zone, dns.TypeA}, {zone, dns.TypeSOA}} {
+			m := new(dns.Msg)
+			m.SetQuestion(dns.Fqdn(q.name), q.qtype)
+			if _, err := dns.ExchangeContext(ctx, m, coredns.Addr); err != nil {
+				return nil, fmt.Errorf("querying CoreDNS: %w", err)
+			}
+		}
+		var controller map[string]*dto.MetricFamily
+		for _, name := range slices.Sorted(func(yield func(string) bool) {
+			for k := range targets {
+				if !yield(k) {
+					return
+				}
+			}
+		}) {
+			fams, err := get(ctx, targets[name])
+			if err != nil {
+				return nil, err
+			}
+			seen.add(name, fams)
+			if name == "kfed-controller" {
+				controller = fams
+			}
+		}
+		return controller, nil
+	}
+	wantMetric := func(within time.Duration, name string, labels map[string]string, ok func(float64) bool, what string) {
+		t.Helper()
+		framework.Eventually(t, within, func(ctx context.Context) error {
+			fams, err := scrapeAll(ctx)
+			if err != nil {
+				return err
+			}
+			if v, found := value(fams, name, labels); !found || !ok(v) {
+				return fmt.Errorf("%s%v = %v (exposed: %v), want %s", name, labels, v, found, what)
+			}
+			return nil
+		})
+	}
+	positive := func(v float64) bool { return v > 0 }
+	one := func(v float64) bool { return v == 1 }
+
+	t.Run("a name held by a record kfed does not own is a conflict", func(t *testing.T) {
+		wantMetric(60*time.Second, "kfed_dns_conflicts", map[string]string{"provider": "route53"}, positive, "> 0")
+		wantMetric(30*time.Second, "kfed_federated_services",
+			map[string]string{"condition": services.CondDNSPublished, "status": "False"}, one, "1 (taken)")
+	})
+	t.Run("a Service whose every endpoint fails fails open", func(t *testing.T) {
+		wantMetric(60*time.Second, "kfed_federated_services_failing_open", nil, one, "1 (broken)")
+		wantMetric(10*time.Second, "kfed_endpoint_verdicts", map[string]string{"verdict": "unhealthy"}, func(v float64) bool { return v == 2 },
+			"2 (broken's two endpoints)")
+		wantMetric(10*time.Second, "kfed_health_checkers", map[string]string{"state": "fresh"}, one, "1")
+	})
+	t.Run("the rest of the federation works", func(t *testing.T) {
+		wantMetric(60*time.Second, "kfed_dns_syncs_total", map[string]string{"provider": "route53", "result": "success"}, positive, "> 0")
+		wantMetric(30*time.Second, "kfed_balancer_scale_writes_total", map[string]string{"cluster": "federation"}, positive, "> 0")
+		wantMetric(30*time.Second, "kfed_deployment_copy_operations_total", map[string]string{"cluster": "cluster-1", "operation": "create"}, one, "1")
+		wantMetric(10*time.Second, "kfed_cluster_condition",
+			map[string]string{"cluster": "cluster-2", "condition": kfedv1alpha1.ClusterOffline, "status": "False"}, one, "1")
+		wantMetric(10*time.Second, "leader_election_master_status", map[string]string{"name": "kfed-controller"}, one, "1")
+	})
+	t.Run("syncs to a provider that cannot be reached fail", func(t *testing.T) {
+		r53.Close()
+		wantMetric(90*time.Second, "kfed_dns_syncs_total", map[string]string{"provider": "route53", "result": "error"}, positive, "> 0")
+	})
+	t.Run("a member whose API server stops goes Offline", func(t *testing.T) {
+		if err := f.StopAPIServer("cluster-2"); err != nil {
+			t.Fatal(err)
+		}
+		wantMetric(30*time.Second, "kfed_cluster_condition",
+			map[string]string{"cluster": "cluster-2", "condition": kfedv1alpha1.ClusterOffline, "status": "True"}, one, "1")
+		wantMetric(10*time.Second, "kfed_cluster_condition",
+			map[string]string{"cluster": "cluster-1", "condition": kfedv1alpha1.ClusterReady, "status": "True"}, one, "1")
+	})
+	if t.Failed() {
+		return
+	}
+
+	t.Run("every kfed metric exposed is in the catalogue, with its type and labels", func(t *testing.T) {
+		cat := catalogue(t)
+		for _, name := range slices.Sorted(func(yield func(string) bool) {
+			for k := range seen.families {
+				if !yield(k) {
+					return
+				}
+			}
+		}) {
+			mf := seen.families[name]
+			e, listed := cat[name]
+			if !listed {
+				if strings.HasPrefix(name, "kfed_") || strings.HasPrefix(name, "coredns_kfed_") {
+					t.Errorf("%s (%s, from %s) is not in %s", name, strings.ToLower(mf.GetType().String()), seen.source[name], cataloguePath)
+				}
+				continue
+			}
+			if typ := strings.ToLower(mf.GetType().String()); typ != e.typ {
+				t.Errorf("%s: %s says %s, %s exposes a %s", name, cataloguePath, e.typ, seen.source[name], typ)
+			}
+			if got := labelNames(mf); !slices.Equal(got, e.labels) {
+				t.Errorf("%s: %s lists labels %v, %s exposes %v", name, cataloguePath, e.labels, seen.source[name], got)
+			}
+		}
+	})
+	t.Run("every metric in the catalogue is exposed", func(t *testing.T) {
+		for name, e := range catalogue(t) {
+			if !seen.exposes(name) && !e.pending {
+				t.Errorf("%s lists %s, which no binary exposed", cataloguePath, name)
+			}
+		}
+	})
+	for what, exprs := range map[string]map[string]string{"dashboard": dashboardExprs(t), "alerts": alertExprs(t)} {
+		t.Run("every metric the "+what+" query is exposed", func(t *testing.T) {
+			for key, names := range selectedMetrics(t, exprs) {
+				for _, name := range names {
+					if !seen.exposes(name) {
+						t.Errorf("%s queries %s, which no binary exposed", key, name)
+					}
+				}
+			}
+		})
+	}
+}
+
+// labelNames are the label names of a family's series, but le and quantile.
+func labelNames(mf *dto.MetricFamily) []string {
+	var out []string
+	for _, m := range mf.Metric {
+		for _, l := range m.Label {
+			if n := l.GetName(); !slices.Contains(out, n) {
+				out = append(out, n)
+			}
+		}
+	}
+	slices.Sort(out)
+	if out == nil {
+		out = []string{}
+	}
+	return out
+}
