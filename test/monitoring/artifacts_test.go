@@ -50,7 +50,7 @@ type entry struct {
 	pending bool
 }
 
-var catalogueRow = regexp.MustCompile("^\\| `([a-zA-Z_:][a-zA-Z0-9_:]*)`( †)? \\| ([a-z]+) \\| ([^|]*) \\|")
+var catalogueRow = regexp.MustCompile("^\\| `([a-zA-Z_:][a-zA-Z0-9_:]*)`( †)? \\| ([a-z]+) \\|([^|]*)\\|")
 
 // catalogue reads the metric tables of docs/metrics.md.
 func catalogue(t *testing.T) map[string]entry {

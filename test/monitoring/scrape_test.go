@@ -242,11 +242,18 @@ func TestCatalogueDashboardAndAlertsMatchTheRunningBinaries(t *testing.T) {
 	checker, err := f.StartChecker(ctx, devenv.CheckerOptions{
 		Binary: build(t, "./cmd/kfed-healthcheck"), Name: "checker-1", Cluster: "cluster-1", Federation: federation,
 		Kubeconfig: f.Kubeconfig, Context: "federation",
-		Args: []string{"--interval=500ms", "--timeout=300ms", "--fall=2", "--rise=2", "--heartbeat=2s"},
+		Args: []string{"--interval=1s", "--timeout=500ms", "--fall=2", "--rise=2", "--heartbeat=2s"},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			if b, err := os.ReadFile(checker.Log()); err == nil {
+				t.Logf("kfed-healthcheck:\n%s", b)
+			}
+		}
+	})
 	corednsMetrics := freeAddr(t)
 	coredns, err := f.StartCoreDNS(ctx, devenv.CoreDNSOptions{
 		Binary: build(t, "./cmd/coredns"), Name: "coredns-cluster-1", Cluster: "cluster-1", Zone: zone,
@@ -295,13 +302,15 @@ func TestCatalogueDashboardAndAlertsMatchTheRunningBinaries(t *testing.T) {
 	// scrapeAll queries CoreDNS (so that it has answers to count), scrapes
 	// every binary into seen, and returns the controller's scrape.
 	scrapeAll := func(ctx context.Context) (map[string]*dto.MetricFamily, error) {
+		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
 		for _, q := range []struct {
 			name  string
 			qtype uint16
 		}{{"web.default.fed.svc." + zone, dns.TypeA}, {"nothing.default.fed.svc." + zone, dns.TypeA}, {zone, dns.TypeSOA}} {
 			m := new(dns.Msg)
 			m.SetQuestion(dns.Fqdn(q.name), q.qtype)
-			if _, err := dns.ExchangeContext(ctx, m, coredns.Addr); err != nil {
+			if _, err := dns.ExchangeContext(qctx, m, coredns.Addr); err != nil {
 				return nil, fmt.Errorf("querying CoreDNS: %w", err)
 			}
 		}
@@ -313,9 +322,11 @@ func TestCatalogueDashboardAndAlertsMatchTheRunningBinaries(t *testing.T) {
 				}
 			}
 		}) {
-			fams, err := get(ctx, targets[name])
+			sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			fams, err := get(sctx, targets[name])
+			cancel()
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("scraping %s: %w", name, err)
 			}
 			seen.add(name, fams)
 			if name == "kfed-controller" {
@@ -326,15 +337,20 @@ func TestCatalogueDashboardAndAlertsMatchTheRunningBinaries(t *testing.T) {
 	}
 	wantMetric := func(within time.Duration, name string, labels map[string]string, ok func(float64) bool, what string) {
 		t.Helper()
+		var last error
 		framework.Eventually(t, within, func(ctx context.Context) error {
 			fams, err := scrapeAll(ctx)
-			if err != nil {
-				return err
+			if err == nil {
+				if v, found := value(fams, name, labels); !found || !ok(v) {
+					err = fmt.Errorf("%s%v = %v (exposed: %v), want %s", name, labels, v, found, what)
+				}
 			}
-			if v, found := value(fams, name, labels); !found || !ok(v) {
-				return fmt.Errorf("%s%v = %v (exposed: %v), want %s", name, labels, v, found, what)
+			if err != nil && ctx.Err() == nil {
+				last = err
+			} else if err != nil {
+				err = fmt.Errorf("%w (before: %v)", err, last)
 			}
-			return nil
+			return err
 		})
 	}
 	positive := func(v float64) bool { return v > 0 }
@@ -361,6 +377,11 @@ func TestCatalogueDashboardAndAlertsMatchTheRunningBinaries(t *testing.T) {
 	})
 	t.Run("syncs to a provider that cannot be reached fail", func(t *testing.T) {
 		r53.Close()
+		// A sync with nothing to change sends nothing; a new Service has
+		// records to write.
+		if err := fed.Create(ctx, loadBalanced("late", nil)); err != nil {
+			t.Fatal(err)
+		}
 		wantMetric(90*time.Second, "kfed_dns_syncs_total", map[string]string{"provider": "route53", "result": "error"}, positive, "> 0")
 	})
 	t.Run("a member whose API server stops goes Offline", func(t *testing.T) {
