@@ -34,10 +34,26 @@ func (c conditionCollector) Collect(ch chan<- prometheus.Metric) {
 	if err := c.fed.List(context.Background(), &list); err != nil {
 		return
 	}
-	for i := range list.Items {
-		cl := &list.Items[i]
+	for _, s := range conditionSamples(list.Items) {
+		ch <- prometheus.MustNewConstMetric(conditionDesc, prometheus.GaugeValue, s.value, s.cluster, s.condition, s.status)
+	}
+}
+
+// conditionSample is one series of kfed_cluster_condition.
+type conditionSample struct {
+	cluster, condition, status string
+	value                      float64
+}
+
+// conditionSamples are the series for clusters: for each cluster and each of
+// Ready and Offline, 1 for the status it has (Unknown before any probe
+// decided) and 0 for the other two.
+func conditionSamples(clusters []kfedv1alpha1.Cluster) []conditionSample {
+	var out []conditionSample
+	for i := range clusters {
+		cl := &clusters[i]
 		for _, typ := range []string{kfedv1alpha1.ClusterReady, kfedv1alpha1.ClusterOffline} {
-			now := "Unknown" // no probe has decided yet
+			now := "Unknown"
 			if cond := meta.FindStatusCondition(cl.Status.Conditions, typ); cond != nil {
 				now = string(cond.Status)
 			}
@@ -46,8 +62,9 @@ func (c conditionCollector) Collect(ch chan<- prometheus.Metric) {
 				if st == now {
 					v = 1
 				}
-				ch <- prometheus.MustNewConstMetric(conditionDesc, prometheus.GaugeValue, v, cl.Name, typ, st)
+				out = append(out, conditionSample{cl.Name, typ, st, v})
 			}
 		}
 	}
+	return out
 }

@@ -99,10 +99,20 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 	if err := c.fed.List(context.Background(), &list); err != nil {
 		return
 	}
-	counts := map[[2]string]int{}
-	failingOpen := 0
-	for i := range list.Items {
-		svc := &list.Items[i]
+	counts, failingOpen := countServices(list.Items)
+	for k, n := range counts {
+		ch <- prometheus.MustNewConstMetric(servicesDesc, prometheus.GaugeValue, float64(n), k[0], k[1])
+	}
+	ch <- prometheus.MustNewConstMetric(failOpenDesc, prometheus.GaugeValue, float64(failingOpen))
+	c.collectHealth(ch)
+}
+
+// countServices counts federated Services by condition type and status, and
+// those failing open (no endpoint healthy anywhere).
+func countServices(list []corev1.Service) (counts map[[2]string]int, failingOpen int) {
+	counts = map[[2]string]int{}
+	for i := range list {
+		svc := &list[i]
 		if !IsFederated(svc) {
 			continue
 		}
@@ -122,11 +132,7 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 			failingOpen++
 		}
 	}
-	for k, n := range counts {
-		ch <- prometheus.MustNewConstMetric(servicesDesc, prometheus.GaugeValue, float64(n), k[0], k[1])
-	}
-	ch <- prometheus.MustNewConstMetric(failOpenDesc, prometheus.GaugeValue, float64(failingOpen))
-	c.collectHealth(ch)
+	return counts, failingOpen
 }
 
 // collectHealth reports the published verdicts and the checkers' states.
