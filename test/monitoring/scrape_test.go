@@ -357,12 +357,12 @@ func TestCatalogueDashboardAndAlertsMatchTheRunningBinaries(t *testing.T) {
 	one := func(v float64) bool { return v == 1 }
 
 	t.Run("a name held by a record kfed does not own is a conflict", func(t *testing.T) {
-		wantMetric(60*time.Second, "kfed_dns_conflicts", map[string]string{"provider": "route53"}, positive, "> 0")
+		wantMetric(90*time.Second, "kfed_dns_conflicts", map[string]string{"provider": "route53"}, positive, "> 0")
 		wantMetric(30*time.Second, "kfed_federated_services",
 			map[string]string{"condition": services.CondDNSPublished, "status": "False"}, one, "1 (taken)")
 	})
 	t.Run("a Service whose every endpoint fails fails open", func(t *testing.T) {
-		wantMetric(60*time.Second, "kfed_federated_services_failing_open", nil, one, "1 (broken)")
+		wantMetric(90*time.Second, "kfed_federated_services_failing_open", nil, one, "1 (broken)")
 		wantMetric(10*time.Second, "kfed_endpoint_verdicts", map[string]string{"verdict": "unhealthy"}, func(v float64) bool { return v == 2 },
 			"2 (broken's two endpoints)")
 		wantMetric(10*time.Second, "kfed_health_checkers", map[string]string{"state": "fresh"}, one, "1")
