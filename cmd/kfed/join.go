@@ -1,10 +1,16 @@
 package main
 
 import (
+	"cmp"
+	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -56,15 +62,22 @@ func (f *kubeconfigFlags) load() (*clientcmdapi.Config, client.Client, error) {
 
 func newJoinCommand() *cobra.Command {
 	var (
-		kf   kubeconfigFlags
-		opts clusters.JoinOptions
+		kf            kubeconfigFlags
+		opts          clusters.JoinOptions
+		sa            string
+		tokenDuration time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "join NAME --context C --region R --zone Z",
 		Short: "Register a member cluster with the federation",
 		Long: `Join registers a member cluster: it checks that the cluster answers, stores a kubeconfig for it
 in a Secret in the control plane and creates the Cluster object. The member's context and the
-federation's context are both read from --kubeconfig. Nothing is changed when a check fails.`,
+federation's context are both read from --kubeconfig. Nothing is changed when a check fails.
+
+With --service-account NAMESPACE/NAME (kfed-system/kfed-member, which the kfed chart installs in
+a member), the stored kubeconfig holds a token of that ServiceAccount instead of the context's own
+credentials, which in-cluster kfed-controller often cannot use (exec plugins such as
+aws-iam-authenticator or gke-gcloud-auth-plugin) and which grant more than kfed needs.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			raw, fed, err := kf.load()
@@ -72,6 +85,14 @@ federation's context are both read from --kubeconfig. Nothing is changed when a 
 				return err
 			}
 			opts.Name, opts.Kubeconfig = args[0], raw
+			var expires time.Time
+			if sa != "" {
+				opts.Context = cmp.Or(opts.Context, opts.Name)
+				opts.Kubeconfig, expires, err = serviceAccountKubeconfig(cmd.Context(), raw, opts.Context, sa, tokenDuration)
+				if err != nil {
+					return fmt.Errorf("join %s: %w", args[0], err)
+				}
+			}
 			c, err := clusters.Join(cmd.Context(), fed, opts)
 			if err != nil {
 				return fmt.Errorf("join %s: %w", args[0], err)
@@ -82,6 +103,10 @@ federation's context are both read from --kubeconfig. Nothing is changed when a 
 				from = "; read from its nodes, and following them"
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "cluster %s joined (region %s, zones %v%s)\n", c.Name, region, zones, from)
+			if sa != "" {
+				fmt.Fprintf(cmd.OutOrStdout(), "kfed acts in %s as ServiceAccount %s; its token expires %s\n",
+					c.Name, sa, expires.UTC().Format(time.RFC3339))
+			}
 			return nil
 		},
 	}
@@ -90,7 +115,45 @@ federation's context are both read from --kubeconfig. Nothing is changed when a 
 	cmd.Flags().StringVar(&opts.Region, "region", "", "region the cluster runs in, e.g. us-east1 (default: its nodes' topology.kubernetes.io/region label)")
 	cmd.Flags().StringSliceVar(&opts.Zones, "zone", nil, "zone the cluster runs in, e.g. us-east1-b (repeat for several; default: its nodes' topology.kubernetes.io/zone labels, followed as they change)")
 	cmd.Flags().StringVar(&opts.Namespace, "namespace", "", "namespace of the kubeconfig Secret (default kfed-system)")
+	cmd.Flags().StringVar(&sa, "service-account", "", "NAMESPACE/NAME of a ServiceAccount in the member (the chart's kfed-system/kfed-member) whose token kfed uses there, instead of the context's credentials")
+	cmd.Flags().DurationVar(&tokenDuration, "token-duration", 365*24*time.Hour, "how long the --service-account token is valid (the member's API server may shorten it)")
 	return cmd
+}
+
+// serviceAccountKubeconfig returns the kubeconfig of the member's context
+// ctxName with its credentials replaced by a token of ServiceAccount sa
+// ("NAMESPACE/NAME"), requested with those credentials, and when the token
+// expires.
+func serviceAccountKubeconfig(ctx context.Context, raw *clientcmdapi.Config, ctxName, sa string, d time.Duration) (*clientcmdapi.Config, time.Time, error) {
+	ns, name, ok := strings.Cut(sa, "/")
+	if !ok || ns == "" || name == "" {
+		return nil, time.Time{}, fmt.Errorf("--service-account %q: want NAMESPACE/NAME, such as kfed-system/kfed-member", sa)
+	}
+	member, err := clusters.MemberKubeconfig(raw, ctxName)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	cfg, err := clusters.RESTConfig(member)
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("context %q: %w", ctxName, err)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("context %q: %w", ctxName, err)
+	}
+	tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(tctx, name, &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: new(int64(d.Seconds()))},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("a token of ServiceAccount %s in context %q (install the kfed chart there with role=member first): %w", sa, ctxName, err)
+	}
+	user := "kfed-" + name
+	out := member.DeepCopy()
+	out.AuthInfos = map[string]*clientcmdapi.AuthInfo{user: {Token: tr.Status.Token}}
+	out.Contexts[ctxName].AuthInfo = user
+	return out, tr.Status.ExpirationTimestamp.Time, nil
 }
 
 func newUnjoinCommand() *cobra.Command {
