@@ -603,7 +603,7 @@ member:
 	corefile, _, _ := unstructured.NestedString(cm.Object, "data", "Corefile")
 	kfedDNS := freeAddr(t)
 	corefile = loopbackCorefile(t, corefile, map[string]string{
-		":5353 {": ":" + port(kfedDNS) + " {\n    bind 127.0.0.1",
+		":5353 {":      ":" + port(kfedDNS) + " {\n    bind 127.0.0.1",
 		"health :8080": "health " + freeAddr(t), "ready :8181": "ready " + freeAddr(t), "prometheus :9153": "prometheus " + freeAddr(t),
 		`kubeconfig "/etc/kfed/kubeconfig"`: fmt.Sprintf("kubeconfig %q", dnsKubeconfig),
 	})
@@ -625,7 +625,7 @@ member:
 	server, _, _ := unstructured.NestedString(custom.Object, "data", "kfed.server")
 	clusterDNS := freeAddr(t)
 	server = loopbackCorefile(t, server, map[string]string{
-		"example.com:53 {": "example.com:" + port(clusterDNS) + " {\n    bind 127.0.0.1",
+		"example.com:53 {":    "example.com:" + port(clusterDNS) + " {\n    bind 127.0.0.1",
 		"forward . 127.0.0.1": "forward . " + kfedDNS,
 	})
 	customDir := filepath.Join(tmp, "custom")
