@@ -39,6 +39,6 @@ bench-health:
 	KFED_TEST_BIN=$$(hack/test-binaries.sh | tail -n 1) KFED_HEALTH_TRIALS=20 KFED_HEALTH_DEFAULTS=1 \
 		$(GO) test -count=1 -timeout 60m -run TestHealthDetectionLatency -v ./test/e2e/ | grep -E 'trials|^(---|ok|FAIL)'
 
-## chart: helm lint and helm template of the chart for every values example (helm from hack/helm.sh).
+## chart: helm lint and helm template of the chart for every values example, no servers (helm from hack/helm.sh).
 chart:
-	KFED_HELM=$$(hack/helm.sh | tail -n 1) $(GO) test -count=1 -run 'TestChart(Lints|Renders)' ./test/e2e/
+	KFED_HELM=$$(hack/helm.sh | tail -n 1) $(GO) test -count=1 -run TestChart -skip TestChartInstalls ./test/e2e/

@@ -219,6 +219,86 @@ func wantHardenedPod(t *testing.T, d *appsv1.Deployment) {
 	}
 }
 
+// TestChartRendersMonitoringFromItsFiles: the PrometheusRule's spec is
+// files/alerts.yaml and the dashboard ConfigMap holds files/dashboard.json;
+// without those files (or with the options off) neither renders. The chart
+// is copied so the files can be added or taken away; the real ones are used
+// when they exist.
+func TestChartRendersMonitoringFromItsFiles(t *testing.T) {
+	helm(t)
+	root := framework.RepoRoot(t)
+	copyChart := func(t *testing.T, withFiles bool) string {
+		dir := filepath.Join(t.TempDir(), "kfed")
+		if out, err := exec.Command("cp", "-r", filepath.Join(root, chartDir), dir).CombinedOutput(); err != nil {
+			t.Fatalf("copying the chart: %v\n%s", err, out)
+		}
+		files := map[string]string{
+			"alerts.yaml":    "groups:\n- name: kfed\n  rules:\n  - alert: KfedMemberOffline\n    expr: kfed_member_clusters_ready < 1\n",
+			"dashboard.json": `{"title": "kfed", "panels": []}`,
+		}
+		for name, sample := range files {
+			p := filepath.Join(dir, "files", name)
+			if !withFiles {
+				_ = os.Remove(p)
+			} else if _, err := os.Stat(p); err != nil {
+				writeFile(t, filepath.Join(dir, "files"), name, sample)
+			}
+		}
+		return dir
+	}
+	render := func(t *testing.T, dir string, set ...string) []*unstructured.Unstructured {
+		args := []string{"template", "kfed", dir, "-n", "kfed-system", "--set", "federation=fed", "--set", "domain=example.com"}
+		for _, s := range set {
+			args = append(args, "--set", s)
+		}
+		out, err := runHelm(t, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs, err := decodeObjects([]byte(out))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return objs
+	}
+	on := []string{"metrics.prometheusRule.enabled=true", "metrics.dashboard.enabled=true", "metrics.serviceMonitor.enabled=true"}
+
+	dir := copyChart(t, true)
+	objs := render(t, dir, on...)
+	rule := mustFind(t, objs, "PrometheusRule", "kfed")
+	groups, _, _ := unstructured.NestedSlice(rule.Object, "spec", "groups")
+	if len(groups) == 0 {
+		t.Errorf("PrometheusRule has no groups: %v", rule.Object["spec"])
+	}
+	cm := mustFind(t, objs, "ConfigMap", "kfed-dashboard")
+	if cm.GetLabels()["grafana_dashboard"] != "1" {
+		t.Errorf("dashboard ConfigMap labels %v", cm.GetLabels())
+	}
+	data, _, _ := unstructured.NestedString(cm.Object, "data", "kfed.json")
+	want, _ := os.ReadFile(filepath.Join(dir, "files", "dashboard.json"))
+	if strings.TrimSpace(data) != strings.TrimSpace(string(want)) {
+		t.Errorf("the dashboard ConfigMap does not hold files/dashboard.json")
+	}
+	sm := mustFind(t, objs, "ServiceMonitor", "kfed")
+	sel, _, _ := unstructured.NestedStringMap(sm.Object, "spec", "selector", "matchLabels")
+	metricsServices := 0
+	for _, o := range objs {
+		if o.GetKind() == "Service" && o.GetLabels()["kfed.io/metrics"] == "true" && o.GetLabels()["app.kubernetes.io/instance"] == sel["app.kubernetes.io/instance"] {
+			metricsServices++
+		}
+	}
+	if metricsServices == 0 {
+		t.Errorf("the ServiceMonitor (%v) selects no Service", sel)
+	}
+
+	if objs := render(t, dir); find(objs, "PrometheusRule", "kfed") != nil || find(objs, "ConfigMap", "kfed-dashboard") != nil || find(objs, "ServiceMonitor", "kfed") != nil {
+		t.Errorf("monitoring rendered with its options off")
+	}
+	if objs := render(t, copyChart(t, false), on...); find(objs, "PrometheusRule", "kfed") != nil || find(objs, "ConfigMap", "kfed-dashboard") != nil {
+		t.Errorf("a PrometheusRule or dashboard rendered without its file")
+	}
+}
+
 // TestChartRefusesBadValuesWithAClearMessage: a values mistake stops helm
 // with a message naming the value, not a broken install.
 func TestChartRefusesBadValuesWithAClearMessage(t *testing.T) {
@@ -355,14 +435,14 @@ func TestChartAndDevUpConfigureCoreDNSAndAgentsAlike(t *testing.T) {
 
 	d := convert[appsv1.Deployment](t, mustFind(t, objs, "Deployment", "kfed-healthcheck"))
 	chartFlags := flagNames(d.Spec.Template.Spec.Containers[0].Args)
-	// What cmd/kfed/dev.go's startCheckers and devenv.StartChecker pass.
-	devFlags := []string{"checker", "cluster", "federation", "kubeconfig", "metrics-bind-address", "interval", "timeout", "fall", "rise"}
-	for _, f := range devFlags {
-		if !slices.Contains(chartFlags, f) && !slices.Contains([]string{"interval", "timeout", "fall", "rise"}, f) {
+	// What devenv.StartChecker always passes (but --context: the chart's
+	// kubeconfig has one context).
+	for _, f := range []string{"checker", "cluster", "federation", "kubeconfig", "metrics-bind-address"} {
+		if !slices.Contains(chartFlags, f) {
 			t.Errorf("kfed dev up gives the agent --%s; the chart does not", f)
 		}
 	}
-	// The probe defaults dev up sets are values of the chart.
+	// The probe settings cmd/kfed/dev.go's startCheckers adds are values of the chart.
 	with := renderChart(t, nil, "federation=fed", "domain=example.com", "role=member", "member.cluster=cluster-1",
 		"member.controlPlane.server=https://cp:6443", "healthcheck.interval=2s", "healthcheck.timeout=1s", "healthcheck.fall=2", "healthcheck.rise=2")
 	args := convert[appsv1.Deployment](t, mustFind(t, with, "Deployment", "kfed-healthcheck")).Spec.Template.Spec.Containers[0].Args
@@ -473,6 +553,11 @@ controller:
 		"--service-account", "kfed-system/kfed-member", "--region", "us-east1", "--zone", "us-east1-b")
 	if err == nil || !strings.Contains(out, "install the kfed chart there with role=member first") {
 		t.Fatalf("join before the member chart: %v\n%s", err, out)
+	}
+	out, err = runCommand(bins["kfed"], "join", "cluster-1", "--kubeconfig", f.Kubeconfig, "--federation-context", "federation",
+		"--service-account", "kfed-member", "--region", "us-east1", "--zone", "us-east1-b")
+	if err == nil || !strings.Contains(out, `--service-account "kfed-member": want NAMESPACE/NAME`) {
+		t.Fatalf("join with a ServiceAccount without namespace: %v\n%s", err, out)
 	}
 	if got := snapshotClusters(t, fed); got != "[]" {
 		t.Fatalf("a failed join left clusters %s", got)
