@@ -58,6 +58,9 @@ func runHelm(t *testing.T, args ...string) (string, error) {
 	t.Helper()
 	cmd := exec.Command(helm(t), args...)
 	cmd.Dir = framework.RepoRoot(t)
+	// Helm's own state goes to the test's folder, not the user's home.
+	home := t.TempDir()
+	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+home+"/cache", "HELM_CONFIG_HOME="+home+"/config", "HELM_DATA_HOME="+home+"/data")
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
@@ -503,7 +506,8 @@ func applyObjects(t *testing.T, c client.Client, objs []*unstructured.Unstructur
 }
 
 // TestChartInstallsOnRealClustersAndServesAFederatedService applies the
-// chart's control-plane and member manifests to real API servers, joins the
+// chart's control-plane manifests to a real API server and helm installs the
+// member role in two more, joins the
 // members with `kfed join --service-account` as the README says, runs
 // kfed-controller with exactly the chart's ServiceAccount and flags, the
 // health-check agent and the member's CoreDNS with the Corefile, kubeconfig
@@ -589,8 +593,13 @@ member:
     server: %s
     certificateAuthorityData: %s
 `, m.Name, fedCluster.Server, base64.StdEncoding.EncodeToString(fedCluster.CertificateAuthorityData)))
+		// A member is installed by helm itself (a control plane's CRDs
+		// are the test bed's, which helm would not adopt).
 		memberObjs[m.Name] = renderChart(t, []string{values})
-		applyObjects(t, mc, memberObjs[m.Name])
+		if out, err := runHelm(t, "install", "kfed", chartDir, "--kubeconfig", f.Kubeconfig, "--kube-context", m.Name,
+			"--namespace", "kfed-system", "-f", values); err != nil {
+			t.Fatalf("helm install in %s: %v\n%s", m.Name, err, out)
+		}
 
 		out, err := runCommand(bins["kfed"], "join", m.Name, "--kubeconfig", f.Kubeconfig, "--federation-context", "federation",
 			"--service-account", "kfed-system/kfed-member", "--region", m.Region, "--zone", m.Zones[0])
