@@ -36,6 +36,7 @@ import (
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/devenv"
+	"github.com/kfed-io/kfed/dnsprovider/rfc2136/bindtest"
 	"github.com/kfed-io/kfed/services"
 	"github.com/kfed-io/kfed/test/framework"
 )
@@ -509,7 +510,8 @@ func applyObjects(t *testing.T, c client.Client, objs []*unstructured.Unstructur
 // chart's control-plane manifests to a real API server and helm installs the
 // member role in two more, joins the
 // members with `kfed join --service-account` as the README says, runs
-// kfed-controller with exactly the chart's ServiceAccount and flags, the
+// kfed-controller with exactly the chart's ServiceAccount and flags (its
+// TSIG secret from the Secret the chart mounts) publishing to a real BIND, the
 // health-check agent and the member's CoreDNS with the Corefile, kubeconfig
 // and identity the chart renders, and resolves a federated Service through
 // that CoreDNS and through the forward stanza the chart writes for the
@@ -532,16 +534,35 @@ func TestChartInstallsOnRealClustersAndServesAFederatedService(t *testing.T) {
 	fed := f.Client("federation")
 	tmp := t.TempDir()
 
-	// helm install kfed deploy/chart/kfed -n kfed-system --create-namespace -f values.yaml
-	cpValues := writeFile(t, tmp, "control-plane.yaml", `
+	// The control plane publishes to a real BIND with the TSIG secret from
+	// a Secret: helm install kfed deploy/chart/kfed -n kfed-system -f values.yaml
+	bind := bindtest.Start(t, "example.com")
+	cpValues := writeFile(t, tmp, "control-plane.yaml", fmt.Sprintf(`
 role: controlPlane
 federation: fed
 domain: example.com
 controller:
   clusterProbeInterval: 500ms
-`)
+dns:
+  provider: rfc2136
+  ownerID: fed
+  interval: 10s
+  rfc2136:
+    host: 127.0.0.1
+    port: %s
+    zone: example.com
+    tsigKeyName: %s
+    tsigSecret: {name: kfed-tsig, key: secret}
+`, port(bind.Addr), bindtest.KeyName))
 	cpObjs := renderChart(t, []string{cpValues})
 	if err := fed.Create(ctx, framework.Namespace("kfed-system")); err != nil {
+		t.Fatal(err)
+	}
+	tsig := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "kfed-system", Name: "kfed-tsig"},
+		StringData: map[string]string{"secret": bind.Secret},
+	}
+	if err := fed.Create(ctx, tsig); err != nil {
 		t.Fatal(err)
 	}
 	applyObjects(t, fed, cpObjs)
@@ -636,6 +657,7 @@ member:
 	metricsAddr, healthAddr := freeAddr(t), freeAddr(t)
 	args := rewriteArgs(controller.Spec.Template.Spec.Containers[0].Args, map[string]string{
 		"--metrics-bind-address": metricsAddr, "--health-probe-bind-address": healthAddr,
+		"--rfc2136-tsig-secret-file": mountSecretFile(t, f, controller, "--rfc2136-tsig-secret-file", tmp),
 	})
 	startProcess(t, "kfed-controller", bins["kfed-controller"], append(args, "--kubeconfig", cpKubeconfig)...)
 	for _, probe := range []string{"/healthz", "/readyz"} { // the chart's probes
@@ -687,8 +709,17 @@ member:
 		}
 		return nil
 	})
-
 	step("agent reports")
+
+	// The provider the chart configured published the global name.
+	global := slices.Sorted(slices.Values(shardAddresses(t, f, "default", "web", "")))
+	framework.Eventually(t, 30*time.Second, func(context.Context) error {
+		if got := bind.Answers(t, "web.default.fed.svc.example.com", dns.TypeA); !slices.Equal(got, global) {
+			return fmt.Errorf("BIND answers %v, want %v", got, global)
+		}
+		return nil
+	})
+	step("BIND answers")
 	// The member's CoreDNS: the chart's Corefile (ports moved to loopback)
 	// and kubeconfig, as the chart's kfed-coredns identity.
 	dnsToken := writeFile(t, tmp, "coredns.token", f.Token("federation", "kfed-system", "kfed-coredns"))
@@ -768,6 +799,42 @@ func shardAddresses(t *testing.T, f *framework.Federation, ns, name, local strin
 		return nil
 	})
 	return addrs
+}
+
+// mountSecretFile does what the kubelet does for the file a flag of d's
+// container names: finds the Secret volume mounted over it, reads the item
+// from the API server and writes it under dir; it returns the file's path.
+func mountSecretFile(t *testing.T, f *framework.Federation, d *appsv1.Deployment, flag, dir string) string {
+	t.Helper()
+	c := d.Spec.Template.Spec.Containers[0]
+	var path string
+	for _, a := range c.Args {
+		if v, ok := strings.CutPrefix(a, flag+"="); ok {
+			path = v
+		}
+	}
+	for _, m := range c.VolumeMounts {
+		rel, ok := strings.CutPrefix(path, m.MountPath+"/")
+		if !ok {
+			continue
+		}
+		for _, v := range d.Spec.Template.Spec.Volumes {
+			if v.Name != m.Name || v.Secret == nil {
+				continue
+			}
+			var s corev1.Secret
+			if err := f.Client("federation").Get(context.Background(), client.ObjectKey{Namespace: d.Namespace, Name: v.Secret.SecretName}, &s); err != nil {
+				t.Fatalf("the Secret behind %s: %v", flag, err)
+			}
+			for _, it := range v.Secret.Items {
+				if it.Path == rel {
+					return writeFile(t, dir, filepath.Base(path), string(s.Data[it.Key]))
+				}
+			}
+		}
+	}
+	t.Fatalf("%s=%s is on no Secret volume of %s", flag, path, d.Name)
+	return ""
 }
 
 // chartKubeconfig writes the kubeconfig the member chart renders, its
