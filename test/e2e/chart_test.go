@@ -23,7 +23,6 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -495,20 +494,8 @@ func flagNames(args []string) []string {
 	return names
 }
 
-// applyObjects creates objs in c, as kubectl apply would on an empty
-// cluster; objects that exist already (the test bed's CRDs) are left.
-func applyObjects(t *testing.T, c client.Client, objs []*unstructured.Unstructured) {
-	t.Helper()
-	for _, o := range objs {
-		if err := c.Create(context.Background(), o.DeepCopy()); err != nil && !apierrors.IsAlreadyExists(err) {
-			t.Fatalf("creating %s %s: %v", o.GetKind(), o.GetName(), err)
-		}
-	}
-}
-
-// TestChartInstallsOnRealClustersAndServesAFederatedService applies the
-// chart's control-plane manifests to a real API server and helm installs the
-// member role in two more, joins the
+// TestChartInstallsOnRealClustersAndServesAFederatedService helm installs
+// the chart's control plane and member roles on real API servers, joins the
 // members with `kfed join --service-account` as the README says, runs
 // kfed-controller with exactly the chart's ServiceAccount and flags (its
 // TSIG secret from the Secret the chart mounts) publishing to a real BIND, the
@@ -565,7 +552,17 @@ dns:
 	if err := fed.Create(ctx, tsig); err != nil {
 		t.Fatal(err)
 	}
-	applyObjects(t, fed, cpObjs)
+	// The test bed installed the CRDs already (the same files, as
+	// TestChartCarriesTheGeneratedCRDsAndRBAC checks), and helm adopts no
+	// object it did not make; the members get the chart's Balancer CRD.
+	out, err := runHelm(t, "install", "kfed", chartDir, "--kubeconfig", f.Kubeconfig, "--kube-context", "federation",
+		"--namespace", "kfed-system", "-f", cpValues, "--set", "crds.install=false")
+	if err != nil {
+		t.Fatalf("helm install in the control plane: %v", err)
+	}
+	if !strings.Contains(out, "kfed join CLUSTER --context CLUSTER --federation-context FEDERATION --service-account kfed-system/kfed-member") {
+		t.Errorf("the install notes do not say how to join:\n%s", out)
+	}
 
 	admin, err := clientcmd.LoadFromFile(f.Kubeconfig)
 	if err != nil {
@@ -574,7 +571,7 @@ dns:
 	fedCluster := admin.Clusters["federation"]
 
 	// Joining before the member has the chart says what to do, and changes nothing.
-	out, err := runCommand(bins["kfed"], "join", "cluster-1", "--kubeconfig", f.Kubeconfig, "--federation-context", "federation",
+	out, err = runCommand(bins["kfed"], "join", "cluster-1", "--kubeconfig", f.Kubeconfig, "--federation-context", "federation",
 		"--service-account", "kfed-system/kfed-member", "--region", "us-east1", "--zone", "us-east1-b")
 	if err == nil || !strings.Contains(out, "install the kfed chart there with role=member first") {
 		t.Fatalf("join before the member chart: %v\n%s", err, out)
@@ -614,15 +611,17 @@ member:
     server: %s
     certificateAuthorityData: %s
 `, m.Name, fedCluster.Server, base64.StdEncoding.EncodeToString(fedCluster.CertificateAuthorityData)))
-		// A member is installed by helm itself (a control plane's CRDs
-		// are the test bed's, which helm would not adopt).
 		memberObjs[m.Name] = renderChart(t, []string{values})
-		if out, err := runHelm(t, "install", "kfed", chartDir, "--kubeconfig", f.Kubeconfig, "--kube-context", m.Name,
-			"--namespace", "kfed-system", "-f", values); err != nil {
-			t.Fatalf("helm install in %s: %v\n%s", m.Name, err, out)
+		out, err := runHelm(t, "install", "kfed", chartDir, "--kubeconfig", f.Kubeconfig, "--kube-context", m.Name,
+			"--namespace", "kfed-system", "-f", values)
+		if err != nil {
+			t.Fatalf("helm install in %s: %v", m.Name, err)
+		}
+		if !strings.Contains(out, "forward . KFED_COREDNS_CLUSTER_IP") {
+			t.Errorf("the install notes do not show the forward stanza:\n%s", out)
 		}
 
-		out, err := runCommand(bins["kfed"], "join", m.Name, "--kubeconfig", f.Kubeconfig, "--federation-context", "federation",
+		out, err = runCommand(bins["kfed"], "join", m.Name, "--kubeconfig", f.Kubeconfig, "--federation-context", "federation",
 			"--service-account", "kfed-system/kfed-member", "--region", m.Region, "--zone", m.Zones[0])
 		if err != nil {
 			t.Fatalf("kfed join %s: %v\n%s", m.Name, err, out)
