@@ -647,6 +647,12 @@ member:
 	}
 
 	step("installed the chart and joined the members")
+	// Every pod the chart makes passes the API server's Pod Security
+	// admission at the restricted level (no kubelet runs them here, so the
+	// admission is the enforcement there is).
+	restrictedPods(t, f, "federation", cpObjs)
+	restrictedPods(t, f, "cluster-1", memberObjs["cluster-1"])
+
 	// kfed-controller with the chart's ServiceAccount and the chart's flags.
 	controller := convert[appsv1.Deployment](t, mustFind(t, cpObjs, "Deployment", "kfed-controller"))
 	if controller.Spec.Template.Spec.ServiceAccountName != "kfed-controller" || *controller.Spec.Replicas != 2 {
@@ -798,6 +804,51 @@ func shardAddresses(t *testing.T, f *framework.Federation, ns, name, local strin
 		return nil
 	})
 	return addrs
+}
+
+// restrictedPods creates, with a server-side dry run, a pod from each
+// Deployment's template in a namespace that enforces the restricted Pod
+// Security Standard, and fails the test for any the API server refuses.
+func restrictedPods(t *testing.T, f *framework.Federation, cluster string, objs []*unstructured.Unstructured) {
+	t.Helper()
+	ctx := context.Background()
+	c := f.Client(cluster)
+	ns := framework.Namespace("kfed-restricted")
+	ns.Labels = map[string]string{"pod-security.kubernetes.io/enforce": "restricted"}
+	if err := c.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	// No controller manager makes the default ServiceAccount here.
+	if err := c.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "default"}}); err != nil {
+		t.Fatal(err)
+	}
+	// The API server enforces the level: a plain pod is refused.
+	plain := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "plain"},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "example.com/c"}}},
+	}
+	if err := c.Create(ctx, plain, client.DryRunAll); err == nil || !strings.Contains(err.Error(), "restricted") {
+		t.Fatalf("%s: a pod without a securityContext was not refused at the restricted level: %v", cluster, err)
+	}
+	n := 0
+	for _, o := range objs {
+		if o.GetKind() != "Deployment" {
+			continue
+		}
+		d := convert[appsv1.Deployment](t, o)
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: d.Name, Labels: d.Spec.Template.Labels},
+			Spec:       d.Spec.Template.Spec,
+		}
+		pod.Spec.ServiceAccountName = "" // the ServiceAccount lives in kfed-system
+		if err := c.Create(ctx, pod, client.DryRunAll); err != nil {
+			t.Errorf("%s: a pod of Deployment %s is refused at the restricted level: %v", cluster, d.Name, err)
+		}
+		n++
+	}
+	if n == 0 {
+		t.Errorf("%s: no Deployment to check", cluster)
+	}
 }
 
 // mountSecretFile does what the kubelet does for the file a flag of d's
