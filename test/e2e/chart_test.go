@@ -174,8 +174,8 @@ func TestChartLintsAndRendersEveryExample(t *testing.T) {
 				d := convert[appsv1.Deployment](t, o)
 				wantHardenedPod(t, d)
 			}
-			if deployments == 0 {
-				t.Errorf("no Deployment rendered")
+			if deployments == 0 && find(objs, "ClusterRole", "kfed-controller") == nil {
+				t.Errorf("neither a Deployment nor the control plane's RBAC rendered")
 			}
 			if find(objs, "Secret", "") != nil {
 				t.Errorf("a Secret without a name")
@@ -302,6 +302,71 @@ func TestChartRendersMonitoringFromItsFiles(t *testing.T) {
 	}
 }
 
+// TestChartSplitsTheControlPlaneForADedicatedAPIServer: a federation API
+// server without nodes gets the CRDs, RBAC and identities but no
+// controller; the hosting cluster gets the controller, reading the control
+// plane's kubeconfig from a Secret, and no RBAC or CRDs of its own.
+func TestChartSplitsTheControlPlaneForADedicatedAPIServer(t *testing.T) {
+	helm(t)
+	dir := filepath.Join(framework.RepoRoot(t), chartDir, "examples")
+	api := renderChart(t, []string{filepath.Join(dir, "dedicated-apiserver.yaml")})
+	for _, want := range []struct{ kind, name string }{
+		{"CustomResourceDefinition", "clusters.kfed.io"}, {"ServiceAccount", "kfed-controller"}, {"ClusterRole", "kfed-controller"},
+		{"RoleBinding", "kfed-controller"}, {"ServiceAccount", "kfed-healthcheck"}, {"ClusterRole", "kfed-coredns"},
+	} {
+		mustFind(t, api, want.kind, want.name)
+	}
+	for _, o := range api {
+		if o.GetKind() == "Deployment" || o.GetKind() == "PodDisruptionBudget" {
+			t.Errorf("the dedicated API server gets %s %s, which nothing there would run", o.GetKind(), o.GetName())
+		}
+	}
+
+	host := renderChart(t, []string{filepath.Join(dir, "dedicated-controller.yaml")})
+	for _, o := range host {
+		switch o.GetKind() {
+		case "CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
+			t.Errorf("the hosting cluster gets %s %s; it belongs in the control plane", o.GetKind(), o.GetName())
+		}
+	}
+	d := convert[appsv1.Deployment](t, mustFind(t, host, "Deployment", "kfed-controller"))
+	if path := mountSecretPath(t, d, "--kubeconfig"); path != "kfed-control-plane/kubeconfig" {
+		t.Errorf("--kubeconfig is %s, want the Secret kfed-control-plane's key kubeconfig", path)
+	}
+	if path := mountSecretPath(t, d, "--rfc2136-tsig-secret-file"); path != "kfed-tsig/secret" {
+		t.Errorf("--rfc2136-tsig-secret-file is %s, want the Secret kfed-tsig's key secret", path)
+	}
+}
+
+// mountSecretPath names the Secret and key ("SECRET/KEY") mounted at the
+// file a flag of d's first container gives.
+func mountSecretPath(t *testing.T, d *appsv1.Deployment, flag string) string {
+	t.Helper()
+	c := d.Spec.Template.Spec.Containers[0]
+	var path string
+	for _, a := range c.Args {
+		if v, ok := strings.CutPrefix(a, flag+"="); ok {
+			path = v
+		}
+	}
+	for _, m := range c.VolumeMounts {
+		rel, ok := strings.CutPrefix(path, m.MountPath+"/")
+		if !ok {
+			continue
+		}
+		for _, v := range d.Spec.Template.Spec.Volumes {
+			if v.Name == m.Name && v.Secret != nil {
+				for _, it := range v.Secret.Items {
+					if it.Path == rel {
+						return v.Secret.SecretName + "/" + it.Key
+					}
+				}
+			}
+		}
+	}
+	return fmt.Sprintf("%q, on no Secret", path)
+}
+
 // TestChartRefusesBadValuesWithAClearMessage: a values mistake stops helm
 // with a message naming the value, not a broken install.
 func TestChartRefusesBadValuesWithAClearMessage(t *testing.T) {
@@ -317,6 +382,8 @@ func TestChartRefusesBadValuesWithAClearMessage(t *testing.T) {
 		{"member without its cluster name", append(base, "role=member", "member.controlPlane.server=https://cp:6443"), "member.cluster is required"},
 		{"member without a way to the control plane", append(base, "role=member", "member.cluster=c1"), "member.controlPlane.server is required"},
 		{"unknown DNS provider", append(base, "dns.provider=bind"), `dns.provider must be empty, route53, clouddns or rfc2136, not "bind"`},
+		{"controller kubeconfig without a controller", append(base, "controller.enabled=false", "controller.kubeconfigSecret.name=cp"),
+			"controller.kubeconfigSecret is for a release that runs the controller"},
 		{"TSIG key without its Secret", append(base, "dns.provider=rfc2136", "dns.rfc2136.host=ns1", "dns.rfc2136.zone=example.com", "dns.rfc2136.tsigKeyName=k"),
 			"dns.rfc2136.tsigKeyName needs dns.rfc2136.tsigSecret.name"},
 		{"forward without a fixed cluster IP", append(base, "role=member", "member.cluster=c1", "member.controlPlane.server=https://cp:6443", "dnsForward.corednsCustom.enabled=true"),
@@ -852,39 +919,19 @@ func restrictedPods(t *testing.T, f *framework.Federation, cluster string, objs 
 }
 
 // mountSecretFile does what the kubelet does for the file a flag of d's
-// container names: finds the Secret volume mounted over it, reads the item
-// from the API server and writes it under dir; it returns the file's path.
+// container names: reads the Secret's key mounted there from the API server
+// and writes it under dir; it returns the file's path.
 func mountSecretFile(t *testing.T, f *framework.Federation, d *appsv1.Deployment, flag, dir string) string {
 	t.Helper()
-	c := d.Spec.Template.Spec.Containers[0]
-	var path string
-	for _, a := range c.Args {
-		if v, ok := strings.CutPrefix(a, flag+"="); ok {
-			path = v
-		}
+	name, key, ok := strings.Cut(mountSecretPath(t, d, flag), "/")
+	if !ok {
+		t.Fatalf("%s of %s is on no Secret", flag, d.Name)
 	}
-	for _, m := range c.VolumeMounts {
-		rel, ok := strings.CutPrefix(path, m.MountPath+"/")
-		if !ok {
-			continue
-		}
-		for _, v := range d.Spec.Template.Spec.Volumes {
-			if v.Name != m.Name || v.Secret == nil {
-				continue
-			}
-			var s corev1.Secret
-			if err := f.Client("federation").Get(context.Background(), client.ObjectKey{Namespace: d.Namespace, Name: v.Secret.SecretName}, &s); err != nil {
-				t.Fatalf("the Secret behind %s: %v", flag, err)
-			}
-			for _, it := range v.Secret.Items {
-				if it.Path == rel {
-					return writeFile(t, dir, filepath.Base(path), string(s.Data[it.Key]))
-				}
-			}
-		}
+	var s corev1.Secret
+	if err := f.Client("federation").Get(context.Background(), client.ObjectKey{Namespace: d.Namespace, Name: name}, &s); err != nil {
+		t.Fatalf("the Secret behind %s: %v", flag, err)
 	}
-	t.Fatalf("%s=%s is on no Secret volume of %s", flag, path, d.Name)
-	return ""
+	return writeFile(t, dir, key, string(s.Data[key]))
 }
 
 // chartKubeconfig writes the kubeconfig the member chart renders, its
