@@ -9,12 +9,14 @@ import (
 
 	"github.com/spf13/cobra"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/manager"
 )
@@ -66,6 +68,7 @@ func newJoinCommand() *cobra.Command {
 		opts          clusters.JoinOptions
 		sa            string
 		tokenDuration time.Duration
+		renew         bool
 	)
 	cmd := &cobra.Command{
 		Use:   "join NAME --context C --region R --zone Z",
@@ -77,7 +80,8 @@ federation's context are both read from --kubeconfig. Nothing is changed when a 
 With --service-account NAMESPACE/NAME (kfed-system/kfed-member, which the kfed chart installs in
 a member), the stored kubeconfig holds a token of that ServiceAccount instead of the context's own
 credentials, which in-cluster kfed-controller often cannot use (exec plugins such as
-aws-iam-authenticator or gke-gcloud-auth-plugin) and which grant more than kfed needs.`,
+aws-iam-authenticator or gke-gcloud-auth-plugin) and which grant more than kfed needs. With
+--renew as well, a joined cluster's stored token is replaced by a new one before the old expires.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			raw, fed, err := kf.load()
@@ -86,12 +90,23 @@ aws-iam-authenticator or gke-gcloud-auth-plugin) and which grant more than kfed 
 			}
 			opts.Name, opts.Kubeconfig = args[0], raw
 			var expires time.Time
+			if renew && sa == "" {
+				return fmt.Errorf("join %s: --renew renews a --service-account token; give --service-account", args[0])
+			}
 			if sa != "" {
 				opts.Context = cmp.Or(opts.Context, opts.Name)
 				opts.Kubeconfig, expires, err = serviceAccountKubeconfig(cmd.Context(), raw, opts.Context, sa, tokenDuration)
 				if err != nil {
 					return fmt.Errorf("join %s: %w", args[0], err)
 				}
+			}
+			if renew {
+				if err := renewKubeconfig(cmd.Context(), fed, opts.Name, opts.Kubeconfig); err != nil {
+					return fmt.Errorf("join %s --renew: %w", args[0], err)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "cluster %s: kfed acts there as ServiceAccount %s with a new token, which expires %s\n",
+					opts.Name, sa, expires.UTC().Format(time.RFC3339))
+				return nil
 			}
 			c, err := clusters.Join(cmd.Context(), fed, opts)
 			if err != nil {
@@ -117,8 +132,62 @@ aws-iam-authenticator or gke-gcloud-auth-plugin) and which grant more than kfed 
 	cmd.Flags().StringVar(&opts.Namespace, "namespace", "", "namespace of the kubeconfig Secret (default kfed-system)")
 	cmd.Flags().StringVar(&sa, "service-account", "", "NAMESPACE/NAME of a ServiceAccount in the member (the chart's kfed-system/kfed-member) whose token kfed uses there, instead of the context's credentials")
 	cmd.Flags().DurationVar(&tokenDuration, "token-duration", 365*24*time.Hour, "how long the --service-account token is valid (the member's API server may shorten it)")
+	cmd.Flags().BoolVar(&renew, "renew", false, "the cluster is joined already: replace its stored --service-account token with a new one")
 	return cmd
 }
+
+// renewKubeconfig replaces the kubeconfig kfed stored for the joined cluster
+// name with member, once member reaches the cluster. It changes only a
+// Secret kfed made for that cluster.
+func renewKubeconfig(ctx context.Context, fed client.Client, name string, member *clientcmdapi.Config) error {
+	var c kfedv1alpha1.Cluster
+	if err := fed.Get(ctx, client.ObjectKey{Name: name}, &c); err != nil {
+		return fmt.Errorf("looking up cluster %q: %w", name, err)
+	}
+	cfg, err := clusters.RESTConfig(member)
+	if err != nil {
+		return err
+	}
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if _, err := clusters.Probe(pctx, cfg); err != nil {
+		return fmt.Errorf("the new token does not reach cluster %q: %w", name, err)
+	}
+	ref := c.Spec.KubeconfigSecretRef
+	var s corev1.Secret
+	if err := fed.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, &s); err != nil {
+		return fmt.Errorf("kubeconfig secret of cluster %q: %w", name, err)
+	}
+	if s.Labels[kfedv1alpha1.LabelManagedBy] != kfedv1alpha1.ManagedBy || s.Labels[kfedv1alpha1.LabelCluster] != name {
+		return fmt.Errorf("secret %s/%s was not made by kfed join for cluster %q; it is left alone", s.Namespace, s.Name, name)
+	}
+	data, err := clientcmd.Write(*member)
+	if err != nil {
+		return fmt.Errorf("encoding kubeconfig: %w", err)
+	}
+	key := cmp.Or(ref.Key, kfedv1alpha1.DefaultKubeconfigKey)
+	if s.Data == nil {
+		s.Data = map[string][]byte{}
+	}
+	s.Data[key] = data
+	if err := fed.Update(ctx, &s); err != nil {
+		return fmt.Errorf("updating secret %s/%s: %w", s.Namespace, s.Name, err)
+	}
+	// kfed-controller reloads a member's kubeconfig when its Cluster
+	// changes, not when the Secret does.
+	patch := client.MergeFrom(c.DeepCopy())
+	if c.Annotations == nil {
+		c.Annotations = map[string]string{}
+	}
+	c.Annotations[annotationRenewed] = time.Now().UTC().Format(time.RFC3339)
+	if err := fed.Patch(ctx, &c, patch); err != nil {
+		return fmt.Errorf("marking cluster %q renewed: %w", name, err)
+	}
+	return nil
+}
+
+// annotationRenewed records on a Cluster when its token was last renewed.
+const annotationRenewed = "kfed.io/kubeconfig-renewed"
 
 // serviceAccountKubeconfig returns the kubeconfig of the member's context
 // ctxName with its credentials replaced by a token of ServiceAccount sa

@@ -23,10 +23,12 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -811,6 +813,42 @@ member:
 	})
 
 	step("kfed CoreDNS answers")
+
+	// kfed join --renew: the member's ServiceAccount is recreated (every
+	// token of the old one stops working), a new token is stored, and kfed
+	// acts there again.
+	m2 := f.Client("cluster-2")
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "kfed-system", Name: "kfed-member"}}
+	if err := m2.Delete(ctx, sa); err != nil {
+		t.Fatal(err)
+	}
+	framework.Eventually(t, 10*time.Second, func(ctx context.Context) error {
+		return m2.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "kfed-system", Name: "kfed-member"}})
+	})
+	// The API server caches a token's authentication for ten seconds.
+	oldConfig := storedMemberConfig(t, fed, "cluster-2")
+	framework.Eventually(t, 30*time.Second, func(ctx context.Context) error {
+		c, err := client.New(oldConfig, client.Options{})
+		if err != nil {
+			return err
+		}
+		err = c.List(ctx, &corev1.ServiceList{}, client.InNamespace("default"))
+		if !apierrors.IsUnauthorized(err) {
+			return fmt.Errorf("the old token still works: %v", err)
+		}
+		return nil
+	})
+	out, err = runCommand(bins["kfed"], "join", "cluster-2", "--kubeconfig", f.Kubeconfig, "--federation-context", "federation",
+		"--service-account", "kfed-system/kfed-member", "--renew")
+	if err != nil || !strings.Contains(out, "with a new token") {
+		t.Fatalf("kfed join --renew: %v\n%s", err, out)
+	}
+	two := federatedService("default", "two")
+	if err := fed.Create(ctx, two); err != nil {
+		t.Fatal(err)
+	}
+	wantServiceCondition(t, fed, client.ObjectKeyFromObject(two), services.CondPublished, "True", "cluster-1, cluster-2")
+	step("renewed the token of cluster-2")
 	// The cluster's own CoreDNS with the forward block the chart writes
 	// (dnsForward.corednsCustom) imported, as k3s and AKS import it.
 	fwd := renderChart(t, []string{filepath.Join(tmp, "cluster-1.yaml")},
@@ -871,6 +909,20 @@ func shardAddresses(t *testing.T, f *framework.Federation, ns, name, local strin
 		return nil
 	})
 	return addrs
+}
+
+// storedMemberConfig is the client config kfed join stored for a member.
+func storedMemberConfig(t *testing.T, fed client.Client, name string) *rest.Config {
+	t.Helper()
+	var secret corev1.Secret
+	if err := fed.Get(context.Background(), client.ObjectKey{Namespace: "kfed-system", Name: "kfed-cluster-" + name}, &secret); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(secret.Data["kubeconfig"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
 }
 
 // restrictedPods creates, with a server-side dry run, a pod from each
