@@ -2,7 +2,7 @@
 SHELL := /usr/bin/env bash
 GO ?= go
 
-.PHONY: dev test test-unit generate verify build bench bench-health
+.PHONY: dev test test-unit generate verify build bench bench-health chart
 
 ## dev: start a local federation (control plane + 3 members + DNS) on loopback.
 dev:
@@ -19,11 +19,17 @@ generate:
 	$(GO) tool controller-gen crd paths=./api/... output:crd:dir=deploy/crds
 	$(GO) tool controller-gen rbac:roleName=kfed-controller paths=./clusters/... paths=./services/... paths=./manager/... paths=./dnssync/... paths=./replicas/balancer/... paths=./replicas/deployments/... output:rbac:dir=deploy/rbac
 	$(GO) tool controller-gen rbac:roleName=kfed-healthcheck paths=./healthcheck/agent/... output:rbac:dir=deploy/healthcheck/rbac
+	# The Helm chart carries copies: it cannot read files outside itself.
+	cp deploy/crds/*.yaml deploy/chart/kfed/files/crds/
+	cp deploy/rbac/role.yaml deploy/chart/kfed/files/rbac/controller.yaml
+	cp deploy/healthcheck/rbac/role.yaml deploy/chart/kfed/files/rbac/healthcheck.yaml
+	cp deploy/member/rbac.yaml deploy/chart/kfed/files/rbac/member.yaml
+	cp deploy/coredns/rbac.yaml deploy/chart/kfed/files/rbac/coredns.yaml
 
 ## verify: generated files (deepcopy, CRDs, RBAC) match the code.
 verify: generate
-	git diff --exit-code -- api deploy/crds deploy/rbac deploy/healthcheck/rbac
-	@test -z "$$(git status --porcelain -- api deploy/crds deploy/rbac deploy/healthcheck/rbac)" || { git status --short -- api deploy; exit 1; }
+	git diff --exit-code -- api deploy/crds deploy/rbac deploy/healthcheck/rbac deploy/chart/kfed/files
+	@test -z "$$(git status --porcelain -- api deploy/crds deploy/rbac deploy/healthcheck/rbac deploy/chart/kfed/files)" || { git status --short -- api deploy; exit 1; }
 
 build:
 	$(GO) build -o bin/ ./cmd/...
@@ -32,3 +38,7 @@ build:
 bench-health:
 	KFED_TEST_BIN=$$(hack/test-binaries.sh | tail -n 1) KFED_HEALTH_TRIALS=20 KFED_HEALTH_DEFAULTS=1 \
 		$(GO) test -count=1 -timeout 60m -run TestHealthDetectionLatency -v ./test/e2e/ | grep -E 'trials|^(---|ok|FAIL)'
+
+## chart: helm lint and helm template of the chart for every values example, no servers (helm from hack/helm.sh).
+chart:
+	KFED_HELM=$$(hack/helm.sh | tail -n 1) $(GO) test -count=1 -run TestChart -skip TestChartInstalls ./test/e2e/

@@ -17,6 +17,9 @@ hack/install-nftables.sh >/dev/null
 # The ExternalDNS e2e runs the real ExternalDNS, built from the module proxy.
 KFED_EXTERNALDNS=$(hack/externaldns.sh | tail -n 1)
 export KFED_EXTERNALDNS
+# The chart tests run helm lint and helm template, built from the module proxy.
+KFED_HELM=$(hack/helm.sh | tail -n 1)
+export KFED_HELM
 # The plugin's zone transfers are tested with a Knot DNS secondary too.
 hack/install-knot.sh >/dev/null
 # test/monitoring checks the alerting rules with promtool, built from the module proxy.

@@ -1,14 +1,22 @@
 package main
 
 import (
+	"cmp"
+	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/manager"
 )
@@ -56,15 +64,24 @@ func (f *kubeconfigFlags) load() (*clientcmdapi.Config, client.Client, error) {
 
 func newJoinCommand() *cobra.Command {
 	var (
-		kf   kubeconfigFlags
-		opts clusters.JoinOptions
+		kf            kubeconfigFlags
+		opts          clusters.JoinOptions
+		sa            string
+		tokenDuration time.Duration
+		renew         bool
 	)
 	cmd := &cobra.Command{
 		Use:   "join NAME --context C --region R --zone Z",
 		Short: "Register a member cluster with the federation",
 		Long: `Join registers a member cluster: it checks that the cluster answers, stores a kubeconfig for it
 in a Secret in the control plane and creates the Cluster object. The member's context and the
-federation's context are both read from --kubeconfig. Nothing is changed when a check fails.`,
+federation's context are both read from --kubeconfig. Nothing is changed when a check fails.
+
+With --service-account NAMESPACE/NAME (kfed-system/kfed-member, which the kfed chart installs in
+a member), the stored kubeconfig holds a token of that ServiceAccount instead of the context's own
+credentials, which in-cluster kfed-controller often cannot use (exec plugins such as
+aws-iam-authenticator or gke-gcloud-auth-plugin) and which grant more than kfed needs. With
+--renew as well, a joined cluster's stored token is replaced by a new one before the old expires.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			raw, fed, err := kf.load()
@@ -72,6 +89,25 @@ federation's context are both read from --kubeconfig. Nothing is changed when a 
 				return err
 			}
 			opts.Name, opts.Kubeconfig = args[0], raw
+			var expires time.Time
+			if renew && sa == "" {
+				return fmt.Errorf("join %s: --renew renews a --service-account token; give --service-account", args[0])
+			}
+			if sa != "" {
+				opts.Context = cmp.Or(opts.Context, opts.Name)
+				opts.Kubeconfig, expires, err = serviceAccountKubeconfig(cmd.Context(), raw, opts.Context, sa, tokenDuration)
+				if err != nil {
+					return fmt.Errorf("join %s: %w", args[0], err)
+				}
+			}
+			if renew {
+				if err := renewKubeconfig(cmd.Context(), fed, opts.Name, opts.Kubeconfig); err != nil {
+					return fmt.Errorf("join %s --renew: %w", args[0], err)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "cluster %s: kfed acts there as ServiceAccount %s with a new token, which expires %s\n",
+					opts.Name, sa, expires.UTC().Format(time.RFC3339))
+				return nil
+			}
 			c, err := clusters.Join(cmd.Context(), fed, opts)
 			if err != nil {
 				return fmt.Errorf("join %s: %w", args[0], err)
@@ -82,6 +118,10 @@ federation's context are both read from --kubeconfig. Nothing is changed when a 
 				from = "; read from its nodes, and following them"
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "cluster %s joined (region %s, zones %v%s)\n", c.Name, region, zones, from)
+			if sa != "" {
+				fmt.Fprintf(cmd.OutOrStdout(), "kfed acts in %s as ServiceAccount %s; its token expires %s\n",
+					c.Name, sa, expires.UTC().Format(time.RFC3339))
+			}
 			return nil
 		},
 	}
@@ -90,7 +130,99 @@ federation's context are both read from --kubeconfig. Nothing is changed when a 
 	cmd.Flags().StringVar(&opts.Region, "region", "", "region the cluster runs in, e.g. us-east1 (default: its nodes' topology.kubernetes.io/region label)")
 	cmd.Flags().StringSliceVar(&opts.Zones, "zone", nil, "zone the cluster runs in, e.g. us-east1-b (repeat for several; default: its nodes' topology.kubernetes.io/zone labels, followed as they change)")
 	cmd.Flags().StringVar(&opts.Namespace, "namespace", "", "namespace of the kubeconfig Secret (default kfed-system)")
+	cmd.Flags().StringVar(&sa, "service-account", "", "NAMESPACE/NAME of a ServiceAccount in the member (the chart's kfed-system/kfed-member) whose token kfed uses there, instead of the context's credentials")
+	cmd.Flags().DurationVar(&tokenDuration, "token-duration", 365*24*time.Hour, "how long the --service-account token is valid (the member's API server may shorten it)")
+	cmd.Flags().BoolVar(&renew, "renew", false, "the cluster is joined already: replace its stored --service-account token with a new one")
 	return cmd
+}
+
+// renewKubeconfig replaces the kubeconfig kfed stored for the joined cluster
+// name with member, once member reaches the cluster. It changes only a
+// Secret kfed made for that cluster.
+func renewKubeconfig(ctx context.Context, fed client.Client, name string, member *clientcmdapi.Config) error {
+	var c kfedv1alpha1.Cluster
+	if err := fed.Get(ctx, client.ObjectKey{Name: name}, &c); err != nil {
+		return fmt.Errorf("looking up cluster %q: %w", name, err)
+	}
+	cfg, err := clusters.RESTConfig(member)
+	if err != nil {
+		return err
+	}
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if _, err := clusters.Probe(pctx, cfg); err != nil {
+		return fmt.Errorf("the new token does not reach cluster %q: %w", name, err)
+	}
+	ref := c.Spec.KubeconfigSecretRef
+	var s corev1.Secret
+	if err := fed.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, &s); err != nil {
+		return fmt.Errorf("kubeconfig secret of cluster %q: %w", name, err)
+	}
+	if s.Labels[kfedv1alpha1.LabelManagedBy] != kfedv1alpha1.ManagedBy || s.Labels[kfedv1alpha1.LabelCluster] != name {
+		return fmt.Errorf("secret %s/%s was not made by kfed join for cluster %q; it is left alone", s.Namespace, s.Name, name)
+	}
+	data, err := clientcmd.Write(*member)
+	if err != nil {
+		return fmt.Errorf("encoding kubeconfig: %w", err)
+	}
+	key := cmp.Or(ref.Key, kfedv1alpha1.DefaultKubeconfigKey)
+	if s.Data == nil {
+		s.Data = map[string][]byte{}
+	}
+	s.Data[key] = data
+	if err := fed.Update(ctx, &s); err != nil {
+		return fmt.Errorf("updating secret %s/%s: %w", s.Namespace, s.Name, err)
+	}
+	// kfed-controller reloads a member's kubeconfig when its Cluster
+	// changes, not when the Secret does.
+	patch := client.MergeFrom(c.DeepCopy())
+	if c.Annotations == nil {
+		c.Annotations = map[string]string{}
+	}
+	c.Annotations[annotationRenewed] = time.Now().UTC().Format(time.RFC3339)
+	if err := fed.Patch(ctx, &c, patch); err != nil {
+		return fmt.Errorf("marking cluster %q renewed: %w", name, err)
+	}
+	return nil
+}
+
+// annotationRenewed records on a Cluster when its token was last renewed.
+const annotationRenewed = "kfed.io/kubeconfig-renewed"
+
+// serviceAccountKubeconfig returns the kubeconfig of the member's context
+// ctxName with its credentials replaced by a token of ServiceAccount sa
+// ("NAMESPACE/NAME"), requested with those credentials, and when the token
+// expires.
+func serviceAccountKubeconfig(ctx context.Context, raw *clientcmdapi.Config, ctxName, sa string, d time.Duration) (*clientcmdapi.Config, time.Time, error) {
+	ns, name, ok := strings.Cut(sa, "/")
+	if !ok || ns == "" || name == "" {
+		return nil, time.Time{}, fmt.Errorf("--service-account %q: want NAMESPACE/NAME, such as kfed-system/kfed-member", sa)
+	}
+	member, err := clusters.MemberKubeconfig(raw, ctxName)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	cfg, err := clusters.RESTConfig(member)
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("context %q: %w", ctxName, err)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("context %q: %w", ctxName, err)
+	}
+	tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(tctx, name, &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: new(int64(d.Seconds()))},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("a token of ServiceAccount %s in context %q (install the kfed chart there with role=member first): %w", sa, ctxName, err)
+	}
+	user := "kfed-" + name
+	out := member.DeepCopy()
+	out.AuthInfos = map[string]*clientcmdapi.AuthInfo{user: {Token: tr.Status.Token}}
+	out.Contexts[ctxName].AuthInfo = user
+	return out, tr.Status.ExpirationTimestamp.Time, nil
 }
 
 func newUnjoinCommand() *cobra.Command {

@@ -1,0 +1,40 @@
+{{/*
+kfed.corefile: the Corefile of the member's kfed CoreDNS. Its kfed block is
+the one devenv.KfedCorefile writes for `kfed dev up` (test/e2e's chart test
+compares them), with the kubeconfig the chart mounts.
+*/}}
+{{- define "kfed.corefile" -}}
+{{ .Values.domain }}:5353 {
+    errors
+    {{- if .Values.coredns.log }}
+    log
+    {{- end }}
+    health :8080
+    ready :8181
+    prometheus :9153
+    {{- if .Values.coredns.cache }}
+    cache {{ .Values.coredns.cache }}
+    {{- end }}
+    reload
+    kfed {
+        federation {{ .Values.federation }}
+        cluster {{ .Values.member.cluster }}
+        kubeconfig "/etc/kfed/kubeconfig"
+        {{- with .Values.coredns.ttl }}
+        ttl {{ . }}
+        {{- end }}
+    }
+}
+{{- end }}
+
+{{/*
+kfed.forward: the server block the cluster's own CoreDNS needs to send the
+federation's zone to kfed's CoreDNS (README.md, "The member's own DNS").
+*/}}
+{{- define "kfed.forward" -}}
+{{ .Values.domain }}:53 {
+    errors
+    cache 30
+    forward . {{ .Values.coredns.service.clusterIP | default "KFED_COREDNS_CLUSTER_IP" }}
+}
+{{- end }}
