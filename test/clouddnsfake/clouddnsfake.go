@@ -17,7 +17,8 @@
 // listed back; other routing policies are refused. Errors are googleapi.Error
 // JSON bodies ({"error": {"code", "message", "errors": [{"reason"}]}}), so
 // the client returns them typed. 429 rateLimitExceeded and 5xx answers can be
-// switched on, for a number of requests or as a rate limit.
+// switched on, for a number of requests, as a rate limit, or on a random
+// share of requests.
 //
 // No Cloud DNS emulator can be installed on the machines kfed is tested on;
 // this is not one either, only the part kfed speaks, written from the API
@@ -29,6 +30,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -72,6 +74,11 @@ type Server struct {
 	maxRRSets int
 	requests  map[string]int
 	batches   []int
+	// faultShare of requests are refused with one of faultStatuses, drawn
+	// at random; off while faultShare is 0.
+	faultShare    float64
+	faultStatuses []int
+	faults        map[int]int
 }
 
 type zone struct {
@@ -85,7 +92,7 @@ type setKey struct{ name, typ string }
 
 // New starts a fake Cloud DNS. Close it when the test ends.
 func New() *Server {
-	s := &Server{requests: map[string]int{}, maxRRSets: DefaultMaxRecordSetsZone}
+	s := &Server{requests: map[string]int{}, faults: map[int]int{}, maxRRSets: DefaultMaxRecordSetsZone}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.srv.URL
 	return s
@@ -127,6 +134,27 @@ func (s *Server) FailNext(statuses ...int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.failNext = append(s.failNext, statuses...)
+}
+
+// FailRandomly refuses each request with probability share (0 switches
+// it off, the default), answering one of statuses picked at random: 429
+// (rateLimitExceeded), 500 (internalError) or 503 (backendError). A refused
+// request changes nothing.
+func (s *Server) FailRandomly(share float64, statuses ...int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faultShare, s.faultStatuses = share, slices.Clone(statuses)
+}
+
+// Faults returns how many requests FailRandomly refused, by HTTP status.
+func (s *Server) Faults() map[int]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[int]int{}
+	for k, v := range s.faults {
+		out[k] = v
+	}
+	return out
 }
 
 // LimitRate answers 429 rateLimitExceeded to requests beyond perSecond
@@ -317,6 +345,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if len(s.failNext) > 0 {
 		status := s.failNext[0]
 		s.failNext = s.failNext[1:]
+		refuse(status).write(w)
+		return
+	}
+	if s.faultShare > 0 && len(s.faultStatuses) > 0 && rand.Float64() < s.faultShare {
+		status := s.faultStatuses[rand.IntN(len(s.faultStatuses))]
+		s.faults[status]++
 		refuse(status).write(w)
 		return
 	}

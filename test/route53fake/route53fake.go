@@ -7,7 +7,8 @@
 // all-or-nothing batches; InvalidChangeBatch with its
 // <InvalidChangeBatch><Messages> body) and GetChange. Throttling and
 // PriorRequestNotComplete can be switched on, for a number of requests or as
-// a rate limit like Route53's five requests per second.
+// a rate limit like Route53's five requests per second, and any of them or a
+// 5xx (InternalFailure, ServiceUnavailable) on a random share of requests.
 //
 // No Route53 emulator can be installed on the machines kfed is tested on; this
 // is not one either, only the part kfed speaks, written from Route53's API
@@ -18,6 +19,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -56,6 +58,11 @@ type Server struct {
 	limiter  *rate.Limiter
 	requests map[string]int
 	batches  []int
+	// faultShare of requests are refused with one of faultCodes, drawn at
+	// random; off while faultShare is 0.
+	faultShare float64
+	faultCodes []string
+	faults     map[string]int
 }
 
 type zone struct {
@@ -68,7 +75,7 @@ type setKey struct{ name, typ, set string }
 
 // New starts a fake Route53; it is closed when the test ends via Close.
 func New() *Server {
-	s := &Server{zones: map[string]*zone{}, changes: map[string]time.Time{}, requests: map[string]int{}}
+	s := &Server{zones: map[string]*zone{}, changes: map[string]time.Time{}, requests: map[string]int{}, faults: map[string]int{}}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.srv.URL
 	return s
@@ -101,6 +108,27 @@ func (s *Server) FailNext(codes ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.failNext = append(s.failNext, codes...)
+}
+
+// FailRandomly refuses each request with probability share (0 switches
+// it off, the default), answering one of codes picked at random: the
+// throttling answers of FailNext, or "InternalFailure" (500) and
+// "ServiceUnavailable" (503). A refused request changes nothing.
+func (s *Server) FailRandomly(share float64, codes ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faultShare, s.faultCodes = share, slices.Clone(codes)
+}
+
+// Faults returns how many requests FailRandomly refused, by code.
+func (s *Server) Faults() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]int{}
+	for k, v := range s.faults {
+		out[k] = v
+	}
+	return out
 }
 
 // LimitRate answers Throttling to requests beyond perSecond (burst of the
@@ -245,6 +273,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, code)
 		return
 	}
+	if s.faultShare > 0 && len(s.faultCodes) > 0 && rand.Float64() < s.faultShare {
+		code := s.faultCodes[rand.IntN(len(s.faultCodes))]
+		s.faults[code]++
+		s.refuse(w, code)
+		return
+	}
 	if s.limiter != nil && !s.limiter.Allow() {
 		s.refuse(w, "Throttling")
 		return
@@ -265,6 +299,10 @@ func (s *Server) refuse(w http.ResponseWriter, code string) {
 	switch code {
 	case "PriorRequestNotComplete":
 		writeError(w, http.StatusBadRequest, code, "The request was rejected because Route 53 was still processing a prior request.")
+	case "InternalFailure":
+		writeError(w, http.StatusInternalServerError, code, "The request processing has failed because of an unknown error, exception or failure.")
+	case "ServiceUnavailable":
+		writeError(w, http.StatusServiceUnavailable, code, "The request has failed due to a temporary failure of the server.")
 	default:
 		writeError(w, http.StatusBadRequest, "Throttling", "Rate exceeded")
 	}
