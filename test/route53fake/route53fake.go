@@ -103,7 +103,8 @@ func (s *Server) AddZone(name string, private bool) string {
 }
 
 // FailNext makes the next requests answer with the given error codes, one
-// each, in order: "Throttling" or "PriorRequestNotComplete".
+// each, in order: "Throttling" or "PriorRequestNotComplete" (400),
+// "InternalFailure" (500) or "ServiceUnavailable" (503).
 func (s *Server) FailNext(codes ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
