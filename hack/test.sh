@@ -18,6 +18,8 @@ KFED_EXTERNALDNS=$(hack/externaldns.sh | tail -n 1)
 export KFED_EXTERNALDNS
 # The plugin's zone transfers are tested with a Knot DNS secondary too.
 hack/install-knot.sh >/dev/null
+# The fault suite (test/reliability) restarts CoreDNS under dnsperf's load.
+hack/install-dnsperf.sh >/dev/null
 
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './hack/*'))
 if [ -n "$unformatted" ]; then

@@ -82,8 +82,8 @@ func formFromEnv() form {
 			freeze: time.Minute, down: time.Minute, bindDown: 10 * time.Second, faulty: 2 * time.Minute,
 			dnsperf: 20, restarts: 5, converge: 10 * time.Minute}
 	}
-	return form{name: "short", services: 30, stable: 4, churn: 300 * time.Millisecond, kills: 2,
-		freeze: 20 * time.Second, down: 10 * time.Second, bindDown: 3 * time.Second, faulty: 10 * time.Second,
+	return form{name: "short", services: 30, stable: 4, churn: 300 * time.Millisecond, kills: 1,
+		freeze: 12 * time.Second, down: 8 * time.Second, bindDown: 3 * time.Second, faulty: 10 * time.Second,
 		dnsperf: 3, restarts: 1, converge: 2 * time.Minute}
 }
 

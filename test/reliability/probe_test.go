@@ -24,12 +24,14 @@ type prober struct {
 	queries, complete, other, servfail, rcode int
 	timeouts                                  int
 	firstServfail                             time.Time
+	began                                     time.Time
+	lost                                      []time.Duration // when each unanswered query was sent, since began
 }
 
 // probe starts probing the stable Services, whose answers it learns first;
 // stop ends it.
 func (b *bed) probe(t *testing.T) (p *prober, stop func()) {
-	p = &prober{addr: b.dnsAddr, want: map[string][]string{}}
+	p = &prober{addr: b.dnsAddr, want: map[string][]string{}, began: time.Now()}
 	for i := range b.form.stable {
 		name := services.NewNames(federation, zone, ns, stableName(i)).Global() + "."
 		got, _, err := queryA(b.dnsAddr, name)
@@ -51,6 +53,7 @@ func (p *prober) run(ctx context.Context) {
 		name := p.names[i%len(p.names)]
 		m := new(dns.Msg)
 		m.SetQuestion(name, dns.TypeA)
+		sent := time.Since(p.began).Round(time.Millisecond)
 		r, _, err := c.ExchangeContext(ctx, m, p.addr)
 		if ctx.Err() != nil {
 			return
@@ -60,6 +63,7 @@ func (p *prober) run(ctx context.Context) {
 		switch {
 		case err != nil:
 			p.timeouts++
+			p.lost = append(p.lost, sent)
 		case r.Rcode == dns.RcodeServerFailure:
 			p.servfail++
 			if p.firstServfail.IsZero() {
