@@ -35,9 +35,12 @@ func (b *bed) check(t *testing.T, scenario string) time.Duration {
 	t.Helper()
 	start := time.Now()
 	deadline := start.Add(b.form.converge)
+	logged := start
 	var err error
 	for {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		// Listing a zone of tens of thousands of record sets page by page
+		// takes a while on a loaded machine: the bound is the form's.
+		ctx, cancel := context.WithDeadline(context.Background(), deadline.Add(time.Minute))
 		err = b.converged(ctx)
 		if err == nil {
 			err = b.published(ctx)
@@ -45,6 +48,10 @@ func (b *bed) check(t *testing.T, scenario string) time.Duration {
 		cancel()
 		if err == nil || time.Now().After(deadline) {
 			break
+		}
+		if time.Since(logged) > time.Minute {
+			t.Logf("%s: not converged after %v: %v", scenario, time.Since(start).Round(time.Second), err)
+			logged = time.Now()
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
