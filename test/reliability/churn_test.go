@@ -236,9 +236,8 @@ func (c *churn) during(fn func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); c.run(ctx, c.b.form.churn) }()
+	defer func() { cancel(); <-done }() // fn may end its test with t.Fatal
 	fn()
-	cancel()
-	<-done
 }
 
 func sortedClusters(s []string) []string {

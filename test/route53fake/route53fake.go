@@ -69,6 +69,9 @@ type zone struct {
 	id, name string // name with trailing dot
 	private  bool
 	sets     map[setKey]*RecordSet
+	// order is sets in listing order, kept until sets changes: sorting
+	// tens of thousands of sets for every page made a listing quadratic.
+	order []*RecordSet
 }
 
 type setKey struct{ name, typ, set string }
@@ -186,7 +189,9 @@ func (s *Server) Put(zoneID string, rs RecordSet) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rs.Name = canonical(rs.Name)
-	s.zones[zoneID].sets[setKey{rs.Name, rs.Type, rs.SetIdentifier}] = &rs
+	z := s.zones[zoneID]
+	z.sets[setKey{rs.Name, rs.Type, rs.SetIdentifier}] = &rs
+	z.order = nil
 }
 
 // XML shapes, as the Route53 API reference names them.
@@ -382,14 +387,31 @@ func sorted(z *zone) []*RecordSet {
 	if z == nil {
 		return nil
 	}
-	out := make([]*RecordSet, 0, len(z.sets))
-	for _, rs := range z.sets {
-		out = append(out, rs)
+	if z.order != nil {
+		return z.order
 	}
-	slices.SortFunc(out, func(a, b *RecordSet) int {
-		return compareKey(setKey{a.Name, a.Type, a.SetIdentifier}, setKey{b.Name, b.Type, b.SetIdentifier})
+	type keyed struct {
+		rs  *RecordSet
+		rev string
+	}
+	ks := make([]keyed, 0, len(z.sets))
+	for _, rs := range z.sets {
+		ks = append(ks, keyed{rs, reversed(rs.Name)})
+	}
+	slices.SortFunc(ks, func(a, b keyed) int {
+		if c := strings.Compare(a.rev, b.rev); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.rs.Type, b.rs.Type); c != 0 {
+			return c
+		}
+		return strings.Compare(a.rs.SetIdentifier, b.rs.SetIdentifier)
 	})
-	return out
+	z.order = make([]*RecordSet, len(ks))
+	for i, k := range ks {
+		z.order[i] = k.rs
+	}
+	return z.order
 }
 
 func reversed(name string) string {
@@ -420,13 +442,9 @@ func (s *Server) listRecordSets(w http.ResponseWriter, r *http.Request, id strin
 	start := 0
 	if name := q.Get("name"); name != "" {
 		from := setKey{canonical(name), q.Get("type"), q.Get("identifier")}
-		start = len(all)
-		for i, rs := range all {
-			if compareKey(setKey{rs.Name, rs.Type, rs.SetIdentifier}, from) >= 0 {
-				start = i
-				break
-			}
-		}
+		start, _ = slices.BinarySearchFunc(all, from, func(rs *RecordSet, k setKey) int {
+			return compareKey(setKey{rs.Name, rs.Type, rs.SetIdentifier}, k)
+		})
 	} else if q.Get("type") != "" {
 		writeError(w, http.StatusBadRequest, "InvalidInput", "The input is not valid: type without name")
 		return
@@ -569,7 +587,7 @@ func (s *Server) changeRecordSets(w http.ResponseWriter, r *http.Request, id str
 		s.invalidBatch(w, msgs)
 		return
 	}
-	z.sets = sets
+	z.sets, z.order = sets, nil
 	cid := fmt.Sprintf("C%013d", len(s.changes)+1)
 	s.changes[cid] = time.Now()
 	s.batches = append(s.batches, len(req.Changes))
