@@ -2,7 +2,7 @@
 SHELL := /usr/bin/env bash
 GO ?= go
 
-.PHONY: dev test test-unit generate verify build bench bench-health chart
+.PHONY: dev test test-unit generate verify build bench bench-health chart reliability
 
 ## dev: start a local federation (control plane + 3 members + DNS) on loopback.
 dev:
@@ -42,3 +42,10 @@ bench-health:
 ## chart: helm lint and helm template of the chart for every values example, no servers (helm from hack/helm.sh).
 chart:
 	KFED_HELM=$$(hack/helm.sh | tail -n 1) $(GO) test -count=1 -run TestChart -skip TestChartInstalls ./test/e2e/
+## reliability: the fault suite in full (1,000 Services, 20 controller kills, a minute frozen; ~30-40 min).
+## Figures go to reliability-figures.txt; docs/reliability.md has the last run's. `make test` runs its short form.
+reliability:
+	hack/install-bind.sh >/dev/null
+	hack/install-dnsperf.sh >/dev/null
+	set -o pipefail; KFED_TEST_BIN=$$(hack/test-binaries.sh | tail -n 1) KFED_RELIABILITY=full KFED_RELIABILITY_REPORT=$(CURDIR)/reliability-figures.txt \
+		$(GO) test -count=1 -timeout 90m -run TestFaults -v ./test/reliability/ | grep -E 'FIGURE|^\s+\S+_test.go|^(---|ok|FAIL|PASS)'

@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -324,6 +325,44 @@ func (e *Env) RestartAPIServer(ctx context.Context, name string) error {
 		return err
 	}
 	return e.waitReady(ctx, c)
+}
+
+// KillEtcd ends etcd at once with SIGKILL, as a crash would, for fault
+// tests; its data stays on disk for RestartEtcd.
+func (e *Env) KillEtcd() { e.etcd.kill() }
+
+// RestartEtcd starts a killed etcd again, on the same port with the same
+// data, and returns once it is healthy.
+func (e *Env) RestartEtcd(ctx context.Context) error {
+	if e.etcd.running() {
+		return nil
+	}
+	if err := e.etcd.start(); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	return poll(ctx, 100*time.Millisecond, e.etcd, func(ctx context.Context) error {
+		return httpGetOK(ctx, nil, e.etcdURL+"/health")
+	})
+}
+
+// FreezeAPIServer stops (SIGSTOP) or, with freeze false, continues
+// (SIGCONT) a cluster's API server, as a laptop that sleeps or a paused VM
+// does: connections stay open and nothing answers.
+func (e *Env) FreezeAPIServer(name string, freeze bool) error {
+	c := e.Cluster(name)
+	if c == nil {
+		return fmt.Errorf("no cluster %q", name)
+	}
+	if !c.apiserver.running() {
+		return fmt.Errorf("the API server of %s is not running", name)
+	}
+	sig := syscall.SIGCONT
+	if freeze {
+		sig = syscall.SIGSTOP
+	}
+	return syscall.Kill(-c.apiserver.cmd.Process.Pid, sig)
 }
 
 // Cluster returns the cluster named name (or the control plane), or nil.

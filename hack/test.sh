@@ -25,6 +25,8 @@ hack/install-knot.sh >/dev/null
 # test/monitoring checks the alerting rules with promtool, built from the module proxy.
 KFED_PROMTOOL=$(hack/promtool.sh | tail -n 1)
 export KFED_PROMTOOL
+# The fault suite (test/reliability) restarts CoreDNS under dnsperf's load.
+hack/install-dnsperf.sh >/dev/null
 
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './hack/*'))
 if [ -n "$unformatted" ]; then

@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -28,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
 )
 
@@ -130,16 +132,40 @@ func (c *Controller) onShard(_ string, obj client.Object) {
 	}
 }
 
+// allFederated answers a change of the Ready members: every federated
+// Service, and the origin of every shard kfed made in a Ready member. The
+// second sweeps the shards of Services that went while their member was not
+// Ready — offline, or its cache still starting after a restart — since
+// finalizing a Service reaches only the Ready members, and a member's first
+// shard events come before it counts as Ready.
 func (c *Controller) allFederated(ctx context.Context, _ client.Object) []ctrl.Request {
 	var list corev1.ServiceList
 	if err := c.Fed.List(ctx, &list); err != nil {
 		return nil
 	}
+	seen := map[types.NamespacedName]bool{}
 	var reqs []ctrl.Request
+	add := func(key types.NamespacedName) {
+		if !seen[key] {
+			seen[key] = true
+			reqs = append(reqs, ctrl.Request{NamespacedName: key})
+		}
+	}
 	for i := range list.Items {
 		svc := &list.Items[i]
 		if IsFederated(svc) || controllerutil.ContainsFinalizer(svc, Finalizer) {
-			reqs = append(reqs, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(svc)})
+			add(client.ObjectKeyFromObject(svc))
+		}
+	}
+	for _, m := range c.Members.Ready() {
+		var shards corev1.ServiceList
+		if err := m.Client.List(ctx, &shards, client.MatchingLabels{kfedv1alpha1.LabelFederation: c.Federation}); err != nil {
+			continue
+		}
+		for i := range shards.Items {
+			if key, ok := clusters.Origin(&shards.Items[i], c.Federation); ok {
+				add(key)
+			}
 		}
 	}
 	return reqs

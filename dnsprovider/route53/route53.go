@@ -5,7 +5,7 @@
 // the fewest that fit otherwise, never splitting the changes to one name.
 // Route53 allows about five requests per second per account, shared by
 // every tool in it, so one client-side rate limiter paces all zones, and
-// Throttling and PriorRequestNotComplete answers are retried with
+// Throttling and PriorRequestNotComplete answers, and 5xx, are retried with
 // exponential backoff and full jitter (the SDK's own retryer is switched off
 // so that every retry is counted).
 //
@@ -121,10 +121,29 @@ func throttled(err error) bool {
 	return false
 }
 
+// serverError reports whether Route53 failed with a 5xx answer (an
+// InternalFailure or ServiceUnavailable), which passes: the SDK's own
+// retryer, switched off here, retries those too.
+func serverError(err error) bool {
+	var re interface{ HTTPStatusCode() int }
+	return errors.As(err, &re) && re.HTTPStatusCode() >= 500
+}
+
+// retryable reports whether an answer is worth retrying after a wait, and
+// whether it was Route53 asking the caller to slow down.
+func retryable(err error) (retry, slowDown bool) {
+	if throttled(err) {
+		return true, true
+	}
+	return serverError(err), false
+}
+
 // call sends one request through the shared limiter, retrying throttled
-// answers.
+// and 5xx answers. Retrying a change whose answer was lost is safe: its
+// CREATEs and DELETEs no longer match, so the batch is refused whole
+// (InvalidChangeBatch, a failed precondition) instead of applying twice.
 func (p *Provider) call(ctx context.Context, fn func(context.Context) error) error {
-	return p.retry.Do(ctx, &p.Counters, func(err error) (bool, bool) { t := throttled(err); return t, t }, fn)
+	return p.retry.Do(ctx, &p.Counters, retryable, fn)
 }
 
 // Zones lists the account's hosted zones, filtered by Config.

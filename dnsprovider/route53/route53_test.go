@@ -179,6 +179,19 @@ func TestThrottlingIsRetriedAndCounted(t *testing.T) {
 	}
 }
 
+func TestServerErrorsAreRetriedWithoutCountingAsThrottling(t *testing.T) {
+	fake, p, z := setup(t, route53.Config{})
+	fake.FailNext("InternalFailure", "ServiceUnavailable")
+	before := p.Stats()
+	if _, err := dnsprovider.Sync(context.Background(), p, z, planner(t), services(2)); err != nil {
+		t.Fatalf("a sync meeting two passing 5xx answers failed: %v", err)
+	}
+	got := p.Stats()
+	if got.ThrottledRetries != before.ThrottledRetries || got.Requests-before.Requests != 4 || got.Changes-before.Changes != 8 {
+		t.Errorf("stats went from %+v to %+v; want no throttled retry, 4 requests (2 refused, a listing, a change), 8 changes", before, got)
+	}
+}
+
 func TestThrottlingGivesUpAfterMaxRetries(t *testing.T) {
 	fake, p, z := setup(t, route53.Config{MaxRetries: 2})
 	fake.FailNext("Throttling", "Throttling", "Throttling")

@@ -17,7 +17,8 @@
 // listed back; other routing policies are refused. Errors are googleapi.Error
 // JSON bodies ({"error": {"code", "message", "errors": [{"reason"}]}}), so
 // the client returns them typed. 429 rateLimitExceeded and 5xx answers can be
-// switched on, for a number of requests or as a rate limit.
+// switched on, for a number of requests, as a rate limit, or on a random
+// share of requests.
 //
 // No Cloud DNS emulator can be installed on the machines kfed is tested on;
 // this is not one either, only the part kfed speaks, written from the API
@@ -29,6 +30,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -72,20 +74,28 @@ type Server struct {
 	maxRRSets int
 	requests  map[string]int
 	batches   []int
+	// faultShare of requests are refused with one of faultStatuses, drawn
+	// at random; off while faultShare is 0.
+	faultShare    float64
+	faultStatuses []int
+	faults        map[int]int
 }
 
 type zone struct {
 	project, name, dnsName, visibility string
 	id                                 uint64
 	sets                               map[setKey]*RecordSet
-	changes                            []*Change
+	// order is sets in listing order, kept until sets changes: sorting
+	// tens of thousands of sets for every page made a listing quadratic.
+	order   []*RecordSet
+	changes []*Change
 }
 
 type setKey struct{ name, typ string }
 
 // New starts a fake Cloud DNS. Close it when the test ends.
 func New() *Server {
-	s := &Server{requests: map[string]int{}, maxRRSets: DefaultMaxRecordSetsZone}
+	s := &Server{requests: map[string]int{}, faults: map[int]int{}, maxRRSets: DefaultMaxRecordSetsZone}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.srv.URL
 	return s
@@ -127,6 +137,27 @@ func (s *Server) FailNext(statuses ...int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.failNext = append(s.failNext, statuses...)
+}
+
+// FailRandomly refuses each request with probability share (0 switches
+// it off, the default), answering one of statuses picked at random: 429
+// (rateLimitExceeded), 500 (internalError) or 503 (backendError). A refused
+// request changes nothing.
+func (s *Server) FailRandomly(share float64, statuses ...int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faultShare, s.faultStatuses = share, slices.Clone(statuses)
+}
+
+// Faults returns how many requests FailRandomly refused, by HTTP status.
+func (s *Server) Faults() map[int]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[int]int{}
+	for k, v := range s.faults {
+		out[k] = v
+	}
+	return out
 }
 
 // LimitRate answers 429 rateLimitExceeded to requests beyond perSecond
@@ -320,6 +351,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		refuse(status).write(w)
 		return
 	}
+	if s.faultShare > 0 && len(s.faultStatuses) > 0 && rand.Float64() < s.faultShare {
+		status := s.faultStatuses[rand.IntN(len(s.faultStatuses))]
+		s.faults[status]++
+		refuse(status).write(w)
+		return
+	}
 	if s.limiter != nil && !s.limiter.Allow() {
 		refuse(http.StatusTooManyRequests).write(w)
 		return
@@ -451,13 +488,20 @@ func (s *Server) getZone(w http.ResponseWriter, project, name string) *apiError 
 func sortKey(k setKey) string { return k.name + " " + k.typ }
 
 func sorted(z *zone) []*RecordSet {
+	if z.order != nil {
+		return z.order
+	}
 	out := make([]*RecordSet, 0, len(z.sets))
 	for _, rs := range z.sets {
 		out = append(out, rs)
 	}
 	slices.SortFunc(out, func(a, b *RecordSet) int {
-		return strings.Compare(sortKey(setKey{a.Name, a.Type}), sortKey(setKey{b.Name, b.Type}))
+		if c := strings.Compare(a.Name, b.Name); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Type, b.Type)
 	})
+	z.order = out
 	return out
 }
 
@@ -483,13 +527,9 @@ func (s *Server) listRecordSets(w http.ResponseWriter, r *http.Request, project,
 	}
 	start := 0
 	if from != "" {
-		start = len(all)
-		for i, rs := range all {
-			if sortKey(setKey{rs.Name, rs.Type}) >= from {
-				start = i
-				break
-			}
-		}
+		start, _ = slices.BinarySearchFunc(all, from, func(rs *RecordSet, k string) int {
+			return strings.Compare(sortKey(setKey{rs.Name, rs.Type}), k)
+		})
 	}
 	end := min(len(all), start+size)
 	resp := struct {
@@ -637,7 +677,7 @@ func (s *Server) createChange(w http.ResponseWriter, r *http.Request, project, z
 	if s.maxRRSets > 0 && len(sets) > s.maxRRSets && len(sets) > len(z.sets) {
 		return errorf(http.StatusForbidden, "quotaExceeded", "Quota exceeded for 'rrsetsPerManagedZone': the change leaves %d record sets, limit %d.", len(sets), s.maxRRSets)
 	}
-	z.sets = sets
+	z.sets, z.order = sets, nil
 	s.nextID++
 	c := &Change{Kind: "dns#change", ID: strconv.FormatUint(s.nextID, 10), Status: "pending", StartTime: time.Now().UTC().Format(time.RFC3339Nano),
 		Additions: req.Additions, Deletions: req.Deletions}

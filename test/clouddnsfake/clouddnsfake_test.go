@@ -283,3 +283,50 @@ func TestRecordSetsPerZoneAreLimited(t *testing.T) {
 		t.Fatalf("err = %v, want 403 quotaExceeded", err)
 	}
 }
+
+func TestFailRandomlyRefusesAShareOfRequestsAndChangesNothing(t *testing.T) {
+	reasons := map[int]string{429: "rateLimitExceeded", 500: "internalError", 503: "backendError"}
+	tests := []struct {
+		name     string
+		share    float64
+		min, max int // refused of 400 requests
+	}{
+		{"off by default", 0, 0, 0},
+		{"half of the requests are refused", 0.5, 150, 250},
+		{"every request is refused", 1, 400, 400},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fake, svc := newClient(t)
+			if tt.share > 0 {
+				fake.FailRandomly(tt.share, 429, 500, 503)
+			}
+			refused, created := 0, 0
+			for i := range 400 {
+				_, err := svc.Changes.Create(project, "example", &dns.Change{Additions: []*dns.ResourceRecordSet{a(fmt.Sprintf("n%d.example.com.", i), 30, "10.0.0.1")}}).Do()
+				if err == nil {
+					created++
+					continue
+				}
+				var ge *googleapi.Error
+				if !errors.As(err, &ge) || reasons[ge.Code] == "" || len(ge.Errors) == 0 || ge.Errors[0].Reason != reasons[ge.Code] {
+					t.Fatalf("refusal %v: want 429, 500 or 503 with its reason", err)
+				}
+				refused++
+			}
+			if refused < tt.min || refused > tt.max {
+				t.Errorf("%d of 400 requests refused, want %d to %d", refused, tt.min, tt.max)
+			}
+			faults := 0
+			for _, n := range fake.Faults() {
+				faults += n
+			}
+			if faults != refused {
+				t.Errorf("Faults counts %d, the client saw %d", faults, refused)
+			}
+			if got := len(fake.RecordSets(project, "example")) - 2; got != created { // SOA and NS
+				t.Errorf("zone holds %d record sets, %d were accepted: a refused request changed the zone", got, created)
+			}
+		})
+	}
+}

@@ -7,7 +7,8 @@
 // all-or-nothing batches; InvalidChangeBatch with its
 // <InvalidChangeBatch><Messages> body) and GetChange. Throttling and
 // PriorRequestNotComplete can be switched on, for a number of requests or as
-// a rate limit like Route53's five requests per second.
+// a rate limit like Route53's five requests per second, and any of them or a
+// 5xx (InternalFailure, ServiceUnavailable) on a random share of requests.
 //
 // No Route53 emulator can be installed on the machines kfed is tested on; this
 // is not one either, only the part kfed speaks, written from Route53's API
@@ -18,6 +19,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -56,19 +58,27 @@ type Server struct {
 	limiter  *rate.Limiter
 	requests map[string]int
 	batches  []int
+	// faultShare of requests are refused with one of faultCodes, drawn at
+	// random; off while faultShare is 0.
+	faultShare float64
+	faultCodes []string
+	faults     map[string]int
 }
 
 type zone struct {
 	id, name string // name with trailing dot
 	private  bool
 	sets     map[setKey]*RecordSet
+	// order is sets in listing order, kept until sets changes: sorting
+	// tens of thousands of sets for every page made a listing quadratic.
+	order []*RecordSet
 }
 
 type setKey struct{ name, typ, set string }
 
 // New starts a fake Route53; it is closed when the test ends via Close.
 func New() *Server {
-	s := &Server{zones: map[string]*zone{}, changes: map[string]time.Time{}, requests: map[string]int{}}
+	s := &Server{zones: map[string]*zone{}, changes: map[string]time.Time{}, requests: map[string]int{}, faults: map[string]int{}}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.srv.URL
 	return s
@@ -96,11 +106,33 @@ func (s *Server) AddZone(name string, private bool) string {
 }
 
 // FailNext makes the next requests answer with the given error codes, one
-// each, in order: "Throttling" or "PriorRequestNotComplete".
+// each, in order: "Throttling" or "PriorRequestNotComplete" (400),
+// "InternalFailure" (500) or "ServiceUnavailable" (503).
 func (s *Server) FailNext(codes ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.failNext = append(s.failNext, codes...)
+}
+
+// FailRandomly refuses each request with probability share (0 switches
+// it off, the default), answering one of codes picked at random: the
+// throttling answers of FailNext, or "InternalFailure" (500) and
+// "ServiceUnavailable" (503). A refused request changes nothing.
+func (s *Server) FailRandomly(share float64, codes ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faultShare, s.faultCodes = share, slices.Clone(codes)
+}
+
+// Faults returns how many requests FailRandomly refused, by code.
+func (s *Server) Faults() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]int{}
+	for k, v := range s.faults {
+		out[k] = v
+	}
+	return out
 }
 
 // LimitRate answers Throttling to requests beyond perSecond (burst of the
@@ -157,7 +189,9 @@ func (s *Server) Put(zoneID string, rs RecordSet) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rs.Name = canonical(rs.Name)
-	s.zones[zoneID].sets[setKey{rs.Name, rs.Type, rs.SetIdentifier}] = &rs
+	z := s.zones[zoneID]
+	z.sets[setKey{rs.Name, rs.Type, rs.SetIdentifier}] = &rs
+	z.order = nil
 }
 
 // XML shapes, as the Route53 API reference names them.
@@ -245,6 +279,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, code)
 		return
 	}
+	if s.faultShare > 0 && len(s.faultCodes) > 0 && rand.Float64() < s.faultShare {
+		code := s.faultCodes[rand.IntN(len(s.faultCodes))]
+		s.faults[code]++
+		s.refuse(w, code)
+		return
+	}
 	if s.limiter != nil && !s.limiter.Allow() {
 		s.refuse(w, "Throttling")
 		return
@@ -265,6 +305,10 @@ func (s *Server) refuse(w http.ResponseWriter, code string) {
 	switch code {
 	case "PriorRequestNotComplete":
 		writeError(w, http.StatusBadRequest, code, "The request was rejected because Route 53 was still processing a prior request.")
+	case "InternalFailure":
+		writeError(w, http.StatusInternalServerError, code, "The request processing has failed because of an unknown error, exception or failure.")
+	case "ServiceUnavailable":
+		writeError(w, http.StatusServiceUnavailable, code, "The request has failed due to a temporary failure of the server.")
 	default:
 		writeError(w, http.StatusBadRequest, "Throttling", "Rate exceeded")
 	}
@@ -343,14 +387,31 @@ func sorted(z *zone) []*RecordSet {
 	if z == nil {
 		return nil
 	}
-	out := make([]*RecordSet, 0, len(z.sets))
-	for _, rs := range z.sets {
-		out = append(out, rs)
+	if z.order != nil {
+		return z.order
 	}
-	slices.SortFunc(out, func(a, b *RecordSet) int {
-		return compareKey(setKey{a.Name, a.Type, a.SetIdentifier}, setKey{b.Name, b.Type, b.SetIdentifier})
+	type keyed struct {
+		rs  *RecordSet
+		rev string
+	}
+	ks := make([]keyed, 0, len(z.sets))
+	for _, rs := range z.sets {
+		ks = append(ks, keyed{rs, reversed(rs.Name)})
+	}
+	slices.SortFunc(ks, func(a, b keyed) int {
+		if c := strings.Compare(a.rev, b.rev); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.rs.Type, b.rs.Type); c != 0 {
+			return c
+		}
+		return strings.Compare(a.rs.SetIdentifier, b.rs.SetIdentifier)
 	})
-	return out
+	z.order = make([]*RecordSet, len(ks))
+	for i, k := range ks {
+		z.order[i] = k.rs
+	}
+	return z.order
 }
 
 func reversed(name string) string {
@@ -381,13 +442,9 @@ func (s *Server) listRecordSets(w http.ResponseWriter, r *http.Request, id strin
 	start := 0
 	if name := q.Get("name"); name != "" {
 		from := setKey{canonical(name), q.Get("type"), q.Get("identifier")}
-		start = len(all)
-		for i, rs := range all {
-			if compareKey(setKey{rs.Name, rs.Type, rs.SetIdentifier}, from) >= 0 {
-				start = i
-				break
-			}
-		}
+		start, _ = slices.BinarySearchFunc(all, from, func(rs *RecordSet, k setKey) int {
+			return compareKey(setKey{rs.Name, rs.Type, rs.SetIdentifier}, k)
+		})
 	} else if q.Get("type") != "" {
 		writeError(w, http.StatusBadRequest, "InvalidInput", "The input is not valid: type without name")
 		return
@@ -530,7 +587,7 @@ func (s *Server) changeRecordSets(w http.ResponseWriter, r *http.Request, id str
 		s.invalidBatch(w, msgs)
 		return
 	}
-	z.sets = sets
+	z.sets, z.order = sets, nil
 	cid := fmt.Sprintf("C%013d", len(s.changes)+1)
 	s.changes[cid] = time.Now()
 	s.batches = append(s.batches, len(req.Changes))

@@ -168,3 +168,53 @@ func TestListHostedZonesPages(t *testing.T) {
 		t.Errorf("listed %d zones in %d pages, want 151 in 2", n, pages)
 	}
 }
+
+func TestFailRandomlyRefusesAShareOfRequestsAndChangesNothing(t *testing.T) {
+	codes := []string{"Throttling", "PriorRequestNotComplete", "InternalFailure", "ServiceUnavailable"}
+	status := map[string]int{"Throttling": 400, "PriorRequestNotComplete": 400, "InternalFailure": 500, "ServiceUnavailable": 503}
+	tests := []struct {
+		name     string
+		share    float64
+		min, max int // refused of 400 requests
+	}{
+		{"off by default", 0, 0, 0},
+		{"half of the requests are refused", 0.5, 150, 250},
+		{"every request is refused", 1, 400, 400},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fake, c, id := newClient(t)
+			if tt.share > 0 {
+				fake.FailRandomly(tt.share, codes...)
+			}
+			ctx := context.Background()
+			refused, created := 0, 0
+			for i := range 400 {
+				err := change(ctx, c, id, types.Change{Action: types.ChangeActionCreate, ResourceRecordSet: a(fmt.Sprintf("n%d.example.com", i), "", 0, "10.0.0.1")})
+				if err == nil {
+					created++
+					continue
+				}
+				var re interface{ HTTPStatusCode() int }
+				var ae smithy.APIError
+				if !errors.As(err, &ae) || !errors.As(err, &re) || status[ae.ErrorCode()] == 0 || re.HTTPStatusCode() != status[ae.ErrorCode()] {
+					t.Fatalf("refusal %v: want one of %v with its HTTP status", err, codes)
+				}
+				refused++
+			}
+			if refused < tt.min || refused > tt.max {
+				t.Errorf("%d of 400 requests refused, want %d to %d", refused, tt.min, tt.max)
+			}
+			faults := 0
+			for _, n := range fake.Faults() {
+				faults += n
+			}
+			if faults != refused {
+				t.Errorf("Faults counts %d, the client saw %d", faults, refused)
+			}
+			if got := len(fake.RecordSets(id)) - 2; got != created { // SOA and NS
+				t.Errorf("zone holds %d record sets, %d were accepted: a refused request changed the zone", got, created)
+			}
+		})
+	}
+}

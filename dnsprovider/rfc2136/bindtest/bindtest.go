@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -45,8 +46,12 @@ type Server struct {
 	// Dir is the server's working folder (config, zone, journal, log).
 	Dir string
 
-	cmd *exec.Cmd
-	log *lockedBuffer
+	named string
+	log   *lockedBuffer
+
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	exited chan struct{}
 }
 
 type lockedBuffer struct {
@@ -144,55 +149,91 @@ ns IN A 127.0.0.1
 			return nil, err
 		}
 	}
-	// -g: foreground, log to stderr; -n 1: one worker (the machine is shared).
-	cmd := exec.Command(named, "-g", "-4", "-n", "1", "-c", filepath.Join(dir, "named.conf"))
-	cmd.Dir = dir
-	cmd.Stdout, cmd.Stderr = s.log, s.log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting %s: %w", named, err)
-	}
-	s.cmd = cmd
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	stopped := false
-	stop := func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		// named is its own process group leader (Setpgid): signal the group.
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(5 * time.Second):
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-exited
-		}
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if s.answersSOA() {
-			break
-		}
-		select {
-		case err := <-exited:
-			stopped = true
-			return nil, fmt.Errorf("named exited (%v) before answering:\n%s", err, s.log)
-		case <-time.After(20 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			stop()
-			return nil, fmt.Errorf("named did not answer the SOA of %s within 10s:\n%s", zone, s.log)
-		}
+	s.named = named
+	if err := s.run(); err != nil {
+		return nil, err
 	}
 	t.Cleanup(func() {
-		stop()
+		s.stop()
 		if t.Failed() {
 			t.Logf("named log:\n%s", s.log)
 		}
 	})
 	return s, nil
+}
+
+// run starts named from s.Dir and waits until it answers the SOA.
+func (s *Server) run() error {
+	// -g: foreground, log to stderr; -n 1: one worker (the machine is shared).
+	cmd := exec.Command(s.named, "-g", "-4", "-n", "1", "-c", filepath.Join(s.Dir, "named.conf"))
+	cmd.Dir = s.Dir
+	cmd.Stdout, cmd.Stderr = s.log, s.log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting %s: %w", s.named, err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	s.mu.Lock()
+	s.cmd, s.exited = cmd, exited
+	s.mu.Unlock()
+	deadline := time.Now().Add(10 * time.Second)
+	for !s.answersSOA() {
+		select {
+		case <-exited:
+			return fmt.Errorf("named exited (%v) before answering:\n%s", cmd.ProcessState, s.log)
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			s.stop()
+			return fmt.Errorf("named did not answer the SOA of %s within 10s:\n%s", s.Zone, s.log)
+		}
+	}
+	return nil
+}
+
+// stop ends named with SIGTERM, and SIGKILL after 5 s.
+func (s *Server) stop() { s.signal(syscall.SIGTERM, 5*time.Second) }
+
+// Kill ends named at once with SIGKILL, as a crash would: what it has
+// acknowledged is in its journal, nothing else is saved.
+func (s *Server) Kill() { s.signal(syscall.SIGKILL, 0) }
+
+// Restart starts a named that Kill ended again, on the same port from the
+// same folder (its zone file and journal), and waits until it answers.
+func (s *Server) Restart() error {
+	s.mu.Lock()
+	exited := s.exited
+	s.mu.Unlock()
+	select {
+	case <-exited:
+	default:
+		return errors.New("bindtest: named is still running")
+	}
+	return s.run()
+}
+
+func (s *Server) signal(sig syscall.Signal, grace time.Duration) {
+	s.mu.Lock()
+	cmd, exited := s.cmd, s.exited
+	s.mu.Unlock()
+	select {
+	case <-exited:
+		return
+	default:
+	}
+	// named is its own process group leader (Setpgid): signal the group.
+	_ = syscall.Kill(-cmd.Process.Pid, sig)
+	if sig == syscall.SIGKILL {
+		<-exited
+		return
+	}
+	select {
+	case <-exited:
+	case <-time.After(grace):
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-exited
+	}
 }
 
 func (s *Server) answersSOA() bool {
@@ -207,7 +248,11 @@ func (s *Server) answersSOA() bool {
 func (s *Server) Log() string { return s.log.String() }
 
 // PID returns named's process ID.
-func (s *Server) PID() int { return s.cmd.Process.Pid }
+func (s *Server) PID() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cmd.Process.Pid
+}
 
 // Query asks the server for name/type over UDP (TCP if truncated) and
 // returns the answer section: what a resolver would see, not the provider's
@@ -257,4 +302,28 @@ func freePort() (int, error) {
 		}
 	}
 	return 0, fmt.Errorf("no port free for both TCP and UDP")
+}
+
+// Transfer returns every record of the zone, by an AXFR signed with the
+// TSIG key, without the closing SOA.
+func (s *Server) Transfer() ([]dns.RR, error) {
+	m := new(dns.Msg)
+	m.SetAxfr(dns.Fqdn(s.Zone))
+	m.SetTsig(KeyName, dns.HmacSHA256, 300, time.Now().Unix())
+	tr := &dns.Transfer{TsigSecret: map[string]string{KeyName: s.Secret}}
+	envs, err := tr.In(m, s.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("AXFR %s: %w", s.Zone, err)
+	}
+	var out []dns.RR
+	for env := range envs {
+		if env.Error != nil {
+			return nil, fmt.Errorf("AXFR %s: %w", s.Zone, env.Error)
+		}
+		out = append(out, env.RR...)
+	}
+	if len(out) > 1 {
+		out = out[:len(out)-1]
+	}
+	return out, nil
 }
