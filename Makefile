@@ -42,6 +42,7 @@ bench-health:
 ## chart: helm lint and helm template of the chart for every values example, no servers (helm from hack/helm.sh).
 chart:
 	KFED_HELM=$$(hack/helm.sh | tail -n 1) $(GO) test -count=1 -run TestChart -skip TestChartInstalls ./test/e2e/
+
 ## reliability: the fault suite in full (1,000 Services, 20 controller kills, a minute frozen; ~30-40 min).
 ## Figures go to reliability-figures.txt; docs/reliability.md has the last run's. `make test` runs its short form.
 reliability:
