@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"slices"
 	"strings"
@@ -28,15 +29,19 @@ type Records struct {
 	// 208, a tenth of the index at 100,000 names.
 	more *moreRecords
 
-	// derived caches what a reader computes from these records and others
-	// (an SRV answer's additional section), valid for one index serial.
-	derived atomic.Pointer[derivedRRs]
+	// owner is the object these records are of, nil for the merge of
+	// several objects' records. Lookups never read it.
+	owner *Object
 }
 
 // moreRecords are a name's AAAA, SRV and TXT records.
 type moreRecords struct {
 	aaaa     addresses
 	srv, txt []dns.RR
+
+	// derived caches what a reader computes from these records and others
+	// (an SRV answer's additional section), valid for one index serial.
+	derived atomic.Pointer[derivedRRs]
 }
 
 // empty is what a name without AAAA, SRV or TXT reads.
@@ -57,7 +62,10 @@ type derivedRRs struct {
 // Derived returns what SetDerived stored, and whether it was computed at
 // serial.
 func (r *Records) Derived(serial uint32) ([]dns.RR, bool) {
-	if d := r.derived.Load(); d != nil && d.serial == serial {
+	if r.more == nil {
+		return nil, false
+	}
+	if d := r.more.derived.Load(); d != nil && d.serial == serial {
 		return d.rrs, true
 	}
 	return nil, false
@@ -65,8 +73,12 @@ func (r *Records) Derived(serial uint32) ([]dns.RR, bool) {
 
 // SetDerived stores rrs, computed from the index at serial, for readers that
 // ask again before the index changes. Callers must not modify rrs afterwards.
+// It keeps nothing for a name with A records alone or a CNAME: what is
+// derived is derived from SRV records.
 func (r *Records) SetDerived(serial uint32, rrs []dns.RR) {
-	r.derived.Store(&derivedRRs{serial: serial, rrs: rrs})
+	if r.more != nil {
+		r.more.derived.Store(&derivedRRs{serial: serial, rrs: rrs})
+	}
 }
 
 // addresses are one type's address records at a name, one group per cluster.
@@ -199,24 +211,95 @@ func (r *Records) SRV() []dns.RR { return r.rest().srv }
 // TXT is the name's TXT records.
 func (r *Records) TXT() []dns.RR { return r.rest().txt }
 
-// build merges the endpoints of sources at name into records; nil when none
+// build merges one object's endpoints at name into records; nil when none
 // can be served.
-func build(name string, sources []source, cluster string, defaultTTL uint32) (*Records, error) {
+func build(name string, endpoints []*extdnsv1alpha1.Endpoint, clusters dnsendpoint.Clusters, cluster string, defaultTTL uint32) (*Records, error) {
 	var (
 		b    = builder{name: name, cluster: cluster, defaultTTL: defaultTTL}
 		errs []error
 	)
-	for _, s := range sources {
-		for _, ep := range s.endpoints {
-			if err := b.add(ep, s.clusters); err != nil {
-				errs = append(errs, fmt.Errorf("%s %s %s: %w", s.object, ep.RecordType, ep.DNSName, err))
-			}
+	for _, ep := range endpoints {
+		if err := b.add(ep, clusters); err != nil {
+			errs = append(errs, fmt.Errorf("%s %s: %w", ep.RecordType, ep.DNSName, err))
 		}
 	}
-	if b.cname != "" && len(b.a)+len(b.aaaa)+len(b.srv)+len(b.txt) > 0 {
-		errs = append(errs, fmt.Errorf("%s: records beside its CNAME are not served (RFC 1034 3.6.2)", name))
+	return b.records(), errors.Join(append(errs, b.besideCNAME())...)
+}
+
+// merge merges the records of several objects at name, parts, as build
+// would have merged their endpoints.
+func merge(name string, parts []*Records, cluster string, defaultTTL uint32) (*Records, error) {
+	var (
+		b    = builder{name: name, cluster: cluster, defaultTTL: defaultTTL}
+		errs []error
+	)
+	for _, p := range parts {
+		if err := b.addRecords(p); err != nil {
+			errs = append(errs, fmt.Errorf("%s %s: %w", p.owner.key, name, err))
+		}
 	}
-	return b.records(), errors.Join(errs...)
+	return b.records(), errors.Join(append(errs, b.besideCNAME())...)
+}
+
+func (b *builder) besideCNAME() error {
+	if b.cname != "" && len(b.a)+len(b.aaaa)+len(b.srv)+len(b.txt) > 0 {
+		return fmt.Errorf("%s: records beside its CNAME are not served (RFC 1034 3.6.2)", b.name)
+	}
+	return nil
+}
+
+// addRecords adds what one object's records at the name hold. They were
+// built by the same rules, so that only TTLs, CNAME conflicts and the order
+// of address groups are left to merge.
+func (b *builder) addRecords(r *Records) error {
+	var err error
+	if c := r.cname; c != nil {
+		if b.cname != "" && b.cname != c.Target {
+			err = fmt.Errorf("a second CNAME target %s beside %s", c.Target, b.cname)
+		} else {
+			b.cname = c.Target
+			b.ttlCNAME = lowest(b.ttlCNAME, c.Hdr.Ttl)
+		}
+	}
+	more := r.rest()
+	b.addGroups(&b.a, &b.ttlA, &r.a)
+	b.addGroups(&b.aaaa, &b.ttlAAAA, &more.aaaa)
+	for _, rr := range more.srv {
+		s := *rr.(*dns.SRV)
+		b.srv = append(b.srv, &s)
+		b.ttlSRV = lowest(b.ttlSRV, s.Hdr.Ttl)
+	}
+	for _, rr := range more.txt {
+		t := rr.(*dns.TXT)
+		b.txt = append(b.txt, t.Txt)
+		b.ttlTXT = lowest(b.ttlTXT, t.Hdr.Ttl)
+	}
+	return err
+}
+
+func (b *builder) addGroups(dst *[]parsedGroup, ttl *uint32, as *addresses) {
+	for _, g := range as.groups {
+		*dst = append(*dst, parsedGroup{cluster: g.cluster, weight: g.weight, addrs: addrsOf(g.rrs), clusterIPs: addrsOf(g.clusterIPs)})
+		*ttl = lowest(*ttl, g.rrs[0].Header().Ttl)
+	}
+}
+
+// addrsOf returns the addresses of A or AAAA records.
+func addrsOf(rrs []dns.RR) []netip.Addr {
+	var out []netip.Addr
+	for _, rr := range rrs {
+		var ip net.IP
+		switch rr := rr.(type) {
+		case *dns.A:
+			ip = rr.A
+		case *dns.AAAA:
+			ip = rr.AAAA
+		}
+		if a, ok := netip.AddrFromSlice(ip); ok {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // builder collects a name's endpoints, then builds its records with one TTL
