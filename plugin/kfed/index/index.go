@@ -56,8 +56,7 @@ type Index struct {
 // handed to Index.SetObject once.
 type Object struct {
 	key     string     // set by SetObject, under the index's lock
-	names   []string   // sorted
-	records []*Records // of names[i], never nil
+	records []*Records // by name (Records.name), never nil
 	err     error
 }
 
@@ -65,7 +64,15 @@ type Object struct {
 func (o *Object) Err() error { return o.err }
 
 // Len is the number of names the object has records at.
-func (o *Object) Len() int { return len(o.names) }
+func (o *Object) Len() int { return len(o.records) }
+
+// has reports whether o has records at name.
+func (o *Object) has(name string) bool {
+	_, found := slices.BinarySearchFunc(o.records, name, func(r *Records, name string) int {
+		return strings.Compare(r.name(), name)
+	})
+	return found
+}
 
 // New returns an empty index for a plugin running in cluster (empty when it
 // runs outside any member cluster), giving endpoints without a recordTTL the
@@ -157,7 +164,7 @@ func (x *Index) Parse(endpoints []extdnsv1alpha1.Endpoint, clusters dnsendpoint.
 		names = append(names, name)
 	}
 	slices.Sort(names)
-	o := &Object{names: names[:0:len(names)], records: make([]*Records, 0, len(names))}
+	o := &Object{records: make([]*Records, 0, len(names))}
 	for _, name := range names {
 		r, err := build(name, byName[name], clusters, x.cluster, x.defaultTTL)
 		if err != nil {
@@ -165,11 +172,10 @@ func (x *Index) Parse(endpoints []extdnsv1alpha1.Endpoint, clusters dnsendpoint.
 		}
 		if r != nil {
 			r.owner = o
-			o.names = append(o.names, name)
 			o.records = append(o.records, r)
 		}
 	}
-	o.names, o.records = slices.Clip(o.names), slices.Clip(o.records)
+	o.records = slices.Clip(o.records)
 	o.err = errors.Join(errs...)
 	return o
 }
@@ -182,18 +188,18 @@ func (x *Index) SetObject(object string, o *Object) error {
 	o.key = object
 	var errs []error
 	if old := x.objects[object]; old != nil && old != o {
-		for _, name := range old.names {
-			if _, still := slices.BinarySearch(o.names, name); !still {
+		for _, r := range old.records {
+			if name := r.name(); !o.has(name) {
 				x.remove(name, object)
 			}
 		}
 	}
-	for i, name := range o.names {
-		if err := x.put(name, o.records[i]); err != nil {
+	for _, r := range o.records {
+		if err := x.put(r.name(), r); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	if len(o.names) == 0 {
+	if len(o.records) == 0 {
 		delete(x.objects, object)
 	} else {
 		x.objects[object] = o
@@ -210,8 +216,8 @@ func (x *Index) Delete(object string) {
 	if !ok {
 		return
 	}
-	for _, name := range o.names {
-		x.remove(name, object)
+	for _, r := range o.records {
+		x.remove(r.name(), object)
 	}
 	delete(x.objects, object)
 	x.version.Add(1)
