@@ -497,7 +497,7 @@ func (b *builder) addresses(parsed []parsedGroup, qtype uint16, ttl uint32) addr
 	case clusterIPs == 0:
 		as.fixed = alloc.list[:n:n]
 	default:
-		as.fixed = as.appendAll(alloc.list[n:n:n+extra])
+		as.fixed = as.appendAll(alloc.list[n : n : n+extra])
 	}
 	return as
 }
