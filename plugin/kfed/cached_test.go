@@ -44,7 +44,7 @@ func TestCacheKeepsTheKeyVersionAndRecordsOfADNSEndpoint(t *testing.T) {
 	}{
 		{"the informer's key is namespace/name", keyErr == nil && key == "default/demo" && c.key == key},
 		{"the resourceVersion is kept for the serial", metaErr == nil && m.GetResourceVersion() == "42" && c.resourceVersion == "42"},
-		{"every name is parsed once, into the index's records", c.object.Err() == nil && c.err == nil && c.object.Len() == demoNames},
+		{"every name is parsed once, into the index's records", c.object.Err() == nil && c.err == nil && c.object.Len() == demoNames()},
 		{"a cached object is not transformed again", again == any(c)},
 		{"a tombstone passes through", tombAgain == any(tomb)},
 	}
@@ -64,13 +64,13 @@ func TestCacheKeepsTheKeyVersionAndRecordsOfADNSEndpoint(t *testing.T) {
 }
 
 // demoNames is the number of names demoEndpoints has records at.
-var demoNames = func() int {
+func demoNames() int {
 	names := map[string]bool{}
 	for _, ep := range demoEndpoints() {
 		names[ep.DNSName] = true
 	}
 	return len(names)
-}()
+}
 
 // cached is obj as the informer hands it to the watcher's handlers: through
 // the transform, a tombstone's object too (the cache holds transformed
