@@ -12,7 +12,8 @@
 # throughput runs also give the server's CPU time per query (its threads'
 # schedstat), which depends less on what else the machine does. Then
 # the resident memory of CoreDNS serving MEM_NAMES names (default 100,000)
-# through kfed, through file, and through kfed with no names.
+# through kfed and through file, 2 s after each serves every name and after
+# DURATION seconds of queries, and through kfed with no names.
 #
 # Needs dnsperf (Debian: apt-get install -y dnsperf), taskset, two CPUs, and
 # the test binaries (hack/test-binaries.sh, or $KFED_TEST_BIN).
@@ -203,14 +204,23 @@ if [ "$MEM_NAMES" -gt 0 ]; then
 	start_federation "$mem" "$MEM_NAMES"
 	rss() { awk '/VmRSS/ {printf "%.0f MiB", $2/1024}' "/proc/$dns_pid/status"; }
 	kfed_block "$KFED_PORT" >"$mem/Corefile.kfed"
+	# Under queries too: the garbage each reply leaves grows the heap to the
+	# collector's goal (twice the live heap by default), which an idle
+	# server may not have reached since its first list.
+	loaded() {
+		taskset -c 1 dnsperf -s 127.0.0.1 -p "$1" -d "$mem/queries.txt" -c 4 -T 1 -q 100 -l "$DURATION" >/dev/null 2>&1
+		echo "memory $2 $MEM_NAMES names after ${DURATION}s of queries: $(rss)"
+	}
 	start_coredns "$mem/Corefile.kfed" "127.0.0.1:$KFED_PORT" "$MEM_NAMES"
 	sleep 2
 	echo "memory kfed   $MEM_NAMES names: $(rss)"
+	loaded "$KFED_PORT" "kfed  "
 	stop_coredns
 	file_block "$FILE_PORT" "$mem/db.$ZONE" >"$mem/Corefile.file"
 	start_coredns "$mem/Corefile.file" "127.0.0.1:$FILE_PORT" "$MEM_NAMES"
 	sleep 2
 	echo "memory file   $MEM_NAMES names: $(rss)"
+	loaded "$FILE_PORT" "file  "
 	stop_coredns
 	FEDERATION=none kfed_block "$KFED_PORT" >"$mem/Corefile.empty"
 	start_coredns "$mem/Corefile.empty" "127.0.0.1:$KFED_PORT" 0

@@ -702,10 +702,10 @@ func TestSerialIsTheSameInReplicasThatSawDifferentHistories(t *testing.T) {
 				w := &watcher{federation: "dev", index: k.index, serial: &k.serial}
 				var before uint32
 				for _, e := range events {
-					if e.deleted {
-						w.remove(e.obj)
+					if obj := cached(k.index, e.obj); e.deleted {
+						w.remove(obj)
 					} else {
-						w.apply(e.obj)
+						w.apply(obj)
 					}
 					if now := k.serial.soa(); now < before {
 						t.Errorf("serial fell from %d to %d", before, now)

@@ -2,6 +2,7 @@ package kfed
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"runtime"
 	"testing"
@@ -18,8 +19,9 @@ import (
 // BenchmarkMemoryPerName measures the live heap the plugin keeps per name
 // for 10,000 Services (110,000 names): the DNSEndpoints as the informer's
 // cache holds them (decoded from JSON as the API server sends them, then
-// through the informer's transform) and the index built from them. It
-// reports bytes a name, not time; resident memory is hack/bench-dns.sh's.
+// through the informer's transform, which parses them into their records:
+// objects-B/name) and the index that serves those records (index-B/name).
+// It reports bytes a name, not time; resident memory is hack/bench-dns.sh's.
 func BenchmarkMemoryPerName(b *testing.B) {
 	raw, err := benchJSON(10000)
 	if err != nil {
@@ -37,21 +39,17 @@ func BenchmarkMemoryPerName(b *testing.B) {
 			b.Fatal(err)
 		}
 		decoded := obj.(*extdnsv1alpha1.DNSEndpointList)
-		slim := newSlimmer()
-		cached := make([]*extdnsv1alpha1.DNSEndpoint, len(decoded.Items))
+		x := index.New("cluster-1", 30)
+		transform := cacheEndpoint(x)
+		cached := make([]*cachedEndpoint, len(decoded.Items))
 		for i := range decoded.Items {
-			o, _ := slim.transform(&decoded.Items[i])
-			cached[i] = o.(*extdnsv1alpha1.DNSEndpoint)
+			o, _ := transform(&decoded.Items[i])
+			cached[i] = o.(*cachedEndpoint)
 		}
 		decoded = nil
 		objects := liveHeap() - before
-		x := index.New("cluster-1", 30)
-		for _, ep := range cached {
-			clusters, err := dnsendpoint.ReadClusters(ep)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := x.Set(ep.Namespace+"/"+ep.Name, ep.Spec.Endpoints, clusters); err != nil {
+		for _, c := range cached {
+			if err := errors.Join(c.err, x.SetObject(c.key, c.object)); err != nil {
 				b.Fatal(err)
 			}
 		}

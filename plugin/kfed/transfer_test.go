@@ -38,7 +38,7 @@ func TestTransferSendsTheZoneAsSecondariesExpect(t *testing.T) {
 		}
 	}
 	w := &watcher{federation: "dev", index: k.index, serial: &k.serial}
-	w.apply(dnsEndpoint("default/marker", "4711"))
+	w.apply(cached(k.index, dnsEndpoint("default/marker", "4711")))
 	k.synced.Store(true)
 
 	ch, err := k.Transfer(zone, 0)
@@ -102,7 +102,7 @@ func TestTransferSendsTheZoneAsSecondariesExpect(t *testing.T) {
 func TestTransferAnswersIXFRAndRefusesWhatItDoesNotServe(t *testing.T) {
 	k := newTestKfed(t, "", map[string][]extdnsv1alpha1.Endpoint{"default/demo": demoEndpoints()})
 	w := &watcher{federation: "dev", index: k.index, serial: &k.serial}
-	w.apply(dnsEndpoint("default/marker", "1000"))
+	w.apply(cached(k.index, dnsEndpoint("default/marker", "1000")))
 	tests := []struct {
 		name     string
 		zone     string

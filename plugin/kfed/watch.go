@@ -16,7 +16,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/plugin/kfed/index"
@@ -78,7 +77,7 @@ func newWatcher(cfg *rest.Config, federation string, x *index.Index, serial *zon
 		},
 	}
 	w.informer = cache.NewSharedIndexInformer(lw, &extdnsv1alpha1.DNSEndpoint{}, 0, cache.Indexers{})
-	if err := w.informer.SetTransform(newSlimmer().transform); err != nil {
+	if err := w.informer.SetTransform(cacheEndpoint(x)); err != nil {
 		return nil, fmt.Errorf("watching DNSEndpoints: %w", err)
 	}
 	return w, nil
@@ -137,31 +136,28 @@ func (w *watcher) report(err error) {
 }
 
 func (w *watcher) apply(obj any) {
-	ep, ok := obj.(*extdnsv1alpha1.DNSEndpoint)
+	c, ok := obj.(*cachedEndpoint)
 	if !ok {
 		return
 	}
-	key := ep.Namespace + "/" + ep.Name
-	clusters, cerr := dnsendpoint.ReadClusters(ep)
-	if err := errors.Join(cerr, w.index.Set(key, ep.Spec.Endpoints, clusters)); err != nil {
-		log.Warningf("DNSEndpoint %s: serving what is valid: %v", key, err)
+	if err := errors.Join(c.err, w.index.SetObject(c.key, c.object)); err != nil {
+		log.Warningf("DNSEndpoint %s: serving what is valid: %v", c.key, err)
 	}
-	w.changed(key, ep.ResourceVersion)
+	w.changed(c.key, c.resourceVersion)
 }
 
 func (w *watcher) remove(obj any) {
 	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tomb.Obj
 	}
-	ep, ok := obj.(*extdnsv1alpha1.DNSEndpoint)
+	c, ok := obj.(*cachedEndpoint)
 	if !ok {
 		return
 	}
-	key := ep.Namespace + "/" + ep.Name
-	w.index.Delete(key)
+	w.index.Delete(c.key)
 	// A deletion event carries the object's version at its deletion; a
 	// tombstone from a relist carries an older one, which changes nothing.
-	w.changed(key, ep.ResourceVersion)
+	w.changed(c.key, c.resourceVersion)
 }
 
 // changed follows a change to object, at resourceVersion rv, that is in the

@@ -24,52 +24,68 @@ import (
 
 // Index is the record sets of one federation's names, seen from one cluster.
 // It is safe for concurrent use: any number of lookups run beside one writer.
+//
+// It keeps no DNSEndpoint: each object is parsed once (Parse) into the
+// records of its names, which the index serves as they are when, as almost
+// always, one object alone has records at a name. So a name is held once, in
+// the form answers are made of, and a cache of the DNSEndpoints need keep no
+// more than their keys.
 type Index struct {
 	cluster    string
 	defaultTTL uint32
 
-	mu    sync.RWMutex
-	names map[string]*node // fully qualified, lower-case name → node
-	// served is what lookups read: the records of every name that exists
-	// (nil for an empty non-terminal). It repeats names' state so that a
-	// lookup reads the map alone, without loading a node.
-	served  map[string]*Records
-	objects map[string][]string // object key → names it has endpoints at
-	size    int                 // names with records
+	mu sync.RWMutex
+	// names is what lookups read: the records of every name that exists,
+	// nil for an empty non-terminal.
+	names map[string]*Records
+	// below counts, for each name with names with records below it, how
+	// many, which tells an empty non-terminal (NODATA) from a name that does
+	// not exist (NXDOMAIN).
+	below map[string]int32
+	// merged holds, for the few names that more than one object has records
+	// at, each object's own records, by object key; names holds their merge.
+	merged  map[string][]*Records
+	objects map[string]*Object // object key → what it contributes
+	size    int                // names with records
 
 	version atomic.Uint32
 }
 
-// node is one name: its merged records and what is needed to merge them
-// again. Fields are written under Index.mu; records is replaced, never
-// modified, so a reader may keep it after unlocking.
-type node struct {
-	records *Records
-	below   int      // names with records strictly below this one
-	sources []source // endpoints at this name, one entry per object, by key
+// Object is what one DNSEndpoint contributes to an index: the records of each
+// of its names, built by Index.Parse. It is immutable once parsed, and may be
+// handed to Index.SetObject once.
+type Object struct {
+	key     string     // set by SetObject, under the index's lock
+	records []*Records // by name (Records.name), never nil
+	err     error
 }
 
-// source is what one DNSEndpoint says about one name. The endpoints point
-// into the object, which the caller must not modify afterwards (informer
-// caches hold objects read-only, which is what the plugin passes in).
-type source struct {
-	object    string
-	endpoints []*extdnsv1alpha1.Endpoint
-	clusters  dnsendpoint.Clusters
+// Err reports what of the object could not be parsed and is not served.
+func (o *Object) Err() error { return o.err }
+
+// Len is the number of names the object has records at.
+func (o *Object) Len() int { return len(o.records) }
+
+// has reports whether o has records at name.
+func (o *Object) has(name string) bool {
+	_, found := slices.BinarySearchFunc(o.records, name, func(r *Records, name string) int {
+		return strings.Compare(r.name(), name)
+	})
+	return found
 }
 
 // New returns an empty index for a plugin running in cluster (empty when it
 // runs outside any member cluster), giving endpoints without a recordTTL the
 // TTL defaultTTL.
 func New(cluster string, defaultTTL uint32) *Index {
-	x := &Index{
+	return &Index{
 		cluster:    cluster,
 		defaultTTL: defaultTTL,
-		names:      map[string]*node{},
-		served:     map[string]*Records{},
-		objects:    map[string][]string{},
+		names:      map[string]*Records{},
+		below:      map[string]int32{},
+		merged:     map[string][]*Records{},
+		objects:    map[string]*Object{},
 	}
-	return x
 }
 
 // Lookup returns the records at name, a fully qualified lower-case name, and
@@ -77,7 +93,7 @@ func New(cluster string, defaultTTL uint32) *Index {
 // it has (an empty non-terminal); records is nil for the latter.
 func (x *Index) Lookup(name string) (records *Records, exists bool) {
 	x.mu.RLock()
-	records, exists = x.served[name]
+	records, exists = x.names[name]
 	x.mu.RUnlock()
 	return records, exists
 }
@@ -88,7 +104,7 @@ func (x *Index) Lookup(name string) (records *Records, exists bool) {
 func (x *Index) Names() []Named {
 	x.mu.RLock()
 	out := make([]Named, 0, x.size)
-	for name, r := range x.served {
+	for name, r := range x.names {
 		if r != nil {
 			out = append(out, Named{Name: name, Records: r})
 		}
@@ -121,8 +137,17 @@ func (x *Index) Version() uint32 { return x.version.Load() }
 // endpoints, whose addresses clusters (the object's cluster table,
 // dnsendpoint.ReadClusters) attributes to clusters. Endpoints or targets the
 // index cannot serve are left out and reported in the error; the rest take
-// effect all the same.
+// effect all the same. It is Parse, then SetObject.
 func (x *Index) Set(object string, endpoints []extdnsv1alpha1.Endpoint, clusters dnsendpoint.Clusters) error {
+	return x.SetObject(object, x.Parse(endpoints, clusters))
+}
+
+// Parse builds the records of endpoints, whose addresses clusters attributes
+// to clusters, for SetObject. It reads nothing of the index but its
+// settings, and takes no lock: an informer's transform may call it, so that
+// the DNSEndpoint need not be kept once parsed. Nothing of endpoints or
+// clusters is kept but strings.
+func (x *Index) Parse(endpoints []extdnsv1alpha1.Endpoint, clusters dnsendpoint.Clusters) *Object {
 	byName := map[string][]*extdnsv1alpha1.Endpoint{}
 	var errs []error
 	for i := range endpoints {
@@ -139,110 +164,147 @@ func (x *Index) Set(object string, endpoints []extdnsv1alpha1.Endpoint, clusters
 		names = append(names, name)
 	}
 	slices.Sort(names)
-
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	for _, name := range x.objects[object] {
-		if _, still := byName[name]; !still {
-			x.removeSource(name, object)
+	o := &Object{records: make([]*Records, 0, len(names))}
+	for _, name := range names {
+		r, err := build(name, byName[name], clusters, x.cluster, x.defaultTTL)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if r != nil {
+			r.owner = o
+			o.records = append(o.records, r)
 		}
 	}
-	for _, name := range names {
-		if err := x.setSource(name, source{object: object, endpoints: byName[name], clusters: clusters}); err != nil {
+	o.records = slices.Clip(o.records)
+	o.err = errors.Join(errs...)
+	return o
+}
+
+// SetObject replaces what object (a "namespace/name" key) contributes with
+// o, and returns o.Err() with any conflict with other objects' records.
+func (x *Index) SetObject(object string, o *Object) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	o.key = object
+	var errs []error
+	if old := x.objects[object]; old != nil && old != o {
+		for _, r := range old.records {
+			if name := r.name(); !o.has(name) {
+				x.remove(name, object)
+			}
+		}
+	}
+	for _, r := range o.records {
+		if err := x.put(r.name(), r); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	if len(names) == 0 {
+	if len(o.records) == 0 {
 		delete(x.objects, object)
 	} else {
-		x.objects[object] = names
+		x.objects[object] = o
 	}
 	x.version.Add(1)
-	return errors.Join(errs...)
+	return errors.Join(o.err, errors.Join(errs...))
 }
 
 // Delete removes everything object contributed.
 func (x *Index) Delete(object string) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	names, ok := x.objects[object]
+	o, ok := x.objects[object]
 	if !ok {
 		return
 	}
-	for _, name := range names {
-		x.removeSource(name, object)
+	for _, r := range o.records {
+		x.remove(r.name(), object)
 	}
 	delete(x.objects, object)
 	x.version.Add(1)
 }
 
-func (x *Index) setSource(name string, s source) error {
-	n := x.names[name]
-	if n == nil {
-		n = &node{}
-		x.names[name] = n
+// put makes r, one object's records, the records at name, merged with other
+// objects' there.
+func (x *Index) put(name string, r *Records) error {
+	if parts, ok := x.merged[name]; ok {
+		i, found := slices.BinarySearchFunc(parts, r.owner.key, byOwner)
+		if found {
+			parts[i] = r
+		} else {
+			parts = slices.Insert(parts, i, r)
+		}
+		x.merged[name] = parts
+		return x.merge(name, parts)
 	}
-	i, found := slices.BinarySearchFunc(n.sources, s.object, func(s source, key string) int {
-		return strings.Compare(s.object, key)
-	})
-	if found {
-		n.sources[i] = s
-	} else {
-		n.sources = slices.Insert(n.sources, i, s)
-	}
-	return x.rebuild(name, n)
-}
-
-func (x *Index) removeSource(name, object string) {
-	n := x.names[name]
-	if n == nil {
-		return
-	}
-	n.sources = slices.DeleteFunc(n.sources, func(s source) bool { return s.object == object })
-	_ = x.rebuild(name, n) // what remains was valid when it was added
-}
-
-// rebuild merges the sources of name again and keeps the counts of names
-// below each ancestor, which tell an empty non-terminal (NODATA) from a name
-// that does not exist (NXDOMAIN).
-func (x *Index) rebuild(name string, n *node) error {
-	had := n.records != nil
-	var err error
-	n.records, err = build(name, n.sources, x.cluster, x.defaultTTL)
-	has := n.records != nil
+	cur := x.names[name]
 	switch {
-	case has && !had:
+	case cur == nil:
+		x.names[name] = r
 		x.size++
 		x.adjustAncestors(name, +1)
-	case had && !has:
-		x.size--
-		x.adjustAncestors(name, -1)
+	case cur.owner.key == r.owner.key:
+		x.names[name] = r
+	default:
+		parts := []*Records{cur, r}
+		slices.SortFunc(parts, func(a, b *Records) int { return strings.Compare(a.owner.key, b.owner.key) })
+		x.merged[name] = parts
+		return x.merge(name, parts)
 	}
-	x.sync(name, n)
+	return nil
+}
+
+// remove takes what object has at name away.
+func (x *Index) remove(name, object string) {
+	if parts, ok := x.merged[name]; ok {
+		parts = slices.DeleteFunc(parts, func(r *Records) bool { return r.owner.key == object })
+		if len(parts) == 1 {
+			delete(x.merged, name)
+			x.names[name] = parts[0]
+			return
+		}
+		x.merged[name] = parts
+		_ = x.merge(name, parts) // what remains was merged before
+		return
+	}
+	if cur := x.names[name]; cur == nil || cur.owner.key != object {
+		return
+	}
+	x.names[name] = nil
+	x.size--
+	x.adjustAncestors(name, -1)
+	x.sync(name)
+}
+
+func byOwner(r *Records, key string) int { return strings.Compare(r.owner.key, key) }
+
+// merge serves the merge of parts, the records of several objects, at name.
+func (x *Index) merge(name string, parts []*Records) error {
+	r, err := merge(name, parts, x.cluster, x.defaultTTL)
+	x.names[name] = r
 	return err
 }
 
-func (x *Index) adjustAncestors(name string, delta int) {
+// adjustAncestors keeps the counts of names below each ancestor of name.
+func (x *Index) adjustAncestors(name string, delta int32) {
 	for parent, ok := parentOf(name); ok; parent, ok = parentOf(parent) {
-		p := x.names[parent]
-		if p == nil {
-			p = &node{}
-			x.names[parent] = p
+		if n := x.below[parent] + delta; n > 0 {
+			x.below[parent] = n
+		} else {
+			delete(x.below, parent)
 		}
-		p.below += delta
-		x.sync(parent, p)
+		x.sync(parent)
 	}
 }
 
-// sync shows a node's state to lookups and forgets a node that holds
-// nothing.
-func (x *Index) sync(name string, n *node) {
-	if n.records != nil || n.below > 0 {
-		x.served[name] = n.records
-	} else {
-		delete(x.served, name)
+// sync shows a name without records to lookups as an empty non-terminal, or
+// forgets it, as the names below it say.
+func (x *Index) sync(name string) {
+	if x.names[name] != nil {
+		return
 	}
-	if n.records == nil && n.below == 0 && len(n.sources) == 0 {
+	if x.below[name] > 0 {
+		x.names[name] = nil
+	} else {
 		delete(x.names, name)
 	}
 }

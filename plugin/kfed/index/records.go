@@ -4,10 +4,12 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"slices"
 	"strings"
 	"sync/atomic"
+	"unique"
 
 	"github.com/miekg/dns"
 
@@ -28,19 +30,41 @@ type Records struct {
 	// 208, a tenth of the index at 100,000 names.
 	more *moreRecords
 
-	// derived caches what a reader computes from these records and others
-	// (an SRV answer's additional section), valid for one index serial.
-	derived atomic.Pointer[derivedRRs]
+	// owner is the object these records are of, nil for the merge of
+	// several objects' records. Lookups never read it.
+	owner *Object
 }
 
 // moreRecords are a name's AAAA, SRV and TXT records.
 type moreRecords struct {
 	aaaa     addresses
 	srv, txt []dns.RR
+
+	// derived caches what a reader computes from these records and others
+	// (an SRV answer's additional section), valid for one index serial.
+	derived atomic.Pointer[derivedRRs]
 }
 
 // empty is what a name without AAAA, SRV or TXT reads.
 var empty moreRecords
+
+// name is the name the records are at: every Records has one record at
+// least, and its records hold the name, so it is not kept twice.
+func (r *Records) name() string {
+	more := r.rest()
+	switch {
+	case r.cname != nil:
+		return r.cname.Hdr.Name
+	case len(r.a.groups) > 0:
+		return r.a.groups[0].all[0].Header().Name
+	case len(more.aaaa.groups) > 0:
+		return more.aaaa.groups[0].all[0].Header().Name
+	case len(more.srv) > 0:
+		return more.srv[0].Header().Name
+	default:
+		return more.txt[0].Header().Name
+	}
+}
 
 func (r *Records) rest() *moreRecords {
 	if r.more == nil {
@@ -57,7 +81,10 @@ type derivedRRs struct {
 // Derived returns what SetDerived stored, and whether it was computed at
 // serial.
 func (r *Records) Derived(serial uint32) ([]dns.RR, bool) {
-	if d := r.derived.Load(); d != nil && d.serial == serial {
+	if r.more == nil {
+		return nil, false
+	}
+	if d := r.more.derived.Load(); d != nil && d.serial == serial {
 		return d.rrs, true
 	}
 	return nil, false
@@ -65,8 +92,12 @@ func (r *Records) Derived(serial uint32) ([]dns.RR, bool) {
 
 // SetDerived stores rrs, computed from the index at serial, for readers that
 // ask again before the index changes. Callers must not modify rrs afterwards.
+// It keeps nothing for a name with A records alone or a CNAME: what is
+// derived is derived from SRV records.
 func (r *Records) SetDerived(serial uint32, rrs []dns.RR) {
-	r.derived.Store(&derivedRRs{serial: serial, rrs: rrs})
+	if r.more != nil {
+		r.more.derived.Store(&derivedRRs{serial: serial, rrs: rrs})
+	}
 }
 
 // addresses are one type's address records at a name, one group per cluster.
@@ -84,16 +115,22 @@ type addresses struct {
 }
 
 // group is one endpoint's addresses: one cluster's, or, without a cluster, a
-// shared endpoint's.
+// shared endpoint's. It is 48 bytes, not 72: a name has one per cluster.
 type group struct {
 	cluster string
-	weight  int
-	rrs     []dns.RR
-	// clusterIPs are the shard's cluster IPs of this type, kept for the
-	// index's own cluster only: a client inside the cluster is answered these
-	// instead of the load balancer's addresses.
-	clusterIPs []dns.RR
+	weight  int32
+	// split ends the load balancer's addresses in all; the shard's cluster
+	// IPs of this type follow, kept for the index's own cluster only: a
+	// client inside the cluster is answered these instead.
+	split int32
+	all   []dns.RR
 }
+
+// rrs are the group's load-balancer addresses.
+func (g *group) rrs() []dns.RR { return g.all[:g.split] }
+
+// clusterIPs are the group's cluster IPs, for the index's own cluster only.
+func (g *group) clusterIPs() []dns.RR { return g.all[g.split:] }
 
 // AppendAddresses appends the address records of type qtype (dns.TypeA or
 // dns.TypeAAAA) to dst in answer order: the index's own cluster first (its
@@ -113,16 +150,17 @@ func (r *Records) AppendAddresses(dst []dns.RR, qtype uint16, intn func(int) int
 	if as.fixed != nil {
 		return append(dst, as.fixed...)
 	}
-	for _, g := range as.groups[:as.local] {
-		if len(g.clusterIPs) > 0 {
-			dst = append(dst, g.clusterIPs...)
+	for i := range as.groups[:as.local] {
+		g := &as.groups[i]
+		if ips := g.clusterIPs(); len(ips) > 0 {
+			dst = append(dst, ips...)
 		} else {
-			dst = append(dst, g.rrs...)
+			dst = append(dst, g.rrs()...)
 		}
 	}
 	dst = appendWeighted(dst, as.groups[as.local:as.zero], intn)
-	for _, g := range as.groups[as.zero:] {
-		dst = append(dst, g.rrs...)
+	for i := range as.groups[as.zero:] {
+		dst = append(dst, as.groups[int(as.zero)+i].rrs()...)
 	}
 	return dst
 }
@@ -132,7 +170,7 @@ func (r *Records) AppendAddresses(dst []dns.RR, qtype uint16, intn func(int) int
 // groups not drawn yet. Every weight is positive.
 func appendWeighted(dst []dns.RR, groups []group, intn func(int) int) []dns.RR {
 	if len(groups) == 1 {
-		return append(dst, groups[0].rrs...)
+		return append(dst, groups[0].rrs()...)
 	}
 	var buf [16]int // a name has a group per cluster: few
 	left := buf[:0]
@@ -142,18 +180,18 @@ func appendWeighted(dst []dns.RR, groups []group, intn func(int) int) []dns.RR {
 	total := 0
 	for i := range groups {
 		left = append(left, i)
-		total += groups[i].weight
+		total += int(groups[i].weight)
 	}
 	for len(left) > 0 {
 		r := intn(total)
 		j := 0
-		for r >= groups[left[j]].weight {
-			r -= groups[left[j]].weight
+		for r >= int(groups[left[j]].weight) {
+			r -= int(groups[left[j]].weight)
 			j++
 		}
 		g := &groups[left[j]]
-		dst = append(dst, g.rrs...)
-		total -= g.weight
+		dst = append(dst, g.rrs()...)
+		total -= int(g.weight)
 		left = slices.Delete(left, j, j+1)
 	}
 	return dst
@@ -170,8 +208,8 @@ func (r *Records) AppendAll(dst []dns.RR, qtype uint16) []dns.RR {
 	} else if qtype != dns.TypeA {
 		return dst
 	}
-	for _, g := range as.groups {
-		dst = append(dst, g.rrs...)
+	for i := range as.groups {
+		dst = append(dst, as.groups[i].rrs()...)
 	}
 	return dst
 }
@@ -199,24 +237,96 @@ func (r *Records) SRV() []dns.RR { return r.rest().srv }
 // TXT is the name's TXT records.
 func (r *Records) TXT() []dns.RR { return r.rest().txt }
 
-// build merges the endpoints of sources at name into records; nil when none
+// build merges one object's endpoints at name into records; nil when none
 // can be served.
-func build(name string, sources []source, cluster string, defaultTTL uint32) (*Records, error) {
+func build(name string, endpoints []*extdnsv1alpha1.Endpoint, clusters dnsendpoint.Clusters, cluster string, defaultTTL uint32) (*Records, error) {
 	var (
 		b    = builder{name: name, cluster: cluster, defaultTTL: defaultTTL}
 		errs []error
 	)
-	for _, s := range sources {
-		for _, ep := range s.endpoints {
-			if err := b.add(ep, s.clusters); err != nil {
-				errs = append(errs, fmt.Errorf("%s %s %s: %w", s.object, ep.RecordType, ep.DNSName, err))
-			}
+	for _, ep := range endpoints {
+		if err := b.add(ep, clusters); err != nil {
+			errs = append(errs, fmt.Errorf("%s %s: %w", ep.RecordType, ep.DNSName, err))
 		}
 	}
-	if b.cname != "" && len(b.a)+len(b.aaaa)+len(b.srv)+len(b.txt) > 0 {
-		errs = append(errs, fmt.Errorf("%s: records beside its CNAME are not served (RFC 1034 3.6.2)", name))
+	return b.records(), errors.Join(append(errs, b.besideCNAME())...)
+}
+
+// merge merges the records of several objects at name, parts, as build
+// would have merged their endpoints.
+func merge(name string, parts []*Records, cluster string, defaultTTL uint32) (*Records, error) {
+	var (
+		b    = builder{name: name, cluster: cluster, defaultTTL: defaultTTL}
+		errs []error
+	)
+	for _, p := range parts {
+		if err := b.addRecords(p); err != nil {
+			errs = append(errs, fmt.Errorf("%s %s: %w", p.owner.key, name, err))
+		}
 	}
-	return b.records(), errors.Join(errs...)
+	return b.records(), errors.Join(append(errs, b.besideCNAME())...)
+}
+
+func (b *builder) besideCNAME() error {
+	if b.cname != "" && len(b.a)+len(b.aaaa)+len(b.srv)+len(b.txt) > 0 {
+		return fmt.Errorf("%s: records beside its CNAME are not served (RFC 1034 3.6.2)", b.name)
+	}
+	return nil
+}
+
+// addRecords adds what one object's records at the name hold. They were
+// built by the same rules, so that only TTLs, CNAME conflicts and the order
+// of address groups are left to merge.
+func (b *builder) addRecords(r *Records) error {
+	var err error
+	if c := r.cname; c != nil {
+		if b.cname != "" && b.cname != c.Target {
+			err = fmt.Errorf("a second CNAME target %s beside %s", c.Target, b.cname)
+		} else {
+			b.cname = c.Target
+			b.ttlCNAME = lowest(b.ttlCNAME, c.Hdr.Ttl)
+		}
+	}
+	more := r.rest()
+	b.addGroups(&b.a, &b.ttlA, &r.a)
+	b.addGroups(&b.aaaa, &b.ttlAAAA, &more.aaaa)
+	for _, rr := range more.srv {
+		s := *rr.(*dns.SRV)
+		b.srv = append(b.srv, &s)
+		b.ttlSRV = lowest(b.ttlSRV, s.Hdr.Ttl)
+	}
+	for _, rr := range more.txt {
+		t := rr.(*dns.TXT)
+		b.txt = append(b.txt, t.Txt)
+		b.ttlTXT = lowest(b.ttlTXT, t.Hdr.Ttl)
+	}
+	return err
+}
+
+func (b *builder) addGroups(dst *[]parsedGroup, ttl *uint32, as *addresses) {
+	for i := range as.groups {
+		g := &as.groups[i]
+		*dst = append(*dst, parsedGroup{cluster: g.cluster, weight: int(g.weight), addrs: addrsOf(g.rrs()), clusterIPs: addrsOf(g.clusterIPs())})
+		*ttl = lowest(*ttl, g.all[0].Header().Ttl)
+	}
+}
+
+// addrsOf returns the addresses of A or AAAA records.
+func addrsOf(rrs []dns.RR) []netip.Addr {
+	var out []netip.Addr
+	for _, rr := range rrs {
+		var ip net.IP
+		switch rr := rr.(type) {
+		case *dns.A:
+			ip = rr.A
+		case *dns.AAAA:
+			ip = rr.AAAA
+		}
+		if a, ok := netip.AddrFromSlice(ip); ok {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // builder collects a name's endpoints, then builds its records with one TTL
@@ -351,23 +461,30 @@ func (b *builder) addresses(parsed []parsedGroup, qtype uint16, ttl uint32) addr
 			cmp.Compare(rank(y.weight > 0), rank(x.weight > 0)),
 			strings.Compare(x.cluster, y.cluster))
 	})
-	n := 0
+	n, clusterIPs := 0, 0
 	for i := range parsed {
 		parsed[i].addrs = sortedSet(parsed[i].addrs)
 		parsed[i].clusterIPs = sortedSet(parsed[i].clusterIPs)
 		n += len(parsed[i].addrs) + len(parsed[i].clusterIPs)
+		clusterIPs += len(parsed[i].clusterIPs)
 	}
 	// A name's records of one type, and the slices that list them, each in
 	// one allocation: an answer then reads a few neighbouring cache lines
-	// rather than one scattered line per record.
-	alloc := newRRAlloc(qtype, b.header(qtype, ttl), n)
+	// rather than one scattered line per record. The list of every group's
+	// records in order is the fixed answer too, unless cluster IPs stand in
+	// for some: then the fixed answer has n slots of its own after it.
+	extra := 0
+	if clusterIPs > 0 {
+		extra = n
+	}
+	alloc := newRRAlloc(qtype, b.header(qtype, ttl), n, extra)
 	as := addresses{groups: make([]group, len(parsed)), zero: int32(len(parsed))}
 	for i, p := range parsed {
 		as.groups[i] = group{
-			cluster:    p.cluster,
-			weight:     p.weight,
-			rrs:        alloc.records(p.addrs),
-			clusterIPs: alloc.records(p.clusterIPs),
+			cluster: unique.Make(p.cluster).Value(),
+			weight:  int32(p.weight),
+			split:   int32(len(p.addrs)),
+			all:     alloc.records(p.addrs, p.clusterIPs),
 		}
 		if b.isLocal(p) {
 			as.local = int32(i + 1)
@@ -375,8 +492,12 @@ func (b *builder) addresses(parsed []parsedGroup, qtype uint16, ttl uint32) addr
 			as.zero = int32(i)
 		}
 	}
-	if as.zero-as.local <= 1 {
-		as.fixed = as.appendAll(alloc.list[:0:n])
+	switch {
+	case as.zero-as.local > 1:
+	case clusterIPs == 0:
+		as.fixed = alloc.list[:n:n]
+	default:
+		as.fixed = as.appendAll(alloc.list[n : n : n+extra])
 	}
 	return as
 }
@@ -384,11 +505,12 @@ func (b *builder) addresses(parsed []parsedGroup, qtype uint16, ttl uint32) addr
 // appendAll appends every record of as in answer order, the weighted groups
 // in their stored order.
 func (as *addresses) appendAll(dst []dns.RR) []dns.RR {
-	for i, g := range as.groups {
-		if i < int(as.local) && len(g.clusterIPs) > 0 {
-			dst = append(dst, g.clusterIPs...)
+	for i := range as.groups {
+		g := &as.groups[i]
+		if ips := g.clusterIPs(); i < int(as.local) && len(ips) > 0 {
+			dst = append(dst, ips...)
 		} else {
-			dst = append(dst, g.rrs...)
+			dst = append(dst, g.rrs()...)
 		}
 	}
 	return dst
@@ -427,8 +549,8 @@ type (
 
 // rrAlloc hands out the address records of one name and type: each record
 // with its address, an A record on one cache line, all of them in one
-// array, and the slices listing them from one backing array whose first n
-// slots are left for the fixed answer.
+// array, and the slices listing them from one backing array, in order, with
+// any slots for the fixed answer after them.
 type rrAlloc struct {
 	hdr  dns.RR_Header
 	a    []aRecord
@@ -437,8 +559,8 @@ type rrAlloc struct {
 	next int
 }
 
-func newRRAlloc(qtype uint16, hdr dns.RR_Header, n int) *rrAlloc {
-	al := &rrAlloc{hdr: hdr, list: make([]dns.RR, 2*n)}
+func newRRAlloc(qtype uint16, hdr dns.RR_Header, n, extra int) *rrAlloc {
+	al := &rrAlloc{hdr: hdr, list: make([]dns.RR, n+extra)}
 	if qtype == dns.TypeA {
 		al.a = make([]aRecord, n)
 	} else {
@@ -447,14 +569,14 @@ func newRRAlloc(qtype uint16, hdr dns.RR_Header, n int) *rrAlloc {
 	return al
 }
 
-// records returns the records of addrs, nil for none.
-func (al *rrAlloc) records(addrs []netip.Addr) []dns.RR {
-	if len(addrs) == 0 {
+// records returns the records of addrs then those of more, nil for none.
+func (al *rrAlloc) records(addrs, more []netip.Addr) []dns.RR {
+	n := len(addrs) + len(more)
+	if n == 0 {
 		return nil
 	}
-	n := len(al.list) / 2
-	rrs := al.list[n+al.next : n+al.next+len(addrs) : n+al.next+len(addrs)]
-	for i, a := range addrs {
+	rrs := al.list[al.next : al.next+n : al.next+n]
+	for i, a := range slices.Concat(addrs, more) {
 		k := al.next + i
 		if al.a != nil {
 			r := &al.a[k]
@@ -468,7 +590,7 @@ func (al *rrAlloc) records(addrs []netip.Addr) []dns.RR {
 			rrs[i] = &r.rr
 		}
 	}
-	al.next += len(addrs)
+	al.next += n
 	return rrs
 }
 

@@ -1,0 +1,86 @@
+package kfed
+
+import (
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
+	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	"github.com/kfed-io/kfed/plugin/kfed/index"
+)
+
+func TestCacheKeepsTheKeyVersionAndRecordsOfADNSEndpoint(t *testing.T) {
+	obj := &extdnsv1alpha1.DNSEndpoint{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: "default", Name: "demo", UID: "u-1", ResourceVersion: "42",
+			Annotations: map[string]string{"kubectl.kubernetes.io/last-applied-configuration": "{...the whole object...}"},
+		},
+		Spec: extdnsv1alpha1.DNSEndpointSpec{Endpoints: demoEndpoints()},
+	}
+	if err := dnsendpoint.Upgrade(obj); err != nil {
+		t.Fatal(err)
+	}
+	x := index.New("cluster-1", 30)
+	transform := cacheEndpoint(x)
+	got, err := transform(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, ok := got.(*cachedEndpoint)
+	if !ok {
+		t.Fatalf("cached %T, want *cachedEndpoint", got)
+	}
+	again, _ := transform(c)
+	tomb := cache.DeletedFinalStateUnknown{Key: "default/demo", Obj: c}
+	tombAgain, _ := transform(tomb)
+	key, keyErr := cache.MetaNamespaceKeyFunc(c)
+	m, metaErr := meta.Accessor(c)
+	tests := []struct {
+		name string
+		ok   bool
+	}{
+		{"the informer's key is namespace/name", keyErr == nil && key == "default/demo" && c.key == key},
+		{"the resourceVersion is kept for the serial", metaErr == nil && m.GetResourceVersion() == "42" && c.resourceVersion == "42"},
+		{"every name is parsed once, into the index's records", c.object.Err() == nil && c.err == nil && c.object.Len() == demoNames()},
+		{"a cached object is not transformed again", again == any(c)},
+		{"a tombstone passes through", tombAgain == any(tomb)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if !tt.ok {
+				t.Errorf("cached %+v (key %q, %v; meta %v)", c, key, keyErr, metaErr)
+			}
+		})
+	}
+	if err := x.SetObject(c.key, c.object); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := x.Lookup(global); r == nil {
+		t.Errorf("%s not served from the cached records", global)
+	}
+}
+
+// demoNames is the number of names demoEndpoints has records at.
+func demoNames() int {
+	names := map[string]bool{}
+	for _, ep := range demoEndpoints() {
+		names[ep.DNSName] = true
+	}
+	return len(names)
+}
+
+// cached is obj as the informer hands it to the watcher's handlers: through
+// the transform, a tombstone's object too (the cache holds transformed
+// objects, and a tombstone carries one of them).
+func cached(x *index.Index, obj any) any {
+	transform := cacheEndpoint(x)
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		tomb.Obj, _ = transform(tomb.Obj)
+		return tomb
+	}
+	c, _ := transform(obj)
+	return c
+}
