@@ -2,11 +2,18 @@
 SHELL := /usr/bin/env bash
 GO ?= go
 
-.PHONY: dev test test-unit generate verify build bench bench-health
+.PHONY: dev test test-unit generate verify build bench bench-health images
+
+# The version every binary reports (--version, kfed version, kfed_build_info)
+# and images are tagged with: the nearest v* tag, else the commit; -dirty
+# when the tree has changes. Override with make VERSION=v0.3.0 ...
+VERSION ?= $(shell git describe --tags --match 'v*' --always --dirty 2>/dev/null || echo unknown)
+REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+LDFLAGS := -X github.com/kfed-io/kfed/buildinfo.version=$(VERSION) -X github.com/kfed-io/kfed/buildinfo.revision=$(REVISION)
 
 ## dev: start a local federation (control plane + 3 members + DNS) on loopback.
 dev:
-	$(GO) build -o bin/ ./cmd/kfed ./cmd/coredns ./cmd/kfed-healthcheck
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/kfed ./cmd/coredns ./cmd/kfed-healthcheck
 	KFED_BIN=$$(hack/test-binaries.sh | tail -n 1) bin/kfed dev up
 
 ## test: every test, unit and end-to-end against real servers.
@@ -26,7 +33,7 @@ verify: generate
 	@test -z "$$(git status --porcelain -- api deploy/crds deploy/rbac deploy/healthcheck/rbac)" || { git status --short -- api deploy; exit 1; }
 
 build:
-	$(GO) build -o bin/ ./cmd/...
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/...
 
 ## bench-health: health-check detection latency, 20 trials at 1 s/fall 2 and at the defaults (~25 min).
 bench-health:
