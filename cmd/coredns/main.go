@@ -14,6 +14,10 @@ import (
 	"github.com/coredns/coredns/core/dnsserver"
 	_ "github.com/coredns/coredns/core/plugin" // every in-tree plugin
 	"github.com/coredns/coredns/coremain"
+	// Trusted roots for plugins that verify servers (forward over TLS,
+	// grpc) in an image with no CA bundle; a bundle on the machine takes
+	// precedence. docs/images.md.
+	_ "golang.org/x/crypto/x509roots/fallback"
 
 	"github.com/kfed-io/kfed/buildinfo"
 	_ "github.com/kfed-io/kfed/plugin/kfed"

@@ -10,6 +10,10 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	// Trusted roots for Route53 and Cloud DNS over HTTPS in an image with
+	// no CA bundle (kfed's images are scratch); a bundle on the machine
+	// (/etc/ssl/certs, SSL_CERT_FILE) takes precedence. docs/images.md.
+	_ "golang.org/x/crypto/x509roots/fallback"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/textlogger"

@@ -19,10 +19,14 @@ func TestStatusColoursWhatIsWrongOnlyForATerminal(t *testing.T) {
 			func(p palette) string { return p.condition("kfed.io/Published", "True", "", "", true) },
 			"Published=True", ansiGreen + "Published=True" + ansiReset},
 		{"a failed condition is red with its reason",
-			func(p palette) string { return p.condition("kfed.io/Balanced", "False", "TargetNotFound", "no b", true) },
+			func(p palette) string {
+				return p.condition("kfed.io/Balanced", "False", "TargetNotFound", "no b", true)
+			},
 			"Balanced=False (TargetNotFound: no b)", ansiRed + "Balanced=False (TargetNotFound: no b)" + ansiReset},
 		{"a condition that reports a problem when True is red when True",
-			func(p palette) string { return p.condition("kfed.io/Fallback", "True", "StartupTimeout", "pods of b", false) },
+			func(p palette) string {
+				return p.condition("kfed.io/Fallback", "True", "StartupTimeout", "pods of b", false)
+			},
 			"Fallback=True (StartupTimeout: pods of b)", ansiRed + "Fallback=True (StartupTimeout: pods of b)" + ansiReset},
 		{"a problem condition that is False is green",
 			func(p palette) string { return p.condition("kfed.io/Fallback", "False", "", "", false) },
