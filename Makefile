@@ -39,3 +39,9 @@ build:
 bench-health:
 	KFED_TEST_BIN=$$(hack/test-binaries.sh | tail -n 1) KFED_HEALTH_TRIALS=20 KFED_HEALTH_DEFAULTS=1 \
 		$(GO) test -count=1 -timeout 60m -run TestHealthDetectionLatency -v ./test/e2e/ | grep -E 'trials|^(---|ok|FAIL)'
+
+## images: container images of kfed-controller, kfed-healthcheck and CoreDNS (linux/amd64 and linux/arm64) as OCI layouts in bin/images/, without Docker (docs/images.md).
+PLATFORMS ?= linux/amd64,linux/arm64
+images:
+	SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct 2>/dev/null || echo 0) \
+		$(GO) run ./hack/images -version $(VERSION) -revision $(REVISION) -platforms $(PLATFORMS) -out bin/images
