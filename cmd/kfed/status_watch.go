@@ -45,12 +45,16 @@ const (
 	memberRetry = 10 * time.Second
 )
 
-// What status shows, watched in the control plane and in each member.
-var (
-	controlPlaneKinds = []client.Object{&kfedv1alpha1.Cluster{}, &corev1.Service{}, &extdnsv1alpha1.DNSEndpoint{},
+// controlPlaneKinds are what status shows from the control plane.
+func controlPlaneKinds() []client.Object {
+	return []client.Object{&kfedv1alpha1.Cluster{}, &corev1.Service{}, &extdnsv1alpha1.DNSEndpoint{},
 		&kfedv1alpha1.HealthReport{}, &appsv1.Deployment{}, &kfedv1alpha1.Balancer{}}
-	memberKinds = []client.Object{&corev1.Service{}, &kfedv1alpha1.Balancer{}}
-)
+}
+
+// memberKinds are what status shows from a member.
+func memberKinds() []client.Object {
+	return []client.Object{&corev1.Service{}, &kfedv1alpha1.Balancer{}}
+}
 
 // watchStatus prints the status, then again each time a watch on the control
 // plane or on a member reports a change that alters it, until ctx ends. A
@@ -64,7 +68,7 @@ func watchStatus(ctx context.Context, w io.Writer, fed client.Client, cfg *rest.
 		default:
 		}
 	}
-	if err := watchKinds(ctx, cfg, fed.Scheme(), controlPlaneKinds, poke); err != nil {
+	if err := watchKinds(ctx, cfg, fed.Scheme(), controlPlaneKinds(), poke); err != nil {
 		return fmt.Errorf("watching the control plane: %w", err)
 	}
 	members := map[string]context.CancelFunc{}
@@ -143,7 +147,7 @@ func watchMember(ctx context.Context, fed client.Client, c *kfedv1alpha1.Cluster
 	for {
 		cfg, _, err := clusters.LoadRESTConfig(ctx, fed, c)
 		if err == nil {
-			if err = watchKinds(ctx, cfg, fed.Scheme(), memberKinds, poke); err == nil {
+			if err = watchKinds(ctx, cfg, fed.Scheme(), memberKinds(), poke); err == nil {
 				poke()
 				return
 			}
