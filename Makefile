@@ -2,11 +2,18 @@
 SHELL := /usr/bin/env bash
 GO ?= go
 
-.PHONY: dev test test-unit generate verify build bench bench-health chart reliability
+.PHONY: dev test test-unit generate verify build bench bench-health chart reliability images
+
+# The version every binary reports (--version, kfed version, kfed_build_info)
+# and images are tagged with: the nearest v* tag, else the commit; -dirty
+# when the tree has changes. Override with make VERSION=v0.3.0 ...
+VERSION ?= $(shell git describe --tags --match 'v*' --always --dirty 2>/dev/null || echo unknown)
+REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+LDFLAGS := -X github.com/kfed-io/kfed/buildinfo.version=$(VERSION) -X github.com/kfed-io/kfed/buildinfo.revision=$(REVISION)
 
 ## dev: start a local federation (control plane + 3 members + DNS) on loopback.
 dev:
-	$(GO) build -o bin/ ./cmd/kfed ./cmd/coredns ./cmd/kfed-healthcheck
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/kfed ./cmd/coredns ./cmd/kfed-healthcheck
 	KFED_BIN=$$(hack/test-binaries.sh | tail -n 1) bin/kfed dev up
 
 ## test: every test, unit and end-to-end against real servers.
@@ -32,7 +39,7 @@ verify: generate
 	@test -z "$$(git status --porcelain -- api deploy/crds deploy/rbac deploy/healthcheck/rbac deploy/chart/kfed/files)" || { git status --short -- api deploy; exit 1; }
 
 build:
-	$(GO) build -o bin/ ./cmd/...
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/...
 
 ## bench-health: health-check detection latency, 20 trials at 1 s/fall 2 and at the defaults (~25 min).
 bench-health:
@@ -50,3 +57,9 @@ reliability:
 	hack/install-dnsperf.sh >/dev/null
 	set -o pipefail; KFED_TEST_BIN=$$(hack/test-binaries.sh | tail -n 1) KFED_RELIABILITY=full KFED_RELIABILITY_REPORT=$(CURDIR)/reliability-figures.txt \
 		$(GO) test -count=1 -timeout 90m -run TestFaults -v ./test/reliability/ | grep -E 'FIGURE|^\s+\S+_test.go|^(---|ok|FAIL|PASS)'
+
+## images: container images of kfed-controller, kfed-healthcheck and CoreDNS (linux/amd64 and linux/arm64) as OCI layouts in bin/images/, without Docker (docs/images.md).
+PLATFORMS ?= linux/amd64,linux/arm64
+images:
+	SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct 2>/dev/null || echo 0) \
+		$(GO) run ./hack/images -version $(VERSION) -revision $(REVISION) -platforms $(PLATFORMS) -out bin/images

@@ -1,7 +1,11 @@
 // Command coredns is CoreDNS with every in-tree plugin plus kfed, which
 // answers a federation's Service names from its control plane's DNSEndpoints.
-// Flags and Corefile are CoreDNS's own (coredns -help); -version prints
-// CoreDNS's version.
+// Flags and Corefile are CoreDNS's own (coredns -help); -version (or
+// --version) prints CoreDNS's version and, where CoreDNS prints its git commit,
+// kfed's version:
+//
+//	CoreDNS-1.15.0
+//	linux/amd64, go1.26.8, kfed v0.3.0 (revision 1a2b3c, go1.26.8)
 package main
 
 import (
@@ -10,7 +14,12 @@ import (
 	"github.com/coredns/coredns/core/dnsserver"
 	_ "github.com/coredns/coredns/core/plugin" // every in-tree plugin
 	"github.com/coredns/coredns/coremain"
+	// Trusted roots for plugins that verify servers (forward over TLS,
+	// grpc) in an image with no CA bundle; a bundle on the machine takes
+	// precedence. docs/images.md.
+	_ "golang.org/x/crypto/x509roots/fallback"
 
+	"github.com/kfed-io/kfed/buildinfo"
 	_ "github.com/kfed-io/kfed/plugin/kfed"
 )
 
@@ -25,5 +34,9 @@ func main() {
 		i = len(dnsserver.Directives)
 	}
 	dnsserver.Directives = slices.Insert(dnsserver.Directives, i, "kfed")
+	// CoreDNS is built from a module version here, not from its own git
+	// tree, so its commit slot carries kfed's build instead; CoreDNS prints
+	// it for -version and in its start-up log line.
+	coremain.GitCommit = "kfed " + buildinfo.Get().String()
 	coremain.Run()
 }

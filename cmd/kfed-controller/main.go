@@ -9,11 +9,18 @@ import (
 	"os"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	// Trusted roots for Route53 and Cloud DNS over HTTPS in an image with
+	// no CA bundle (kfed's images are scratch); a bundle on the machine
+	// (/etc/ssl/certs, SSL_CERT_FILE) takes precedence. docs/images.md.
+	_ "golang.org/x/crypto/x509roots/fallback"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/textlogger"
 	ctrl "sigs.k8s.io/controller-runtime"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	"github.com/kfed-io/kfed/buildinfo"
 	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/manager"
 )
@@ -25,6 +32,7 @@ func main() {
 	var (
 		kubeconfig = fs.String("kubeconfig", "", "kubeconfig of the federation control plane (in-cluster config when empty)")
 		context    = fs.String("context", "", "kubeconfig context of the federation control plane")
+		version    = fs.Bool("version", false, "print the version and exit")
 		o          manager.Options
 	)
 	fs.BoolVar(&o.LeaderElection, "leader-elect", true, "elect a leader so that only one replica acts")
@@ -42,6 +50,10 @@ func main() {
 	logCfg := textlogger.NewConfig()
 	logCfg.AddFlags(fs)
 	_ = fs.Parse(os.Args[1:])
+	if *version {
+		fmt.Println("kfed-controller", buildinfo.Get())
+		return
+	}
 	o.Logger = textlogger.NewLogger(logCfg)
 	klog.SetLogger(o.Logger)
 	ctrl.SetLogger(o.Logger)
@@ -55,6 +67,10 @@ func main() {
 		os.Exit(1)
 	}
 	clusters.Unthrottled(cfg)
+	if err := registerBuildInfo(ctrlmetrics.Registry); err != nil {
+		fmt.Fprintln(os.Stderr, "kfed-controller:", err)
+		os.Exit(1)
+	}
 	mgr, err := manager.New(cfg, o)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "kfed-controller:", err)
@@ -64,4 +80,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, "kfed-controller:", err)
 		os.Exit(1)
 	}
+}
+
+// registerBuildInfo puts kfed_build_info on reg, controller-runtime's registry
+// that the manager serves on --metrics-bind-address.
+func registerBuildInfo(reg prometheus.Registerer) error {
+	if err := reg.Register(buildinfo.NewCollector("kfed", "", buildinfo.Get())); err != nil {
+		return fmt.Errorf("registering kfed_build_info: %w", err)
+	}
+	return nil
 }

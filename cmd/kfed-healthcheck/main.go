@@ -25,6 +25,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/textlogger"
 
+	"github.com/kfed-io/kfed/buildinfo"
 	"github.com/kfed-io/kfed/healthcheck"
 	"github.com/kfed-io/kfed/healthcheck/agent"
 )
@@ -45,6 +46,7 @@ func run() error {
 		source      = fs.String("probe-source", "", "local address probes are sent from (default: the system's choice)")
 		check       = fs.String("check", "tcp", "default probe: tcp, http or https (a Service's kfed.io/health-check overrides it)")
 		path        = fs.String("path", healthcheck.DefaultPath, "default path of http and https probes")
+		version     = fs.Bool("version", false, "print the version and exit")
 		o           = agent.Options{Defaults: healthcheck.Defaults()}
 	)
 	fs.StringVar(&o.Checker, "checker", "", "this checker's name, unique in the federation (default: the host name)")
@@ -61,6 +63,10 @@ func run() error {
 	logCfg := textlogger.NewConfig()
 	logCfg.AddFlags(fs)
 	_ = fs.Parse(os.Args[1:])
+	if *version {
+		fmt.Println("kfed-healthcheck", buildinfo.Get())
+		return nil
+	}
 	o.Logger = textlogger.NewLogger(logCfg)
 	klog.SetLogger(o.Logger)
 
@@ -94,8 +100,7 @@ func run() error {
 	}
 	o.Config = cfg
 
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg := newRegistry()
 	o.Registerer = reg
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -115,4 +120,13 @@ func run() error {
 		defer srv.Close()
 	}
 	return agent.Run(ctx, o)
+}
+
+// newRegistry is the agent's metrics registry: Go and process collectors,
+// kfed_build_info, and (from agent.Run) the agent's own.
+func newRegistry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		buildinfo.NewCollector("kfed", "", buildinfo.Get()))
+	return reg
 }

@@ -1,6 +1,7 @@
 // Command kfed is the one CLI kfed users type: it starts a local federation
 // (kfed dev up), registers member clusters (kfed join), plans replicas
-// (kfed plan), and shows and publishes the federation's DNS.
+// (kfed plan), shows and publishes the federation's DNS, and says its own
+// version (kfed version).
 package main
 
 import (
@@ -11,6 +12,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/kfed-io/kfed/buildinfo"
 )
 
 func main() {
@@ -28,7 +31,9 @@ func newRootCommand() *cobra.Command {
 		Short:         "Federate Kubernetes Services across clusters and balance them with DNS",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       buildinfo.Get().String(),
 	}
+	root.SetVersionTemplate("kfed {{.Version}}\n")
 	root.AddCommand(
 		newDevCommand(),
 		newJoinCommand(),
@@ -36,6 +41,7 @@ func newRootCommand() *cobra.Command {
 		newStatusCommand(),
 		newDNSCommand(),
 		newPlanCommand(),
+		newVersionCommand(),
 	)
 	return root
 }

@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -14,7 +14,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kfed-io/kfed/api/clusterreplicas"
@@ -27,20 +26,42 @@ import (
 )
 
 func newStatusCommand() *cobra.Command {
-	var kf kubeconfigFlags
+	var (
+		kf    kubeconfigFlags
+		watch bool
+		color string
+	)
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Show federated Services by cluster (shard, ingress, conditions), federated Deployments by cluster (planned, ready) and Balancers in every cluster",
-		Args:  cobra.NoArgs,
+		Long: `Status shows federated Services by cluster (shard, ingress, health verdict, conditions), federated
+Deployments by cluster (planned, ready) and the Balancers of every cluster.
+With --watch it shows them again on every change, as the control plane's and the members' watches report
+it (not by polling), until interrupted. Verdicts and conditions are coloured when the output is a terminal
+(--color auto, the default), never when NO_COLOR is set or the output is piped.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			p, err := choosePalette(color, cmd.OutOrStdout(), os.Getenv("NO_COLOR") != "")
+			if err != nil {
+				return err
+			}
 			_, fed, err := kf.load()
 			if err != nil {
 				return err
 			}
-			return printStatus(cmd.Context(), cmd.OutOrStdout(), fed)
+			if !watch {
+				return printStatus(cmd.Context(), cmd.OutOrStdout(), fed, p)
+			}
+			cfg, err := kf.restConfig()
+			if err != nil {
+				return err
+			}
+			return watchStatus(cmd.Context(), cmd.OutOrStdout(), fed, cfg, p, isTerminal(cmd.OutOrStdout()))
 		},
 	}
 	kf.add(cmd, "context")
+	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "show the status again on every change, until interrupted")
+	cmd.Flags().StringVar(&color, "color", "auto", "colour verdicts and conditions: auto (when the output is a terminal and NO_COLOR is unset), always or never")
 	return cmd
 }
 
@@ -52,7 +73,7 @@ type memberView struct {
 	err    error
 }
 
-func printStatus(ctx context.Context, w io.Writer, fed client.Client) error {
+func printStatus(ctx context.Context, w io.Writer, fed client.Client, p palette) error {
 	var cl kfedv1alpha1.ClusterList
 	if err := fed.List(ctx, &cl); err != nil {
 		return fmt.Errorf("listing clusters: %w", err)
@@ -79,7 +100,7 @@ func printStatus(ctx context.Context, w io.Writer, fed client.Client) error {
 	if err != nil {
 		return err
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	tw := newTable(w)
 	fmt.Fprintln(tw, "SERVICE\tCLUSTER\tCLUSTER READY\tSHARD\tINGRESS\tHEALTH")
 	for i := range svcs.Items {
 		svc := &svcs.Items[i]
@@ -94,38 +115,35 @@ func printStatus(ctx context.Context, w io.Writer, fed client.Client) error {
 				name = key.String()
 			}
 			shard, ingress := shardView(ctx, m, key)
-			fmt.Fprintf(tw, "%s\t%s\t%t\t%s\t%s\t%s\n", name, m.name, m.ready, shard, ingress,
-				votes.describe(key.Namespace+"/"+key.Name+"/"+m.name, verdicts, m.name))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", name, m.name, p.ready(m.ready), p.shard(shard), p.pending(ingress),
+				p.verdict(votes.describe(key.Namespace+"/"+key.Name+"/"+m.name, verdicts, m.name)))
 		}
 		var conds []string
 		for _, c := range svc.Status.Conditions {
 			if strings.HasPrefix(c.Type, "kfed.io/") {
-				s := strings.TrimPrefix(c.Type, "kfed.io/") + "=" + string(c.Status)
-				if c.Status != "True" {
-					s += " (" + c.Reason + ": " + c.Message + ")"
-				}
-				conds = append(conds, s)
+				// Every condition of a federated Service is good when True.
+				conds = append(conds, p.condition(c.Type, string(c.Status), c.Reason, c.Message, true))
 			}
 		}
 		host := "<pending>"
 		if ing := svc.Status.LoadBalancer.Ingress; len(ing) > 0 && ing[0].Hostname != "" {
 			host = ing[0].Hostname
 		}
-		fmt.Fprintf(tw, "\t%s\t\t\t%s\t\n", "→ "+host, strings.Join(conds, " "))
+		fmt.Fprintf(tw, "\t%s\t\t\t%s\t\n", p.pending("→ "+host), strings.Join(conds, " "))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if err := printDeployments(ctx, w, fed, members); err != nil {
+	if err := printDeployments(ctx, w, fed, members, p); err != nil {
 		return err
 	}
-	return printBalancers(ctx, w, fed, members)
+	return printBalancers(ctx, w, fed, members, p)
 }
 
 // printDeployments lists the federated Deployments by cluster, after a blank
 // line, from the per-cluster table kfed keeps on each: replicas planned and
 // ready there, and whether the cluster is full. Nothing when there are none.
-func printDeployments(ctx context.Context, w io.Writer, fed client.Client, members []memberView) error {
+func printDeployments(ctx context.Context, w io.Writer, fed client.Client, members []memberView, p palette) error {
 	var deps appsv1.DeploymentList
 	if err := fed.List(ctx, &deps); err != nil {
 		return fmt.Errorf("listing deployments: %w", err)
@@ -137,13 +155,13 @@ func printDeployments(ctx context.Context, w io.Writer, fed client.Client, membe
 	var rows []string
 	for i := range deps.Items {
 		if d := &deps.Items[i]; deployments.IsFederated(d) {
-			rows = append(rows, deploymentRows(d, names)...)
+			rows = append(rows, deploymentRows(p, d, names)...)
 		}
 	}
 	if len(rows) == 0 {
 		return nil
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	tw := newTable(w)
 	fmt.Fprintln(tw, "\nDEPLOYMENT\tCLUSTER\tPLANNED\tREADY\tNOTE")
 	for _, r := range rows {
 		fmt.Fprintln(tw, r)
@@ -154,7 +172,7 @@ func printDeployments(ctx context.Context, w io.Writer, fed client.Client, membe
 // deploymentRows are one federated Deployment's rows: one per joined
 // cluster (those it has no replicas in show "-"), then its desired and ready
 // totals and its kfed conditions.
-func deploymentRows(d *appsv1.Deployment, clusters []string) []string {
+func deploymentRows(p palette, d *appsv1.Deployment, clusters []string) []string {
 	table, _, err := clusterreplicas.Read(d.Annotations)
 	var rows []string
 	for i, name := range clusters {
@@ -169,7 +187,7 @@ func deploymentRows(d *appsv1.Deployment, clusters []string) []string {
 		}
 		note := ""
 		if row.Capacity != nil {
-			note = fmt.Sprintf("full: runs %d, %d waiting", *row.Capacity, row.Waiting)
+			note = p.warn(fmt.Sprintf("full: runs %d, %d waiting", *row.Capacity, row.Waiting))
 		}
 		rows = append(rows, fmt.Sprintf("%s\t%s\t%d\t%d\t%s", key, name, row.Planned, row.Ready, note))
 	}
@@ -179,15 +197,13 @@ func deploymentRows(d *appsv1.Deployment, clusters []string) []string {
 	}
 	var conds []string
 	if err != nil {
-		conds = append(conds, err.Error())
+		conds = append(conds, p.bad(err.Error()))
 	}
 	for _, c := range d.Status.Conditions {
 		if strings.HasPrefix(string(c.Type), "kfed.io/") {
-			s := strings.TrimPrefix(string(c.Type), "kfed.io/") + "=" + string(c.Status)
-			if (c.Type == deployments.CondSynced) != (c.Status == corev1.ConditionTrue) {
-				s += " (" + c.Reason + ": " + c.Message + ")"
-			}
-			conds = append(conds, s)
+			// Synced is good when True; the others (ControlPlaneWorkloads)
+			// report a problem when True.
+			conds = append(conds, p.condition(string(c.Type), string(c.Status), c.Reason, c.Message, c.Type == deployments.CondSynced))
 		}
 	}
 	return append(rows, fmt.Sprintf("\t→ total\t%d\t%d\t%s", desired, d.Status.ReadyReplicas, strings.Join(conds, " ")))
@@ -196,18 +212,18 @@ func deploymentRows(d *appsv1.Deployment, clusters []string) []string {
 // printBalancers lists the Balancers of the control plane and of every
 // reachable member, one row each, after a blank line; nothing when there are
 // none. A cluster that does not serve Balancers has none.
-func printBalancers(ctx context.Context, w io.Writer, fed client.Client, members []memberView) error {
+func printBalancers(ctx context.Context, w io.Writer, fed client.Client, members []memberView, p palette) error {
 	var rows []string
 	add := func(cluster string, c client.Client) {
 		var list kfedv1alpha1.BalancerList
 		if err := c.List(ctx, &list); err != nil {
 			if !meta.IsNoMatchError(err) && !apierrors.IsNotFound(err) {
-				rows = append(rows, fmt.Sprintf("-\t%s\t\t\t\t\tunreadable: %v", cluster, err))
+				rows = append(rows, fmt.Sprintf("-\t%s\t\t\t\t\t%s", cluster, p.bad(fmt.Sprintf("unreadable: %v", err))))
 			}
 			return
 		}
 		for i := range list.Items {
-			rows = append(rows, balancerRow(cluster, &list.Items[i]))
+			rows = append(rows, balancerRow(p, cluster, &list.Items[i]))
 		}
 	}
 	add("federation", fed)
@@ -219,7 +235,7 @@ func printBalancers(ctx context.Context, w io.Writer, fed client.Client, members
 	if len(rows) == 0 {
 		return nil
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	tw := newTable(w)
 	fmt.Fprintln(tw, "\nBALANCER\tCLUSTER\tDESIRED\tCURRENT\tPOLICY\tTARGETS\tCONDITIONS")
 	for _, r := range rows {
 		fmt.Fprintln(tw, r)
@@ -230,7 +246,7 @@ func printBalancers(ctx context.Context, w io.Writer, fed client.Client, members
 // balancerRow is one Balancer: each target as planned/running, with pods
 // pending and pending past the startup timeout when there are any, and its
 // conditions as in the Service rows.
-func balancerRow(cluster string, b *kfedv1alpha1.Balancer) string {
+func balancerRow(p palette, cluster string, b *kfedv1alpha1.Balancer) string {
 	var targets []string
 	for _, t := range b.Status.Targets {
 		s := fmt.Sprintf("%s=%d/%d", t.Name, t.Replicas, t.Running)
@@ -245,11 +261,8 @@ func balancerRow(cluster string, b *kfedv1alpha1.Balancer) string {
 	}
 	var conds []string
 	for _, c := range b.Status.Conditions {
-		s := strings.TrimPrefix(c.Type, "kfed.io/") + "=" + string(c.Status)
-		if (c.Type == kfedv1alpha1.BalancerBalanced) != (c.Status == metav1.ConditionTrue) {
-			s += " (" + c.Reason + ": " + c.Message + ")"
-		}
-		conds = append(conds, s)
+		// Balanced is good when True; Fallback reports a problem when True.
+		conds = append(conds, p.condition(c.Type, string(c.Status), c.Reason, c.Message, c.Type == kfedv1alpha1.BalancerBalanced))
 	}
 	return fmt.Sprintf("%s/%s\t%s\t%d\t%d\t%s\t%s\t%s", b.Namespace, b.Name, cluster, b.Spec.Replicas, b.Status.Replicas,
 		b.Spec.Policy.PolicyName, strings.Join(targets, " "), strings.Join(conds, " "))

@@ -23,7 +23,7 @@ func TestDeploymentRowsShowEachClusterAndWhatIsWrong(t *testing.T) {
 			{Type: deployments.CondSynced, Status: corev1.ConditionFalse, Reason: deployments.ReasonMemberConflict, Message: "cluster-3 has one"},
 		}},
 	}
-	got := strings.Join(deploymentRows(d, []string{"cluster-1", "cluster-2", "cluster-3"}), "\n")
+	got := strings.Join(deploymentRows(palette{}, d, []string{"cluster-1", "cluster-2", "cluster-3"}), "\n")
 	want := strings.Join([]string{
 		"shop/web\tcluster-1\t20\t20\t",
 		"\tcluster-2\t12\t10\tfull: runs 10, 2 waiting",

@@ -154,7 +154,7 @@ func TestBalancerRowShowsTargetsAndWhatIsWrong(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := balancerRow("cluster-1", tt.b)
+			got := balancerRow(palette{}, "cluster-1", tt.b)
 			for _, w := range tt.want {
 				if !strings.Contains(got, w) {
 					t.Errorf("row %q lacks %q", got, w)

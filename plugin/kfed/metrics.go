@@ -5,6 +5,8 @@ import (
 	"github.com/miekg/dns"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
+
+	"github.com/kfed-io/kfed/buildinfo"
 )
 
 // Collectors are package variables registered with the default registry,
@@ -31,6 +33,10 @@ var (
 		Name:      "sync_age_seconds",
 		Help:      "Seconds since kfed last heard from the federation control plane (list, event or watch bookmark).",
 	}, []string{"federation"})
+
+	// buildInfo is coredns_kfed_build_info{version,revision,goversion} 1:
+	// the kfed build this CoreDNS carries.
+	buildInfo = promauto.NewGaugeFunc(buildinfo.Get().GaugeOpts(plugin.Namespace, "kfed"), func() float64 { return 1 })
 )
 
 // countedTypes are the query types requests_total names; others count as

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kfed-io/kfed/manager"
+	"github.com/kfed-io/kfed/services"
+	"github.com/kfed-io/kfed/test/framework"
+)
+
+// syncBuffer is a bytes.Buffer the watching command writes to while the
+// test reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// frames are the frames written so far, each without its time line.
+func (b *syncBuffer) frames() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []string
+	for _, f := range strings.Split(b.buf.String(), "kfed status at ")[1:] {
+		_, body, _ := strings.Cut(f, "\n")
+		out = append(out, body)
+	}
+	return out
+}
+
+func TestStatusWatchDrawsAFrameOnEachChange(t *testing.T) {
+	f := framework.Start(t, framework.Members(1))
+	f.JoinAll()
+	f.StartController(manager.Options{})
+	fed := f.Client("federation")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	out := &syncBuffer{}
+	done := make(chan error, 1)
+	go func() {
+		root := newRootCommand()
+		root.SetArgs([]string{"status", "--watch", "--kubeconfig", f.Kubeconfig})
+		root.SetOut(out)
+		root.SetErr(out)
+		done <- root.ExecuteContext(ctx)
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("kfed status --watch: %v", err)
+		}
+	}()
+	framework.Eventually(t, 30*time.Second, func(context.Context) error {
+		if fr := out.frames(); len(fr) == 0 || !strings.Contains(fr[0], "SERVICE") {
+			return fmt.Errorf("no first frame yet: %q", fr)
+		}
+		return nil
+	})
+	if first := out.frames()[0]; strings.Contains(first, "default/shop") {
+		t.Fatalf("the first frame shows a Service not created yet:\n%s", first)
+	}
+
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "shop", Namespace: "default"},
+		Spec: corev1.ServiceSpec{
+			Type: corev1.ServiceTypeLoadBalancer, LoadBalancerClass: new(services.LoadBalancerClass),
+			Ports: []corev1.ServicePort{{Name: "http", Port: 8080}},
+		},
+	}
+	if err := fed.Create(ctx, svc); err != nil {
+		t.Fatal(err)
+	}
+	// The Service appears, then its shard in the member, each in a later
+	// frame, with nothing but the watches to say so.
+	framework.Eventually(t, 30*time.Second, func(context.Context) error {
+		fr := out.frames()
+		if last := fr[len(fr)-1]; !strings.Contains(last, "default/shop") || !strings.Contains(last, "created") {
+			return fmt.Errorf("%d frames, the last without the Service and its shard:\n%s", len(fr), last)
+		}
+		return nil
+	})
+	t.Logf("%d frames", len(out.frames()))
+	if text := strings.Join(out.frames(), ""); strings.Contains(text, "\x1b[") {
+		t.Errorf("colour written to a buffer:\n%q", text)
+	}
+}
