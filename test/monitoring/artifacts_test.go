@@ -45,12 +45,9 @@ func tools(t *testing.T) string {
 type entry struct {
 	name, typ string
 	labels    []string
-	// pending metrics are being added in parallel (marked †): a scrape may
-	// lack them.
-	pending bool
 }
 
-var catalogueRow = regexp.MustCompile("^\\| `([a-zA-Z_:][a-zA-Z0-9_:]*)`( †)? \\| ([a-z]+) \\|([^|]*)\\|")
+var catalogueRow = regexp.MustCompile("^\\| `([a-zA-Z_:][a-zA-Z0-9_:]*)` \\| ([a-z]+) \\|([^|]*)\\|")
 
 // catalogue reads the metric tables of docs/metrics.md.
 func catalogue(t *testing.T) map[string]entry {
@@ -65,8 +62,8 @@ func catalogue(t *testing.T) map[string]entry {
 		if m == nil {
 			continue
 		}
-		e := entry{name: m[1], pending: m[2] != "", typ: m[3], labels: []string{}}
-		for _, l := range regexp.MustCompile("`([a-z_]+)`").FindAllStringSubmatch(m[4], -1) {
+		e := entry{name: m[1], typ: m[2], labels: []string{}}
+		for _, l := range regexp.MustCompile("`([a-z_]+)`").FindAllStringSubmatch(m[3], -1) {
 			e.labels = append(e.labels, l[1])
 		}
 		slices.Sort(e.labels)
