@@ -2,7 +2,7 @@
 SHELL := /usr/bin/env bash
 GO ?= go
 
-.PHONY: dev test test-unit generate verify build bench bench-health
+.PHONY: dev test test-unit generate verify build bench bench-health scale
 
 ## dev: start a local federation (control plane + 3 members + DNS) on loopback.
 dev:
@@ -32,3 +32,11 @@ build:
 bench-health:
 	KFED_TEST_BIN=$$(hack/test-binaries.sh | tail -n 1) KFED_HEALTH_TRIALS=20 KFED_HEALTH_DEFAULTS=1 \
 		$(GO) test -count=1 -timeout 60m -run TestHealthDetectionLatency -v ./test/e2e/ | grep -E 'trials|^(---|ok|FAIL)'
+
+## scale: 10,000 federated Services x 3 members: publish time, controller CPU/RSS, API requests, plugin
+## catch-up, then 5 quiet minutes with no writes (~30-60 min on 2 cores; `make test` runs 200 Services).
+scale:
+	set -o pipefail; ulimit -n 65536; KFED_TEST_BIN=$$(hack/test-binaries.sh | tail -n 1) \
+		KFED_SCALE_SERVICES=$${KFED_SCALE_SERVICES:-10000} KFED_SCALE_STEADY=$${KFED_SCALE_STEADY:-5m} \
+		$(GO) test -count=1 -timeout 120m -run TestScaleServicesPublishQuicklyAndStayQuiet -v ./test/e2e/ \
+		| tee $${TMPDIR:-/tmp}/kfed-scale.log | grep -E 'scale:|^ +rest_client|^(---|ok|FAIL)|scale_test.go:[0-9]+: [^s]'
