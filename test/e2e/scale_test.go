@@ -557,7 +557,9 @@ func diff(before, after map[requestKey]float64) map[requestKey]float64 {
 	return d
 }
 
-func (k requestKey) less(o requestKey) int { return strings.Compare(k.verb+k.resourcePath(), o.verb+o.resourcePath()) }
+func (k requestKey) less(o requestKey) int {
+	return strings.Compare(k.verb+k.resourcePath(), o.verb+o.resourcePath())
+}
 
 func formatCounts(d map[requestKey]float64) string {
 	keys := slices.SortedFunc(maps.Keys(d), requestKey.less)
