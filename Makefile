@@ -36,7 +36,7 @@ bench-health:
 ## scale: 10,000 federated Services x 3 members: publish time, controller CPU/RSS, API requests, plugin
 ## catch-up, then 5 quiet minutes with no writes (~30-60 min on 2 cores; `make test` runs 200 Services).
 scale:
-	set -o pipefail; ulimit -n 65536; KFED_TEST_BIN=$$(hack/test-binaries.sh | tail -n 1) \
+	set -o pipefail; KFED_TEST_BIN=$$(hack/test-binaries.sh | tail -n 1) \
 		KFED_SCALE_SERVICES=$${KFED_SCALE_SERVICES:-10000} KFED_SCALE_STEADY=$${KFED_SCALE_STEADY:-5m} \
 		$(GO) test -count=1 -timeout 120m -run TestScaleServicesPublishQuicklyAndStayQuiet -v ./test/e2e/ \
 		| tee $${TMPDIR:-/tmp}/kfed-scale.log | grep -E 'scale:|^ +rest_client|^(---|ok|FAIL)|scale_test.go:[0-9]+: [^s]'

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"maps"
 	"net"
+	"net/netip"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -24,11 +26,14 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2/textlogger"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/devenv"
+	"github.com/kfed-io/kfed/devenv/loopbacklb"
 	"github.com/kfed-io/kfed/dnsprovider/rfc2136/bindtest"
 	"github.com/kfed-io/kfed/test/framework"
 )
@@ -83,15 +88,20 @@ func scaleFromEnv(t *testing.T) scaleConfig {
 func TestScaleServicesPublishQuicklyAndStayQuiet(t *testing.T) {
 	cfg := scaleFromEnv(t)
 	n := cfg.services
-	raiseFileLimit(t, int64(3*n+4096)) // a listener per shard in this process
 	ctx := context.Background()
 	report := func(format string, args ...any) {
 		t.Logf("scale: "+format+" (load %s)", append(args, loadAvg())...)
 	}
 
 	bind := bindtest.Start(t, scaleZone)
-	f := framework.Start(t, framework.Members(3), framework.LoadBalancer())
+	f := framework.Start(t, framework.Members(3))
 	f.JoinAll()
+	// The members' load balancers run in child processes: one listener per
+	// shard, 30,000 at full size, is more than one process may open here
+	// (the hard limit is 20,000 and cannot be raised without privileges).
+	for i, m := range f.Members {
+		startLoadBalancerProcess(t, f, i, m.Name)
+	}
 	fed := f.Client("federation")
 	if err := fed.Create(ctx, framework.Namespace(scaleNamespace)); err != nil {
 		t.Fatal(err)
@@ -281,20 +291,76 @@ func buildBinary(t *testing.T, name string) string {
 	return bin
 }
 
-// raiseFileLimit lifts this process's open file limit to at least n (root
-// may raise the hard limit too).
-func raiseFileLimit(t *testing.T, n int64) {
-	var l syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l); err != nil {
+// The environment of a child process that runs one member's loopback load
+// balancer (see TestMain).
+const (
+	lbEnvKubeconfig = "KFED_E2E_LB_KUBECONFIG"
+	lbEnvCluster    = "KFED_E2E_LB_CLUSTER"
+	lbEnvBlock      = "KFED_E2E_LB_BLOCK"
+)
+
+// TestMain runs the package's tests, or, in a child process started by
+// startLoadBalancerProcess, one member's loopback load balancer until the
+// parent ends it.
+func TestMain(m *testing.M) {
+	if cluster := os.Getenv(lbEnvCluster); cluster != "" {
+		os.Exit(runLoadBalancer(os.Getenv(lbEnvKubeconfig), cluster, os.Getenv(lbEnvBlock)))
+	}
+	os.Exit(m.Run())
+}
+
+func runLoadBalancer(kubeconfig, cluster, block string) int {
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig},
+		&clientcmd.ConfigOverrides{CurrentContext: cluster}).ClientConfig()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "load balancer:", err)
+		return 1
+	}
+	prefix, err := netip.ParsePrefix(block)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "load balancer:", err)
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	err = loopbacklb.Run(ctx, loopbacklb.Options{
+		Cluster: cluster, Block: prefix, Config: cfg,
+		Logger: textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(os.Stderr))).WithName(cluster),
+	})
+	if err != nil && ctx.Err() == nil {
+		fmt.Fprintln(os.Stderr, "load balancer:", err)
+		return 1
+	}
+	return 0
+}
+
+// startLoadBalancerProcess runs member i's loopback load balancer (block
+// loopbacklb.Block(f.LBBase, i)) in a child process until the test ends.
+func startLoadBalancerProcess(t *testing.T, f *framework.Federation, i int, cluster string) {
+	t.Helper()
+	logPath := filepath.Join(t.TempDir(), "lb-"+cluster+".log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if l.Cur >= uint64(n) {
-		return
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), lbEnvKubeconfig+"="+f.Kubeconfig, lbEnvCluster+"="+cluster,
+		lbEnvBlock+"="+loopbacklb.Block(f.LBBase, i).String())
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
 	}
-	l.Cur, l.Max = uint64(n), max(l.Max, uint64(n))
-	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &l); err != nil {
-		t.Fatalf("raising the open file limit to %d for the load balancers' listeners: %v", n, err)
-	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+		logFile.Close()
+		if t.Failed() {
+			b, _ := os.ReadFile(logPath)
+			t.Logf("load balancer of %s (tail):\n%s", cluster, tail(string(b), 4000))
+		}
+	})
 }
 
 // watchComplete watches the scale namespace's DNSEndpoints and closes the
