@@ -177,7 +177,7 @@ func TestScaleServicesPublishQuicklyAndStayQuiet(t *testing.T) {
 	created := time.Since(start)
 	report("%d Services created in %v", n, created.Round(time.Millisecond))
 
-	publishTimeout := max(3*time.Minute, time.Duration(n)*150*time.Millisecond)
+	publishTimeout := max(3*time.Minute, time.Duration(n)*300*time.Millisecond)
 	select {
 	case <-ready:
 	case <-time.After(publishTimeout):
@@ -223,7 +223,7 @@ func TestScaleServicesPublishQuicklyAndStayQuiet(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(late.Stop)
-	if err := answerAll(ctx, late.Addr, names, 3, 5*time.Minute); err != nil {
+	if err := answerAll(ctx, late.Addr, names, 3, 10*time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	catchUp := time.Since(kubeStart)
