@@ -572,3 +572,36 @@ func contains(s []string, v string) bool {
 	}
 	return false
 }
+
+// TestSecretSearchFindsEveryForm checks the search itself: each way a
+// credential could be written out is found, and unrelated text is not.
+func TestSecretSearchFindsEveryForm(t *testing.T) {
+	keyPEM, _ := googleServiceAccount(t, "http://127.0.0.1/token")
+	token := "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJzeXN0ZW06c2VydmljZWFjY291bnQifQ.c2lnbmF0dXJlLW9mLXRoZS10b2tlbi1oZXJl"
+	jsonPEM, _ := json.Marshal(string(keyPEM))
+	kubeconfig, err := clientcmd.Write(clientcmdapi.Config{AuthInfos: map[string]*clientcmdapi.AuthInfo{"m": {ClientKeyData: keyPEM}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	secrets := []secret{newSecret("tsig", "c2VjcmV0LXRzaWcta2V5LWJ5dGVz"), pemSecret("key", keyPEM), jwtSecret("token", token)}
+	tests := []struct {
+		name, text string
+		want       int
+	}{
+		{"nothing secret", `level=info msg="published 3 records" token=<masked>`, 0},
+		{"a value as it is", "tsig secret c2VjcmV0LXRzaWcta2V5LWJ5dGVz in a message", 1},
+		{"a value base64-encoded", "data: " + base64.StdEncoding.EncodeToString([]byte("c2VjcmV0LXRzaWcta2V5LWJ5dGVz")), 1},
+		{"a PEM key as it is", "key:\n" + string(keyPEM), 1},
+		{"a PEM key in JSON", `{"private_key":` + string(jsonPEM) + `}`, 1},
+		{"a PEM key in a kubeconfig", string(kubeconfig), 1},
+		{"a bearer token", "Authorization: Bearer " + token, 1},
+		{"a token's signature alone", "sig=" + token[strings.LastIndexByte(token, '.')+1:], 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := leaks(secrets, "text", tt.text); len(got) != tt.want {
+				t.Errorf("found %d secrets (%v), want %d", len(got), got, tt.want)
+			}
+		})
+	}
+}
