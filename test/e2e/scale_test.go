@@ -113,25 +113,12 @@ func TestScaleServicesPublishQuicklyAndStayQuiet(t *testing.T) {
 	host, port, _ := net.SplitHostPort(bind.Addr)
 	interval := max(cfg.steady/5, time.Second)
 	metricsAddr, healthAddr := freeAddr(t), freeAddr(t)
-	ctrlLog := &syncBuffer{}
-	ctrl := exec.Command(controllerBin, "--kubeconfig", f.Kubeconfig, "--context", "federation",
+	ctrl := superviseController(t, exec.Command(controllerBin, "--kubeconfig", f.Kubeconfig, "--context", "federation",
 		"--federation", "fed", "--domain", scaleZone,
 		"--metrics-bind-address", metricsAddr, "--health-probe-bind-address", healthAddr,
 		"--dns-provider", "rfc2136", "--rfc2136-host", host, "--rfc2136-port", port, "--rfc2136-zone", scaleZone,
 		"--rfc2136-tsig-keyname", bindtest.KeyName, "--rfc2136-tsig-secret-file", bind.SecretFile,
-		"--dns-interval", interval.String(), "--owner-id", "fed")
-	ctrl.Stdout, ctrl.Stderr = ctrlLog, ctrlLog
-	ctrl.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := ctrl.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = ctrl.Process.Kill()
-		_ = ctrl.Wait()
-		if t.Failed() {
-			t.Logf("kfed-controller log (tail):\n%s", tail(ctrlLog.String(), 8000))
-		}
-	})
+		"--dns-interval", interval.String(), "--owner-id", "fed"))
 	framework.Eventually(t, 30*time.Second, func(ctx context.Context) error {
 		return getOK(ctx, "http://"+healthAddr+"/healthz")
 	})
@@ -154,7 +141,7 @@ func TestScaleServicesPublishQuicklyAndStayQuiet(t *testing.T) {
 
 	clusterNames := []string{"federation", "cluster-1", "cluster-2", "cluster-3"}
 	apiBefore := scrapeAll(t, f, clusterNames)
-	cpuBefore := cpuSeconds(t, ctrl.Process.Pid)
+	cpuBefore := ctrl.cpu(t)
 
 	cc := rest.CopyConfig(f.ControlPlane.Config)
 	cc.QPS, cc.Burst = -1, 0
@@ -202,12 +189,12 @@ func TestScaleServicesPublishQuicklyAndStayQuiet(t *testing.T) {
 		t.Fatal(err)
 	}
 	published := time.Since(start)
-	cpu := cpuSeconds(t, ctrl.Process.Pid) - cpuBefore
-	rss, hwm := procMem(t, ctrl.Process.Pid)
+	cpu := ctrl.cpu(t) - cpuBefore
+	rss, hwm := ctrl.mem(t)
 	report("every global name answered by the plugin %v after the first create (%.1f Services/s)",
 		published.Round(time.Millisecond), float64(n)/published.Seconds())
-	report("controller: %.1f CPU seconds while publishing (%.2f ms a Service), VmRSS %d MiB, VmHWM %d MiB",
-		cpu, 1000*cpu/float64(n), rss>>10, hwm>>10)
+	report("controller: %.1f CPU seconds while publishing (%.2f ms a Service), VmRSS %d MiB, VmHWM %d MiB, %d restarts",
+		cpu, 1000*cpu/float64(n), rss>>10, hwm>>10, ctrl.restarts())
 	apiPublished := scrapeAll(t, f, clusterNames)
 	reportRequests(t, report, n, apiBefore, apiPublished)
 	if body, err := get(ctx, "http://"+metricsAddr+"/metrics"); err == nil {
@@ -255,11 +242,11 @@ func TestScaleServicesPublishQuicklyAndStayQuiet(t *testing.T) {
 	// patch, a DNS sync), then nothing may write.
 	settle(t, f, clusterNames, metricsAddr)
 	quietBefore, dnsBefore, serialBefore := scrapeAll(t, f, clusterNames), dnsRequestCount(t, metricsAddr), soaSerial(t, bind.Addr)
-	cpuQuiet := cpuSeconds(t, ctrl.Process.Pid)
+	cpuQuiet, restartsQuiet := ctrl.cpu(t), ctrl.restarts()
 	time.Sleep(cfg.steady)
 	quietAfter, dnsAfter, serialAfter := scrapeAll(t, f, clusterNames), dnsRequestCount(t, metricsAddr), soaSerial(t, bind.Addr)
 	report("steady state over %v (%d DNS sync intervals): controller %.2f CPU seconds, BIND requests %v, zone serial %d → %d",
-		cfg.steady, int(cfg.steady/interval), cpuSeconds(t, ctrl.Process.Pid)-cpuQuiet, dnsAfter-dnsBefore, serialBefore, serialAfter)
+		cfg.steady, int(cfg.steady/interval), ctrl.cpu(t)-cpuQuiet, dnsAfter-dnsBefore, serialBefore, serialAfter)
 	for _, c := range clusterNames {
 		d := diff(quietBefore[c], quietAfter[c])
 		var writes []string
@@ -273,6 +260,9 @@ func TestScaleServicesPublishQuicklyAndStayQuiet(t *testing.T) {
 		}
 		report("steady state, %s: every request %s", c, formatCounts(d))
 	}
+	if r := ctrl.restarts() - restartsQuiet; r > 0 {
+		t.Errorf("the controller exited %d times while nothing changed", r)
+	}
 	if dnsAfter != dnsBefore {
 		t.Errorf("the controller sent %v requests to BIND while nothing changed", dnsAfter-dnsBefore)
 	}
@@ -285,6 +275,108 @@ func scaleName(i int) string { return fmt.Sprintf("svc-%05d", i) }
 
 func globalName(i int) string {
 	return scaleName(i) + "." + scaleNamespace + ".fed.svc." + scaleZone + "."
+}
+
+// supervised is a kfed-controller process restarted whenever it exits, as
+// its Deployment would be: it exits when it loses its leader Lease, which a
+// control plane too loaded to answer a renewal within 10 s makes happen.
+type supervised struct {
+	mu        sync.Mutex
+	cmd       *exec.Cmd
+	log       *syncBuffer
+	exits     int
+	exitedCPU float64 // user + system seconds of the processes that ended
+	exitedHWM int64   // the largest peak RSS among them, KiB
+}
+
+func superviseController(t *testing.T, cmd *exec.Cmd) *supervised {
+	t.Helper()
+	s := &supervised{log: &syncBuffer{}}
+	path, args := cmd.Path, cmd.Args
+	start := func() error {
+		c := exec.Command(path, args[1:]...)
+		c.Stdout, c.Stderr = s.log, s.log
+		c.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		if err := c.Start(); err != nil {
+			return err
+		}
+		s.mu.Lock()
+		s.cmd = c
+		s.mu.Unlock()
+		return nil
+	}
+	if err := start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for {
+			s.mu.Lock()
+			c := s.cmd
+			s.mu.Unlock()
+			err := c.Wait()
+			s.mu.Lock()
+			s.exitedCPU += (c.ProcessState.UserTime() + c.ProcessState.SystemTime()).Seconds()
+			if ru, ok := c.ProcessState.SysUsage().(*syscall.Rusage); ok {
+				s.exitedHWM = max(s.exitedHWM, ru.Maxrss)
+			}
+			s.mu.Unlock()
+			select {
+			case <-done:
+				return
+			default:
+			}
+			s.mu.Lock()
+			s.exits++
+			s.mu.Unlock()
+			t.Logf("scale: kfed-controller exited (%v) at load %s; restarting. Its log ends:\n%s", err, loadAvg(), tail(s.log.String(), 3000))
+			if err := start(); err != nil {
+				t.Errorf("restarting kfed-controller: %v", err)
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		close(done)
+		s.mu.Lock()
+		_ = s.cmd.Process.Kill()
+		s.mu.Unlock()
+		<-stopped
+		if t.Failed() {
+			t.Logf("kfed-controller log (tail):\n%s", tail(s.log.String(), 8000))
+		}
+	})
+	return s
+}
+
+func (s *supervised) restarts() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.exits
+}
+
+// cpu is the CPU seconds of every incarnation so far.
+func (s *supervised) cpu(t *testing.T) float64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid)); err != nil {
+		return s.exitedCPU // it ended and was reaped a moment ago; counted there
+	}
+	return s.exitedCPU + cpuSeconds(t, s.cmd.Process.Pid)
+}
+
+// mem is the running process's VmRSS, and the peak RSS of every
+// incarnation, KiB.
+func (s *supervised) mem(t *testing.T) (rss, hwm int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid)); err != nil {
+		return 0, s.exitedHWM
+	}
+	rss, hwm = procMem(t, s.cmd.Process.Pid)
+	return rss, max(hwm, s.exitedHWM)
 }
 
 // buildBinary builds ./cmd/name into the test's folder.
