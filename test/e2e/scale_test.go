@@ -22,6 +22,7 @@ import (
 
 	"github.com/miekg/dns"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
@@ -207,6 +208,28 @@ func TestScaleServicesPublishQuicklyAndStayQuiet(t *testing.T) {
 	report("every global name answered by BIND %v after the first create", time.Since(start).Round(time.Millisecond))
 	liveRSS, liveHWM := procMem(t, pidOf(t, live.Corefile))
 	report("CoreDNS started before the Services: VmRSS %d MiB, VmHWM %d MiB", liveRSS>>10, liveHWM>>10)
+
+	// Every shard has its own Event, naming its cluster.
+	framework.Eventually(t, 2*time.Minute, func(ctx context.Context) error {
+		var evs eventsv1.EventList
+		if err := fed.List(ctx, &evs, client.InNamespace(scaleNamespace)); err != nil {
+			return err
+		}
+		seen := map[string]bool{}
+		for _, e := range evs.Items {
+			if e.Reason == "ShardCreated" {
+				seen[e.Regarding.Name+" "+e.Note] = true
+			}
+		}
+		for i := range n {
+			for _, m := range f.Members {
+				if key := scaleName(i) + " created shard in cluster " + m.Name; !seen[key] {
+					return fmt.Errorf("no Event %q (of %d)", key, len(seen))
+				}
+			}
+		}
+		return nil
+	})
 
 	// A CoreDNS started now catches up with every name from one list.
 	kubeStart := time.Now()
@@ -417,6 +440,10 @@ func runLoadBalancer(kubeconfig, cluster, block string) int {
 		fmt.Fprintln(os.Stderr, "load balancer:", err)
 		return 1
 	}
+	// As fast as the in-process load balancers' clients (devenv's 200 QPS):
+	// at client-go's default 5 a second, 10,000 status writes a member take
+	// half an hour and the test would time the load balancer, not kfed.
+	cfg.QPS, cfg.Burst = 200, 400
 	prefix, err := netip.ParsePrefix(block)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "load balancer:", err)
