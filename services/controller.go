@@ -251,14 +251,31 @@ func (c *Controller) event(svc *corev1.Service, typ, reason, format string, args
 	}
 }
 
+// clusterEvent records an Event about svc in one member cluster, with that
+// Cluster as its related object. The events library folds Events with the
+// same regarding, related, reason and action into one series that keeps the
+// first note only, and patches every series once more after six quiet
+// minutes: without the Cluster, "created shard in cluster-2" and "-3" would
+// be lost behind cluster-1's, and every Service would cost a write while
+// nothing changes.
+func (c *Controller) clusterEvent(svc *corev1.Service, cluster, typ, reason, format string, args ...any) {
+	if c.Recorder != nil {
+		related := &kfedv1alpha1.Cluster{
+			TypeMeta:   metav1.TypeMeta{APIVersion: kfedv1alpha1.GroupVersion.String(), Kind: "Cluster"},
+			ObjectMeta: metav1.ObjectMeta{Name: cluster},
+		}
+		c.Recorder.Eventf(svc, related, typ, reason, "Reconcile", format, args...)
+	}
+}
+
 // verdictEvents tells users about endpoints that left DNS or came back.
 func (c *Controller) verdictEvents(svc *corev1.Service, verdicts []endpointVerdict) {
 	for _, v := range verdicts {
 		switch {
 		case v.was && !v.healthy:
-			c.event(svc, corev1.EventTypeWarning, "EndpointUnhealthy", "the endpoint in cluster %s is out of DNS: %s", v.cluster, v)
+			c.clusterEvent(svc, v.cluster, corev1.EventTypeWarning, "EndpointUnhealthy", "the endpoint in cluster %s is out of DNS: %s", v.cluster, v)
 		case !v.was && v.healthy:
-			c.event(svc, corev1.EventTypeNormal, "EndpointHealthy", "the endpoint in cluster %s is back in DNS: %s", v.cluster, v)
+			c.clusterEvent(svc, v.cluster, corev1.EventTypeNormal, "EndpointHealthy", "the endpoint in cluster %s is back in DNS: %s", v.cluster, v)
 		}
 	}
 }

@@ -187,7 +187,7 @@ func (c *Controller) ensureShard(ctx context.Context, m clusters.Member, svc *co
 			return nil, fmt.Errorf("creating shard in %s: %w", m.Name, err)
 		}
 		c.Metrics.shard(m.Name, "create")
-		c.event(svc, corev1.EventTypeNormal, "ShardCreated", "created shard in cluster %s", m.Name)
+		c.clusterEvent(svc, m.Name, corev1.EventTypeNormal, "ShardCreated", "created shard in cluster %s", m.Name)
 		return want, nil
 	case shardConflict:
 		st.shardProblem(m.Name, reasonShardConflict, fmt.Sprintf("cluster %s has a Service %s that another federation or Service manages; left alone", m.Name, origin))
@@ -199,7 +199,7 @@ func (c *Controller) ensureShard(ctx context.Context, m clusters.Member, svc *co
 		}
 		want.Annotations[AnnotationAdopted] = "true"
 		c.Metrics.shard(m.Name, "adopt")
-		c.event(svc, corev1.EventTypeNormal, "ShardAdopted", "adopted the matching Service already in cluster %s", m.Name)
+		c.clusterEvent(svc, m.Name, corev1.EventTypeNormal, "ShardAdopted", "adopted the matching Service already in cluster %s", m.Name)
 	case shardAdopted:
 		want.Annotations[AnnotationAdopted] = "true"
 	}
