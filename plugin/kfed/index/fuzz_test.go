@@ -196,7 +196,12 @@ func checkInvented(t *testing.T, x *index.Index, objects []extdnsv1alpha1.DNSEnd
 						add(ep.DNSName, typ, fmt.Sprintf("%d %d %d %s", v.Priority, v.Weight, v.Port, dns.Fqdn(v.Target)))
 					}
 				case "TXT":
-					add(ep.DNSName, typ, strings.ReplaceAll(strings.TrimSuffix(strings.TrimPrefix(target, `"`), `"`), `\`, `\\`))
+					// The value, or the value of a quoted one; strings
+					// hold a backslash escaped, as miekg/dns reads them.
+					add(ep.DNSName, typ, strings.ReplaceAll(target, `\`, `\\`))
+					if len(target) >= 2 && target[0] == '"' && target[len(target)-1] == '"' {
+						add(ep.DNSName, typ, strings.ReplaceAll(target[1:len(target)-1], `\`, `\\`))
+					}
 				}
 			}
 			if typ != "A" && typ != "AAAA" {
