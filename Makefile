@@ -2,7 +2,7 @@
 SHELL := /usr/bin/env bash
 GO ?= go
 
-.PHONY: dev test test-unit generate verify build bench bench-health
+.PHONY: dev test test-unit generate verify build bench bench-health fuzz fuzz-long
 
 ## dev: start a local federation (control plane + 3 members + DNS) on loopback.
 dev:
@@ -32,3 +32,12 @@ build:
 bench-health:
 	KFED_TEST_BIN=$$(hack/test-binaries.sh | tail -n 1) KFED_HEALTH_TRIALS=20 KFED_HEALTH_DEFAULTS=1 \
 		$(GO) test -count=1 -timeout 60m -run TestHealthDetectionLatency -v ./test/e2e/ | grep -E 'trials|^(---|ok|FAIL)'
+
+## fuzz: every Go fuzz target, one at a time, FUZZTIME each (default 2m, ~40 min in all; a duration or a count).
+FUZZTIME ?= 2m
+fuzz:
+	FUZZTIME=$(FUZZTIME) hack/fuzz.sh
+
+## fuzz-long: every fuzz target to 10 million executions, the run recorded in docs/reliability.md (hours).
+fuzz-long:
+	FUZZTIME=10000000x hack/fuzz.sh
