@@ -2,7 +2,7 @@
 SHELL := /usr/bin/env bash
 GO ?= go
 
-.PHONY: dev test test-unit generate verify build bench bench-health chart reliability images scale
+.PHONY: dev test test-unit generate verify build bench bench-health chart reliability images scale fuzz fuzz-long
 
 # The version every binary reports (--version, kfed version, kfed_build_info)
 # and images are tagged with: the nearest v* tag, else the commit; -dirty
@@ -71,3 +71,12 @@ scale:
 		KFED_SCALE_SERVICES=$${KFED_SCALE_SERVICES:-10000} KFED_SCALE_STEADY=$${KFED_SCALE_STEADY:-5m} \
 		$(GO) test -count=1 -timeout 120m -run TestScaleServicesPublishQuicklyAndStayQuiet -v ./test/e2e/ \
 		| tee $${TMPDIR:-/tmp}/kfed-scale.log | grep -E 'scale:|^ +rest_client|^(---|ok|FAIL)|scale_test.go:[0-9]+: [^s]'
+
+## fuzz: every Go fuzz target, one at a time, FUZZTIME each (default 2m, ~40 min in all; a duration or a count).
+FUZZTIME ?= 2m
+fuzz:
+	FUZZTIME=$(FUZZTIME) hack/fuzz.sh
+
+## fuzz-long: every fuzz target to 10 million executions, the run recorded in docs/reliability.md (hours).
+fuzz-long:
+	FUZZTIME=10000000x hack/fuzz.sh

@@ -208,9 +208,44 @@ func rrs(rs dnsprovider.RecordSet) ([]dns.RR, error) {
 		if err != nil {
 			return nil, fmt.Errorf("rfc2136: %s target %q: %w", rs.Key(), t, err)
 		}
+		if rr == nil { // the text was all comment (a name starting with ';')
+			return nil, fmt.Errorf("rfc2136: %s target %q: not a record in zone-file syntax", rs.Key(), t)
+		}
+		// Zone-file syntax gives some text a meaning of its own (a ';'
+		// starts a comment, a space separates TXT strings, a name may be
+		// cut short): a record that would not read back as the record set
+		// asked for is refused, never written in its stead.
+		if err := readsBack(rs, t, rr); err != nil {
+			return nil, fmt.Errorf("rfc2136: %s target %q: %w", rs.Key(), t, err)
+		}
 		out = append(out, rr)
 	}
 	return out, nil
+}
+
+// readsBack reports an error unless rr, sent and read back from a zone
+// transfer as Records reads it, is target of rs, a record set in normal
+// form.
+func readsBack(rs dnsprovider.RecordSet, target string, rr dns.RR) error {
+	buf := make([]byte, dns.Len(rr))
+	n, err := dns.PackRR(rr, buf, 0, nil, false)
+	if err != nil {
+		return fmt.Errorf("written as %q, which does not pack: %w", rr.String(), err)
+	}
+	wire, _, err := dns.UnpackRR(buf[:n], 0)
+	if err != nil {
+		return fmt.Errorf("written as %q, which does not unpack: %w", rr.String(), err)
+	}
+	h := wire.Header()
+	back, err := dnsprovider.Normalize(dnsprovider.RecordSet{Name: h.Name, Type: dns.TypeToString[h.Rrtype], TTL: int64(h.Ttl), Targets: []string{rdata(wire)}})
+	if err != nil {
+		return fmt.Errorf("written as %q, which does not read back: %w", rr.String(), err)
+	}
+	// rs is in normal form already (the plan's, or read from the zone).
+	if want := (dnsprovider.RecordSet{Name: rs.Name, Type: rs.Type, TTL: rs.TTL, Targets: []string{target}}); !back.Equal(want) {
+		return fmt.Errorf("written as %q, which reads back as %v", rr.String(), back)
+	}
+	return nil
 }
 
 // fqdnTarget adds the trailing dot that names in zone-file syntax need.

@@ -38,6 +38,11 @@ func ParseSRVTarget(s string) (SRVTarget, error) {
 	if target == "" {
 		return SRVTarget{}, fmt.Errorf("SRV target %q names no host", s)
 	}
+	// An empty label ("a..", "..") is no host name, and would not survive
+	// being printed with String and read again.
+	if strings.HasPrefix(target, ".") || strings.HasSuffix(target, ".") || strings.Contains(target, "..") {
+		return SRVTarget{}, fmt.Errorf("SRV target %q: %q has an empty label", s, f[3])
+	}
 	return SRVTarget{Priority: n[0], Weight: n[1], Port: n[2], Target: target}, nil
 }
 
