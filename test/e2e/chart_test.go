@@ -728,7 +728,7 @@ member:
 		t.Fatalf("controller Deployment: serviceAccount %q, %d replicas", controller.Spec.Template.Spec.ServiceAccountName, *controller.Spec.Replicas)
 	}
 	cpKubeconfig := tokenKubeconfig(t, tmp, "controller.kubeconfig", fedCluster, f.Token("federation", "kfed-system", "kfed-controller"))
-	metricsAddr, healthAddr := freeAddr(t), freeAddr(t)
+	metricsAddr, healthAddr := framework.FreeAddr(t), framework.FreeAddr(t)
 	args := rewriteArgs(controller.Spec.Template.Spec.Containers[0].Args, map[string]string{
 		"--metrics-bind-address": metricsAddr, "--health-probe-bind-address": healthAddr,
 		"--rfc2136-tsig-secret-file": mountSecretFile(t, f, controller, "--rfc2136-tsig-secret-file", tmp),
@@ -770,7 +770,7 @@ member:
 	hcKubeconfig := chartKubeconfig(t, m1, tmp, "healthcheck.kubeconfig", hcToken)
 	hc := convert[appsv1.Deployment](t, mustFind(t, m1, "Deployment", "kfed-healthcheck"))
 	hcArgs := rewriteArgs(hc.Spec.Template.Spec.Containers[0].Args, map[string]string{
-		"--metrics-bind-address": freeAddr(t), "--kubeconfig": hcKubeconfig, "--checker": "kfed-healthcheck-0",
+		"--metrics-bind-address": framework.FreeAddr(t), "--kubeconfig": hcKubeconfig, "--checker": "kfed-healthcheck-0",
 	})
 	startProcess(t, "kfed-healthcheck", bins["kfed-healthcheck"], hcArgs...)
 	framework.Eventually(t, 30*time.Second, func(ctx context.Context) error {
@@ -800,10 +800,10 @@ member:
 	dnsKubeconfig := chartKubeconfig(t, m1, tmp, "coredns.kubeconfig", dnsToken)
 	cm := mustFind(t, m1, "ConfigMap", "kfed-coredns")
 	corefile, _, _ := unstructured.NestedString(cm.Object, "data", "Corefile")
-	kfedDNS := freeAddr(t)
+	kfedDNS := framework.FreeAddr(t)
 	corefile = loopbackCorefile(t, corefile, map[string]string{
 		":5353 {":      ":" + port(kfedDNS) + " {\n    bind 127.0.0.1",
-		"health :8080": "health " + freeAddr(t), "ready :8181": "ready " + freeAddr(t), "prometheus :9153": "prometheus " + freeAddr(t),
+		"health :8080": "health " + framework.FreeAddr(t), "ready :8181": "ready " + framework.FreeAddr(t), "prometheus :9153": "prometheus " + framework.FreeAddr(t),
 		`kubeconfig "/etc/kfed/kubeconfig"`: fmt.Sprintf("kubeconfig %q", dnsKubeconfig),
 	})
 	startProcess(t, "kfed-coredns", bins["coredns"], "-conf", writeFile(t, tmp, "Corefile", corefile))
@@ -858,7 +858,7 @@ member:
 		t.Errorf("coredns-custom in %q, want kube-system", custom.GetNamespace())
 	}
 	server, _, _ := unstructured.NestedString(custom.Object, "data", "kfed.server")
-	clusterDNS := freeAddr(t)
+	clusterDNS := framework.FreeAddr(t)
 	server = loopbackCorefile(t, server, map[string]string{
 		"example.com:53 {":    "example.com:" + port(clusterDNS) + " {\n    bind 127.0.0.1",
 		"forward . 127.0.0.1": "forward . " + kfedDNS,
@@ -1095,7 +1095,7 @@ func runCommand(bin string, args ...string) (string, error) {
 // startProcess runs bin until the test ends, its output in the test log on failure.
 func startProcess(t *testing.T, name, bin string, args ...string) {
 	t.Helper()
-	log := &syncBuffer{}
+	log := &framework.Output{}
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

@@ -4,13 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -32,25 +29,7 @@ import (
 type replica struct {
 	cmd     *exec.Cmd
 	metrics string
-	log     *syncBuffer
-}
-
-// syncBuffer collects a process's output while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	log     *framework.Output
 }
 
 // leads reports whether the replica logged that it took the lease.
@@ -60,8 +39,8 @@ func (r *replica) leads() bool {
 
 func startReplica(t *testing.T, bin, kubeconfig string) *replica {
 	t.Helper()
-	metrics, health := freeAddr(t), freeAddr(t)
-	r := &replica{metrics: metrics, log: &syncBuffer{}}
+	metrics, health := framework.FreeAddr(t), framework.FreeAddr(t)
+	r := &replica{metrics: metrics, log: &framework.Output{}}
 	r.cmd = exec.Command(bin, "--kubeconfig", kubeconfig, "--context", "federation",
 		"--federation", "fed", "--domain", "example.com",
 		"--metrics-bind-address", metrics, "--health-probe-bind-address", health,
@@ -223,15 +202,6 @@ func leastPrivilegeKubeconfig(t *testing.T, f *framework.Federation) string {
 		t.Fatal(err)
 	}
 	return path
-}
-
-func freeAddr(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return "127.0.0.1:" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 }
 
 func get(ctx context.Context, url string) (string, error) {

@@ -75,7 +75,7 @@ type healthBed struct {
 func (b *healthBed) startController(t *testing.T) {
 	t.Helper()
 	cmd := exec.Command(b.controllerBin, b.controllerArgs...)
-	log := &syncBuffer{}
+	log := &framework.Output{}
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {

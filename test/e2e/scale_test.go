@@ -107,13 +107,13 @@ func TestScaleServicesPublishQuicklyAndStayQuiet(t *testing.T) {
 	if err := fed.Create(ctx, framework.Namespace(scaleNamespace)); err != nil {
 		t.Fatal(err)
 	}
-	controllerBin, corednsBin := buildBinary(t, "kfed-controller"), buildCoreDNS(t)
+	controllerBin, corednsBin := framework.BuildCommand(t, "kfed-controller"), buildCoreDNS(t)
 
 	// The controller publishes to BIND; a DNS sync interval of a fifth of the
 	// quiet window means the window spans several of its periodic syncs.
 	host, port, _ := net.SplitHostPort(bind.Addr)
 	interval := max(cfg.steady/5, time.Second)
-	metricsAddr, healthAddr := freeAddr(t), freeAddr(t)
+	metricsAddr, healthAddr := framework.FreeAddr(t), framework.FreeAddr(t)
 	ctrl := superviseController(t, exec.Command(controllerBin, "--kubeconfig", f.Kubeconfig, "--context", "federation",
 		"--federation", "fed", "--domain", scaleZone,
 		"--metrics-bind-address", metricsAddr, "--health-probe-bind-address", healthAddr,
@@ -306,7 +306,7 @@ func globalName(i int) string {
 type supervised struct {
 	mu        sync.Mutex
 	cmd       *exec.Cmd
-	log       *syncBuffer
+	log       *framework.Output
 	exits     int
 	exitedCPU float64 // user + system seconds of the processes that ended
 	exitedHWM int64   // the largest peak RSS among them, KiB
@@ -314,7 +314,7 @@ type supervised struct {
 
 func superviseController(t *testing.T, cmd *exec.Cmd) *supervised {
 	t.Helper()
-	s := &supervised{log: &syncBuffer{}}
+	s := &supervised{log: &framework.Output{}}
 	path, args := cmd.Path, cmd.Args
 	start := func() error {
 		c := exec.Command(path, args[1:]...)
@@ -400,18 +400,6 @@ func (s *supervised) mem(t *testing.T) (rss, hwm int64) {
 	}
 	rss, hwm = procMem(t, s.cmd.Process.Pid)
 	return rss, max(hwm, s.exitedHWM)
-}
-
-// buildBinary builds ./cmd/name into the test's folder.
-func buildBinary(t *testing.T, name string) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), name)
-	build := exec.Command("go", "build", "-o", bin, "./cmd/"+name)
-	build.Dir = framework.RepoRoot(t)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building %s: %v\n%s", name, err, out)
-	}
-	return bin
 }
 
 // The environment of a child process that runs one member's loopback load

@@ -174,10 +174,10 @@ func TestNoSecretReachesLogsEventsMetricsOrObjects(t *testing.T) {
 	secrets = append(secrets, newSecret("Google private key ID", saDoc["private_key_id"].(string)))
 
 	// kfed-controller, with the generated roles, publishing to BIND with TSIG.
-	bin := buildBinary(t, "kfed-controller")
+	bin := framework.BuildCommand(t, "kfed-controller")
 	host, port, _ := net.SplitHostPort(bind.Addr)
-	metricsAddr, healthAddr := freeAddr(t), freeAddr(t)
-	ctrlLog := &syncBuffer{}
+	metricsAddr, healthAddr := framework.FreeAddr(t), framework.FreeAddr(t)
+	ctrlLog := &framework.Output{}
 	ctrl := exec.Command(bin, "--kubeconfig", kubeconfig, "--context", "federation", "-v", "4",
 		"--federation", "fed", "--domain", zone, "--cluster-probe-interval", "500ms",
 		"--metrics-bind-address", metricsAddr, "--health-probe-bind-address", healthAddr,
@@ -192,7 +192,7 @@ func TestNoSecretReachesLogsEventsMetricsOrObjects(t *testing.T) {
 	t.Cleanup(func() { _ = ctrl.Process.Kill(); _ = ctrl.Wait() })
 
 	// CoreDNS with the plugin, read-only on DNSEndpoints, with its metrics.
-	promAddr := freeAddr(t)
+	promAddr := framework.FreeAddr(t)
 	coredns, err := f.StartCoreDNS(ctx, devenv.CoreDNSOptions{
 		Binary: buildCoreDNS(t), Name: "coredns-secrets", Zone: zone,
 		Corefile: devenv.KfedCorefile(devenv.KfedZone{Zone: zone, Federation: "fed", Cluster: "cluster-1",
@@ -218,8 +218,8 @@ func TestNoSecretReachesLogsEventsMetricsOrObjects(t *testing.T) {
 	r53Zone := r53.AddZone(zone+".", false)
 	var r53Auth atomic.Int64
 	r53Front := authCounting(t, r53.URL, "AWS4-HMAC-SHA256 Credential="+awsKey+"/", &r53Auth)
-	kfedBin := buildBinary(t, "kfed")
-	syncLog := &syncBuffer{}
+	kfedBin := framework.BuildCommand(t, "kfed")
+	syncLog := &framework.Output{}
 	dnsSync := exec.Command(kfedBin, "dns", "sync", "--kubeconfig", f.Kubeconfig, "--context", "federation",
 		"--provider", "route53", "--route53-endpoint", r53Front, "--owner-id", "fed", "--interval", "1s")
 	dnsSync.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID="+awsKey, "AWS_SECRET_ACCESS_KEY="+awsSecret,
@@ -260,7 +260,7 @@ func TestNoSecretReachesLogsEventsMetricsOrObjects(t *testing.T) {
 		t.Fatal(err)
 	}
 	gsync := &dnssync.Syncer{Provider: gprov, Planner: dnsprovider.Planner{Registry: reg}}
-	gcpLog := &syncBuffer{}
+	gcpLog := &framework.Output{}
 	syncGoogle := func() {
 		var eps extdnsv1alpha1.DNSEndpointList
 		if err := fed.List(ctx, &eps); err != nil {

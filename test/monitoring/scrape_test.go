@@ -4,14 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -120,51 +117,12 @@ func get(ctx context.Context, url string) (map[string]*dto.MetricFamily, error) 
 	return fams, nil
 }
 
-func build(t *testing.T, pkg string) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), filepath.Base(pkg))
-	cmd := exec.Command("go", "build", "-o", bin, pkg)
-	cmd.Dir = framework.RepoRoot(t)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building %s: %v\n%s", pkg, err, out)
-	}
-	return bin
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
-// lockedBuffer collects a process's output while the test runs.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // startController runs the kfed-controller binary, publishing to Route53 at
 // r53, and returns its metrics address.
 func startController(t *testing.T, f *framework.Federation, r53 *route53fake.Server, zoneID string) string {
 	t.Helper()
-	bin := build(t, "./cmd/kfed-controller")
-	metrics, health := freeAddr(t), freeAddr(t)
+	bin := framework.BuildCommand(t, "kfed-controller")
+	metrics, health := framework.FreeAddr(t), framework.FreeAddr(t)
 	cmd := exec.Command(bin, "--kubeconfig", f.Kubeconfig, "--context", "federation",
 		"--federation", federation, "--domain", zone,
 		"--metrics-bind-address", metrics, "--health-probe-bind-address", health,
@@ -173,7 +131,7 @@ func startController(t *testing.T, f *framework.Federation, r53 *route53fake.Ser
 		"--owner-id", federation, "--dns-interval", "1s")
 	cmd.Env = append(os.Environ(), "AWS_REGION=us-east-1", "AWS_ACCESS_KEY_ID=AKIDEXAMPLE",
 		"AWS_SECRET_ACCESS_KEY=fake", "AWS_EC2_METADATA_DISABLED=true")
-	log := &lockedBuffer{}
+	log := &framework.Output{}
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
@@ -240,7 +198,7 @@ func TestCatalogueDashboardAndAlertsMatchTheRunningBinaries(t *testing.T) {
 
 	ctx := context.Background()
 	checker, err := f.StartChecker(ctx, devenv.CheckerOptions{
-		Binary: build(t, "./cmd/kfed-healthcheck"), Name: "checker-1", Cluster: "cluster-1", Federation: federation,
+		Binary: framework.BuildCommand(t, "kfed-healthcheck"), Name: "checker-1", Cluster: "cluster-1", Federation: federation,
 		Kubeconfig: f.Kubeconfig, Context: "federation",
 		Args: []string{"--interval=1s", "--timeout=500ms", "--fall=2", "--rise=2", "--heartbeat=2s"},
 	})
@@ -254,9 +212,9 @@ func TestCatalogueDashboardAndAlertsMatchTheRunningBinaries(t *testing.T) {
 			}
 		}
 	})
-	corednsMetrics := freeAddr(t)
+	corednsMetrics := framework.FreeAddr(t)
 	coredns, err := f.StartCoreDNS(ctx, devenv.CoreDNSOptions{
-		Binary: build(t, "./cmd/coredns"), Name: "coredns-cluster-1", Cluster: "cluster-1", Zone: zone,
+		Binary: framework.BuildCommand(t, "coredns"), Name: "coredns-cluster-1", Cluster: "cluster-1", Zone: zone,
 		Corefile: devenv.KfedCorefile(devenv.KfedZone{
 			Zone: zone, Federation: federation, Cluster: "cluster-1", Kubeconfig: f.Kubeconfig, Context: "federation",
 			Extra: []string{"prometheus " + corednsMetrics},

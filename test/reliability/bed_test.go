@@ -20,7 +20,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -122,27 +121,6 @@ func (b *bed) figure(scenario, format string, args ...any) {
 	b.mu.Unlock()
 }
 
-func buildBinary(t *testing.T, pkg string) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), filepath.Base(pkg))
-	build := exec.Command("go", "build", "-o", bin, pkg)
-	build.Dir = framework.RepoRoot(t)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building %s: %v\n%s", pkg, err, out)
-	}
-	return bin
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 func startBed(t *testing.T, fm form) *bed {
 	t.Helper()
 	b := &bed{t: t, form: fm}
@@ -163,7 +141,7 @@ func startBed(t *testing.T, fm form) *bed {
 	}
 	b.seed()
 
-	controllerBin := buildBinary(t, "./cmd/kfed-controller")
+	controllerBin := framework.BuildCommand(t, "kfed-controller")
 	host, port, _ := net.SplitHostPort(b.bind.Addr)
 	args := []string{"--kubeconfig", b.f.Kubeconfig, "--context", "federation",
 		"--federation", federation, "--domain", zone, "--metrics-bind-address", "0", "--health-probe-bind-address", "0",
@@ -181,9 +159,9 @@ func startBed(t *testing.T, fm form) *bed {
 	})), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	dnsPort := freePort(t)
+	dnsPort := framework.FreePort(t)
 	b.dnsAddr = "127.0.0.1:" + strconv.Itoa(dnsPort)
-	b.coredns = newProc(t, "coredns", buildBinary(t, "./cmd/coredns"), "-conf", corefile, "-dns.port", strconv.Itoa(dnsPort))
+	b.coredns = newProc(t, "coredns", framework.BuildCommand(t, "coredns"), "-conf", corefile, "-dns.port", strconv.Itoa(dnsPort))
 	b.churn = newChurn(b)
 	return b
 }
