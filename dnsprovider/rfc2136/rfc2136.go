@@ -11,9 +11,11 @@ package rfc2136
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -325,30 +327,39 @@ func (u update) size() int {
 // MaxMessageSize, never splitting the changes to one name across messages. A
 // message the server refuses for a failed prerequisite wraps
 // dnsprovider.ErrPrecondition; messages sent before it stay applied.
+//
+// A change that cannot be written as asked (see rrs) is left out with every
+// other change to its name, and named in the error Apply returns after the
+// rest is sent: one record zone-file syntax cannot carry must not hold back
+// the whole zone.
 func (cs *changeset) Apply(ctx context.Context) error {
 	z, p := cs.zone, cs.zone.p
+	var refused []error
+	unwritable := map[string]bool{}
 	for _, c := range cs.Changes() {
 		if _, err := encode(c); err != nil {
-			return err
+			unwritable[c.Group] = true
+			refused = append(refused, err)
 		}
 	}
+	changes := slices.DeleteFunc(slices.Clone(cs.Changes()), func(c dnsprovider.Change) bool { return unwritable[c.Group] })
 	// The header and question (the zone's name) are in every message.
 	room := p.cfg.MaxMessageSize - 12 - len(dns.Fqdn(z.name)) - 6
 	size := func(c dnsprovider.Change) []int {
 		u, _ := encode(c)
 		return []int{u.size()}
 	}
-	batches, err := dnsprovider.Batch(dnsprovider.GroupChanges(cs.Changes()), []int{room}, size)
+	batches, err := dnsprovider.Batch(dnsprovider.GroupChanges(changes), []int{room}, size)
 	if err != nil {
-		return fmt.Errorf("rfc2136: zone %s: %w", z.name, err)
+		return errors.Join(append(refused, fmt.Errorf("rfc2136: zone %s: %w", z.name, err))...)
 	}
 	for i, b := range batches {
 		if err := z.send(ctx, b); err != nil {
-			return fmt.Errorf("rfc2136: zone %s: message %d of %d (%d changes, from %s): %w", z.name, i+1, len(batches), len(b), b[0].Group, err)
+			return errors.Join(append(refused, fmt.Errorf("rfc2136: zone %s: message %d of %d (%d changes, from %s): %w", z.name, i+1, len(batches), len(b), b[0].Group, err))...)
 		}
 		p.Applied(len(b))
 	}
-	return nil
+	return errors.Join(refused...)
 }
 
 // send applies one batch in one UPDATE message over TCP.

@@ -135,3 +135,33 @@ func TestUpdatesSplitIntoMessagesThatFit(t *testing.T) {
 		t.Logf("max %d bytes per message: 200 changes in %d messages", c.maxMsg, msgs)
 	}
 }
+
+// A record set zone-file syntax cannot carry as asked is refused by name,
+// and the rest of the sync still reaches the zone: one bad DNSEndpoint must
+// not hold back every other record.
+func TestUnwritableRecordSetHoldsBackNothingElse(t *testing.T) {
+	srv := bindtest.Start(t, zone)
+	p, z := newProvider(t, srv, 0)
+	reg, _ := dnsprovider.NewRegistry("unwritable", "")
+	desired := []dnsprovider.RecordSet{
+		{Name: "good.kfed.test", Type: "A", Targets: []string{"192.0.2.1"}},
+		{Name: "comment.kfed.test", Type: "TXT", Targets: []string{`"a" ; comment "`}},
+		{Name: "also-good.kfed.test", Type: "A", Targets: []string{"192.0.2.2"}},
+	}
+	_, err := dnsprovider.Sync(context.Background(), p, z, dnsprovider.Planner{Registry: reg}, desired)
+	if err == nil || !strings.Contains(err.Error(), "comment.kfed.test") {
+		t.Fatalf("sync error = %v, want one naming comment.kfed.test", err)
+	}
+	ask := resolver(srv)
+	for name, want := range map[string][]string{
+		"good.kfed.test":      {"192.0.2.1"},
+		"also-good.kfed.test": {"192.0.2.2"},
+	} {
+		if got := ask(t, name, "A"); !slices.Equal(got, want) {
+			t.Errorf("%s A = %v, want %v", name, got, want)
+		}
+	}
+	if got := ask(t, "comment.kfed.test", "TXT"); len(got) != 0 {
+		t.Errorf("comment.kfed.test TXT = %v, want nothing written in its stead", got)
+	}
+}
