@@ -21,6 +21,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
@@ -126,6 +127,9 @@ func (r *Registry) Ready() []Member {
 	return out
 }
 
+// maxConcurrentStarts is how many members' caches may be starting at once.
+const maxConcurrentStarts = 16
+
 // SetupWithManager runs the registry as a controller of Clusters.
 func (r *Registry) SetupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.Add(stopAll{r}); err != nil {
@@ -134,6 +138,10 @@ func (r *Registry) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("cluster-registry").
 		For(&kfedv1alpha1.Cluster{}).
+		// Starting a member's cache waits for its first list (up to
+		// SyncTimeout); one member that hangs must not hold back the
+		// others. A Cluster is never reconciled twice at once.
+		WithOptions(controller.Options{MaxConcurrentReconciles: maxConcurrentStarts}).
 		Complete(r)
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/devenv/loopbacklb"
 	"github.com/kfed-io/kfed/manager"
@@ -347,4 +348,52 @@ func sorted(s []string) []string {
 	out := slices.Clone(s)
 	slices.Sort(out)
 	return out
+}
+
+// A member whose API server hangs when kfed-controller starts (its Cluster
+// still Ready, as the last controller left it) holds back no other member:
+// each member's cache starts on its own, so the others' shards and records
+// come at once, not after the hung member's cache gives up (30 s).
+func TestHungMemberAtStartDoesNotDelayTheOthers(t *testing.T) {
+	f := framework.Start(t, framework.Members(3), framework.LoadBalancer())
+	f.JoinAll()
+	ctx := context.Background()
+	fed := f.Client("federation")
+	for _, m := range f.Members {
+		var c kfedv1alpha1.Cluster
+		if err := fed.Get(ctx, client.ObjectKey{Name: m.Name}, &c); err != nil {
+			t.Fatal(err)
+		}
+		meta.SetStatusCondition(&c.Status.Conditions, metav1.Condition{
+			Type: kfedv1alpha1.ClusterReady, Status: metav1.ConditionTrue, Reason: "ClusterReady", Message: "as the last controller saw it",
+		})
+		if err := fed.Status().Update(ctx, &c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// cluster-1 comes first in the work queue; its API server keeps
+	// connections open and answers nothing, as a paused VM does.
+	if err := f.FreezeAPIServer("cluster-1", true); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.FreezeAPIServer("cluster-1", false) })
+	f.StartController(manager.Options{})
+
+	svc := federatedService("default", "api")
+	if err := fed.Create(ctx, svc); err != nil {
+		t.Fatal(err)
+	}
+	const global = "api.default.fed.svc.example.com"
+	framework.Eventually(t, 15*time.Second, func(ctx context.Context) error {
+		got, err := records(ctx, f, client.ObjectKeyFromObject(svc))
+		if err != nil {
+			return err
+		}
+		for _, w := range []string{global + " A [cluster-2] lb(cluster-2)", global + " A [cluster-3] lb(cluster-3)"} {
+			if !slices.Contains(got, w) {
+				return fmt.Errorf("records lack %q: %v", w, got)
+			}
+		}
+		return nil
+	})
 }
