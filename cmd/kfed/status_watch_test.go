@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,29 +15,14 @@ import (
 	"github.com/kfed-io/kfed/test/framework"
 )
 
-// syncBuffer is a bytes.Buffer the watching command writes to while the
-// test reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// frames are the frames written so far, each without its time line.
-func (b *syncBuffer) frames() []string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	var out []string
-	for _, f := range strings.Split(b.buf.String(), "kfed status at ")[1:] {
+// frames are the frames written to out so far, each without its time line.
+func frames(out *framework.Output) []string {
+	var fr []string
+	for _, f := range strings.Split(out.String(), "kfed status at ")[1:] {
 		_, body, _ := strings.Cut(f, "\n")
-		out = append(out, body)
+		fr = append(fr, body)
 	}
-	return out
+	return fr
 }
 
 func TestStatusWatchDrawsAFrameOnEachChange(t *testing.T) {
@@ -49,7 +32,7 @@ func TestStatusWatchDrawsAFrameOnEachChange(t *testing.T) {
 	fed := f.Client("federation")
 
 	ctx, cancel := context.WithCancel(context.Background())
-	out := &syncBuffer{}
+	out := &framework.Output{}
 	done := make(chan error, 1)
 	go func() {
 		root := newRootCommand()
@@ -65,12 +48,12 @@ func TestStatusWatchDrawsAFrameOnEachChange(t *testing.T) {
 		}
 	}()
 	framework.Eventually(t, 30*time.Second, func(context.Context) error {
-		if fr := out.frames(); len(fr) == 0 || !strings.Contains(fr[0], "SERVICE") {
+		if fr := frames(out); len(fr) == 0 || !strings.Contains(fr[0], "SERVICE") {
 			return fmt.Errorf("no first frame yet: %q", fr)
 		}
 		return nil
 	})
-	if first := out.frames()[0]; strings.Contains(first, "default/shop") {
+	if first := frames(out)[0]; strings.Contains(first, "default/shop") {
 		t.Fatalf("the first frame shows a Service not created yet:\n%s", first)
 	}
 
@@ -87,14 +70,14 @@ func TestStatusWatchDrawsAFrameOnEachChange(t *testing.T) {
 	// The Service appears, then its shard in the member, each in a later
 	// frame, with nothing but the watches to say so.
 	framework.Eventually(t, 30*time.Second, func(context.Context) error {
-		fr := out.frames()
+		fr := frames(out)
 		if last := fr[len(fr)-1]; !strings.Contains(last, "default/shop") || !strings.Contains(last, "created") {
 			return fmt.Errorf("%d frames, the last without the Service and its shard:\n%s", len(fr), last)
 		}
 		return nil
 	})
-	t.Logf("%d frames", len(out.frames()))
-	if text := strings.Join(out.frames(), ""); strings.Contains(text, "\x1b[") {
+	t.Logf("%d frames", len(frames(out)))
+	if text := strings.Join(frames(out), ""); strings.Contains(text, "\x1b[") {
 		t.Errorf("colour written to a buffer:\n%q", text)
 	}
 }
