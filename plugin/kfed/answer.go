@@ -17,12 +17,13 @@ import (
 // to the client's resolver to follow, as one that leaves the zones is.
 const maxChain = 8
 
-// respond builds the reply to a query for qname, lower case, in zone. The
-// records in it are the index's, shared by every reply and never modified, as
-// CoreDNS's file plugin shares its zone's: a plugin that changes a reply
-// copies it first. The answer section is new for each reply, since the order
-// of addresses differs per query; an SRV answer's additional section is
-// shared too (see targets).
+// respond builds the reply to a query for qname, lower case, in zone. Its
+// CNAME, SRV and TXT records are the index's, shared by every reply and never
+// modified, as CoreDNS's file plugin shares its zone's: a plugin that changes
+// a reply copies it first. Address records and the answer section are new
+// for each reply, since the index keeps addresses packed and their order
+// differs per query; an SRV answer's additional section is shared (see
+// targets).
 func (k *Kfed) respond(state request.Request, qname, zone string) *dns.Msg {
 	m := newReply(state.Req)
 	qtype := state.QType()

@@ -3,9 +3,11 @@
 //
 // The index is rebuilt piecewise: when one DNSEndpoint changes, only the names
 // it touches are merged again, so that a federation with many Services pays
-// per change, never per query. Records are built once, as miekg/dns resource
-// records, and shared by every response that carries them; nothing here
-// builds messages, and nothing a lookup returns may be modified.
+// per change, never per query. A name's addresses are kept packed, a few
+// bytes each, and made into resource records for each answer; its other
+// records (CNAME, SRV, TXT) are built once and shared by every answer that
+// carries them. Nothing here builds messages, and nothing a lookup returns
+// may be modified.
 package index
 
 import (
@@ -69,7 +71,7 @@ func (o *Object) Len() int { return len(o.records) }
 // has reports whether o has records at name.
 func (o *Object) has(name string) bool {
 	_, found := slices.BinarySearchFunc(o.records, name, func(r *Records, name string) int {
-		return strings.Compare(r.name(), name)
+		return strings.Compare(r.name, name)
 	})
 	return found
 }
@@ -189,13 +191,13 @@ func (x *Index) SetObject(object string, o *Object) error {
 	var errs []error
 	if old := x.objects[object]; old != nil && old != o {
 		for _, r := range old.records {
-			if name := r.name(); !o.has(name) {
+			if name := r.name; !o.has(name) {
 				x.remove(name, object)
 			}
 		}
 	}
 	for _, r := range o.records {
-		if err := x.put(r.name(), r); err != nil {
+		if err := x.put(r.name, r); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -217,7 +219,7 @@ func (x *Index) Delete(object string) {
 		return
 	}
 	for _, r := range o.records {
-		x.remove(r.name(), object)
+		x.remove(r.name, object)
 	}
 	delete(x.objects, object)
 	x.version.Add(1)

@@ -409,3 +409,77 @@ func TestNamesListsEveryNameWithRecordsInOrder(t *testing.T) {
 		t.Errorf("Names() = %v, want %v", got, want)
 	}
 }
+
+// The index keeps addresses packed and builds records for each answer: what
+// comes out must be what went in, whatever the number of clusters (more
+// than the decoder's room on the stack), the family, the TTL and the weight.
+func TestAddressesComeBackAsWritten(t *testing.T) {
+	many := func(n int, family string) []extdnsv1alpha1.Endpoint {
+		var eps []extdnsv1alpha1.Endpoint
+		for i := range n {
+			target := fmt.Sprintf("127.2.%d.1", i)
+			if family == "AAAA" {
+				target = fmt.Sprintf("2001:db8::%x:1", i+1)
+			}
+			eps = append(eps, shard(global, fmt.Sprintf("cluster-%02d", i), 1000+i, []string{target}))
+		}
+		return eps
+	}
+	tests := []struct {
+		name      string
+		qtype     uint16
+		endpoints []extdnsv1alpha1.Endpoint
+		want      []string
+	}{
+		{
+			name:      "one address, the highest TTL a record may have",
+			qtype:     dns.TypeA,
+			endpoints: []extdnsv1alpha1.Endpoint{shared(global, "A", 1<<31-1, "192.0.2.1")},
+			want:      []string{global + ".\t2147483647\tIN\tA\t192.0.2.1"},
+		},
+		{
+			name:      "IPv6, several addresses in one cluster, in address order",
+			qtype:     dns.TypeAAAA,
+			endpoints: []extdnsv1alpha1.Endpoint{shard(global, "cluster-1", 1, []string{"2001:db8::2", "2001:db8::1"})},
+			want:      []string{global + ".\t30\tIN\tAAAA\t2001:db8::1", global + ".\t30\tIN\tAAAA\t2001:db8::2"},
+		},
+	}
+	for _, family := range []string{"A", "AAAA"} {
+		tt := struct {
+			name      string
+			qtype     uint16
+			endpoints []extdnsv1alpha1.Endpoint
+			want      []string
+		}{name: "twenty clusters of weight over 1000, " + family, qtype: dns.StringToType[family], endpoints: many(20, family)}
+		for i := range 20 {
+			target := fmt.Sprintf("127.2.%d.1", i)
+			if family == "AAAA" {
+				target = fmt.Sprintf("2001:db8::%x:1", i+1)
+			}
+			tt.want = append(tt.want, global+".\t30\tIN\t"+family+"\t"+target)
+		}
+		tests = append(tests, tt)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			x := New("", 30)
+			if err := x.Set("default/demo", tt.endpoints, nil); err != nil {
+				t.Fatal(err)
+			}
+			r, _ := x.Lookup(global + ".")
+			if r == nil {
+				t.Fatal("no records")
+			}
+			all := strs(r.AppendAll(nil, tt.qtype))
+			if !slices.Equal(all, tt.want) {
+				t.Errorf("AppendAll = %q, want %q", all, tt.want)
+			}
+			answer := strs(r.AppendAddresses(nil, tt.qtype, rand.IntN))
+			slices.Sort(answer)
+			want := slices.Sorted(slices.Values(tt.want))
+			if !slices.Equal(answer, want) {
+				t.Errorf("AppendAddresses = %q, want %q in any order", answer, want)
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package index
 
 import (
 	"cmp"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
@@ -9,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
-	"unique"
 
 	"github.com/miekg/dns"
 
@@ -19,25 +19,26 @@ import (
 
 // Records are the record sets at one name, merged from every endpoint that
 // names it. They are built once per change and never modified; callers must
-// not modify them or the records in them either.
+// not modify them or the records they return either.
+//
+// A Records is 48 bytes and most names need one more small allocation: the
+// name's A records, packed (addrSet). Address records are built when an
+// answer needs them, since a prebuilt dns.A with its address is 64 bytes a
+// record and an index serves hundreds of thousands; what few names have
+// beside A records waits behind more.
 type Records struct {
-	// cname and a first: every query reads cname, most then read a, and
-	// together they fit the first cache line the lookup loads.
-	cname *dns.CNAME
-	a     addresses
-	// more holds what few names have, so that the many that have an A
-	// record alone do not carry room for them: a Records is 80 bytes, not
-	// 208, a tenth of the index at 100,000 names.
+	name string
+	a    addrSet
 	more *moreRecords
-
 	// owner is the object these records are of, nil for the merge of
 	// several objects' records. Lookups never read it.
 	owner *Object
 }
 
-// moreRecords are a name's AAAA, SRV and TXT records.
+// moreRecords are a name's CNAME, AAAA, SRV and TXT records.
 type moreRecords struct {
-	aaaa     addresses
+	cname    *dns.CNAME
+	aaaa     addrSet
 	srv, txt []dns.RR
 
 	// derived caches what a reader computes from these records and others
@@ -45,26 +46,8 @@ type moreRecords struct {
 	derived atomic.Pointer[derivedRRs]
 }
 
-// empty is what a name without AAAA, SRV or TXT reads.
+// empty is what a name with A records alone reads.
 var empty moreRecords
-
-// name is the name the records are at: every Records has one record at
-// least, and its records hold the name, so it is not kept twice.
-func (r *Records) name() string {
-	more := r.rest()
-	switch {
-	case r.cname != nil:
-		return r.cname.Hdr.Name
-	case len(r.a.groups) > 0:
-		return r.a.groups[0].all[0].Header().Name
-	case len(more.aaaa.groups) > 0:
-		return more.aaaa.groups[0].all[0].Header().Name
-	case len(more.srv) > 0:
-		return more.srv[0].Header().Name
-	default:
-		return more.txt[0].Header().Name
-	}
-}
 
 func (r *Records) rest() *moreRecords {
 	if r.more == nil {
@@ -92,45 +75,25 @@ func (r *Records) Derived(serial uint32) ([]dns.RR, bool) {
 
 // SetDerived stores rrs, computed from the index at serial, for readers that
 // ask again before the index changes. Callers must not modify rrs afterwards.
-// It keeps nothing for a name with A records alone or a CNAME: what is
-// derived is derived from SRV records.
+// It keeps nothing for a name with A records alone: what is derived is
+// derived from SRV records.
 func (r *Records) SetDerived(serial uint32, rrs []dns.RR) {
 	if r.more != nil {
 		r.more.derived.Store(&derivedRRs{serial: serial, rrs: rrs})
 	}
 }
 
-// addresses are one type's address records at a name, one group per cluster.
-// Groups are kept in the order answers start from: the index's own cluster
-// first (unless its weight is 0), then clusters with a weight, then those of
-// weight 0.
-type addresses struct {
-	// fixed is the answer when its order cannot vary (at most one other
-	// cluster with a weight): every record in answer order, so that the
-	// common answer is one copy, without reading the groups.
-	fixed  []dns.RR
-	groups []group
-	local  int32 // groups[:local] are the index's own cluster
-	zero   int32 // groups[zero:] have weight 0
+// set returns the name's addresses of type qtype (A or AAAA) and the length
+// of one address, 0 for another type.
+func (r *Records) set(qtype uint16) (addrSet, int) {
+	switch qtype {
+	case dns.TypeA:
+		return r.a, net.IPv4len
+	case dns.TypeAAAA:
+		return r.rest().aaaa, net.IPv6len
+	}
+	return "", 0
 }
-
-// group is one endpoint's addresses: one cluster's, or, without a cluster, a
-// shared endpoint's. It is 48 bytes, not 72: a name has one per cluster.
-type group struct {
-	cluster string
-	weight  int32
-	// split ends the load balancer's addresses in all; the shard's cluster
-	// IPs of this type follow, kept for the index's own cluster only: a
-	// client inside the cluster is answered these instead.
-	split int32
-	all   []dns.RR
-}
-
-// rrs are the group's load-balancer addresses.
-func (g *group) rrs() []dns.RR { return g.all[:g.split] }
-
-// clusterIPs are the group's cluster IPs, for the index's own cluster only.
-func (g *group) clusterIPs() []dns.RR { return g.all[g.split:] }
 
 // AppendAddresses appends the address records of type qtype (dns.TypeA or
 // dns.TypeAAAA) to dst in answer order: the index's own cluster first (its
@@ -138,39 +101,34 @@ func (g *group) clusterIPs() []dns.RR { return g.all[g.split:] }
 // other clusters in a weighted random order drawn with intn, then those of
 // weight 0. intn(n) returns a number in [0, n); rand.IntN fits.
 func (r *Records) AppendAddresses(dst []dns.RR, qtype uint16, intn func(int) int) []dns.RR {
-	var as *addresses
-	switch qtype {
-	case dns.TypeA:
-		as = &r.a
-	case dns.TypeAAAA:
-		as = &r.rest().aaaa
-	default:
+	set, size := r.set(qtype)
+	if set == "" {
 		return dst
 	}
-	if as.fixed != nil {
-		return append(dst, as.fixed...)
-	}
-	for i := range as.groups[:as.local] {
-		g := &as.groups[i]
-		if ips := g.clusterIPs(); len(ips) > 0 {
-			dst = append(dst, ips...)
+	var gbuf [8]groupView
+	var obuf [8]string
+	s := set.decode(gbuf[:0], size)
+	order := obuf[:0]
+	for _, g := range s.groups[:s.local] {
+		if g.clusterIPs != "" {
+			order = append(order, g.clusterIPs)
 		} else {
-			dst = append(dst, g.rrs()...)
+			order = append(order, g.lb)
 		}
 	}
-	dst = appendWeighted(dst, as.groups[as.local:as.zero], intn)
-	for i := range as.groups[as.zero:] {
-		dst = append(dst, as.groups[int(as.zero)+i].rrs()...)
+	order = appendWeighted(order, s.groups[s.local:s.zero], intn)
+	for _, g := range s.groups[s.zero:] {
+		order = append(order, g.lb)
 	}
-	return dst
+	return appendPacked(dst, r.name, qtype, s.ttl, size, order)
 }
 
-// appendWeighted appends the groups' records in a weighted random order: each
-// next group is drawn with a probability proportional to its weight among the
-// groups not drawn yet. Every weight is positive.
-func appendWeighted(dst []dns.RR, groups []group, intn func(int) int) []dns.RR {
+// appendWeighted appends the groups' load-balancer addresses in a weighted
+// random order: each next group is drawn with a probability proportional to
+// its weight among the groups not drawn yet. Every weight is positive.
+func appendWeighted(dst []string, groups []groupView, intn func(int) int) []string {
 	if len(groups) == 1 {
-		return append(dst, groups[0].rrs()...)
+		return append(dst, groups[0].lb)
 	}
 	var buf [16]int // a name has a group per cluster: few
 	left := buf[:0]
@@ -180,18 +138,18 @@ func appendWeighted(dst []dns.RR, groups []group, intn func(int) int) []dns.RR {
 	total := 0
 	for i := range groups {
 		left = append(left, i)
-		total += int(groups[i].weight)
+		total += groups[i].weight
 	}
 	for len(left) > 0 {
 		r := intn(total)
 		j := 0
-		for r >= int(groups[left[j]].weight) {
-			r -= int(groups[left[j]].weight)
+		for r >= groups[left[j]].weight {
+			r -= groups[left[j]].weight
 			j++
 		}
 		g := &groups[left[j]]
-		dst = append(dst, g.rrs()...)
-		total -= int(g.weight)
+		dst = append(dst, g.lb)
+		total -= g.weight
 		left = slices.Delete(left, j, j+1)
 	}
 	return dst
@@ -202,40 +160,190 @@ func appendWeighted(dst []dns.RR, groups []group, intn func(int) int) []dns.RR {
 // load-balancer addresses, never its cluster IPs, in a fixed order. A zone
 // transfer carries these.
 func (r *Records) AppendAll(dst []dns.RR, qtype uint16) []dns.RR {
-	as := &r.a
-	if qtype == dns.TypeAAAA {
-		as = &r.rest().aaaa
-	} else if qtype != dns.TypeA {
+	set, size := r.set(qtype)
+	if set == "" {
 		return dst
 	}
-	for i := range as.groups {
-		dst = append(dst, as.groups[i].rrs()...)
+	var gbuf [8]groupView
+	var obuf [8]string
+	s := set.decode(gbuf[:0], size)
+	order := obuf[:0]
+	for _, g := range s.groups {
+		order = append(order, g.lb)
 	}
-	return dst
+	return appendPacked(dst, r.name, qtype, s.ttl, size, order)
 }
 
 // HasAddresses reports whether the name has records of type qtype (A or
 // AAAA).
 func (r *Records) HasAddresses(qtype uint16) bool {
-	switch qtype {
-	case dns.TypeA:
-		return len(r.a.groups) > 0
-	case dns.TypeAAAA:
-		return len(r.rest().aaaa.groups) > 0
-	}
-	return false
+	set, _ := r.set(qtype)
+	return set != ""
 }
 
 // CNAME is the name's CNAME record, or nil. A name with a CNAME has no other
 // records (RFC 1034 3.6.2): where a DNSEndpoint says otherwise, the CNAME
 // wins.
-func (r *Records) CNAME() *dns.CNAME { return r.cname }
+func (r *Records) CNAME() *dns.CNAME { return r.rest().cname }
 
 // SRV is the name's SRV records, in the order of the endpoint's targets.
 func (r *Records) SRV() []dns.RR { return r.rest().srv }
 
 // TXT is the name's TXT records.
 func (r *Records) TXT() []dns.RR { return r.rest().txt }
+
+type (
+	aRecord struct {
+		rr dns.A
+		ip [net.IPv4len]byte
+	}
+	aaaaRecord struct {
+		rr dns.AAAA
+		ip [net.IPv6len]byte
+	}
+)
+
+// appendPacked appends the records of the packed addresses in parts, in
+// order, each size bytes, all of type qtype at name: every record with its
+// address in one allocation, which is all an answer allocates for them.
+func appendPacked(dst []dns.RR, name string, qtype uint16, ttl uint32, size int, parts []string) []dns.RR {
+	n := 0
+	for _, p := range parts {
+		n += len(p) / size
+	}
+	hdr := dns.RR_Header{Name: name, Rrtype: qtype, Class: dns.ClassINET, Ttl: ttl}
+	dst = slices.Grow(dst, n)
+	if qtype == dns.TypeA {
+		rrs := make([]aRecord, n)
+		i := 0
+		for _, p := range parts {
+			for ; p != ""; p = p[size:] {
+				r := &rrs[i]
+				copy(r.ip[:], p)
+				r.rr = dns.A{Hdr: hdr, A: r.ip[:]}
+				dst = append(dst, &r.rr)
+				i++
+			}
+		}
+		return dst
+	}
+	rrs := make([]aaaaRecord, n)
+	i := 0
+	for _, p := range parts {
+		for ; p != ""; p = p[size:] {
+			r := &rrs[i]
+			copy(r.ip[:], p)
+			r.rr = dns.AAAA{Hdr: hdr, AAAA: r.ip[:]}
+			dst = append(dst, &r.rr)
+			i++
+		}
+	}
+	return dst
+}
+
+// addrSet is one type's address records at a name, packed into a string: a
+// name's A records are one allocation of a few dozen bytes with no pointers
+// in it, which the garbage collector need not scan. It is built by
+// encodeAddrSet and read by decode; "" is no records. The layout, in
+// unsigned varints and raw addresses:
+//
+//	ttl, number of groups, local, zero
+//	each group: len(cluster), cluster, weight, load-balancer addresses,
+//	            cluster IPs, then the addresses, 4 or 16 bytes each
+//
+// Groups are kept in the order answers start from: the index's own cluster
+// first (groups[:local], unless its weight is 0), then clusters with a
+// weight, then those of weight 0 (groups[zero:]).
+type addrSet string
+
+// groupView is one endpoint's addresses, as decode reads them: one
+// cluster's, or, without a cluster, a shared endpoint's. lb and clusterIPs
+// are packed addresses; cluster IPs are kept for the index's own cluster
+// only: a client inside the cluster is answered these instead.
+type groupView struct {
+	cluster        string
+	weight         int
+	lb, clusterIPs string
+}
+
+type decoded struct {
+	ttl         uint32
+	groups      []groupView
+	local, zero int
+}
+
+// decode reads s, whose addresses are size bytes each, appending its
+// groups to buf.
+func (s addrSet) decode(buf []groupView, size int) decoded {
+	rd := reader(s)
+	d := decoded{ttl: uint32(rd.uvarint())}
+	n := rd.uvarint()
+	d.local, d.zero = rd.uvarint(), rd.uvarint()
+	for range n {
+		g := groupView{cluster: rd.next(rd.uvarint()), weight: rd.uvarint()}
+		lb, ips := rd.uvarint(), rd.uvarint()
+		g.lb = rd.next(lb * size)
+		g.clusterIPs = rd.next(ips * size)
+		buf = append(buf, g)
+	}
+	d.groups = buf
+	return d
+}
+
+// reader reads an addrSet, which encodeAddrSet wrote: nothing in it is
+// out of range, so it checks nothing.
+type reader string
+
+func (rd *reader) uvarint() int {
+	v, n := 0, 0
+	for shift := 0; ; shift += 7 {
+		b := (*rd)[n]
+		n++
+		v |= int(b&0x7f) << shift
+		if b < 0x80 {
+			break
+		}
+	}
+	*rd = (*rd)[n:]
+	return v
+}
+
+func (rd *reader) next(n int) string {
+	s := string((*rd)[:n])
+	*rd = (*rd)[n:]
+	return s
+}
+
+// encodeAddrSet packs groups, already in answer order (local and zero as
+// decode reads them), with their TTL.
+func encodeAddrSet(ttl uint32, groups []parsedGroup, local, zero int, size int) addrSet {
+	n := 4 * binary.MaxVarintLen32
+	for _, g := range groups {
+		n += len(g.cluster) + 4*binary.MaxVarintLen32 + (len(g.addrs)+len(g.clusterIPs))*size
+	}
+	b := make([]byte, 0, n)
+	b = binary.AppendUvarint(b, uint64(ttl))
+	b = binary.AppendUvarint(b, uint64(len(groups)))
+	b = binary.AppendUvarint(b, uint64(local))
+	b = binary.AppendUvarint(b, uint64(zero))
+	for _, g := range groups {
+		b = binary.AppendUvarint(b, uint64(len(g.cluster)))
+		b = append(b, g.cluster...)
+		b = binary.AppendUvarint(b, uint64(max(g.weight, 0)))
+		b = binary.AppendUvarint(b, uint64(len(g.addrs)))
+		b = binary.AppendUvarint(b, uint64(len(g.clusterIPs)))
+		for _, a := range slices.Concat(g.addrs, g.clusterIPs) {
+			if size == net.IPv4len {
+				v := a.As4()
+				b = append(b, v[:]...)
+			} else {
+				v := a.As16()
+				b = append(b, v[:]...)
+			}
+		}
+	}
+	return addrSet(b)
+}
 
 // build merges one object's endpoints at name into records; nil when none
 // can be served.
@@ -279,7 +387,8 @@ func (b *builder) besideCNAME() error {
 // of address groups are left to merge.
 func (b *builder) addRecords(r *Records) error {
 	var err error
-	if c := r.cname; c != nil {
+	more := r.rest()
+	if c := more.cname; c != nil {
 		if b.cname != "" && b.cname != c.Target {
 			err = fmt.Errorf("a second CNAME target %s beside %s", c.Target, b.cname)
 		} else {
@@ -287,9 +396,8 @@ func (b *builder) addRecords(r *Records) error {
 			b.ttlCNAME = lowest(b.ttlCNAME, c.Hdr.Ttl)
 		}
 	}
-	more := r.rest()
-	b.addGroups(&b.a, &b.ttlA, &r.a)
-	b.addGroups(&b.aaaa, &b.ttlAAAA, &more.aaaa)
+	b.addSet(&b.a, &b.ttlA, r.a, net.IPv4len)
+	b.addSet(&b.aaaa, &b.ttlAAAA, more.aaaa, net.IPv6len)
 	for _, rr := range more.srv {
 		s := *rr.(*dns.SRV)
 		b.srv = append(b.srv, &s)
@@ -303,28 +411,25 @@ func (b *builder) addRecords(r *Records) error {
 	return err
 }
 
-func (b *builder) addGroups(dst *[]parsedGroup, ttl *uint32, as *addresses) {
-	for i := range as.groups {
-		g := &as.groups[i]
-		*dst = append(*dst, parsedGroup{cluster: g.cluster, weight: int(g.weight), addrs: addrsOf(g.rrs()), clusterIPs: addrsOf(g.clusterIPs())})
-		*ttl = lowest(*ttl, g.all[0].Header().Ttl)
+// addSet adds the groups of set, whose addresses are size bytes each.
+func (b *builder) addSet(dst *[]parsedGroup, ttl *uint32, set addrSet, size int) {
+	if set == "" {
+		return
+	}
+	var buf [8]groupView
+	s := set.decode(buf[:0], size)
+	*ttl = lowest(*ttl, s.ttl)
+	for _, g := range s.groups {
+		*dst = append(*dst, parsedGroup{cluster: g.cluster, weight: g.weight, addrs: unpack(g.lb, size), clusterIPs: unpack(g.clusterIPs, size)})
 	}
 }
 
-// addrsOf returns the addresses of A or AAAA records.
-func addrsOf(rrs []dns.RR) []netip.Addr {
+// unpack returns packed addresses of size bytes each.
+func unpack(packed string, size int) []netip.Addr {
 	var out []netip.Addr
-	for _, rr := range rrs {
-		var ip net.IP
-		switch rr := rr.(type) {
-		case *dns.A:
-			ip = rr.A
-		case *dns.AAAA:
-			ip = rr.AAAA
-		}
-		if a, ok := netip.AddrFromSlice(ip); ok {
-			out = append(out, a)
-		}
+	for ; packed != ""; packed = packed[size:] {
+		a, _ := netip.AddrFromSlice([]byte(packed[:size]))
+		out = append(out, a)
 	}
 	return out
 }
@@ -426,14 +531,14 @@ func (b *builder) addAddresses(groups *[]parsedGroup, setTTL *uint32, ep *extdns
 }
 
 func (b *builder) records() *Records {
-	r := &Records{}
+	r := &Records{name: b.name}
 	var more moreRecords
 	switch {
 	case b.cname != "":
-		r.cname = &dns.CNAME{Hdr: b.header(dns.TypeCNAME, b.ttlCNAME), Target: b.cname}
+		more.cname = &dns.CNAME{Hdr: b.header(dns.TypeCNAME, b.ttlCNAME), Target: b.cname}
 	default:
-		r.a = b.addresses(b.a, dns.TypeA, b.ttlA)
-		more.aaaa = b.addresses(b.aaaa, dns.TypeAAAA, b.ttlAAAA)
+		r.a = b.addresses(b.a, b.ttlA, net.IPv4len)
+		more.aaaa = b.addresses(b.aaaa, b.ttlAAAA, net.IPv6len)
 		for _, s := range b.srv {
 			s.Hdr = b.header(dns.TypeSRV, b.ttlSRV)
 			more.srv = append(more.srv, s)
@@ -442,78 +547,40 @@ func (b *builder) records() *Records {
 			more.txt = append(more.txt, &dns.TXT{Hdr: b.header(dns.TypeTXT, b.ttlTXT), Txt: t})
 		}
 	}
-	hasMore := len(more.aaaa.groups) > 0 || len(more.srv) > 0 || len(more.txt) > 0
+	hasMore := more.cname != nil || more.aaaa != "" || len(more.srv) > 0 || len(more.txt) > 0
 	if hasMore {
 		r.more = &more
 	}
-	if r.cname == nil && len(r.a.groups) == 0 && !hasMore {
+	if r.a == "" && !hasMore {
 		return nil
 	}
 	return r
 }
 
-// addresses orders a type's groups for AppendAddresses and builds their
-// records.
-func (b *builder) addresses(parsed []parsedGroup, qtype uint16, ttl uint32) addresses {
+// addresses orders a type's groups for AppendAddresses and packs them,
+// their addresses size bytes each.
+func (b *builder) addresses(parsed []parsedGroup, ttl uint32, size int) addrSet {
+	if len(parsed) == 0 {
+		return ""
+	}
 	slices.SortStableFunc(parsed, func(x, y parsedGroup) int {
 		return cmp.Or(
 			cmp.Compare(rank(b.isLocal(y)), rank(b.isLocal(x))),
 			cmp.Compare(rank(y.weight > 0), rank(x.weight > 0)),
 			strings.Compare(x.cluster, y.cluster))
 	})
-	n, clusterIPs := 0, 0
+	local, zero := 0, len(parsed)
 	for i := range parsed {
-		parsed[i].addrs = sortedSet(parsed[i].addrs)
-		parsed[i].clusterIPs = sortedSet(parsed[i].clusterIPs)
-		n += len(parsed[i].addrs) + len(parsed[i].clusterIPs)
-		clusterIPs += len(parsed[i].clusterIPs)
-	}
-	// A name's records of one type, and the slices that list them, each in
-	// one allocation: an answer then reads a few neighbouring cache lines
-	// rather than one scattered line per record. The list of every group's
-	// records in order is the fixed answer too, unless cluster IPs stand in
-	// for some: then the fixed answer has n slots of its own after it.
-	extra := 0
-	if clusterIPs > 0 {
-		extra = n
-	}
-	alloc := newRRAlloc(qtype, b.header(qtype, ttl), n, extra)
-	as := addresses{groups: make([]group, len(parsed)), zero: int32(len(parsed))}
-	for i, p := range parsed {
-		as.groups[i] = group{
-			cluster: unique.Make(p.cluster).Value(),
-			weight:  int32(p.weight),
-			split:   int32(len(p.addrs)),
-			all:     alloc.records(p.addrs, p.clusterIPs),
-		}
-		if b.isLocal(p) {
-			as.local = int32(i + 1)
-		} else if p.weight == 0 && int(as.zero) == len(parsed) {
-			as.zero = int32(i)
+		p := &parsed[i]
+		p.addrs = sortedSet(p.addrs)
+		p.clusterIPs = sortedSet(p.clusterIPs)
+		if b.isLocal(*p) {
+			local = i + 1
+		} else if p.weight <= 0 && zero == len(parsed) {
+			zero = i
 		}
 	}
-	switch {
-	case as.zero-as.local > 1:
-	case clusterIPs == 0:
-		as.fixed = alloc.list[:n:n]
-	default:
-		as.fixed = as.appendAll(alloc.list[n : n : n+extra])
-	}
-	return as
-}
-
-// appendAll appends every record of as in answer order, the weighted groups
-// in their stored order.
-func (as *addresses) appendAll(dst []dns.RR) []dns.RR {
-	for i := range as.groups {
-		g := &as.groups[i]
-		if ips := g.clusterIPs(); i < int(as.local) && len(ips) > 0 {
-			dst = append(dst, ips...)
-		} else {
-			dst = append(dst, g.rrs()...)
-		}
-	}
-	return dst
+	return encodeAddrSet(ttl, parsed, local, zero, size)
 }
 
 // isLocal reports whether g is the index's own cluster and answered first
@@ -534,64 +601,6 @@ func rank(b bool) int {
 func sortedSet(addrs []netip.Addr) []netip.Addr {
 	slices.SortFunc(addrs, netip.Addr.Compare)
 	return slices.Compact(addrs)
-}
-
-type (
-	aRecord struct {
-		rr dns.A
-		ip [4]byte
-	}
-	aaaaRecord struct {
-		rr dns.AAAA
-		ip [16]byte
-	}
-)
-
-// rrAlloc hands out the address records of one name and type: each record
-// with its address, an A record on one cache line, all of them in one
-// array, and the slices listing them from one backing array, in order, with
-// any slots for the fixed answer after them.
-type rrAlloc struct {
-	hdr  dns.RR_Header
-	a    []aRecord
-	aaaa []aaaaRecord
-	list []dns.RR
-	next int
-}
-
-func newRRAlloc(qtype uint16, hdr dns.RR_Header, n, extra int) *rrAlloc {
-	al := &rrAlloc{hdr: hdr, list: make([]dns.RR, n+extra)}
-	if qtype == dns.TypeA {
-		al.a = make([]aRecord, n)
-	} else {
-		al.aaaa = make([]aaaaRecord, n)
-	}
-	return al
-}
-
-// records returns the records of addrs then those of more, nil for none.
-func (al *rrAlloc) records(addrs, more []netip.Addr) []dns.RR {
-	n := len(addrs) + len(more)
-	if n == 0 {
-		return nil
-	}
-	rrs := al.list[al.next : al.next+n : al.next+n]
-	for i, a := range slices.Concat(addrs, more) {
-		k := al.next + i
-		if al.a != nil {
-			r := &al.a[k]
-			r.ip = a.As4()
-			r.rr = dns.A{Hdr: al.hdr, A: r.ip[:]}
-			rrs[i] = &r.rr
-		} else {
-			r := &al.aaaa[k]
-			r.ip = a.As16()
-			r.rr = dns.AAAA{Hdr: al.hdr, AAAA: r.ip[:]}
-			rrs[i] = &r.rr
-		}
-	}
-	al.next += n
-	return rrs
 }
 
 func (b *builder) header(rrtype uint16, ttl uint32) dns.RR_Header {
