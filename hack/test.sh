@@ -35,6 +35,7 @@ if [ -n "$unformatted" ]; then
 	exit 1
 fi
 go vet ./...
+go vet -tags kubernetes ./cmd/coredns # the build that can be a cluster's own DNS
 # -p 2: e2e packages each start a federation; two at a time fit this size
 # of machine (2 cores) without starving the API servers.
 go test -count=1 -p 2 -timeout 25m "$@" ./...

@@ -1,5 +1,6 @@
-// Command coredns is CoreDNS with every in-tree plugin plus kfed, which
-// answers a federation's Service names from its control plane's DNSEndpoints.
+// Command coredns is kfed's CoreDNS: CoreDNS with kfed, which answers a
+// federation's Service names from its control plane's DNSEndpoints, and the
+// in-tree plugins a DNS server beside the cluster's own needs (plugins.go).
 // Flags and Corefile are CoreDNS's own (coredns -help); -version (or
 // --version) prints CoreDNS's version and, where CoreDNS prints its git commit,
 // kfed's version:
@@ -12,7 +13,6 @@ import (
 	"slices"
 
 	"github.com/coredns/coredns/core/dnsserver"
-	_ "github.com/coredns/coredns/core/plugin" // every in-tree plugin
 	"github.com/coredns/coredns/coremain"
 	// Trusted roots for plugins that verify servers (forward over TLS,
 	// grpc) in an image with no CA bundle; a bundle on the machine takes
