@@ -18,12 +18,11 @@ import (
 const maxChain = 8
 
 // respond builds the reply to a query for qname, lower case, in zone. Its
-// CNAME, SRV and TXT records are the index's, shared by every reply and never
-// modified, as CoreDNS's file plugin shares its zone's: a plugin that changes
-// a reply copies it first. Address records and the answer section are new
-// for each reply, since the index keeps addresses packed and their order
-// differs per query; an SRV answer's additional section is shared (see
-// targets).
+// records are made for it from the index's packed records, and its answer
+// section is its own, since the order of addresses differs per query; an SRV
+// answer's additional section is shared between replies (see targets), as
+// CoreDNS's file plugin shares its zone's records: a plugin that changes a
+// reply copies it first.
 func (k *Kfed) respond(state request.Request, qname, zone string) *dns.Msg {
 	m := newReply(state.Req)
 	qtype := state.QType()
@@ -178,11 +177,11 @@ func appendRecords(dst []dns.RR, r *index.Records, qtype uint16) []dns.RR {
 // its length, so an append copies it.
 func (k *Kfed) targets(r *index.Records) []dns.RR {
 	version := k.index.Version()
-	if rrs, ok := r.Derived(version); ok {
+	if rrs, ok := k.index.Derived(r, version); ok {
 		return rrs
 	}
 	rrs := slices.Clip(k.appendTargets(nil, r.SRV()))
-	r.SetDerived(version, rrs)
+	k.index.SetDerived(r, version, rrs)
 	return rrs
 }
 

@@ -28,22 +28,27 @@ import (
 // It is safe for concurrent use: any number of lookups run beside one writer.
 //
 // It keeps no DNSEndpoint: each object is parsed once (Parse) into the
-// records of its names, which the index serves as they are when, as almost
-// always, one object alone has records at a name. So a name is held once, in
-// the form answers are made of, and a cache of the DNSEndpoints need keep no
-// more than their keys.
+// packed records of its names, all in one string, which the index serves as
+// they are when, as almost always, one object alone has records at a name.
+// So a name is held once, and a cache of the DNSEndpoints need keep no more
+// than their keys. No key of the index's maps points into an object's string
+// (each is the string of the Records it maps to, or a copy), so that an
+// object replaced or deleted is garbage at once.
 type Index struct {
 	cluster    string
 	defaultTTL uint32
 
 	mu sync.RWMutex
-	// names is what lookups read: the records of every name that exists,
-	// nil for an empty non-terminal.
+	// names is what lookups read: the records of every name that has
+	// records.
 	names map[string]*Records
 	// below counts, for each name with names with records below it, how
 	// many, which tells an empty non-terminal (NODATA) from a name that does
-	// not exist (NXDOMAIN).
-	below map[string]int32
+	// not exist (NXDOMAIN). Its keys are copies of the ancestors' names and
+	// its counts are changed in place: assigning to a map replaces the key
+	// it holds with the one given, and a name is a slice of its object's
+	// string, which a key would keep alive after the object is gone.
+	below map[string]*int32
 	// merged holds, for the few names that more than one object has records
 	// at, each object's own records, by object key; names holds their merge.
 	merged  map[string][]*Records
@@ -51,14 +56,15 @@ type Index struct {
 	size    int                // names with records
 
 	version atomic.Uint32
+	derived derivedCache
 }
 
 // Object is what one DNSEndpoint contributes to an index: the records of each
 // of its names, built by Index.Parse. It is immutable once parsed, and may be
 // handed to Index.SetObject once.
 type Object struct {
-	key     string     // set by SetObject, under the index's lock
-	records []*Records // by name (Records.name), never nil
+	key     string    // set by SetObject, under the index's lock
+	records []Records // by name; their names and data are slices of one string
 	err     error
 }
 
@@ -70,7 +76,7 @@ func (o *Object) Len() int { return len(o.records) }
 
 // has reports whether o has records at name.
 func (o *Object) has(name string) bool {
-	_, found := slices.BinarySearchFunc(o.records, name, func(r *Records, name string) int {
+	_, found := slices.BinarySearchFunc(o.records, name, func(r Records, name string) int {
 		return strings.Compare(r.name, name)
 	})
 	return found
@@ -84,7 +90,7 @@ func New(cluster string, defaultTTL uint32) *Index {
 		cluster:    cluster,
 		defaultTTL: defaultTTL,
 		names:      map[string]*Records{},
-		below:      map[string]int32{},
+		below:      map[string]*int32{},
 		merged:     map[string][]*Records{},
 		objects:    map[string]*Object{},
 	}
@@ -96,6 +102,9 @@ func New(cluster string, defaultTTL uint32) *Index {
 func (x *Index) Lookup(name string) (records *Records, exists bool) {
 	x.mu.RLock()
 	records, exists = x.names[name]
+	if !exists {
+		_, exists = x.below[name]
+	}
 	x.mu.RUnlock()
 	return records, exists
 }
@@ -166,19 +175,37 @@ func (x *Index) Parse(endpoints []extdnsv1alpha1.Endpoint, clusters dnsendpoint.
 		names = append(names, name)
 	}
 	slices.Sort(names)
-	o := &Object{records: make([]*Records, 0, len(names))}
-	for _, name := range names {
-		r, err := build(name, byName[name], clusters, x.cluster, x.defaultTTL)
+	// Each name and its packed records, back to back in one string: the
+	// object's names cost no allocation each.
+	datas := make([]string, len(names))
+	size, n := 0, 0
+	for i, name := range names {
+		data, err := build(name, byName[name], clusters, x.cluster, x.defaultTTL)
 		if err != nil {
 			errs = append(errs, err)
 		}
-		if r != nil {
-			r.owner = o
-			o.records = append(o.records, r)
+		if data != "" {
+			datas[i] = data
+			size += len(name) + len(data)
+			n++
 		}
 	}
-	o.records = slices.Clip(o.records)
-	o.err = errors.Join(errs...)
+	var blob strings.Builder
+	blob.Grow(size) // exactly: the Builder's string is its buffer
+	for i, name := range names {
+		if datas[i] != "" {
+			blob.WriteString(name)
+			blob.WriteString(datas[i])
+		}
+	}
+	all := blob.String()
+	o := &Object{records: make([]Records, 0, n), err: errors.Join(errs...)}
+	for i, name := range names {
+		if data := datas[i]; data != "" {
+			o.records = append(o.records, Records{name: all[:len(name)], data: all[len(name) : len(name)+len(data)], owner: o})
+			all = all[len(name)+len(data):]
+		}
+	}
 	return o
 }
 
@@ -196,7 +223,8 @@ func (x *Index) SetObject(object string, o *Object) error {
 			}
 		}
 	}
-	for _, r := range o.records {
+	for i := range o.records {
+		r := &o.records[i]
 		if err := x.put(r.name, r); err != nil {
 			errs = append(errs, err)
 		}
@@ -241,15 +269,15 @@ func (x *Index) put(name string, r *Records) error {
 	cur := x.names[name]
 	switch {
 	case cur == nil:
-		x.names[name] = r
+		x.setName(name, r)
 		x.size++
 		x.adjustAncestors(name, +1)
 	case cur.owner.key == r.owner.key:
-		x.names[name] = r
+		x.setName(name, r)
 	default:
 		parts := []*Records{cur, r}
 		slices.SortFunc(parts, func(a, b *Records) int { return strings.Compare(a.owner.key, b.owner.key) })
-		x.merged[name] = parts
+		x.merged[strings.Clone(name)] = parts
 		return x.merge(name, parts)
 	}
 	return nil
@@ -261,20 +289,19 @@ func (x *Index) remove(name, object string) {
 		parts = slices.DeleteFunc(parts, func(r *Records) bool { return r.owner.key == object })
 		if len(parts) == 1 {
 			delete(x.merged, name)
-			x.names[name] = parts[0]
+			x.setName(name, parts[0])
 			return
 		}
-		x.merged[name] = parts
-		_ = x.merge(name, parts) // what remains was merged before
+		x.merged[strings.Clone(name)] = parts // name is the removed object's
+		_ = x.merge(name, parts)              // what remains was merged before
 		return
 	}
 	if cur := x.names[name]; cur == nil || cur.owner.key != object {
 		return
 	}
-	x.names[name] = nil
+	delete(x.names, name)
 	x.size--
 	x.adjustAncestors(name, -1)
-	x.sync(name)
 }
 
 func byOwner(r *Records, key string) int { return strings.Compare(r.owner.key, key) }
@@ -282,33 +309,77 @@ func byOwner(r *Records, key string) int { return strings.Compare(r.owner.key, k
 // merge serves the merge of parts, the records of several objects, at name.
 func (x *Index) merge(name string, parts []*Records) error {
 	r, err := merge(name, parts, x.cluster, x.defaultTTL)
-	x.names[name] = r
+	if r == nil { // every part has records; kept should a merge have none
+		x.names[strings.Clone(name)] = nil
+		return err
+	}
+	x.setName(name, r)
 	return err
 }
 
 // adjustAncestors keeps the counts of names below each ancestor of name.
 func (x *Index) adjustAncestors(name string, delta int32) {
 	for parent, ok := parentOf(name); ok; parent, ok = parentOf(parent) {
-		if n := x.below[parent] + delta; n > 0 {
-			x.below[parent] = n
-		} else {
+		switch n := x.below[parent]; {
+		case n == nil: // a new count; delta > 0
+			n = new(int32)
+			*n = delta
+			x.below[strings.Clone(parent)] = n
+		case *n+delta <= 0:
 			delete(x.below, parent)
+		default:
+			*n += delta
 		}
-		x.sync(parent)
 	}
 }
 
-// sync shows a name without records to lookups as an empty non-terminal, or
-// forgets it, as the names below it say.
-func (x *Index) sync(name string) {
-	if x.names[name] != nil {
-		return
+// setName maps name to r. The key is r's own name, a slice of the string r
+// is in, which lives as long as r does: assigning to a map replaces the key
+// it holds, so no key outlives the records it maps to.
+func (x *Index) setName(name string, r *Records) {
+	x.names[r.name] = r
+}
+
+// derivedCache keeps what readers derive from a name's records and others
+// (an SRV answer's additional section), for the index version it was
+// computed at: the names asked for since the last change, no more.
+type derivedCache struct {
+	mu      sync.Mutex
+	version uint32
+	rrs     map[*Records][]dns.RR
+}
+
+// Derived returns what SetDerived stored for r at version, the index's
+// Version when the caller began, and whether it did.
+func (x *Index) Derived(r *Records, version uint32) ([]dns.RR, bool) {
+	d := &x.derived
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.version != version {
+		return nil, false
 	}
-	if x.below[name] > 0 {
-		x.names[name] = nil
-	} else {
-		delete(x.names, name)
+	rrs, ok := d.rrs[r]
+	return rrs, ok
+}
+
+// SetDerived stores rrs, derived from r and the index at version, for
+// readers that ask again before the index changes. Callers must not modify
+// rrs afterwards.
+func (x *Index) SetDerived(r *Records, version uint32, rrs []dns.RR) {
+	d := &x.derived
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.version != version {
+		if version != x.Version() {
+			return // stale already
+		}
+		clear(d.rrs)
+		d.version = version
 	}
+	if d.rrs == nil {
+		d.rrs = map[*Records][]dns.RR{}
+	}
+	d.rrs[r] = rrs
 }
 
 // parentOf returns the name one label up ("b.c." for "a.b.c."), false at the

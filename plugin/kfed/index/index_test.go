@@ -3,10 +3,13 @@ package index
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"unsafe"
+	"weak"
 
 	"github.com/miekg/dns"
 
@@ -480,6 +483,56 @@ func TestAddressesComeBackAsWritten(t *testing.T) {
 			if !slices.Equal(answer, want) {
 				t.Errorf("AppendAddresses = %q, want %q in any order", answer, want)
 			}
+		})
+	}
+}
+
+func versionEP(ip string) []extdnsv1alpha1.Endpoint {
+	return []extdnsv1alpha1.Endpoint{
+		shard(global, "cluster-1", 1, []string{ip}),
+		shard("cluster-1."+global, "cluster-1", 1, []string{ip}),
+		shared("_http._tcp."+global, "SRV", 30, "0 50 80 cluster-1."+global),
+		shared("x.a.b."+global, "TXT", 30, "t"),
+	}
+}
+
+// An object's names and records live in one string, which the index's maps
+// must not keep alive once the object is replaced or deleted: a map keeps
+// the key it was first given, so a key that pointed into the first version
+// would hold every version's string for as long as the name exists.
+func TestReplacedObjectsAreGarbage(t *testing.T) {
+	version := versionEP
+	tests := []struct {
+		name string
+		then func(x *Index)
+	}{
+		{"updated", func(x *Index) { mustSet(t, x, "default/demo", version("192.0.2.2")...) }},
+		{"updated twice", func(x *Index) {
+			mustSet(t, x, "default/demo", version("192.0.2.2")...)
+			mustSet(t, x, "default/demo", version("192.0.2.3")...)
+		}},
+		{"deleted", func(x *Index) { x.Delete("default/demo") }},
+		{"deleted while another object has records at its names", func(x *Index) {
+			mustSet(t, x, "default/other", shard(global, "cluster-2", 1, []string{"192.0.2.9"}))
+			x.Delete("default/demo")
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			x := New("cluster-1", 30)
+			o := x.Parse(version("192.0.2.1"), nil)
+			first := weak.Make(unsafe.StringData(o.records[0].name))
+			if err := x.SetObject("default/demo", o); err != nil {
+				t.Fatal(err)
+			}
+			o = nil
+			tt.then(x)
+			runtime.GC()
+			runtime.GC()
+			if first.Value() != nil {
+				t.Errorf("the first version's string is still reachable")
+			}
+			runtime.KeepAlive(x)
 		})
 	}
 }

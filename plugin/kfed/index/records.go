@@ -1,86 +1,65 @@
 package index
 
 import (
-	"cmp"
-	"encoding/binary"
-	"errors"
-	"fmt"
 	"net"
-	"net/netip"
 	"slices"
-	"strings"
-	"sync/atomic"
 
 	"github.com/miekg/dns"
-
-	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
-	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 )
 
 // Records are the record sets at one name, merged from every endpoint that
-// names it. They are built once per change and never modified; callers must
-// not modify them or the records they return either.
+// names it: a view of the name and its records packed into the bytes of the
+// object they came from (data), built once per change and never modified.
+// Lookups make resource records from them for each answer; callers must not
+// modify the Records, and may keep or modify the records they are given.
 //
-// A Records is 48 bytes and most names need one more small allocation: the
-// name's A records, packed (addrSet). Address records are built when an
-// answer needs them, since a prebuilt dns.A with its address is 64 bytes a
-// record and an index serves hundreds of thousands; what few names have
-// beside A records waits behind more.
+// A name costs its entry in the index's map, these 40 bytes in its object's
+// list, and its name and packed records in its object's one string: no
+// allocation of its own. A prebuilt dns.A with its address was 64 bytes a
+// record, and an index serves hundreds of thousands of names.
 type Records struct {
 	name string
-	a    addrSet
-	more *moreRecords
+	data string // the sections of the layout below
 	// owner is the object these records are of, nil for the merge of
 	// several objects' records. Lookups never read it.
 	owner *Object
 }
 
-// moreRecords are a name's CNAME, AAAA, SRV and TXT records.
-type moreRecords struct {
-	cname    *dns.CNAME
-	aaaa     addrSet
-	srv, txt []dns.RR
+// The packed records of a name: a byte of flags saying which sections
+// follow, then each section present, in this order, as its length (an
+// unsigned varint) and its bytes:
+//
+//	A, AAAA   an addrSet
+//	CNAME     ttl, target
+//	SRV       ttl, then per record: priority, weight, port, len(target), target
+//	TXT       ttl, then per record: number of strings, then len(s), s for each
+//
+// Integers are unsigned varints. A name with a CNAME has no other section.
+const (
+	hasA = 1 << iota
+	hasAAAA
+	hasCNAME
+	hasSRV
+	hasTXT
+)
 
-	// derived caches what a reader computes from these records and others
-	// (an SRV answer's additional section), valid for one index serial.
-	derived atomic.Pointer[derivedRRs]
-}
-
-// empty is what a name with A records alone reads.
-var empty moreRecords
-
-func (r *Records) rest() *moreRecords {
-	if r.more == nil {
-		return &empty
+// section returns the bytes of the section flagged kind, "" when the name
+// has none.
+func (r *Records) section(kind byte) string {
+	if r.data == "" || r.data[0]&kind == 0 {
+		return ""
 	}
-	return r.more
-}
-
-type derivedRRs struct {
-	serial uint32
-	rrs    []dns.RR
-}
-
-// Derived returns what SetDerived stored, and whether it was computed at
-// serial.
-func (r *Records) Derived(serial uint32) ([]dns.RR, bool) {
-	if r.more == nil {
-		return nil, false
+	rd := reader(r.data[1:])
+	for bit := byte(hasA); bit <= hasTXT; bit <<= 1 {
+		if r.data[0]&bit == 0 {
+			continue
+		}
+		s := rd.next(rd.uvarint())
+		if bit == kind {
+			return s
+		}
 	}
-	if d := r.more.derived.Load(); d != nil && d.serial == serial {
-		return d.rrs, true
-	}
-	return nil, false
-}
-
-// SetDerived stores rrs, computed from the index at serial, for readers that
-// ask again before the index changes. Callers must not modify rrs afterwards.
-// It keeps nothing for a name with A records alone: what is derived is
-// derived from SRV records.
-func (r *Records) SetDerived(serial uint32, rrs []dns.RR) {
-	if r.more != nil {
-		r.more.derived.Store(&derivedRRs{serial: serial, rrs: rrs})
-	}
+	return ""
 }
 
 // set returns the name's addresses of type qtype (A or AAAA) and the length
@@ -88,9 +67,9 @@ func (r *Records) SetDerived(serial uint32, rrs []dns.RR) {
 func (r *Records) set(qtype uint16) (addrSet, int) {
 	switch qtype {
 	case dns.TypeA:
-		return r.a, net.IPv4len
+		return addrSet(r.section(hasA)), net.IPv4len
 	case dns.TypeAAAA:
-		return r.rest().aaaa, net.IPv6len
+		return addrSet(r.section(hasAAAA)), net.IPv6len
 	}
 	return "", 0
 }
@@ -177,20 +156,78 @@ func (r *Records) AppendAll(dst []dns.RR, qtype uint16) []dns.RR {
 // HasAddresses reports whether the name has records of type qtype (A or
 // AAAA).
 func (r *Records) HasAddresses(qtype uint16) bool {
-	set, _ := r.set(qtype)
-	return set != ""
+	switch qtype {
+	case dns.TypeA:
+		return r.data != "" && r.data[0]&hasA != 0
+	case dns.TypeAAAA:
+		return r.data != "" && r.data[0]&hasAAAA != 0
+	}
+	return false
 }
 
-// CNAME is the name's CNAME record, or nil. A name with a CNAME has no other
-// records (RFC 1034 3.6.2): where a DNSEndpoint says otherwise, the CNAME
-// wins.
-func (r *Records) CNAME() *dns.CNAME { return r.rest().cname }
+// CNAMETarget is the target of the name's CNAME, "" for none. A name with a
+// CNAME has no other records (RFC 1034 3.6.2): where a DNSEndpoint says
+// otherwise, the CNAME wins.
+func (r *Records) CNAMETarget() string {
+	s := r.section(hasCNAME)
+	if s == "" {
+		return ""
+	}
+	rd := reader(s)
+	rd.uvarint()
+	return string(rd)
+}
+
+// CNAME is the name's CNAME record, or nil.
+func (r *Records) CNAME() *dns.CNAME {
+	s := r.section(hasCNAME)
+	if s == "" {
+		return nil
+	}
+	rd := reader(s)
+	ttl := uint32(rd.uvarint())
+	return &dns.CNAME{Hdr: r.header(dns.TypeCNAME, ttl), Target: string(rd)}
+}
 
 // SRV is the name's SRV records, in the order of the endpoint's targets.
-func (r *Records) SRV() []dns.RR { return r.rest().srv }
+func (r *Records) SRV() []dns.RR {
+	s := r.section(hasSRV)
+	if s == "" {
+		return nil
+	}
+	rd := reader(s)
+	hdr := r.header(dns.TypeSRV, uint32(rd.uvarint()))
+	var out []dns.RR
+	for rd != "" {
+		srv := &dns.SRV{Hdr: hdr, Priority: uint16(rd.uvarint()), Weight: uint16(rd.uvarint()), Port: uint16(rd.uvarint())}
+		srv.Target = rd.next(rd.uvarint())
+		out = append(out, srv)
+	}
+	return out
+}
 
 // TXT is the name's TXT records.
-func (r *Records) TXT() []dns.RR { return r.rest().txt }
+func (r *Records) TXT() []dns.RR {
+	s := r.section(hasTXT)
+	if s == "" {
+		return nil
+	}
+	rd := reader(s)
+	hdr := r.header(dns.TypeTXT, uint32(rd.uvarint()))
+	var out []dns.RR
+	for rd != "" {
+		txt := make([]string, rd.uvarint())
+		for i := range txt {
+			txt[i] = rd.next(rd.uvarint())
+		}
+		out = append(out, &dns.TXT{Hdr: hdr, Txt: txt})
+	}
+	return out
+}
+
+func (r *Records) header(rrtype uint16, ttl uint32) dns.RR_Header {
+	return dns.RR_Header{Name: r.name, Rrtype: rrtype, Class: dns.ClassINET, Ttl: ttl}
+}
 
 type (
 	aRecord struct {
@@ -241,10 +278,7 @@ func appendPacked(dst []dns.RR, name string, qtype uint16, ttl uint32, size int,
 	return dst
 }
 
-// addrSet is one type's address records at a name, packed into a string: a
-// name's A records are one allocation of a few dozen bytes with no pointers
-// in it, which the garbage collector need not scan. It is built by
-// encodeAddrSet and read by decode; "" is no records. The layout, in
+// addrSet is one type's address records at a name, packed. The layout, in
 // unsigned varints and raw addresses:
 //
 //	ttl, number of groups, local, zero
@@ -290,7 +324,7 @@ func (s addrSet) decode(buf []groupView, size int) decoded {
 	return d
 }
 
-// reader reads an addrSet, which encodeAddrSet wrote: nothing in it is
+// reader reads packed records, which the builder wrote: nothing in them is
 // out of range, so it checks nothing.
 type reader string
 
@@ -312,323 +346,4 @@ func (rd *reader) next(n int) string {
 	s := string((*rd)[:n])
 	*rd = (*rd)[n:]
 	return s
-}
-
-// encodeAddrSet packs groups, already in answer order (local and zero as
-// decode reads them), with their TTL.
-func encodeAddrSet(ttl uint32, groups []parsedGroup, local, zero int, size int) addrSet {
-	n := 4 * binary.MaxVarintLen32
-	for _, g := range groups {
-		n += len(g.cluster) + 4*binary.MaxVarintLen32 + (len(g.addrs)+len(g.clusterIPs))*size
-	}
-	b := make([]byte, 0, n)
-	b = binary.AppendUvarint(b, uint64(ttl))
-	b = binary.AppendUvarint(b, uint64(len(groups)))
-	b = binary.AppendUvarint(b, uint64(local))
-	b = binary.AppendUvarint(b, uint64(zero))
-	for _, g := range groups {
-		b = binary.AppendUvarint(b, uint64(len(g.cluster)))
-		b = append(b, g.cluster...)
-		b = binary.AppendUvarint(b, uint64(max(g.weight, 0)))
-		b = binary.AppendUvarint(b, uint64(len(g.addrs)))
-		b = binary.AppendUvarint(b, uint64(len(g.clusterIPs)))
-		for _, a := range slices.Concat(g.addrs, g.clusterIPs) {
-			if size == net.IPv4len {
-				v := a.As4()
-				b = append(b, v[:]...)
-			} else {
-				v := a.As16()
-				b = append(b, v[:]...)
-			}
-		}
-	}
-	return addrSet(b)
-}
-
-// build merges one object's endpoints at name into records; nil when none
-// can be served.
-func build(name string, endpoints []*extdnsv1alpha1.Endpoint, clusters dnsendpoint.Clusters, cluster string, defaultTTL uint32) (*Records, error) {
-	var (
-		b    = builder{name: name, cluster: cluster, defaultTTL: defaultTTL}
-		errs []error
-	)
-	for _, ep := range endpoints {
-		if err := b.add(ep, clusters); err != nil {
-			errs = append(errs, fmt.Errorf("%s %s: %w", ep.RecordType, ep.DNSName, err))
-		}
-	}
-	return b.records(), errors.Join(append(errs, b.besideCNAME())...)
-}
-
-// merge merges the records of several objects at name, parts, as build
-// would have merged their endpoints.
-func merge(name string, parts []*Records, cluster string, defaultTTL uint32) (*Records, error) {
-	var (
-		b    = builder{name: name, cluster: cluster, defaultTTL: defaultTTL}
-		errs []error
-	)
-	for _, p := range parts {
-		if err := b.addRecords(p); err != nil {
-			errs = append(errs, fmt.Errorf("%s %s: %w", p.owner.key, name, err))
-		}
-	}
-	return b.records(), errors.Join(append(errs, b.besideCNAME())...)
-}
-
-func (b *builder) besideCNAME() error {
-	if b.cname != "" && len(b.a)+len(b.aaaa)+len(b.srv)+len(b.txt) > 0 {
-		return fmt.Errorf("%s: records beside its CNAME are not served (RFC 1034 3.6.2)", b.name)
-	}
-	return nil
-}
-
-// addRecords adds what one object's records at the name hold. They were
-// built by the same rules, so that only TTLs, CNAME conflicts and the order
-// of address groups are left to merge.
-func (b *builder) addRecords(r *Records) error {
-	var err error
-	more := r.rest()
-	if c := more.cname; c != nil {
-		if b.cname != "" && b.cname != c.Target {
-			err = fmt.Errorf("a second CNAME target %s beside %s", c.Target, b.cname)
-		} else {
-			b.cname = c.Target
-			b.ttlCNAME = lowest(b.ttlCNAME, c.Hdr.Ttl)
-		}
-	}
-	b.addSet(&b.a, &b.ttlA, r.a, net.IPv4len)
-	b.addSet(&b.aaaa, &b.ttlAAAA, more.aaaa, net.IPv6len)
-	for _, rr := range more.srv {
-		s := *rr.(*dns.SRV)
-		b.srv = append(b.srv, &s)
-		b.ttlSRV = lowest(b.ttlSRV, s.Hdr.Ttl)
-	}
-	for _, rr := range more.txt {
-		t := rr.(*dns.TXT)
-		b.txt = append(b.txt, t.Txt)
-		b.ttlTXT = lowest(b.ttlTXT, t.Hdr.Ttl)
-	}
-	return err
-}
-
-// addSet adds the groups of set, whose addresses are size bytes each.
-func (b *builder) addSet(dst *[]parsedGroup, ttl *uint32, set addrSet, size int) {
-	if set == "" {
-		return
-	}
-	var buf [8]groupView
-	s := set.decode(buf[:0], size)
-	*ttl = lowest(*ttl, s.ttl)
-	for _, g := range s.groups {
-		*dst = append(*dst, parsedGroup{cluster: g.cluster, weight: g.weight, addrs: unpack(g.lb, size), clusterIPs: unpack(g.clusterIPs, size)})
-	}
-}
-
-// unpack returns packed addresses of size bytes each.
-func unpack(packed string, size int) []netip.Addr {
-	var out []netip.Addr
-	for ; packed != ""; packed = packed[size:] {
-		a, _ := netip.AddrFromSlice([]byte(packed[:size]))
-		out = append(out, a)
-	}
-	return out
-}
-
-// builder collects a name's endpoints, then builds its records with one TTL
-// per record set (RFC 2181 5.2), the lowest the endpoints ask for.
-type builder struct {
-	name       string
-	cluster    string
-	defaultTTL uint32
-
-	a, aaaa          []parsedGroup
-	cname            string
-	srv              []*dns.SRV
-	txt              [][]string
-	ttlA, ttlAAAA    uint32
-	ttlCNAME, ttlSRV uint32
-	ttlTXT           uint32
-}
-
-type parsedGroup struct {
-	cluster    string
-	weight     int
-	addrs      []netip.Addr
-	clusterIPs []netip.Addr
-}
-
-func (b *builder) add(ep *extdnsv1alpha1.Endpoint, clusters dnsendpoint.Clusters) error {
-	ttl := b.defaultTTL
-	if ep.RecordTTL > 0 {
-		ttl = uint32(min(ep.RecordTTL, 1<<31-1))
-	}
-	switch strings.ToUpper(ep.RecordType) {
-	case "A":
-		return b.addAddresses(&b.a, &b.ttlA, ep, clusters, ttl, netip.Addr.Is4)
-	case "AAAA":
-		return b.addAddresses(&b.aaaa, &b.ttlAAAA, ep, clusters, ttl, func(a netip.Addr) bool { return a.Is6() && !a.Is4In6() })
-	case "CNAME":
-		if len(ep.Targets) != 1 {
-			return fmt.Errorf("a CNAME needs one target, has %d", len(ep.Targets))
-		}
-		target, err := normalize(ep.Targets[0])
-		if err != nil {
-			return err
-		}
-		if b.cname != "" && b.cname != target {
-			return fmt.Errorf("a second CNAME target %s beside %s", target, b.cname)
-		}
-		b.cname = target
-		b.ttlCNAME = lowest(b.ttlCNAME, ttl)
-	case "SRV":
-		var errs []error
-		for _, t := range ep.Targets {
-			v, err := dnsendpoint.ParseSRVTarget(t)
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			target, err := normalize(v.Target)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("SRV target %q: %w", t, err))
-				continue
-			}
-			b.srv = append(b.srv, &dns.SRV{Priority: v.Priority, Weight: v.Weight, Port: v.Port, Target: target})
-			b.ttlSRV = lowest(b.ttlSRV, ttl)
-		}
-		return errors.Join(errs...)
-	case "TXT":
-		for _, t := range ep.Targets {
-			b.txt = append(b.txt, splitTXT(t))
-			b.ttlTXT = lowest(b.ttlTXT, ttl)
-		}
-	default:
-		return errors.New("record type not served")
-	}
-	return nil
-}
-
-func (b *builder) addAddresses(groups *[]parsedGroup, setTTL *uint32, ep *extdnsv1alpha1.Endpoint, clusters dnsendpoint.Clusters, ttl uint32, family func(netip.Addr) bool) error {
-	parsed, err := clusters.Groups(ep)
-	for _, pg := range parsed {
-		g := parsedGroup{weight: dnsendpoint.DefaultWeight, addrs: pg.Addrs}
-		if c := pg.Cluster; c != nil {
-			g.cluster, g.weight = c.Name, c.Weight
-			if g.cluster == b.cluster {
-				for _, a := range c.ClusterIPs {
-					if family(a) {
-						g.clusterIPs = append(g.clusterIPs, a)
-					}
-				}
-			}
-		}
-		if len(g.addrs) > 0 {
-			*groups = append(*groups, g)
-			*setTTL = lowest(*setTTL, ttl)
-		}
-	}
-	return err
-}
-
-func (b *builder) records() *Records {
-	r := &Records{name: b.name}
-	var more moreRecords
-	switch {
-	case b.cname != "":
-		more.cname = &dns.CNAME{Hdr: b.header(dns.TypeCNAME, b.ttlCNAME), Target: b.cname}
-	default:
-		r.a = b.addresses(b.a, b.ttlA, net.IPv4len)
-		more.aaaa = b.addresses(b.aaaa, b.ttlAAAA, net.IPv6len)
-		for _, s := range b.srv {
-			s.Hdr = b.header(dns.TypeSRV, b.ttlSRV)
-			more.srv = append(more.srv, s)
-		}
-		for _, t := range b.txt {
-			more.txt = append(more.txt, &dns.TXT{Hdr: b.header(dns.TypeTXT, b.ttlTXT), Txt: t})
-		}
-	}
-	hasMore := more.cname != nil || more.aaaa != "" || len(more.srv) > 0 || len(more.txt) > 0
-	if hasMore {
-		r.more = &more
-	}
-	if r.a == "" && !hasMore {
-		return nil
-	}
-	return r
-}
-
-// addresses orders a type's groups for AppendAddresses and packs them,
-// their addresses size bytes each.
-func (b *builder) addresses(parsed []parsedGroup, ttl uint32, size int) addrSet {
-	if len(parsed) == 0 {
-		return ""
-	}
-	slices.SortStableFunc(parsed, func(x, y parsedGroup) int {
-		return cmp.Or(
-			cmp.Compare(rank(b.isLocal(y)), rank(b.isLocal(x))),
-			cmp.Compare(rank(y.weight > 0), rank(x.weight > 0)),
-			strings.Compare(x.cluster, y.cluster))
-	})
-	local, zero := 0, len(parsed)
-	for i := range parsed {
-		p := &parsed[i]
-		p.addrs = sortedSet(p.addrs)
-		p.clusterIPs = sortedSet(p.clusterIPs)
-		if b.isLocal(*p) {
-			local = i + 1
-		} else if p.weight <= 0 && zero == len(parsed) {
-			zero = i
-		}
-	}
-	return encodeAddrSet(ttl, parsed, local, zero, size)
-}
-
-// isLocal reports whether g is the index's own cluster and answered first
-// there. A cluster of weight 0 (no ready replicas) is answered last even in
-// its own CoreDNS.
-func (b *builder) isLocal(g parsedGroup) bool {
-	return g.cluster != "" && g.cluster == b.cluster && g.weight > 0
-}
-
-// rank orders true before false in a descending comparison.
-func rank(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-func sortedSet(addrs []netip.Addr) []netip.Addr {
-	slices.SortFunc(addrs, netip.Addr.Compare)
-	return slices.Compact(addrs)
-}
-
-func (b *builder) header(rrtype uint16, ttl uint32) dns.RR_Header {
-	return dns.RR_Header{Name: b.name, Rrtype: rrtype, Class: dns.ClassINET, Ttl: ttl}
-}
-
-// splitTXT cuts a TXT value into the 255-octet strings a TXT record holds.
-// ExternalDNS quotes TXT targets; the quotes are not part of the value. A
-// backslash is escaped, as miekg/dns reads escapes in TXT strings.
-func splitTXT(s string) []string {
-	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
-		s = s[1 : len(s)-1]
-	}
-	var out []string
-	for {
-		chunk := s[:min(len(s), 255)]
-		out = append(out, strings.ReplaceAll(chunk, `\`, `\\`))
-		s = s[len(chunk):]
-		if s == "" {
-			return out
-		}
-	}
-}
-
-// lowest is the lower of two TTLs, where 0 means not set yet.
-func lowest(set, ttl uint32) uint32 {
-	if set == 0 || ttl < set {
-		return ttl
-	}
-	return set
 }
