@@ -31,9 +31,9 @@ import (
 // packed records of its names, all in one string, which the index serves as
 // they are when, as almost always, one object alone has records at a name.
 // So a name is held once, and a cache of the DNSEndpoints need keep no more
-// than their keys. No key of the index's maps points into an object's string
-// (each is the string of the Records it maps to, or a copy), so that an
-// object replaced or deleted is garbage at once.
+// than their keys. No key of the index's maps outlives the string it points
+// into (a name's key is the name of the Records it maps to; the others are
+// copies), so that an object replaced or deleted is garbage at once.
 type Index struct {
 	cluster    string
 	defaultTTL uint32
@@ -157,7 +157,7 @@ func (x *Index) Set(object string, endpoints []extdnsv1alpha1.Endpoint, clusters
 // to clusters, for SetObject. It reads nothing of the index but its
 // settings, and takes no lock: an informer's transform may call it, so that
 // the DNSEndpoint need not be kept once parsed. Nothing of endpoints or
-// clusters is kept but strings.
+// clusters is kept: the object's one string is new.
 func (x *Index) Parse(endpoints []extdnsv1alpha1.Endpoint, clusters dnsendpoint.Clusters) *Object {
 	byName := map[string][]*extdnsv1alpha1.Endpoint{}
 	var errs []error
@@ -235,6 +235,7 @@ func (x *Index) SetObject(object string, o *Object) error {
 		x.objects[object] = o
 	}
 	x.version.Add(1)
+	x.derived.forget()
 	return errors.Join(o.err, errors.Join(errs...))
 }
 
@@ -251,6 +252,7 @@ func (x *Index) Delete(object string) {
 	}
 	delete(x.objects, object)
 	x.version.Add(1)
+	x.derived.forget()
 }
 
 // put makes r, one object's records, the records at name, merged with other
@@ -347,6 +349,14 @@ type derivedCache struct {
 	mu      sync.Mutex
 	version uint32
 	rrs     map[*Records][]dns.RR
+}
+
+// forget drops everything kept: the index changed, and what was derived
+// from it may hold records of objects that are gone.
+func (d *derivedCache) forget() {
+	d.mu.Lock()
+	clear(d.rrs)
+	d.mu.Unlock()
 }
 
 // Derived returns what SetDerived stored for r at version, the index's
