@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/miekg/dns"
 
@@ -18,9 +19,9 @@ import (
 
 // build merges one object's endpoints at name into its packed records
 // (Records.data); "" when none can be served.
-func build(name string, endpoints []*extdnsv1alpha1.Endpoint, clusters dnsendpoint.Clusters, cluster string, defaultTTL uint32) (string, error) {
+func build(name string, endpoints []*extdnsv1alpha1.Endpoint, clusters dnsendpoint.Clusters, cluster string, defaultTTL uint32, ids *clusterIDs) (string, error) {
 	var (
-		b    = builder{name: name, cluster: cluster, defaultTTL: defaultTTL}
+		b    = builder{name: name, cluster: cluster, defaultTTL: defaultTTL, ids: ids}
 		errs []error
 	)
 	for _, ep := range endpoints {
@@ -35,9 +36,9 @@ func build(name string, endpoints []*extdnsv1alpha1.Endpoint, clusters dnsendpoi
 // would have merged their endpoints; nil when none can be served. The
 // merge's name and records are a string of their own, so that it holds no
 // object's string.
-func merge(name string, parts []*Records, cluster string, defaultTTL uint32) (*Records, error) {
+func merge(name string, parts []*Records, cluster string, defaultTTL uint32, ids *clusterIDs) (*Records, error) {
 	var (
-		b    = builder{name: name, cluster: cluster, defaultTTL: defaultTTL}
+		b    = builder{name: name, cluster: cluster, defaultTTL: defaultTTL, ids: ids}
 		errs []error
 	)
 	for _, p := range parts {
@@ -51,7 +52,7 @@ func merge(name string, parts []*Records, cluster string, defaultTTL uint32) (*R
 		return nil, err
 	}
 	s := name + data
-	return &Records{name: s[:len(name)], data: s[len(name):]}, err
+	return &Records{s: s, n: int32(len(name))}, err
 }
 
 func (b *builder) besideCNAME() error {
@@ -100,7 +101,7 @@ func (b *builder) addSet(dst *[]parsedGroup, ttl *uint32, set addrSet, size int)
 	s := set.decode(buf[:0], size)
 	*ttl = lowest(*ttl, s.ttl)
 	for _, g := range s.groups {
-		*dst = append(*dst, parsedGroup{cluster: g.cluster, weight: g.weight, addrs: unpack(g.lb, size), clusterIPs: unpack(g.clusterIPs, size)})
+		*dst = append(*dst, parsedGroup{cluster: b.ids.name(g.cluster), weight: g.weight, addrs: unpack(g.lb, size), clusterIPs: unpack(g.clusterIPs, size)})
 	}
 }
 
@@ -120,6 +121,7 @@ type builder struct {
 	name       string
 	cluster    string
 	defaultTTL uint32
+	ids        *clusterIDs
 
 	a, aaaa          []parsedGroup
 	cname            string
@@ -278,15 +280,15 @@ func (b *builder) addresses(parsed []parsedGroup, ttl uint32, size int) []byte {
 			zero = i
 		}
 	}
-	return encodeAddrSet(ttl, parsed, local, zero, size)
+	return encodeAddrSet(ttl, parsed, local, zero, size, b.ids)
 }
 
 // encodeAddrSet packs groups, already in answer order (local and zero as
-// decode reads them), with their TTL.
-func encodeAddrSet(ttl uint32, groups []parsedGroup, local, zero int, size int) []byte {
+// decode reads them), with their TTL, each cluster as its number in ids.
+func encodeAddrSet(ttl uint32, groups []parsedGroup, local, zero int, size int, ids *clusterIDs) []byte {
 	n := 4 * binary.MaxVarintLen32
 	for _, g := range groups {
-		n += len(g.cluster) + 4*binary.MaxVarintLen32 + (len(g.addrs)+len(g.clusterIPs))*size
+		n += 4*binary.MaxVarintLen32 + (len(g.addrs)+len(g.clusterIPs))*size
 	}
 	b := make([]byte, 0, n)
 	b = binary.AppendUvarint(b, uint64(ttl))
@@ -294,8 +296,7 @@ func encodeAddrSet(ttl uint32, groups []parsedGroup, local, zero int, size int) 
 	b = binary.AppendUvarint(b, uint64(local))
 	b = binary.AppendUvarint(b, uint64(zero))
 	for _, g := range groups {
-		b = binary.AppendUvarint(b, uint64(len(g.cluster)))
-		b = append(b, g.cluster...)
+		b = binary.AppendUvarint(b, uint64(ids.id(g.cluster)))
 		b = binary.AppendUvarint(b, uint64(max(g.weight, 0)))
 		b = binary.AppendUvarint(b, uint64(len(g.addrs)))
 		b = binary.AppendUvarint(b, uint64(len(g.clusterIPs)))
@@ -356,4 +357,48 @@ func lowest(set, ttl uint32) uint32 {
 		return ttl
 	}
 	return set
+}
+
+// clusterIDs numbers the cluster names an index has seen, so that packed
+// records carry a number of a byte or two where the name would take ten or
+// more at every name. Numbers are never reused; names are few.
+type clusterIDs struct {
+	mu    sync.RWMutex
+	ids   map[string]int
+	names []string // by number; 0 is "", an endpoint of no cluster
+}
+
+// id returns name's number, giving it one if it has none.
+func (c *clusterIDs) id(name string) int {
+	if name == "" {
+		return 0
+	}
+	c.mu.RLock()
+	id, ok := c.ids[name]
+	c.mu.RUnlock()
+	if ok {
+		return id
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if id, ok := c.ids[name]; ok {
+		return id
+	}
+	if c.ids == nil {
+		c.ids, c.names = map[string]int{}, []string{""}
+	}
+	name = strings.Clone(name) // not a slice of a DNSEndpoint's strings
+	c.ids[name] = len(c.names)
+	c.names = append(c.names, name)
+	return c.ids[name]
+}
+
+// name returns the name numbered id.
+func (c *clusterIDs) name(id int) string {
+	if id == 0 {
+		return ""
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.names[id]
 }

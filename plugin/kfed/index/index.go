@@ -55,8 +55,9 @@ type Index struct {
 	objects map[string]*Object // object key → what it contributes
 	size    int                // names with records
 
-	version atomic.Uint32
-	derived derivedCache
+	version    atomic.Uint32
+	derived    derivedCache
+	clusterIDs clusterIDs // Parse's, which runs outside mu
 }
 
 // Object is what one DNSEndpoint contributes to an index: the records of each
@@ -77,7 +78,7 @@ func (o *Object) Len() int { return len(o.records) }
 // has reports whether o has records at name.
 func (o *Object) has(name string) bool {
 	_, found := slices.BinarySearchFunc(o.records, name, func(r Records, name string) int {
-		return strings.Compare(r.name, name)
+		return strings.Compare(r.name(), name)
 	})
 	return found
 }
@@ -180,7 +181,7 @@ func (x *Index) Parse(endpoints []extdnsv1alpha1.Endpoint, clusters dnsendpoint.
 	datas := make([]string, len(names))
 	size, n := 0, 0
 	for i, name := range names {
-		data, err := build(name, byName[name], clusters, x.cluster, x.defaultTTL)
+		data, err := build(name, byName[name], clusters, x.cluster, x.defaultTTL, &x.clusterIDs)
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -202,7 +203,7 @@ func (x *Index) Parse(endpoints []extdnsv1alpha1.Endpoint, clusters dnsendpoint.
 	o := &Object{records: make([]Records, 0, n), err: errors.Join(errs...)}
 	for i, name := range names {
 		if data := datas[i]; data != "" {
-			o.records = append(o.records, Records{name: all[:len(name)], data: all[len(name) : len(name)+len(data)], owner: o})
+			o.records = append(o.records, Records{s: all[:len(name)+len(data)], n: int32(len(name)), owner: o})
 			all = all[len(name)+len(data):]
 		}
 	}
@@ -218,14 +219,14 @@ func (x *Index) SetObject(object string, o *Object) error {
 	var errs []error
 	if old := x.objects[object]; old != nil && old != o {
 		for _, r := range old.records {
-			if name := r.name; !o.has(name) {
+			if name := r.name(); !o.has(name) {
 				x.remove(name, object)
 			}
 		}
 	}
 	for i := range o.records {
 		r := &o.records[i]
-		if err := x.put(r.name, r); err != nil {
+		if err := x.put(r.name(), r); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -248,7 +249,7 @@ func (x *Index) Delete(object string) {
 		return
 	}
 	for _, r := range o.records {
-		x.remove(r.name, object)
+		x.remove(r.name(), object)
 	}
 	delete(x.objects, object)
 	x.version.Add(1)
@@ -310,7 +311,7 @@ func byOwner(r *Records, key string) int { return strings.Compare(r.owner.key, k
 
 // merge serves the merge of parts, the records of several objects, at name.
 func (x *Index) merge(name string, parts []*Records) error {
-	r, err := merge(name, parts, x.cluster, x.defaultTTL)
+	r, err := merge(name, parts, x.cluster, x.defaultTTL, &x.clusterIDs)
 	if r == nil { // every part has records; kept should a merge have none
 		x.names[strings.Clone(name)] = nil
 		return err
@@ -339,7 +340,7 @@ func (x *Index) adjustAncestors(name string, delta int32) {
 // is in, which lives as long as r does: assigning to a map replaces the key
 // it holds, so no key outlives the records it maps to.
 func (x *Index) setName(name string, r *Records) {
-	x.names[r.name] = r
+	x.names[r.name()] = r
 }
 
 // derivedCache keeps what readers derive from a name's records and others

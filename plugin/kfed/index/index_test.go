@@ -521,7 +521,7 @@ func TestReplacedObjectsAreGarbage(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			x := New("cluster-1", 30)
 			o := x.Parse(version("192.0.2.1"), nil)
-			first := weak.Make(unsafe.StringData(o.records[0].name))
+			first := weak.Make(unsafe.StringData(o.records[0].s))
 			if err := x.SetObject("default/demo", o); err != nil {
 				t.Fatal(err)
 			}

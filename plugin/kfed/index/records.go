@@ -13,17 +13,20 @@ import (
 // Lookups make resource records from them for each answer; callers must not
 // modify the Records, and may keep or modify the records they are given.
 //
-// A name costs its entry in the index's map, these 40 bytes in its object's
+// A name costs its entry in the index's map, these 32 bytes in its object's
 // list, and its name and packed records in its object's one string: no
 // allocation of its own. A prebuilt dns.A with its address was 64 bytes a
 // record, and an index serves hundreds of thousands of names.
 type Records struct {
-	name string
-	data string // the sections of the layout below
+	s string // the name, then its records: the sections of the layout below
+	n int32  // the name's length
 	// owner is the object these records are of, nil for the merge of
 	// several objects' records. Lookups never read it.
 	owner *Object
 }
+
+func (r *Records) name() string { return r.s[:r.n] }
+func (r *Records) data() string { return r.s[r.n:] }
 
 // The packed records of a name: a byte of flags saying which sections
 // follow, then each section present, in this order, as its length (an
@@ -46,12 +49,13 @@ const (
 // section returns the bytes of the section flagged kind, "" when the name
 // has none.
 func (r *Records) section(kind byte) string {
-	if r.data == "" || r.data[0]&kind == 0 {
+	data := r.data()
+	if data == "" || data[0]&kind == 0 {
 		return ""
 	}
-	rd := reader(r.data[1:])
+	rd := reader(data[1:])
 	for bit := byte(hasA); bit <= hasTXT; bit <<= 1 {
-		if r.data[0]&bit == 0 {
+		if data[0]&bit == 0 {
 			continue
 		}
 		s := rd.next(rd.uvarint())
@@ -99,7 +103,7 @@ func (r *Records) AppendAddresses(dst []dns.RR, qtype uint16, intn func(int) int
 	for _, g := range s.groups[s.zero:] {
 		order = append(order, g.lb)
 	}
-	return appendPacked(dst, r.name, qtype, s.ttl, size, order)
+	return appendPacked(dst, r.name(), qtype, s.ttl, size, order)
 }
 
 // appendWeighted appends the groups' load-balancer addresses in a weighted
@@ -150,7 +154,7 @@ func (r *Records) AppendAll(dst []dns.RR, qtype uint16) []dns.RR {
 	for _, g := range s.groups {
 		order = append(order, g.lb)
 	}
-	return appendPacked(dst, r.name, qtype, s.ttl, size, order)
+	return appendPacked(dst, r.name(), qtype, s.ttl, size, order)
 }
 
 // HasAddresses reports whether the name has records of type qtype (A or
@@ -158,9 +162,9 @@ func (r *Records) AppendAll(dst []dns.RR, qtype uint16) []dns.RR {
 func (r *Records) HasAddresses(qtype uint16) bool {
 	switch qtype {
 	case dns.TypeA:
-		return r.data != "" && r.data[0]&hasA != 0
+		return r.section(hasA) != ""
 	case dns.TypeAAAA:
-		return r.data != "" && r.data[0]&hasAAAA != 0
+		return r.section(hasAAAA) != ""
 	}
 	return false
 }
@@ -226,7 +230,7 @@ func (r *Records) TXT() []dns.RR {
 }
 
 func (r *Records) header(rrtype uint16, ttl uint32) dns.RR_Header {
-	return dns.RR_Header{Name: r.name, Rrtype: rrtype, Class: dns.ClassINET, Ttl: ttl}
+	return dns.RR_Header{Name: r.name(), Rrtype: rrtype, Class: dns.ClassINET, Ttl: ttl}
 }
 
 type (
@@ -282,8 +286,9 @@ func appendPacked(dst []dns.RR, name string, qtype uint16, ttl uint32, size int,
 // unsigned varints and raw addresses:
 //
 //	ttl, number of groups, local, zero
-//	each group: len(cluster), cluster, weight, load-balancer addresses,
-//	            cluster IPs, then the addresses, 4 or 16 bytes each
+//	each group: cluster (its number in the index's clusterIDs), weight,
+//	            load-balancer addresses, cluster IPs, then the addresses,
+//	            4 or 16 bytes each
 //
 // Groups are kept in the order answers start from: the index's own cluster
 // first (groups[:local], unless its weight is 0), then clusters with a
@@ -295,7 +300,7 @@ type addrSet string
 // are packed addresses; cluster IPs are kept for the index's own cluster
 // only: a client inside the cluster is answered these instead.
 type groupView struct {
-	cluster        string
+	cluster        int // clusterIDs number
 	weight         int
 	lb, clusterIPs string
 }
@@ -314,7 +319,7 @@ func (s addrSet) decode(buf []groupView, size int) decoded {
 	n := rd.uvarint()
 	d.local, d.zero = rd.uvarint(), rd.uvarint()
 	for range n {
-		g := groupView{cluster: rd.next(rd.uvarint()), weight: rd.uvarint()}
+		g := groupView{cluster: rd.uvarint(), weight: rd.uvarint()}
 		lb, ips := rd.uvarint(), rd.uvarint()
 		g.lb = rd.next(lb * size)
 		g.clusterIPs = rd.next(ips * size)
