@@ -51,6 +51,10 @@ type Options struct {
 	MetricsAddr string
 	// HealthAddr serves /healthz and /readyz ("0" disables).
 	HealthAddr string
+	// PprofAddr serves Go's profiles at /debug/pprof/ (heap, CPU,
+	// goroutines); empty or "0" disables. Off by default: profiles show
+	// the process's internals and nothing guards the endpoint.
+	PprofAddr string
 	// ClusterProbeInterval is how often each member is probed.
 	ClusterProbeInterval time.Duration
 	// SharedProcess allows more than one manager in the process (tests):
@@ -124,6 +128,7 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		LeaderElectionReleaseOnCancel: true,
 		Metrics:                       metricsserver.Options{BindAddress: o.MetricsAddr},
 		HealthProbeBindAddress:        o.HealthAddr,
+		PprofBindAddress:              o.PprofAddr,
 		Controller:                    config.Controller{SkipNameValidation: &o.SharedProcess},
 	})
 	if err != nil {
