@@ -163,12 +163,10 @@ func (s *Syncer) Sync(ctx context.Context, desired []dnsprovider.RecordSet, dryR
 // current returns zone z's records, from the cache when it is fresh.
 func (s *Syncer) current(ctx context.Context, z dnsprovider.Zone) ([]dnsprovider.RecordSet, bool, error) {
 	now := s.now()
-	relist := s.Relist
-	if relist == 0 {
-		relist = time.Hour
-	}
-	if l, ok := s.cache[z.Name()]; ok && now.Sub(l.listedAt) < relist {
-		return slices.Collect(maps.Values(l.records)), false, nil
+	if l, ok := s.cache[z.Name()]; ok && now.Sub(l.listedAt) < s.relist() {
+		// Sized once: growing it was as much garbage again, a zone's worth.
+		recs := make([]dnsprovider.RecordSet, 0, len(l.records))
+		return slices.AppendSeq(recs, maps.Values(l.records)), false, nil
 	}
 	recs, err := z.Records(ctx)
 	if err != nil {
@@ -202,11 +200,35 @@ func (s *Syncer) record(zone string, p dnsprovider.Plan) {
 	}
 }
 
+// Fresh reports whether the next Sync would plan from cached listings
+// only: every zone listed, and no listing older than Relist.
+func (s *Syncer) Fresh() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.zones == nil {
+		return false
+	}
+	now := s.now()
+	for _, z := range s.zones {
+		if l, ok := s.cache[z.Name()]; !ok || now.Sub(l.listedAt) >= s.relist() {
+			return false
+		}
+	}
+	return true
+}
+
 // Invalidate drops every cached listing, so the next sync lists each zone.
 func (s *Syncer) Invalidate() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cache = nil
+}
+
+func (s *Syncer) relist() time.Duration {
+	if s.Relist == 0 {
+		return time.Hour
+	}
+	return s.Relist
 }
 
 func (s *Syncer) now() time.Time {
