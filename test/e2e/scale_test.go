@@ -114,12 +114,19 @@ func TestScaleServicesPublishQuicklyAndStayQuiet(t *testing.T) {
 	host, port, _ := net.SplitHostPort(bind.Addr)
 	interval := max(cfg.steady/5, time.Second)
 	metricsAddr, healthAddr, pprofAddr := framework.FreeAddr(t), framework.FreeAddr(t), framework.FreeAddr(t)
-	ctrl := superviseController(t, exec.Command(controllerBin, "--kubeconfig", f.Kubeconfig, "--context", "federation",
+	controllerCmd := exec.Command(controllerBin, "--kubeconfig", f.Kubeconfig, "--context", "federation",
 		"--federation", "fed", "--domain", scaleZone,
 		"--metrics-bind-address", metricsAddr, "--health-probe-bind-address", healthAddr, "--pprof-bind-address", pprofAddr,
 		"--dns-provider", "rfc2136", "--rfc2136-host", host, "--rfc2136-port", port, "--rfc2136-zone", scaleZone,
 		"--rfc2136-tsig-keyname", bindtest.KeyName, "--rfc2136-tsig-secret-file", bind.SecretFile,
-		"--dns-interval", interval.String(), "--owner-id", "fed"))
+		"--dns-interval", interval.String(), "--owner-id", "fed")
+	// KFED_SCALE_CONTROLLER_GOMEMLIMIT gives the controller alone a Go soft
+	// memory limit, as a pod's env would (BENCHMARKS.md, "Controller memory").
+	if limit := os.Getenv("KFED_SCALE_CONTROLLER_GOMEMLIMIT"); limit != "" {
+		controllerCmd.Env = append(os.Environ(), "GOMEMLIMIT="+limit)
+		report("kfed-controller runs with GOMEMLIMIT=%s", limit)
+	}
+	ctrl := superviseController(t, controllerCmd)
 	framework.Eventually(t, 30*time.Second, func(ctx context.Context) error {
 		return getOK(ctx, "http://"+healthAddr+"/healthz")
 	})
@@ -319,9 +326,10 @@ type supervised struct {
 func superviseController(t *testing.T, cmd *exec.Cmd) *supervised {
 	t.Helper()
 	s := &supervised{log: &framework.Output{}}
-	path, args := cmd.Path, cmd.Args
+	path, args, env := cmd.Path, cmd.Args, cmd.Env
 	start := func() error {
 		c := exec.Command(path, args[1:]...)
+		c.Env = env
 		c.Stdout, c.Stderr = s.log, s.log
 		c.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 		if err := c.Start(); err != nil {
