@@ -26,7 +26,15 @@ import (
 // record set per endpoint. A cluster table that cannot be read wholly costs
 // only what cannot be read: those addresses are published unweighted.
 func Desired(eps []extdnsv1alpha1.DNSEndpoint) []dnsprovider.RecordSet {
-	var out []dnsprovider.RecordSet
+	// Sized once, for one set a target (an address's cluster set holds one
+	// at least): growing it from nothing was as much garbage again, each pass.
+	n := 0
+	for i := range eps {
+		for j := range eps[i].Spec.Endpoints {
+			n += max(1, len(eps[i].Spec.Endpoints[j].Targets))
+		}
+	}
+	out := make([]dnsprovider.RecordSet, 0, n)
 	for i := range eps {
 		ep := &eps[i]
 		resource := ep.Namespace + "/" + ep.Name
@@ -124,14 +132,26 @@ func (s *Syncer) Sync(ctx context.Context, desired []dnsprovider.RecordSet, dryR
 	for i, z := range s.zones {
 		names[i] = z.Name()
 	}
-	byZone := map[string][]dnsprovider.RecordSet{}
-	for _, rs := range desired {
-		zone, ok := dnsprovider.ZoneFor(dnsprovider.NormalizeName(rs.Name), names)
-		if !ok {
+	// Each zone's share, counted first so that each slice is made once.
+	zoneOf := make([]string, len(desired))
+	placed := make([]bool, len(desired))
+	count := map[string]int{}
+	for i, rs := range desired {
+		zoneOf[i], placed[i] = dnsprovider.ZoneFor(dnsprovider.NormalizeName(rs.Name), names)
+		if placed[i] {
+			count[zoneOf[i]]++
+		}
+	}
+	byZone := make(map[string][]dnsprovider.RecordSet, len(count))
+	for zone, n := range count {
+		byZone[zone] = make([]dnsprovider.RecordSet, 0, n)
+	}
+	for i, rs := range desired {
+		if !placed[i] {
 			res.Unplaced = append(res.Unplaced, rs)
 			continue
 		}
-		byZone[zone] = append(byZone[zone], rs)
+		byZone[zoneOf[i]] = append(byZone[zoneOf[i]], rs)
 	}
 
 	var errs []error
@@ -163,12 +183,10 @@ func (s *Syncer) Sync(ctx context.Context, desired []dnsprovider.RecordSet, dryR
 // current returns zone z's records, from the cache when it is fresh.
 func (s *Syncer) current(ctx context.Context, z dnsprovider.Zone) ([]dnsprovider.RecordSet, bool, error) {
 	now := s.now()
-	relist := s.Relist
-	if relist == 0 {
-		relist = time.Hour
-	}
-	if l, ok := s.cache[z.Name()]; ok && now.Sub(l.listedAt) < relist {
-		return slices.Collect(maps.Values(l.records)), false, nil
+	if l, ok := s.cache[z.Name()]; ok && now.Sub(l.listedAt) < s.relist() {
+		// Sized once: growing it was as much garbage again, a zone's worth.
+		recs := make([]dnsprovider.RecordSet, 0, len(l.records))
+		return slices.AppendSeq(recs, maps.Values(l.records)), false, nil
 	}
 	recs, err := z.Records(ctx)
 	if err != nil {
@@ -202,11 +220,35 @@ func (s *Syncer) record(zone string, p dnsprovider.Plan) {
 	}
 }
 
+// Fresh reports whether the next Sync would plan from cached listings
+// only: every zone listed, and no listing older than Relist.
+func (s *Syncer) Fresh() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.zones == nil {
+		return false
+	}
+	now := s.now()
+	for _, z := range s.zones {
+		if l, ok := s.cache[z.Name()]; !ok || now.Sub(l.listedAt) >= s.relist() {
+			return false
+		}
+	}
+	return true
+}
+
 // Invalidate drops every cached listing, so the next sync lists each zone.
 func (s *Syncer) Invalidate() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cache = nil
+}
+
+func (s *Syncer) relist() time.Duration {
+	if s.Relist == 0 {
+		return time.Hour
+	}
+	return s.Relist
 }
 
 func (s *Syncer) now() time.Time {

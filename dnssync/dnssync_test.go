@@ -199,3 +199,38 @@ func TestDesiredSplitsAddressesByCluster(t *testing.T) {
 		})
 	}
 }
+
+// Fresh is what lets the controller skip a pass over a federation in which
+// nothing changed: it must turn false whenever the next Sync would list a zone
+// again, or a change made behind kfed's back would never be seen.
+func TestSyncerIsFreshOnlyWhileItsListingsAreTrusted(t *testing.T) {
+	srv := bindtest.Start(t, zone)
+	s, _ := newSyncer(t, srv)
+	ctx := context.Background()
+	now := time.Now()
+	s.Now = func() time.Time { return now }
+	desired := dnssync.Desired([]extdnsv1alpha1.DNSEndpoint{endpointFor(t, map[string]string{"c1": "127.1.0.1"})})
+	sync := func(t *testing.T) {
+		if _, err := s.Sync(ctx, desired, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	steps := []struct {
+		name  string
+		do    func(t *testing.T)
+		fresh bool
+	}{
+		{"before the first sync nothing is listed", func(*testing.T) {}, false},
+		{"after a sync its listing is trusted", sync, true},
+		{"just before Relist it still is", func(*testing.T) { now = now.Add(time.Hour - time.Second) }, true},
+		{"at Relist it is not", func(*testing.T) { now = now.Add(time.Second) }, false},
+		{"a sync lists again", sync, true},
+		{"after Invalidate (a failed precondition) it is not", func(*testing.T) { s.Invalidate() }, false},
+	}
+	for _, st := range steps {
+		st.do(t)
+		if got := s.Fresh(); got != st.fresh {
+			t.Fatalf("%s: Fresh() = %v, want %v", st.name, got, st.fresh)
+		}
+	}
+}

@@ -51,6 +51,10 @@ type Options struct {
 	MetricsAddr string
 	// HealthAddr serves /healthz and /readyz ("0" disables).
 	HealthAddr string
+	// PprofAddr serves Go's profiles at /debug/pprof/ (heap, CPU,
+	// goroutines); empty or "0" disables. Off by default: profiles show
+	// the process's internals and nothing guards the endpoint.
+	PprofAddr string
 	// ClusterProbeInterval is how often each member is probed.
 	ClusterProbeInterval time.Duration
 	// SharedProcess allows more than one manager in the process (tests):
@@ -94,6 +98,22 @@ func NewScheme() (*runtime.Scheme, error) {
 	return s, nil
 }
 
+// cacheOptions are the control plane cache's. Secrets, checkers' Leases
+// and HealthReports are cached (and readable) only in kfed's namespace.
+// No object keeps its managedFields: kfed never reads them, they grow with
+// every writer of the object, and an update without them keeps the
+// server's.
+func cacheOptions(namespace string) cache.Options {
+	return cache.Options{
+		DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject: map[client.Object]cache.ByObject{
+			&corev1.Secret{}:             {Namespaces: map[string]cache.Config{namespace: {}}},
+			&coordinationv1.Lease{}:      {Namespaces: map[string]cache.Config{namespace: {}}},
+			&kfedv1alpha1.HealthReport{}: {Namespaces: map[string]cache.Config{namespace: {}}},
+		},
+	}
+}
+
 // New builds the manager with every kfed controller registered; Start it to run.
 func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	scheme, err := NewScheme()
@@ -113,17 +133,12 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		LeaderElection:          o.LeaderElection,
 		LeaderElectionID:        "kfed-controller",
 		LeaderElectionNamespace: o.Namespace,
-		// Secrets, checkers' Leases and HealthReports are cached (and
-		// readable) only in kfed's namespace.
-		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
-			&corev1.Secret{}:             {Namespaces: map[string]cache.Config{o.Namespace: {}}},
-			&coordinationv1.Lease{}:      {Namespaces: map[string]cache.Config{o.Namespace: {}}},
-			&kfedv1alpha1.HealthReport{}: {Namespaces: map[string]cache.Config{o.Namespace: {}}},
-		}},
+		Cache:                   cacheOptions(o.Namespace),
 		// Release the Lease on a clean stop so a standby takes over at once.
 		LeaderElectionReleaseOnCancel: true,
 		Metrics:                       metricsserver.Options{BindAddress: o.MetricsAddr},
 		HealthProbeBindAddress:        o.HealthAddr,
+		PprofBindAddress:              o.PprofAddr,
 		Controller:                    config.Controller{SkipNameValidation: &o.SharedProcess},
 	})
 	if err != nil {

@@ -139,8 +139,9 @@ func (c *Controller) onShard(_ string, obj client.Object) {
 // finalizing a Service reaches only the Ready members, and a member's first
 // shard events come before it counts as Ready.
 func (c *Controller) allFederated(ctx context.Context, _ client.Object) []ctrl.Request {
+	// The caches' own objects, read only: this reads every Service.
 	var list corev1.ServiceList
-	if err := c.Fed.List(ctx, &list); err != nil {
+	if err := c.Fed.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
 		return nil
 	}
 	seen := map[types.NamespacedName]bool{}
@@ -159,7 +160,7 @@ func (c *Controller) allFederated(ctx context.Context, _ client.Object) []ctrl.R
 	}
 	for _, m := range c.Members.Ready() {
 		var shards corev1.ServiceList
-		if err := m.Client.List(ctx, &shards, client.MatchingLabels{kfedv1alpha1.LabelFederation: c.Federation}); err != nil {
+		if err := m.Client.List(ctx, &shards, client.MatchingLabels{kfedv1alpha1.LabelFederation: c.Federation}, client.UnsafeDisableDeepCopy); err != nil {
 			continue
 		}
 		for i := range shards.Items {

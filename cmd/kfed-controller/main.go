@@ -39,6 +39,7 @@ func main() {
 	fs.StringVar(&o.Namespace, "namespace", "kfed-system", "kfed's namespace: the leader election Lease and the members' kubeconfig Secrets")
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus /metrics endpoint (0 disables)")
 	fs.StringVar(&o.HealthAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz (0 disables)")
+	fs.StringVar(&o.PprofAddr, "pprof-bind-address", "", "address of Go's profiles at /debug/pprof/, for example 127.0.0.1:6060 (empty, the default, disables; unauthenticated, so bind it to loopback)")
 	fs.DurationVar(&o.ClusterProbeInterval, "cluster-probe-interval", 0, "how often each member's /readyz is probed (default 10s)")
 	fs.StringVar(&o.Federation, "federation", "", "federation name, the F in S.N.F.svc.D (required)")
 	fs.StringVar(&o.Domain, "domain", "", "DNS suffix, the D in S.N.F.svc.D (required)")

@@ -113,13 +113,20 @@ func TestScaleServicesPublishQuicklyAndStayQuiet(t *testing.T) {
 	// quiet window means the window spans several of its periodic syncs.
 	host, port, _ := net.SplitHostPort(bind.Addr)
 	interval := max(cfg.steady/5, time.Second)
-	metricsAddr, healthAddr := framework.FreeAddr(t), framework.FreeAddr(t)
-	ctrl := superviseController(t, exec.Command(controllerBin, "--kubeconfig", f.Kubeconfig, "--context", "federation",
+	metricsAddr, healthAddr, pprofAddr := framework.FreeAddr(t), framework.FreeAddr(t), framework.FreeAddr(t)
+	controllerCmd := exec.Command(controllerBin, "--kubeconfig", f.Kubeconfig, "--context", "federation",
 		"--federation", "fed", "--domain", scaleZone,
-		"--metrics-bind-address", metricsAddr, "--health-probe-bind-address", healthAddr,
+		"--metrics-bind-address", metricsAddr, "--health-probe-bind-address", healthAddr, "--pprof-bind-address", pprofAddr,
 		"--dns-provider", "rfc2136", "--rfc2136-host", host, "--rfc2136-port", port, "--rfc2136-zone", scaleZone,
 		"--rfc2136-tsig-keyname", bindtest.KeyName, "--rfc2136-tsig-secret-file", bind.SecretFile,
-		"--dns-interval", interval.String(), "--owner-id", "fed"))
+		"--dns-interval", interval.String(), "--owner-id", "fed")
+	// KFED_SCALE_CONTROLLER_GOMEMLIMIT gives the controller alone a Go soft
+	// memory limit, as a pod's env would (BENCHMARKS.md, "Controller memory").
+	if limit := os.Getenv("KFED_SCALE_CONTROLLER_GOMEMLIMIT"); limit != "" {
+		controllerCmd.Env = append(os.Environ(), "GOMEMLIMIT="+limit)
+		report("kfed-controller runs with GOMEMLIMIT=%s", limit)
+	}
+	ctrl := superviseController(t, controllerCmd)
 	framework.Eventually(t, 30*time.Second, func(ctx context.Context) error {
 		return getOK(ctx, "http://"+healthAddr+"/healthz")
 	})
@@ -196,6 +203,7 @@ func TestScaleServicesPublishQuicklyAndStayQuiet(t *testing.T) {
 		published.Round(time.Millisecond), float64(n)/published.Seconds())
 	report("controller: %.1f CPU seconds while publishing (%.2f ms a Service), VmRSS %d MiB, VmHWM %d MiB, %d restarts",
 		cpu, 1000*cpu/float64(n), rss>>10, hwm>>10, ctrl.restarts())
+	reportHeap(t, report, metricsAddr, pprofAddr, n, "published")
 	apiPublished := scrapeAll(t, f, clusterNames)
 	reportRequests(t, report, n, apiBefore, apiPublished)
 	if body, err := get(ctx, "http://"+metricsAddr+"/metrics"); err == nil {
@@ -286,6 +294,9 @@ func TestScaleServicesPublishQuicklyAndStayQuiet(t *testing.T) {
 	if r := ctrl.restarts() - restartsQuiet; r > 0 {
 		t.Errorf("the controller exited %d times while nothing changed", r)
 	}
+	rss, hwm = ctrl.mem(t)
+	report("controller after the quiet window: VmRSS %d MiB, VmHWM %d MiB", rss>>10, hwm>>10)
+	reportHeap(t, report, metricsAddr, pprofAddr, n, "quiet")
 	if dnsAfter != dnsBefore {
 		t.Errorf("the controller sent %v requests to BIND while nothing changed", dnsAfter-dnsBefore)
 	}
@@ -315,9 +326,10 @@ type supervised struct {
 func superviseController(t *testing.T, cmd *exec.Cmd) *supervised {
 	t.Helper()
 	s := &supervised{log: &framework.Output{}}
-	path, args := cmd.Path, cmd.Args
+	path, args, env := cmd.Path, cmd.Args, cmd.Env
 	start := func() error {
 		c := exec.Command(path, args[1:]...)
+		c.Env = env
 		c.Stdout, c.Stderr = s.log, s.log
 		c.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 		if err := c.Start(); err != nil {
@@ -803,6 +815,42 @@ func settle(t *testing.T, f *framework.Federation, clusters []string, metricsAdd
 			w, d, quiet = w2, d2, time.Now()
 		}
 	}
+}
+
+// reportHeap reports the controller's Go memory (live heap, heap the runtime
+// holds, what it took from the OS) beside its RSS, and keeps a heap profile
+// taken after a GC in $TMPDIR/kfed-scale-heap-<n>-<when>.pb.gz, for
+// `go tool pprof -sample_index=inuse_space` (BENCHMARKS.md, "Controller memory").
+func reportHeap(t *testing.T, report func(string, ...any), metricsAddr, pprofAddr string, n int, when string) {
+	t.Helper()
+	ctx := context.Background()
+	// ?gc=1 collects first, so the profile and the figures after it are live data.
+	profile, err := get(ctx, "http://"+pprofAddr+"/debug/pprof/heap?gc=1")
+	if err != nil {
+		t.Errorf("controller heap profile: %v", err)
+		return
+	}
+	path := filepath.Join(os.TempDir(), fmt.Sprintf("kfed-scale-heap-%d-%s.pb.gz", n, when))
+	if err := os.WriteFile(path, []byte(profile), 0o644); err != nil {
+		t.Errorf("keeping the heap profile: %v", err)
+	}
+	body, err := get(ctx, "http://"+metricsAddr+"/metrics")
+	if err != nil {
+		t.Errorf("controller metrics: %v", err)
+		return
+	}
+	m := map[string]float64{}
+	for _, line := range strings.Split(body, "\n") {
+		k, v, ok := strings.Cut(line, " ")
+		if ok && strings.HasPrefix(k, "go_memstats_") && !strings.Contains(k, "{") {
+			m[strings.TrimPrefix(k, "go_memstats_")], _ = strconv.ParseFloat(v, 64)
+		}
+	}
+	mib := func(k string) float64 { return m[k] / (1 << 20) }
+	report("controller Go memory after a GC (%s): heap live %.0f MiB, heap in use %.0f MiB, idle %.0f MiB (released %.0f), "+
+		"stacks %.0f MiB, from the OS %.0f MiB, next GC at %.0f MiB; heap profile %s",
+		when, mib("heap_alloc_bytes"), mib("heap_inuse_bytes"), mib("heap_idle_bytes"), mib("heap_released_bytes"),
+		mib("stack_inuse_bytes"), mib("sys_bytes"), mib("next_gc_bytes"), path)
 }
 
 // dnsRequestCount is the controller's kfed_dns_requests_total, all providers
