@@ -177,6 +177,7 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	sc := &services.Controller{
 		Metrics:    metrics,
 		Fed:        mgr.GetClient(),
+		Live:       mgr.GetAPIReader(),
 		Members:    members,
 		Recorder:   mgr.GetEventRecorder("kfed-service-controller"),
 		Federation: o.Federation,

@@ -47,7 +47,10 @@ type Resolver interface {
 // Controller reconciles federated Services.
 type Controller struct {
 	// Fed is the control plane client (cached reads).
-	Fed      client.Client
+	Fed client.Client
+	// Live reads the control plane's API server itself, where a cache that
+	// lags could hide an object that exists; Fed when nil.
+	Live     client.Reader
 	Members  *clusters.Registry
 	Recorder events.EventRecorder
 	// Federation and Domain make the names S.N.F.svc.D.

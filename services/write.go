@@ -85,6 +85,14 @@ func kfedAnnotations(all map[string]string) map[string]string {
 	return out
 }
 
+// live is the reader of what the API server holds now.
+func (c *Controller) live() client.Reader {
+	if c.Live != nil {
+		return c.Live
+	}
+	return c.Fed
+}
+
 // finalize removes what kfed made for svc — shards it created, its
 // DNSEndpoint — lets go of adopted shards, and drops the finalizer.
 func (c *Controller) finalize(ctx context.Context, svc *corev1.Service) error {
@@ -95,8 +103,12 @@ func (c *Controller) finalize(ctx context.Context, svc *corev1.Service) error {
 	if err := c.deleteShards(ctx, key); err != nil {
 		return err
 	}
+	// Read from the API server, not the cache: a DNSEndpoint written just
+	// before the Service's deletion may not be in the cache yet, and the
+	// finalizer must not go while it exists (it was left behind for the
+	// garbage collector, minutes later, under a control plane restart).
 	var ep extdnsv1alpha1.DNSEndpoint
-	if err := c.Fed.Get(ctx, key, &ep); err == nil && ep.Labels[kfedv1alpha1.LabelManagedBy] == "kfed" {
+	if err := c.live().Get(ctx, key, &ep); err == nil && ep.Labels[kfedv1alpha1.LabelManagedBy] == "kfed" {
 		if err := c.Fed.Delete(ctx, &ep); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("deleting DNSEndpoint: %w", err)
 		}
