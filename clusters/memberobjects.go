@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
@@ -95,4 +96,15 @@ func Release(obj client.Object) {
 	}
 	obj.SetLabels(labels)
 	obj.SetAnnotations(annotations)
+}
+
+// Origin is the control-plane object a member object of federation was made
+// from (its kfed.io/origin annotation), and false for any other object.
+func Origin(obj client.Object, federation string) (types.NamespacedName, bool) {
+	origin := obj.GetAnnotations()[AnnotationOrigin]
+	if origin == "" || obj.GetLabels()[kfedv1alpha1.LabelFederation] != federation {
+		return types.NamespacedName{}, false
+	}
+	ns, name, ok := strings.Cut(origin, "/")
+	return types.NamespacedName{Namespace: ns, Name: name}, ok
 }

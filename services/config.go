@@ -8,8 +8,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/healthcheck"
+	"github.com/kfed-io/kfed/placement"
 )
 
 // Annotations and values users put on a control-plane Service.
@@ -22,11 +22,11 @@ const (
 	AnnotationTTL = "kfed.io/ttl"
 	// AnnotationClusters places the Service in the named clusters only
 	// (comma-separated).
-	AnnotationClusters = clusters.AnnotationClusters
+	AnnotationClusters = placement.AnnotationClusters
 	// AnnotationClusterSelector places the Service in clusters whose labels
 	// match this label selector; each cluster also has the implicit label
 	// kfed.io/region=<its region>.
-	AnnotationClusterSelector = clusters.AnnotationClusterSelector
+	AnnotationClusterSelector = placement.AnnotationClusterSelector
 )
 
 // maxTTL is a week, the most any provider kfed writes to accepts.
@@ -43,7 +43,7 @@ func IsFederated(svc *corev1.Service) bool {
 // config is what a Service's annotations and spec ask of kfed.
 type config struct {
 	ttl       int64
-	placement clusters.Placement
+	placement placement.Placement
 	// health holds the Service's kfed.io/health-* annotations, checked; the
 	// checkers read them from the DNSEndpoint and fill in their own defaults.
 	health map[string]string
@@ -74,11 +74,11 @@ func parseConfig(svc *corev1.Service) (config, error) {
 			cfg.ttl = ttl
 		}
 	}
-	placement, err := clusters.ParsePlacement(svc.Annotations)
+	p, err := placement.Parse(svc.Annotations)
 	if err != nil {
 		errs = append(errs, err)
 	}
-	cfg.placement = placement
+	cfg.placement = p
 	for k, v := range svc.Annotations {
 		if strings.HasPrefix(k, healthAnnotationPrefix) {
 			if cfg.health == nil {

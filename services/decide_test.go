@@ -14,7 +14,7 @@ import (
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/placement"
 )
 
 func joinedClusters(cs ...Shard) map[string]*kfedv1alpha1.Cluster {
@@ -174,12 +174,12 @@ func TestPlace(t *testing.T) {
 		unknown []string
 	}{
 		{"no placement annotations place every joined cluster", config{}, []string{"c1", "c2", "c3"}, nil},
-		{"names place those clusters", config{placement: clusters.Placement{Names: []string{"c1", "c3"}}}, []string{"c1", "c3"}, nil},
-		{"names not joined are reported, the known ones placed", config{placement: clusters.Placement{Names: []string{"c1", "gone"}}}, []string{"c1"}, []string{"gone"}},
-		{"a selector matches the implicit region label", config{placement: clusters.Placement{Selector: sel("kfed.io/region=us-east1")}}, []string{"c1", "c2"}, nil},
-		{"a selector matches the Cluster's labels", config{placement: clusters.Placement{Selector: sel("tier=gold")}}, []string{"c3"}, nil},
-		{"names and selector both apply", config{placement: clusters.Placement{Names: []string{"c1", "c3"}, Selector: sel("kfed.io/region=us-east1")}}, []string{"c1"}, nil},
-		{"an empty name list places nothing", config{placement: clusters.Placement{Names: []string{}}}, nil, nil},
+		{"names place those clusters", config{placement: placement.Placement{Names: []string{"c1", "c3"}}}, []string{"c1", "c3"}, nil},
+		{"names not joined are reported, the known ones placed", config{placement: placement.Placement{Names: []string{"c1", "gone"}}}, []string{"c1"}, []string{"gone"}},
+		{"a selector matches the implicit region label", config{placement: placement.Placement{Selector: sel("kfed.io/region=us-east1")}}, []string{"c1", "c2"}, nil},
+		{"a selector matches the Cluster's labels", config{placement: placement.Placement{Selector: sel("tier=gold")}}, []string{"c3"}, nil},
+		{"names and selector both apply", config{placement: placement.Placement{Names: []string{"c1", "c3"}, Selector: sel("kfed.io/region=us-east1")}}, []string{"c1"}, nil},
+		{"an empty name list places nothing", config{placement: placement.Placement{Names: []string{}}}, nil, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

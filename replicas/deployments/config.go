@@ -6,7 +6,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 
-	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/placement"
 	"github.com/kfed-io/kfed/replicas/planner"
 )
 
@@ -20,11 +20,11 @@ const (
 	AnnotationFederated = "kfed.io/federated"
 	// AnnotationClusters places the Deployment in the named clusters only
 	// (comma-separated), as for federated Services.
-	AnnotationClusters = clusters.AnnotationClusters
+	AnnotationClusters = placement.AnnotationClusters
 	// AnnotationClusterSelector places the Deployment in clusters whose
 	// labels match this label selector; each cluster also has the implicit
 	// label kfed.io/region=<its region>.
-	AnnotationClusterSelector = clusters.AnnotationClusterSelector
+	AnnotationClusterSelector = placement.AnnotationClusterSelector
 	// AnnotationAdoptExisting: "true" lets kfed take over a member
 	// Deployment of the same name that it did not create. Without it such
 	// a Deployment is a conflict and is left alone.
@@ -46,7 +46,7 @@ func IsFederated(d *appsv1.Deployment) bool {
 // config is what a Deployment's annotations ask of kfed.
 type config struct {
 	prefs     planner.Preferences
-	placement clusters.Placement
+	placement placement.Placement
 	adopt     bool
 }
 
@@ -63,11 +63,11 @@ func parseConfig(d *appsv1.Deployment) (config, error) {
 			cfg.prefs = p
 		}
 	}
-	placement, err := clusters.ParsePlacement(d.Annotations)
+	p, err := placement.Parse(d.Annotations)
 	if err != nil {
 		errs = append(errs, err)
 	}
-	cfg.placement = placement
+	cfg.placement = p
 	switch v, ok := d.Annotations[AnnotationAdoptExisting]; {
 	case !ok || v == "false":
 	case v == "true":

@@ -9,7 +9,7 @@ import (
 
 	"github.com/kfed-io/kfed/api/clusterreplicas"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/placement"
 )
 
 func TestHeldMembers(t *testing.T) {
@@ -56,7 +56,7 @@ func TestHeldMembers(t *testing.T) {
 		{
 			name:   "a member the Deployment is no longer placed in keeps none",
 			joined: []kfedv1alpha1.Cluster{cluster("b", "False", time.Second)},
-			cfg:    config{placement: clusters.Placement{Names: []string{"a"}}},
+			cfg:    config{placement: placement.Placement{Names: []string{"a"}}},
 			want:   "map[]",
 		},
 	}

@@ -21,9 +21,9 @@ import (
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/dnsprovider"
 	"github.com/kfed-io/kfed/dnssync"
+	"github.com/kfed-io/kfed/placement"
 	"github.com/kfed-io/kfed/services"
 )
 
@@ -155,14 +155,14 @@ func (b *bed) converged(ctx context.Context) error {
 		if svc.DeletionTimestamp != nil {
 			return fmt.Errorf("%s is still being deleted", name)
 		}
-		placement, err := clusters.ParsePlacement(svc.Annotations)
+		p, err := placement.Parse(svc.Annotations)
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		want := map[string]shardView{}
 		for _, m := range b.f.Members {
 			s, has := shards[m.Name][name]
-			placed := placement.Places(m.Name, m.Region, nil)
+			placed := p.Places(m.Name, m.Region, nil)
 			if has != placed {
 				return fmt.Errorf("%s: shard in %s: %v, placed there: %v", name, m.Name, has, placed)
 			}

@@ -1,4 +1,4 @@
-package clusters
+package placement
 
 import (
 	"slices"
@@ -9,14 +9,14 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
-// FuzzParsePlacement feeds arbitrary kfed.io/clusters and
+// FuzzParse feeds arbitrary kfed.io/clusters and
 // kfed.io/cluster-selector values (present says which annotations exist at
-// all: bit 0 the names, bit 1 the selector). ParsePlacement must not panic;
+// all: bit 0 the names, bit 1 the selector). Parse must not panic;
 // every error names the annotation at fault; an accepted list holds only
 // valid, distinct names taken from the value; an accepted selector prints
 // back to one that parses the same; and Places never puts an object in a
 // cluster its list does not name.
-func FuzzParsePlacement(f *testing.F) {
+func FuzzParse(f *testing.F) {
 	for _, s := range []struct {
 		present                                      uint8
 		names, selector, cluster, region, key, value string
@@ -40,14 +40,14 @@ func FuzzParsePlacement(f *testing.F) {
 		if present&2 != 0 {
 			annotations[AnnotationClusterSelector] = selector
 		}
-		p, err := ParsePlacement(annotations)
+		p, err := Parse(annotations)
 		if err != nil {
 			msg := err.Error()
 			if !strings.Contains(msg, AnnotationClusters) && !strings.Contains(msg, AnnotationClusterSelector) {
 				t.Fatalf("error %q names no annotation", msg)
 			}
 		}
-		again, err2 := ParsePlacement(annotations)
+		again, err2 := Parse(annotations)
 		if (err == nil) != (err2 == nil) || !slices.Equal(p.Names, again.Names) {
 			t.Fatalf("two reads of %v differ: %v %v, %v %v", annotations, p.Names, err, again.Names, err2)
 		}

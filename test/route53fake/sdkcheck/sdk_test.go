@@ -1,4 +1,4 @@
-package route53fake_test
+package sdkcheck_test
 
 import (
 	"context"

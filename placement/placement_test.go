@@ -1,13 +1,8 @@
-package clusters
+package placement
 
 import (
 	"strings"
 	"testing"
-
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 )
 
 func TestPlacement(t *testing.T) {
@@ -34,7 +29,7 @@ func TestPlacement(t *testing.T) {
 	}{"c1": {"us-east1", map[string]string{"tier": "gold"}}, "c2": {"us-east1", nil}, "c3": {"europe-west1", nil}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := ParsePlacement(tt.annotations)
+			p, err := Parse(tt.annotations)
 			if tt.errHas != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.errHas) {
 					t.Fatalf("error %v, want one containing %q", err, tt.errHas)
@@ -50,21 +45,5 @@ func TestPlacement(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func TestOrigin(t *testing.T) {
-	obj := func(federation, origin string) *corev1.Service {
-		return &corev1.Service{ObjectMeta: metav1.ObjectMeta{
-			Labels: map[string]string{kfedv1alpha1.LabelFederation: federation}, Annotations: map[string]string{AnnotationOrigin: origin},
-		}}
-	}
-	if key, ok := Origin(obj("fed", "shop/web"), "fed"); !ok || key.String() != "shop/web" {
-		t.Errorf("Origin = %v, %v; want shop/web", key, ok)
-	}
-	for _, o := range []*corev1.Service{obj("other", "shop/web"), obj("fed", ""), obj("fed", "no-slash")} {
-		if _, ok := Origin(o, "fed"); ok {
-			t.Errorf("Origin of %v/%v is not this federation's", o.Labels, o.Annotations)
-		}
 	}
 }

@@ -1,4 +1,4 @@
-package clouddnsfake_test
+package sdkcheck_test
 
 import (
 	"context"

@@ -1,4 +1,8 @@
-package clusters
+// Package placement owns the annotations that put a federated object (a
+// Service, a Deployment) in some member clusters only: kfed.io/clusters and
+// kfed.io/cluster-selector, how they are read and checked, and which
+// clusters they select.
+package placement
 
 import (
 	"errors"
@@ -7,11 +11,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 )
 
 // Annotations that place a federated object (a Service, a Deployment) in
@@ -32,9 +32,9 @@ type Placement struct {
 	Selector labels.Selector
 }
 
-// ParsePlacement reads an object's placement annotations. Every problem is
+// Parse reads an object's placement annotations. Every problem is
 // reported, each naming the annotation and its value.
-func ParsePlacement(annotations map[string]string) (Placement, error) {
+func Parse(annotations map[string]string) (Placement, error) {
 	var p Placement
 	var errs []error
 	if v, ok := annotations[AnnotationClusters]; ok {
@@ -81,15 +81,4 @@ func (p Placement) Places(name, region string, clusterLabels map[string]string) 
 		set[k] = v
 	}
 	return p.Selector.Matches(set)
-}
-
-// Origin is the control-plane object a member object of federation was made
-// from (its kfed.io/origin annotation), and false for any other object.
-func Origin(obj client.Object, federation string) (types.NamespacedName, bool) {
-	origin := obj.GetAnnotations()[AnnotationOrigin]
-	if origin == "" || obj.GetLabels()[kfedv1alpha1.LabelFederation] != federation {
-		return types.NamespacedName{}, false
-	}
-	ns, name, ok := strings.Cut(origin, "/")
-	return types.NamespacedName{Namespace: ns, Name: name}, ok
 }
