@@ -10,6 +10,8 @@
 package main
 
 import (
+	"fmt"
+	"os"
 	"slices"
 
 	"github.com/coredns/coredns/core/dnsserver"
@@ -20,6 +22,7 @@ import (
 	_ "golang.org/x/crypto/x509roots/fallback"
 
 	"github.com/kfed-io/kfed/buildinfo"
+	"github.com/kfed-io/kfed/memlimit"
 	_ "github.com/kfed-io/kfed/plugin/kfed"
 )
 
@@ -38,5 +41,9 @@ func main() {
 	// tree, so its commit slot carries kfed's build instead; CoreDNS prints
 	// it for -version and in its start-up log line.
 	coremain.GitCommit = "kfed " + buildinfo.Get().String()
+	if _, err := memlimit.Set(os.Getenv); err != nil {
+		fmt.Fprintln(os.Stderr, "coredns:", err)
+		os.Exit(1)
+	}
 	coremain.Run()
 }

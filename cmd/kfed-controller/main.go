@@ -23,6 +23,7 @@ import (
 	"github.com/kfed-io/kfed/buildinfo"
 	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/manager"
+	"github.com/kfed-io/kfed/memlimit"
 )
 
 func main() {
@@ -58,6 +59,12 @@ func main() {
 	o.Logger = textlogger.NewLogger(logCfg)
 	klog.SetLogger(o.Logger)
 	ctrl.SetLogger(o.Logger)
+	if limit, err := memlimit.Set(os.Getenv); err != nil {
+		fmt.Fprintln(os.Stderr, "kfed-controller:", err)
+		os.Exit(1)
+	} else if limit > 0 {
+		o.Logger.Info("Go memory limit set from the container's", "bytes", limit)
+	}
 
 	rules := clientcmd.NewDefaultClientConfigLoadingRules() // $KUBECONFIG, ~/.kube/config, in-cluster
 	rules.ExplicitPath = *kubeconfig

@@ -28,6 +28,7 @@ import (
 	"github.com/kfed-io/kfed/buildinfo"
 	"github.com/kfed-io/kfed/healthcheck"
 	"github.com/kfed-io/kfed/healthcheck/agent"
+	"github.com/kfed-io/kfed/memlimit"
 )
 
 func main() {
@@ -69,6 +70,11 @@ func run() error {
 	}
 	o.Logger = textlogger.NewLogger(logCfg)
 	klog.SetLogger(o.Logger)
+	if limit, err := memlimit.Set(os.Getenv); err != nil {
+		return err
+	} else if limit > 0 {
+		o.Logger.Info("Go memory limit set from the container's", "bytes", limit)
+	}
 
 	if o.Checker == "" {
 		host, err := os.Hostname()

@@ -38,6 +38,7 @@ import (
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/devenv"
 	"github.com/kfed-io/kfed/dnsprovider/rfc2136/bindtest"
+	"github.com/kfed-io/kfed/memlimit"
 	"github.com/kfed-io/kfed/services"
 	"github.com/kfed-io/kfed/test/framework"
 )
@@ -210,6 +211,12 @@ func wantHardenedPod(t *testing.T, d *appsv1.Deployment) {
 		}
 		if c.ReadinessProbe == nil && c.Name != "kfed-healthcheck" || c.LivenessProbe == nil {
 			t.Errorf("%s/%s: probes missing", d.Name, c.Name)
+		}
+		if !slices.ContainsFunc(c.Env, func(e corev1.EnvVar) bool {
+			return e.Name == memlimit.EnvContainerLimit && e.ValueFrom != nil && e.ValueFrom.ResourceFieldRef != nil &&
+				e.ValueFrom.ResourceFieldRef.Resource == "limits.memory"
+		}) {
+			t.Errorf("%s/%s: no %s from the container's limits.memory: the Go runtime would not know its limit", d.Name, c.Name, memlimit.EnvContainerLimit)
 		}
 		for _, e := range c.Env {
 			if e.Value != "" && strings.Contains(strings.ToLower(e.Name), "secret") {

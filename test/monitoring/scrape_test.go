@@ -25,6 +25,7 @@ import (
 
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/devenv"
+	"github.com/kfed-io/kfed/memlimit"
 	"github.com/kfed-io/kfed/services"
 	"github.com/kfed-io/kfed/test/framework"
 	"github.com/kfed-io/kfed/test/route53fake"
@@ -117,6 +118,10 @@ func get(ctx context.Context, url string) (map[string]*dto.MetricFamily, error) 
 	return fams, nil
 }
 
+// containerLimit is the memory limit kfed-controller is told its container
+// has.
+const containerLimit = 512 << 20
+
 // startController runs the kfed-controller binary, publishing to Route53 at
 // r53, and returns its metrics address.
 func startController(t *testing.T, f *framework.Federation, r53 *route53fake.Server, zoneID string) string {
@@ -129,8 +134,11 @@ func startController(t *testing.T, f *framework.Federation, r53 *route53fake.Ser
 		"--cluster-probe-interval", "500ms", "--health-freshness", "8s",
 		"--dns-provider", "route53", "--route53-endpoint", r53.URL, "--route53-zone-id", zoneID,
 		"--owner-id", federation, "--dns-interval", "1s")
+	// The chart's downward-API limit (512Mi by default) as the container
+	// would see it.
 	cmd.Env = append(os.Environ(), "AWS_REGION=us-east-1", "AWS_ACCESS_KEY_ID=AKIDEXAMPLE",
-		"AWS_SECRET_ACCESS_KEY=fake", "AWS_EC2_METADATA_DISABLED=true")
+		"AWS_SECRET_ACCESS_KEY=fake", "AWS_EC2_METADATA_DISABLED=true",
+		fmt.Sprintf("%s=%d", memlimit.EnvContainerLimit, containerLimit), "GOMEMLIMIT=")
 	log := &framework.Output{}
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -324,6 +332,11 @@ func TestCatalogueDashboardAndAlertsMatchTheRunningBinaries(t *testing.T) {
 		wantMetric(10*time.Second, "kfed_endpoint_verdicts", map[string]string{"verdict": "unhealthy"}, func(v float64) bool { return v == 2 },
 			"2 (broken's two endpoints)")
 		wantMetric(10*time.Second, "kfed_health_checkers", map[string]string{"state": "fresh"}, one, "1")
+	})
+	t.Run("the Go memory limit is 90% of the container's", func(t *testing.T) {
+		limit := int64(containerLimit)
+		want := float64(int64(float64(limit) * memlimit.Share))
+		wantMetric(10*time.Second, "go_gc_gomemlimit_bytes", nil, func(v float64) bool { return v == want }, fmt.Sprint(want))
 	})
 	t.Run("the rest of the federation works", func(t *testing.T) {
 		wantMetric(60*time.Second, "kfed_dns_syncs_total", map[string]string{"provider": "route53", "result": "success"}, positive, "> 0")

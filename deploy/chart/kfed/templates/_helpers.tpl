@@ -148,3 +148,13 @@ chart's kubeconfig with the token from a Secret as a file.
 {{ include "kfed.labels" (index . 0) }}
 app.kubernetes.io/name: {{ index . 1 }}
 {{- end }}
+
+{{/*
+The container's memory limit, in bytes, for kfed's binaries to give the Go
+runtime 90% of it as a soft limit (package memlimit), so that the collector
+works harder near the limit rather than the kernel killing the process.
+*/}}
+{{- define "kfed.memoryLimitEnv" -}}
+- name: KFED_CONTAINER_MEMORY_LIMIT
+  valueFrom: {resourceFieldRef: {resource: limits.memory}}
+{{- end }}
