@@ -14,7 +14,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -740,7 +739,7 @@ member:
 		"--metrics-bind-address": metricsAddr, "--health-probe-bind-address": healthAddr,
 		"--rfc2136-tsig-secret-file": mountSecretFile(t, f, controller, "--rfc2136-tsig-secret-file", tmp),
 	})
-	startProcess(t, "kfed-controller", bins["kfed-controller"], append(args, "--kubeconfig", cpKubeconfig)...)
+	framework.StartProcess(t, exec.Command(bins["kfed-controller"], append(args, "--kubeconfig", cpKubeconfig)...), "kfed-controller")
 	for _, probe := range []string{"/healthz", "/readyz"} { // the chart's probes
 		framework.Eventually(t, 30*time.Second, func(ctx context.Context) error { return getOK(ctx, "http://"+healthAddr+probe) })
 	}
@@ -779,7 +778,7 @@ member:
 	hcArgs := rewriteArgs(hc.Spec.Template.Spec.Containers[0].Args, map[string]string{
 		"--metrics-bind-address": framework.FreeAddr(t), "--kubeconfig": hcKubeconfig, "--checker": "kfed-healthcheck-0",
 	})
-	startProcess(t, "kfed-healthcheck", bins["kfed-healthcheck"], hcArgs...)
+	framework.StartProcess(t, exec.Command(bins["kfed-healthcheck"], hcArgs...), "kfed-healthcheck")
 	framework.Eventually(t, 30*time.Second, func(ctx context.Context) error {
 		var l coordinationv1.Lease
 		if err := fed.Get(ctx, client.ObjectKey{Namespace: "kfed-system", Name: "kfed-healthcheck-0"}, &l); err != nil {
@@ -813,7 +812,7 @@ member:
 		"health :8080": "health " + framework.FreeAddr(t), "ready :8181": "ready " + framework.FreeAddr(t), "prometheus :9153": "prometheus " + framework.FreeAddr(t),
 		`kubeconfig "/etc/kfed/kubeconfig"`: fmt.Sprintf("kubeconfig %q", dnsKubeconfig),
 	})
-	startProcess(t, "kfed-coredns", bins["coredns"], "-conf", writeFile(t, tmp, "Corefile", corefile))
+	framework.StartProcess(t, exec.Command(bins["coredns"], "-conf", writeFile(t, tmp, "Corefile", corefile)), "kfed-coredns")
 	name := "web.default.fed.svc.example.com."
 	framework.Eventually(t, 30*time.Second, func(context.Context) error {
 		return wantAddresses(kfedDNS, "udp", name, dns.TypeA, lbs...)
@@ -875,8 +874,8 @@ member:
 		t.Fatal(err)
 	}
 	writeFile(t, customDir, "kfed.server", server)
-	startProcess(t, "cluster-coredns", bins["coredns"], "-conf", writeFile(t, tmp, "cluster.Corefile",
-		fmt.Sprintf(".:%s {\n    bind 127.0.0.1\n    errors\n    whoami\n}\nimport %s/*.server\n", port(clusterDNS), customDir)))
+	framework.StartProcess(t, exec.Command(bins["coredns"], "-conf", writeFile(t, tmp, "cluster.Corefile",
+		fmt.Sprintf(".:%s {\n    bind 127.0.0.1\n    errors\n    whoami\n}\nimport %s/*.server\n", port(clusterDNS), customDir))), "cluster-coredns")
 	framework.Eventually(t, 30*time.Second, func(context.Context) error {
 		r, _, err := (&dns.Client{Timeout: 2 * time.Second}).Exchange(new(dns.Msg).SetQuestion(name, dns.TypeA), clusterDNS)
 		if err != nil {
@@ -1097,32 +1096,6 @@ func buildBinaries(t *testing.T, names ...string) map[string]string {
 func runCommand(bin string, args ...string) (string, error) {
 	out, err := exec.Command(bin, args...).CombinedOutput()
 	return string(out), err
-}
-
-// startProcess runs bin until the test ends, its output in the test log on failure.
-func startProcess(t *testing.T, name, bin string, args ...string) {
-	t.Helper()
-	log := &framework.Output{}
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		if t.Failed() {
-			t.Logf("%s %s:\n%s", name, strings.Join(args, " "), log.String())
-		}
-	})
 }
 
 func snapshotClusters(t *testing.T, fed client.Client) string {

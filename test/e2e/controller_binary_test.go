@@ -40,23 +40,12 @@ func (r *replica) leads() bool {
 func startReplica(t *testing.T, bin, kubeconfig string) *replica {
 	t.Helper()
 	metrics, health := framework.FreeAddr(t), framework.FreeAddr(t)
-	r := &replica{metrics: metrics, log: &framework.Output{}}
+	r := &replica{metrics: metrics}
 	r.cmd = exec.Command(bin, "--kubeconfig", kubeconfig, "--context", "federation",
 		"--federation", "fed", "--domain", "example.com",
 		"--metrics-bind-address", metrics, "--health-probe-bind-address", health,
 		"--cluster-probe-interval", "500ms")
-	r.cmd.Stdout, r.cmd.Stderr = r.log, r.log
-	r.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := r.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = r.cmd.Process.Kill()
-		_ = r.cmd.Wait()
-		if t.Failed() {
-			t.Logf("kfed-controller %s:\n%s", metrics, r.log.String())
-		}
-	})
+	r.log = framework.StartProcess(t, r.cmd, "kfed-controller "+metrics)
 	framework.Eventually(t, 30*time.Second, func(ctx context.Context) error {
 		return getOK(ctx, "http://"+health+"/healthz")
 	})

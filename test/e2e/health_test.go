@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -74,21 +73,8 @@ type healthBed struct {
 // controllerBinary.
 func (b *healthBed) startController(t *testing.T) {
 	t.Helper()
-	cmd := exec.Command(b.controllerBin, b.controllerArgs...)
-	log := &framework.Output{}
-	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	b.controller = cmd
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("kfed-controller (pid %d):\n%s", cmd.Process.Pid, log)
-		}
-	})
+	b.controller = exec.Command(b.controllerBin, b.controllerArgs...)
+	framework.StartProcess(t, b.controller, "kfed-controller")
 }
 
 // killController ends the controller process with SIGKILL: no Lease

@@ -466,28 +466,10 @@ func runLoadBalancer(kubeconfig, cluster, block string) int {
 // loopbacklb.Block(f.LBBase, i)) in a child process until the test ends.
 func startLoadBalancerProcess(t *testing.T, f *framework.Federation, i int, cluster string) {
 	t.Helper()
-	logPath := filepath.Join(t.TempDir(), "lb-"+cluster+".log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), lbEnvKubeconfig+"="+f.Kubeconfig, lbEnvCluster+"="+cluster,
 		lbEnvBlock+"="+loopbacklb.Block(f.LBBase, i).String())
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-		logFile.Close()
-		if t.Failed() {
-			b, _ := os.ReadFile(logPath)
-			t.Logf("load balancer of %s (tail):\n%s", cluster, tail(string(b), 4000))
-		}
-	})
+	framework.StartProcess(t, cmd, "load balancer of "+cluster)
 }
 
 // watchComplete watches the scale namespace's DNSEndpoints and closes the

@@ -19,7 +19,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -177,19 +176,13 @@ func TestNoSecretReachesLogsEventsMetricsOrObjects(t *testing.T) {
 	bin := framework.BuildCommand(t, "kfed-controller")
 	host, port, _ := net.SplitHostPort(bind.Addr)
 	metricsAddr, healthAddr := framework.FreeAddr(t), framework.FreeAddr(t)
-	ctrlLog := &framework.Output{}
 	ctrl := exec.Command(bin, "--kubeconfig", kubeconfig, "--context", "federation", "-v", "4",
 		"--federation", "fed", "--domain", zone, "--cluster-probe-interval", "500ms",
 		"--metrics-bind-address", metricsAddr, "--health-probe-bind-address", healthAddr,
 		"--dns-provider", "rfc2136", "--rfc2136-host", host, "--rfc2136-port", port, "--rfc2136-zone", zone,
 		"--rfc2136-tsig-keyname", bindtest.KeyName, "--rfc2136-tsig-secret-file", bind.SecretFile,
 		"--dns-interval", "2s", "--owner-id", "fed")
-	ctrl.Stdout, ctrl.Stderr = ctrlLog, ctrlLog
-	ctrl.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := ctrl.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ctrl.Process.Kill(); _ = ctrl.Wait() })
+	ctrlLog := framework.StartProcess(t, ctrl, "kfed-controller")
 
 	// CoreDNS with the plugin, read-only on DNSEndpoints, with its metrics.
 	promAddr := framework.FreeAddr(t)
@@ -219,17 +212,11 @@ func TestNoSecretReachesLogsEventsMetricsOrObjects(t *testing.T) {
 	var r53Auth atomic.Int64
 	r53Front := authCounting(t, r53.URL, "AWS4-HMAC-SHA256 Credential="+awsKey+"/", &r53Auth)
 	kfedBin := framework.BuildCommand(t, "kfed")
-	syncLog := &framework.Output{}
 	dnsSync := exec.Command(kfedBin, "dns", "sync", "--kubeconfig", f.Kubeconfig, "--context", "federation",
 		"--provider", "route53", "--route53-endpoint", r53Front, "--owner-id", "fed", "--interval", "1s")
 	dnsSync.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID="+awsKey, "AWS_SECRET_ACCESS_KEY="+awsSecret,
 		"AWS_SESSION_TOKEN="+awsSession, "AWS_REGION=us-east-1", "AWS_EC2_METADATA_DISABLED=true")
-	dnsSync.Stdout, dnsSync.Stderr = syncLog, syncLog
-	dnsSync.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := dnsSync.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = dnsSync.Process.Kill(); _ = dnsSync.Wait() })
+	syncLog := framework.StartProcess(t, dnsSync, "kfed dns sync")
 
 	// Cloud DNS through the Google client with application default
 	// credentials: a service account whose token endpoint is local and

@@ -7,7 +7,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // BuildCommand builds the repository's ./cmd/NAME into a folder of the
@@ -59,4 +61,39 @@ func (o *Output) String() string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.b.String()
+}
+
+// StartProcess starts cmd for the rest of the test and returns its output,
+// collected unless cmd.Stdout is already set. The process dies with the test
+// binary (SIGKILL if it exits first); at cleanup it gets SIGTERM, and SIGKILL
+// 5 s later, and its output goes to the test log if the test failed. A test
+// may kill and wait for cmd itself before then.
+func StartProcess(t testing.TB, cmd *exec.Cmd, name string) *Output {
+	t.Helper()
+	out := &Output{}
+	if cmd.Stdout == nil {
+		cmd.Stdout, cmd.Stderr = out, out
+	}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		if t.Failed() {
+			t.Logf("%s (pid %d):\n%s", name, cmd.Process.Pid, out.String())
+		}
+	})
+	return out
 }

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -139,19 +138,7 @@ func startController(t *testing.T, f *framework.Federation, r53 *route53fake.Ser
 	cmd.Env = append(os.Environ(), "AWS_REGION=us-east-1", "AWS_ACCESS_KEY_ID=AKIDEXAMPLE",
 		"AWS_SECRET_ACCESS_KEY=fake", "AWS_EC2_METADATA_DISABLED=true",
 		fmt.Sprintf("%s=%d", memlimit.EnvContainerLimit, containerLimit), "GOMEMLIMIT=")
-	log := &framework.Output{}
-	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("kfed-controller:\n%s", log.String())
-		}
-	})
+	framework.StartProcess(t, cmd, "kfed-controller")
 	return metrics
 }
 
