@@ -15,22 +15,8 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 mod="$root/hack/externaldns"
 version=$(awk '$1 == "sigs.k8s.io/external-dns" { print $2; exit }' "$mod/go.mod")
-sum=$(cat "$mod/go.mod" "$mod/go.sum" "$0" | sha256sum | cut -c1-12)
-dir="${XDG_CACHE_HOME:-$HOME/.cache}/kfed/externaldns-${version}_$(go env GOVERSION)_${sum}"
-bin="$dir/bin/external-dns"
-
-if [ -x "$bin" ] && [ -f "$dir/.complete" ]; then
-	echo "$bin"
-	exit 0
-fi
-if [ "${1:-}" = "--print" ]; then
-	echo "ExternalDNS not built; run hack/externaldns.sh" >&2
-	exit 1
-fi
-
-start=$(date +%s)
-log() { echo "hack/externaldns: [$(($(date +%s) - start))s] $*" >&2; }
-mkdir -p "$dir/bin"
+. "$root/hack/cached-build.sh"
+cached_build_begin externaldns ExternalDNS "$version" external-dns "$mod/go.mod" "$mod/go.sum" "$0" -- "$@"
 log "building ExternalDNS $version into $dir (a cold build takes about 5 minutes on 2 cores)"
 (
 	cd "$mod"
@@ -38,6 +24,4 @@ log "building ExternalDNS $version into $dir (a cold build takes about 5 minutes
 		-ldflags "-s -w -X sigs.k8s.io/external-dns/pkg/apis/externaldns.Version=$version" \
 		-o "$bin" sigs.k8s.io/external-dns
 )
-touch "$dir/.complete"
-log "done in $(($(date +%s) - start))s"
-echo "$bin"
+cached_build_end

@@ -14,22 +14,8 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 mod="$root/hack/helm"
 version=$(awk '$1 == "helm.sh/helm/v3" { print $2; exit }' "$mod/go.mod")
-sum=$(cat "$mod/go.mod" "$mod/go.sum" "$0" | sha256sum | cut -c1-12)
-dir="${XDG_CACHE_HOME:-$HOME/.cache}/kfed/helm-${version}_$(go env GOVERSION)_${sum}"
-bin="$dir/bin/helm"
-
-if [ -x "$bin" ] && [ -f "$dir/.complete" ]; then
-	echo "$bin"
-	exit 0
-fi
-if [ "${1:-}" = "--print" ]; then
-	echo "Helm not built; run hack/helm.sh" >&2
-	exit 1
-fi
-
-start=$(date +%s)
-log() { echo "hack/helm: [$(($(date +%s) - start))s] $*" >&2; }
-mkdir -p "$dir/bin"
+. "$root/hack/cached-build.sh"
+cached_build_begin helm Helm "$version" helm "$mod/go.mod" "$mod/go.sum" "$0" -- "$@"
 log "building Helm $version into $dir (a cold build takes a few minutes on 2 cores)"
 (
 	cd "$mod"
@@ -43,6 +29,4 @@ log "building Helm $version into $dir (a cold build takes a few minutes on 2 cor
 	done
 	CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$bin" helm.sh/helm/v3/cmd/helm
 )
-touch "$dir/.complete"
-log "done in $(($(date +%s) - start))s"
-echo "$bin"
+cached_build_end

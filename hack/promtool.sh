@@ -22,22 +22,8 @@ version=$(awk '$1 == "github.com/prometheus/prometheus" { print $2; exit }' "$mo
 if [ -z "$version" ]; then
 	version=$(awk '$1 == "require" && $2 == "github.com/prometheus/prometheus" { print $3; exit }' "$mod/go.mod")
 fi
-sum=$(cat "$mod/go.mod" "$mod/go.sum" "$mod"/metricnames/*.go "$mod"/grafanadashboard/*.go "$0" | sha256sum | cut -c1-12)
-dir="${XDG_CACHE_HOME:-$HOME/.cache}/kfed/promtool-${version}_$(go env GOVERSION)_${sum}"
-bin="$dir/bin/promtool"
-
-if [ -x "$bin" ] && [ -x "$dir/bin/metricnames" ] && [ -x "$dir/bin/grafanadashboard" ] && [ -f "$dir/.complete" ]; then
-	echo "$bin"
-	exit 0
-fi
-if [ "${1:-}" = "--print" ]; then
-	echo "promtool not built; run hack/promtool.sh" >&2
-	exit 1
-fi
-
-start=$(date +%s)
-log() { echo "hack/promtool: [$(($(date +%s) - start))s] $*" >&2; }
-mkdir -p "$dir/bin"
+. "$root/hack/cached-build.sh"
+cached_build_begin promtool promtool "$version" promtool "$mod/go.mod" "$mod/go.sum" "$mod"/metricnames/*.go "$mod"/grafanadashboard/*.go "$0" -- "$@"
 log "building promtool $version into $dir (a cold build takes several minutes on 2 cores)"
 (
 	cd "$mod"
@@ -48,6 +34,4 @@ log "building promtool $version into $dir (a cold build takes several minutes on
 	CGO_ENABLED=0 go build -trimpath -o "$dir/bin/metricnames" ./metricnames
 	CGO_ENABLED=0 go build -trimpath -o "$dir/bin/grafanadashboard" ./grafanadashboard
 )
-touch "$dir/.complete"
-log "done in $(($(date +%s) - start))s"
-echo "$bin"
+cached_build_end

@@ -272,11 +272,11 @@ func (x *Index) put(name string, r *Records) error {
 	cur := x.names[name]
 	switch {
 	case cur == nil:
-		x.setName(name, r)
+		x.setName(r)
 		x.size++
 		x.adjustAncestors(name, +1)
 	case cur.owner.key == r.owner.key:
-		x.setName(name, r)
+		x.setName(r)
 	default:
 		parts := []*Records{cur, r}
 		slices.SortFunc(parts, func(a, b *Records) int { return strings.Compare(a.owner.key, b.owner.key) })
@@ -292,7 +292,7 @@ func (x *Index) remove(name, object string) {
 		parts = slices.DeleteFunc(parts, func(r *Records) bool { return r.owner.key == object })
 		if len(parts) == 1 {
 			delete(x.merged, name)
-			x.setName(name, parts[0])
+			x.setName(parts[0])
 			return
 		}
 		x.merged[strings.Clone(name)] = parts // name is the removed object's
@@ -316,7 +316,7 @@ func (x *Index) merge(name string, parts []*Records) error {
 		x.names[strings.Clone(name)] = nil
 		return err
 	}
-	x.setName(name, r)
+	x.setName(r)
 	return err
 }
 
@@ -336,10 +336,10 @@ func (x *Index) adjustAncestors(name string, delta int32) {
 	}
 }
 
-// setName maps name to r. The key is r's own name, a slice of the string r
+// setName maps r's name to r. The key is r's own name, a slice of the string r
 // is in, which lives as long as r does: assigning to a map replaces the key
 // it holds, so no key outlives the records it maps to.
-func (x *Index) setName(name string, r *Records) {
+func (x *Index) setName(r *Records) {
 	x.names[r.name()] = r
 }
 
