@@ -366,3 +366,108 @@ func equivalence(t *testing.T, weighted bool, seed uint64) {
 		t.Errorf("remembered conflicts %v, a full plan's %v", got, want)
 	}
 }
+
+func endpointAt(ns, name, rv string, dnsNames ...string) extdnsv1alpha1.DNSEndpoint {
+	ep := extdnsv1alpha1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID(ns + "/" + name), ResourceVersion: rv}}
+	for i, n := range dnsNames {
+		ep.Spec.Endpoints = append(ep.Spec.Endpoints, extdnsv1alpha1.Endpoint{DNSName: n, RecordType: "A", Targets: []string{"127.0.0." + strconv.Itoa(i+1)}})
+	}
+	return ep
+}
+
+// A pass plans only what changed while what the controller remembers can
+// be trusted, and every name otherwise.
+func TestDNSSyncPlansEveryNameWhenItCannotTrustWhatItRemembers(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now()
+	p := newMemProvider(false, foreign())
+	c := newTestController(p, &now)
+	eps := []extdnsv1alpha1.DNSEndpoint{
+		endpointAt("ns", "a", "1", "a.kfed.test", "shared.kfed.test"),
+		endpointAt("ns", "b", "1", "b.kfed.test", "shared.kfed.test"),
+		endpointAt("ns", "c", "1", "c.kfed.test"),
+		endpointAt("ns", "d", "1", "d.kfed.test", "taken.kfed.test"),
+	}
+	bump := func(i int) func() {
+		return func() {
+			v, _ := strconv.Atoi(eps[i].ResourceVersion)
+			eps[i].ResourceVersion = strconv.Itoa(v + 1)
+		}
+	}
+	retarget := func(i int) func() {
+		return func() {
+			bump(i)()
+			eps[i].Spec.Endpoints[0].Targets = []string{"127.0.1." + eps[i].ResourceVersion}
+		}
+	}
+	const skipped, incremental, full, failed = "skipped", "incremental", "full", "failed"
+	steps := []struct {
+		name   string
+		before func()
+		want   string
+		names  int    // planned, when incremental
+		after  func() // what markPublished found
+	}{
+		{"the first pass plans every name", func() {}, full, 0, nil},
+		{"a pass in which nothing changed is skipped", func() {}, skipped, 0, nil},
+		{"one DNSEndpoint changed: its names are planned", bump(2), incremental, 1, nil},
+		{"a shared name changed: the names of the one that changed", bump(0), incremental, 2, nil},
+		{"a DNSEndpoint removed: the names it had", func() { eps = slices.Delete(eps, 1, 2) }, incremental, 2, nil},
+		{"one added", func() { eps = append(eps, endpointAt("ns", "b", "2", "b.kfed.test")) }, incremental, 1, nil},
+		{"at Relist every name is planned", func() { now = now.Add(2 * time.Hour) }, full, 0, nil},
+		{"after Invalidate (a failed precondition) every name", func() { bump(2)(); c.Syncer.Invalidate() }, full, 0, nil},
+		{"the provider fails", func() { retarget(1)(); p.failNext = true }, failed, 0, nil},
+		{"after an error every name", retarget(1), full, 0, func() { c.statusesWritten(false, false) }},
+		{"after a status not written every name", func() {}, full, 0, func() { c.statusesWritten(false, true) }},
+		{"after statuses written, the pass is not skipped", func() {}, incremental, 0, nil},
+		{"more than half changed: every name", func() { bump(0)(); bump(1)(); bump(2)() }, full, 0, nil},
+	}
+	for _, st := range steps {
+		st.before()
+		res, skip, err := c.sync(ctx, slices.Clone(eps))
+		got := incremental
+		switch {
+		case err != nil:
+			got = failed
+		case skip:
+			got = skipped
+		case res.full:
+			got = full
+		}
+		if got != st.want || (got == incremental && res.names != st.names) {
+			t.Fatalf("%s: pass was %s planning %d names (%v), want %s planning %d", st.name, got, res.names, err, st.want, st.names)
+		}
+		if st.after != nil {
+			st.after()
+		} else {
+			c.statusesWritten(true, true)
+		}
+	}
+}
+
+// The cache lists DNSEndpoints in no particular order; a name two of them
+// ask for must still be marked with the same one in every pass, or each
+// pass rewrites its mark (and reports its conflicts to the other).
+func TestANameTwoDNSEndpointsAskForKeepsItsMarkWhateverTheListOrder(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now()
+	p := newMemProvider(false, foreign())
+	c := newTestController(p, &now)
+	a := endpointAt("ns", "a", "1", "shared.kfed.test")
+	b := endpointAt("ns", "b", "1", "shared.kfed.test", "taken.kfed.test")
+	b.Spec.Endpoints[0].Targets = []string{"127.0.0.9"}
+	for i, order := range [][]extdnsv1alpha1.DNSEndpoint{{a, b}, {b, a}, {a, b}} {
+		c.state = nil // a full plan each time
+		res, _, err := c.sync(ctx, order)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i > 0 && res.Changes() != 0 {
+			t.Errorf("listed as %s, %s: the pass changed %d record sets: %v", order[0].Name, order[1].Name, res.Changes(), res.Plans)
+		}
+	}
+	mark := p.zones[0].records[dnsprovider.Key{Name: "kfed-owner.shared.kfed.test", Type: "TXT"}]
+	if m, ok := dnsprovider.ParseMark(mark); !ok || m.Resource != "ns/a" {
+		t.Errorf("mark %v, want one naming ns/a (the first by namespace and name)", mark)
+	}
+}
