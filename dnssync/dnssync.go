@@ -3,6 +3,9 @@
 // them into provider-neutral record sets, plans them against a cached listing
 // of each zone, applies the plans, and keeps the cache in step with what it
 // applied, so that a sync in which nothing changed sends no request at all.
+// The controller plans only the names of the DNSEndpoints that changed
+// since its last pass while it can trust what it remembers of that pass, and
+// every name otherwise.
 package dnssync
 
 import (

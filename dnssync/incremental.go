@@ -3,6 +3,7 @@ package dnssync
 import (
 	"cmp"
 	"context"
+	"errors"
 	"maps"
 	"slices"
 	"strings"
@@ -212,7 +213,7 @@ func (c *Controller) publish(ctx context.Context, eps []*extdnsv1alpha1.DNSEndpo
 			}
 		}
 		res, err := c.Syncer.SyncNames(ctx, desired, names)
-		if err != errStale {
+		if !errors.Is(err, errStale) {
 			planned := res.Conflicts()
 			p := pass{Result: res, conflicts: st.allConflicts(names, planned), names: len(names)}
 			if err != nil {
