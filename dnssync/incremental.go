@@ -199,12 +199,15 @@ type pass struct {
 }
 
 // publish plans and applies eps (in sortedEndpoints order). When the last
-// pass succeeded, every zone's cached listing is fresh and at most half of
-// the DNSEndpoints changed, it plans only the names of those that changed
-// (see published); otherwise, or when in doubt, it plans every name. It
-// keeps c.state for the next pass only when this one succeeded.
+// pass succeeded and every zone's cached listing is fresh, it plans only the
+// names of the DNSEndpoints that changed (see published), however many:
+// that costs no more than a full plan, and falling back to one when many
+// changed made each pass slower while Services were being created, so that
+// the next found more changed, and so on. Otherwise, or when in doubt, it
+// plans every name. It keeps c.state for the next pass only when this one
+// succeeded.
 func (c *Controller) publish(ctx context.Context, eps []*extdnsv1alpha1.DNSEndpoint, changed []*extdnsv1alpha1.DNSEndpoint, removed []types.UID) (pass, error) {
-	if st := c.state; st != nil && 2*(len(changed)+len(removed)) <= len(eps) {
+	if st := c.state; st != nil {
 		names, holders := st.affected(changed, removed)
 		var desired []dnsprovider.RecordSet
 		for _, ep := range eps {

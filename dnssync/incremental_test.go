@@ -420,7 +420,7 @@ func TestDNSSyncPlansEveryNameWhenItCannotTrustWhatItRemembers(t *testing.T) {
 		{"after an error every name", retarget(1), full, 0, func() { c.statusesWritten(false, false) }},
 		{"after a status not written every name", func() {}, full, 0, func() { c.statusesWritten(false, true) }},
 		{"after statuses written, the pass is not skipped", func() {}, incremental, 0, nil},
-		{"more than half changed: every name", func() { bump(0)(); bump(1)(); bump(2)() }, full, 0, nil},
+		{"every one changed: their names", func() { bump(0)(); bump(1)(); bump(2)(); bump(3)() }, incremental, 6, nil},
 	}
 	for _, st := range steps {
 		st.before()
