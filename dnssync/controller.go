@@ -47,13 +47,14 @@ type Controller struct {
 
 	conflicts map[string]bool // "name resource" already reported
 
-	// published holds each DNSEndpoint's resourceVersion, by UID, as of the
-	// last pass that succeeded and found every status up to date; nil when
-	// that pass has yet to come. A pass that lists the same, while the
-	// Syncer plans from cached listings only, would plan nothing: it is
-	// skipped, which at 10,000 Services is most of a quiet federation's CPU
-	// and garbage.
-	published     map[types.UID]string
+	// state is what the passes since the last full plan published; nil
+	// until the first pass succeeds, and after any error, failed status
+	// write or full plan that failed. A pass in which nothing changed, while
+	// the Syncer plans from cached listings only and every status was up to
+	// date, is skipped; one in which a few DNSEndpoints changed plans only
+	// their names. At 10,000 Services planning every name each pass was most
+	// of the controller's CPU and garbage.
+	state         *published
 	lastConflicts int
 }
 
@@ -124,49 +125,54 @@ func (c *Controller) syncOnce(ctx context.Context) {
 		return
 	}
 	before := c.Syncer.Provider.Stats()
-	if c.unchanged(list.Items) && c.Syncer.Fresh() {
+	p, skipped, err := c.sync(ctx, list.Items)
+	if skipped {
 		c.Metrics.observe(c.Syncer.Provider.Name(), before, before, c.lastConflicts, time.Since(start), nil)
 		return
 	}
-	c.published = nil
-	res, err := c.Syncer.Sync(ctx, Desired(list.Items), false)
-	conflicts := res.Conflicts()
-	c.lastConflicts = len(conflicts)
-	c.Metrics.observe(c.Syncer.Provider.Name(), before, c.Syncer.Provider.Stats(), len(conflicts), time.Since(start), err)
+	c.lastConflicts = len(p.conflicts)
+	c.Metrics.observe(c.Syncer.Provider.Name(), before, c.Syncer.Provider.Stats(), len(p.conflicts), time.Since(start), err)
 	if err != nil {
 		c.Logger.Error(err, "DNS sync", "provider", c.Syncer.Provider.Name())
 		if errors.Is(err, dnsprovider.ErrPrecondition) {
 			c.Syncer.Invalidate()
 		}
 	} else {
-		c.Logger.V(1).Info("DNS sync", "provider", c.Syncer.Provider.Name(), "changes", res.Changes(), "listed", res.Listed)
+		c.Logger.V(1).Info("DNS sync", "provider", c.Syncer.Provider.Name(), "changes", p.Changes(), "listed", p.Listed,
+			"full", p.full, "names", p.names)
 	}
-	c.reportConflicts(ctx, conflicts)
-	if c.markPublished(ctx, list.Items, conflicts, err == nil) && err == nil {
-		c.published = versions(list.Items)
-	}
+	c.reportConflicts(ctx, p.conflicts)
+	c.statusesWritten(c.markPublished(ctx, list.Items, p.conflicts, err == nil))
 }
 
-// unchanged reports whether eps are, to the resourceVersion, what the last
-// complete pass published.
-func (c *Controller) unchanged(eps []extdnsv1alpha1.DNSEndpoint) bool {
-	if c.published == nil || len(eps) != len(c.published) {
-		return false
-	}
-	for i := range eps {
-		if rv, ok := c.published[eps[i].UID]; !ok || rv != eps[i].ResourceVersion {
-			return false
+// sync runs one pass over the DNSEndpoints items (the cache's, in any
+// order), unless nothing changed since the last, every status was then up
+// to date and the Syncer plans from cached listings only: then it skips it.
+func (c *Controller) sync(ctx context.Context, items []extdnsv1alpha1.DNSEndpoint) (p pass, skipped bool, err error) {
+	eps := sortedEndpoints(items)
+	var changed []*extdnsv1alpha1.DNSEndpoint
+	var removed []types.UID
+	if c.state != nil {
+		changed, removed = c.state.changes(eps)
+		if len(changed) == 0 && len(removed) == 0 && c.state.statusesCurrent && c.Syncer.Fresh() {
+			return pass{}, true, nil
 		}
 	}
-	return true
+	p, err = c.publish(ctx, eps, changed, removed)
+	return p, false, err
 }
 
-func versions(eps []extdnsv1alpha1.DNSEndpoint) map[types.UID]string {
-	m := make(map[types.UID]string, len(eps))
-	for i := range eps {
-		m[eps[i].UID] = eps[i].ResourceVersion
+// statusesWritten records what markPublished found: a status that could not
+// be written is retried by a full pass (and every pass in full until one
+// writes all); statuses that were not up to date mean the next pass is not
+// skipped.
+func (c *Controller) statusesWritten(upToDate, written bool) {
+	switch {
+	case !written:
+		c.state = nil
+	case c.state != nil:
+		c.state.statusesCurrent = upToDate
 	}
-	return m
 }
 
 // reportConflicts tells the Service behind each new conflict, with a
@@ -198,9 +204,9 @@ func (c *Controller) reportConflicts(ctx context.Context, conflicts []dnsprovide
 // names left alone. Status is written only when that changes, so a quiet
 // federation writes nothing. eps are the cache's: an endpoint is copied
 // before its status is changed. It reports whether every status was
-// already up to date.
-func (c *Controller) markPublished(ctx context.Context, eps []extdnsv1alpha1.DNSEndpoint, conflicts []dnsprovider.Conflict, ok bool) bool {
-	upToDate := true
+// already up to date, and whether every one that was not was written.
+func (c *Controller) markPublished(ctx context.Context, eps []extdnsv1alpha1.DNSEndpoint, conflicts []dnsprovider.Conflict, ok bool) (upToDate, written bool) {
+	upToDate, written = true, true
 	byResource := map[string][]string{}
 	for _, cf := range conflicts {
 		byResource[cf.Resource] = append(byResource[cf.Resource], cf.Name)
@@ -234,9 +240,10 @@ func (c *Controller) markPublished(ctx context.Context, eps []extdnsv1alpha1.DNS
 		}
 		if err := c.Fed.Status().Patch(ctx, ep, patch); client.IgnoreNotFound(err) != nil {
 			c.Logger.Error(err, "recording publish status", "dnsendpoint", client.ObjectKeyFromObject(ep))
+			written = false
 		}
 	}
-	return upToDate
+	return upToDate, written
 }
 
 // Metrics are the sync's Prometheus collectors, labelled by provider.

@@ -3,13 +3,15 @@
 // them into provider-neutral record sets, plans them against a cached listing
 // of each zone, applies the plans, and keeps the cache in step with what it
 // applied, so that a sync in which nothing changed sends no request at all.
+// The controller plans only the names of the DNSEndpoints that changed
+// since its last pass while it can trust what it remembers of that pass, and
+// every name otherwise.
 package dnssync
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -26,38 +28,39 @@ import (
 // record set per endpoint. A cluster table that cannot be read wholly costs
 // only what cannot be read: those addresses are published unweighted.
 func Desired(eps []extdnsv1alpha1.DNSEndpoint) []dnsprovider.RecordSet {
-	// Sized once, for one set a target (an address's cluster set holds one
-	// at least): growing it from nothing was as much garbage again, each pass.
-	n := 0
+	ptrs := make([]*extdnsv1alpha1.DNSEndpoint, len(eps))
 	for i := range eps {
-		for j := range eps[i].Spec.Endpoints {
-			n += max(1, len(eps[i].Spec.Endpoints[j].Targets))
-		}
+		ptrs[i] = &eps[i]
 	}
-	out := make([]dnsprovider.RecordSet, 0, n)
-	for i := range eps {
-		ep := &eps[i]
-		resource := ep.Namespace + "/" + ep.Name
-		clusters, _ := dnsendpoint.ReadClusters(ep)
-		for j := range ep.Spec.Endpoints {
-			e := &ep.Spec.Endpoints[j]
-			rs := dnsprovider.RecordSet{Name: e.DNSName, Type: e.RecordType, TTL: e.RecordTTL, Resource: resource}
-			if e.RecordType != dnsprovider.TypeA && e.RecordType != dnsprovider.TypeAAAA {
-				rs.Targets = slices.Clone(e.Targets)
-				out = append(out, rs)
-				continue
+	return desiredOf(ptrs)
+}
+
+// appendDesired appends ep's record sets to out, those of the names keep
+// holds only when keep is not nil.
+func appendDesired(out []dnsprovider.RecordSet, ep *extdnsv1alpha1.DNSEndpoint, keep map[string]bool) []dnsprovider.RecordSet {
+	resource := ep.Namespace + "/" + ep.Name
+	clusters, _ := dnsendpoint.ReadClusters(ep)
+	for j := range ep.Spec.Endpoints {
+		e := &ep.Spec.Endpoints[j]
+		if keep != nil && !keep[dnsprovider.NormalizeName(e.DNSName)] {
+			continue
+		}
+		rs := dnsprovider.RecordSet{Name: e.DNSName, Type: e.RecordType, TTL: e.RecordTTL, Resource: resource}
+		if e.RecordType != dnsprovider.TypeA && e.RecordType != dnsprovider.TypeAAAA {
+			rs.Targets = slices.Clone(e.Targets)
+			out = append(out, rs)
+			continue
+		}
+		groups, _ := clusters.Groups(e)
+		for _, g := range groups {
+			rs := rs
+			for _, a := range g.Addrs {
+				rs.Targets = append(rs.Targets, a.String())
 			}
-			groups, _ := clusters.Groups(e)
-			for _, g := range groups {
-				rs := rs
-				for _, a := range g.Addrs {
-					rs.Targets = append(rs.Targets, a.String())
-				}
-				if c := g.Cluster; c != nil {
-					rs.SetIdentifier, rs.Weight, rs.Hostname = c.Name, int64(c.Weight), c.Hostname
-				}
-				out = append(out, rs)
+			if c := g.Cluster; c != nil {
+				rs.SetIdentifier, rs.Weight, rs.Hostname = c.Name, int64(c.Weight), c.Hostname
 			}
+			out = append(out, rs)
 		}
 	}
 	return out
@@ -81,9 +84,55 @@ type Syncer struct {
 	cache map[string]*listing
 }
 
+// listing is a zone's records by name, so that a pass can plan a few names
+// without reading the rest.
 type listing struct {
-	records  map[dnsprovider.Key]dnsprovider.RecordSet
+	names    map[string][]dnsprovider.RecordSet
+	size     int
 	listedAt time.Time
+}
+
+func newListing(recs []dnsprovider.RecordSet, at time.Time) *listing {
+	l := &listing{names: make(map[string][]dnsprovider.RecordSet, len(recs)), listedAt: at}
+	for _, r := range recs {
+		l.put(r)
+	}
+	return l
+}
+
+// put adds r, or replaces the record set with its key.
+func (l *listing) put(r dnsprovider.RecordSet) {
+	at := l.names[r.Name]
+	if i := slices.IndexFunc(at, func(o dnsprovider.RecordSet) bool { return o.Key() == r.Key() }); i >= 0 {
+		at[i] = r
+		return
+	}
+	l.names[r.Name] = append(at, r)
+	l.size++
+}
+
+// remove drops the record set with key k, if there is one.
+func (l *listing) remove(k dnsprovider.Key) {
+	at := l.names[k.Name]
+	i := slices.IndexFunc(at, func(o dnsprovider.RecordSet) bool { return o.Key() == k })
+	if i < 0 {
+		return
+	}
+	if len(at) == 1 {
+		delete(l.names, k.Name)
+	} else {
+		l.names[k.Name] = slices.Delete(at, i, i+1)
+	}
+	l.size--
+}
+
+func (l *listing) all() []dnsprovider.RecordSet {
+	// Sized once: growing it was as much garbage again, a zone's worth.
+	out := make([]dnsprovider.RecordSet, 0, l.size)
+	for _, at := range l.names {
+		out = append(out, at...)
+	}
+	return out
 }
 
 // Result is what one sync did.
@@ -120,14 +169,124 @@ func (r Result) Conflicts() []dnsprovider.Conflict {
 func (s *Syncer) Sync(ctx context.Context, desired []dnsprovider.RecordSet, dryRun bool) (Result, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var res Result
 	if s.zones == nil {
 		zones, err := s.Provider.Zones(ctx)
 		if err != nil {
-			return res, fmt.Errorf("listing %s zones: %w", s.Provider.Name(), err)
+			return Result{}, fmt.Errorf("listing %s zones: %w", s.Provider.Name(), err)
 		}
 		s.zones = zones
 	}
+	byZone, res := s.split(desired)
+	var errs []error
+	for _, z := range s.zones {
+		current, listed, err := s.current(ctx, z)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if listed {
+			res.Listed++
+		}
+		p := s.Planner.Plan(z.Name(), s.Provider.Adjust(byZone[z.Name()]), current)
+		res.Plans = append(res.Plans, p)
+		if dryRun {
+			continue
+		}
+		if err := s.apply(ctx, z, p); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return res, errors.Join(errs...)
+}
+
+// errStale is SyncNames's answer when some zone's listing is not cached or
+// is due to be listed again: the caller plans in full instead.
+var errStale = errors.New("a zone's cached listing is missing or due to be listed again")
+
+// SyncNames is Sync for a few names, from cached listings only: desired must
+// hold every desired record set at those names, and none at others. Each zone is planned against what its cached listing
+// holds that the planner reads for those names (the records at each name and
+// the ownership mark guarding it), which plans each name exactly as a full
+// plan would; names not given are neither read nor touched. It returns
+// errStale, having sent nothing, when a listing is not cached and fresh.
+func (s *Syncer) SyncNames(ctx context.Context, desired []dnsprovider.RecordSet, names map[string]bool) (Result, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.zones == nil {
+		return Result{}, errStale
+	}
+	now := s.now()
+	for _, z := range s.zones {
+		if l, ok := s.cache[z.Name()]; !ok || now.Sub(l.listedAt) >= s.relist() {
+			return Result{}, errStale
+		}
+	}
+	byZone, res := s.split(desired)
+	var errs []error
+	for _, z := range s.zones {
+		p := s.Planner.Plan(z.Name(), s.Provider.Adjust(byZone[z.Name()]), s.restrict(s.cache[z.Name()], names))
+		if err := within(p, names); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		res.Plans = append(res.Plans, p)
+		if err := s.apply(ctx, z, p); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return res, errors.Join(errs...)
+}
+
+// restrict returns what l holds that the planner reads for names: each
+// record at one of them, except ownership marks (TXT at the registry's
+// prefix), which belong to the name they guard: a mark is returned when
+// that name is one of names, wherever the mark's own name is.
+func (s *Syncer) restrict(l *listing, names map[string]bool) []dnsprovider.RecordSet {
+	reg := s.Planner.Registry
+	var out []dnsprovider.RecordSet
+	seen := make(map[string]bool, 2*len(names))
+	visit := func(at string) {
+		if seen[at] {
+			return
+		}
+		seen[at] = true
+		for _, r := range l.names[at] {
+			about := r.Name
+			if guarded, isMark := reg.GuardedName(r.Name); isMark && r.Type == dnsprovider.TypeTXT {
+				about = guarded
+			}
+			if names[about] {
+				out = append(out, r)
+			}
+		}
+	}
+	for n := range names {
+		visit(n)
+		visit(reg.MarkName(n))
+	}
+	return out
+}
+
+// within checks that plan p changes and reports only names: what a plan of
+// a restricted listing must do. A plan that does not is not applied.
+func within(p dnsprovider.Plan, names map[string]bool) error {
+	for _, c := range p.Changes {
+		if !names[c.Group] {
+			return fmt.Errorf("zone %s: a plan of some names changes %s, which is not one of them", p.Zone, c.Group)
+		}
+	}
+	for _, c := range p.Conflicts {
+		if !names[c.Name] {
+			return fmt.Errorf("zone %s: a plan of some names reports %s, which is not one of them", p.Zone, c.Name)
+		}
+	}
+	return nil
+}
+
+// split divides desired by zone, into the zones' shares and the Result's
+// Unplaced.
+func (s *Syncer) split(desired []dnsprovider.RecordSet) (map[string][]dnsprovider.RecordSet, Result) {
+	var res Result
 	names := make([]string, len(s.zones))
 	for i, z := range s.zones {
 		names[i] = z.Name()
@@ -153,50 +312,35 @@ func (s *Syncer) Sync(ctx context.Context, desired []dnsprovider.RecordSet, dryR
 		}
 		byZone[zoneOf[i]] = append(byZone[zoneOf[i]], rs)
 	}
+	return byZone, res
+}
 
-	var errs []error
-	for _, z := range s.zones {
-		current, listed, err := s.current(ctx, z)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if listed {
-			res.Listed++
-		}
-		p := s.Planner.Plan(z.Name(), s.Provider.Adjust(byZone[z.Name()]), current)
-		res.Plans = append(res.Plans, p)
-		if dryRun || p.Empty() {
-			continue
-		}
-		if err := dnsprovider.Apply(ctx, z, p); err != nil {
-			// Some groups may have been applied: trust nothing cached.
-			delete(s.cache, z.Name())
-			errs = append(errs, err)
-			continue
-		}
-		s.record(z.Name(), p)
+// apply applies plan p to zone z and to its cached listing.
+func (s *Syncer) apply(ctx context.Context, z dnsprovider.Zone, p dnsprovider.Plan) error {
+	if p.Empty() {
+		return nil
 	}
-	return res, errors.Join(errs...)
+	if err := dnsprovider.Apply(ctx, z, p); err != nil {
+		// Some groups may have been applied: trust nothing cached.
+		delete(s.cache, z.Name())
+		return err
+	}
+	s.record(z.Name(), p)
+	return nil
 }
 
 // current returns zone z's records, from the cache when it is fresh.
 func (s *Syncer) current(ctx context.Context, z dnsprovider.Zone) ([]dnsprovider.RecordSet, bool, error) {
 	now := s.now()
 	if l, ok := s.cache[z.Name()]; ok && now.Sub(l.listedAt) < s.relist() {
-		// Sized once: growing it was as much garbage again, a zone's worth.
-		recs := make([]dnsprovider.RecordSet, 0, len(l.records))
-		return slices.AppendSeq(recs, maps.Values(l.records)), false, nil
+		return l.all(), false, nil
 	}
 	recs, err := z.Records(ctx)
 	if err != nil {
 		delete(s.cache, z.Name())
 		return nil, false, fmt.Errorf("listing zone %s: %w", z.Name(), err)
 	}
-	l := &listing{records: map[dnsprovider.Key]dnsprovider.RecordSet{}, listedAt: now}
-	for _, r := range recs {
-		l.records[r.Key()] = r
-	}
+	l := newListing(recs, now)
 	if s.cache == nil {
 		s.cache = map[string]*listing{}
 	}
@@ -212,10 +356,10 @@ func (s *Syncer) record(zone string, p dnsprovider.Plan) {
 	}
 	for _, c := range p.Changes {
 		if c.Action != dnsprovider.Create {
-			delete(l.records, c.Old.Key())
+			l.remove(c.Old.Key())
 		}
 		if c.Action != dnsprovider.Delete {
-			l.records[c.New.Key()] = c.New
+			l.put(c.New)
 		}
 	}
 }
