@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"fmt"
@@ -10,43 +9,20 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/miekg/dns"
-	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2/textlogger"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/dnsprovider"
-	"github.com/kfed-io/kfed/dnsprovider/rfc2136"
-	"github.com/kfed-io/kfed/dnsprovider/rfc2136/bindtest"
 	"github.com/kfed-io/kfed/dnssync"
 	"github.com/kfed-io/kfed/test/framework"
 )
-
-// lockedBuffer collects log lines written from the controller's goroutine.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // The passes that plan only the names of the DNSEndpoints that changed
 // (added, changed, removed; names two of them share; names someone else
@@ -54,30 +30,8 @@ func (l *lockedBuffer) String() string {
 // own exactly as a full plan of the same DNSEndpoints would.
 func TestDNSSyncIncrementalPassesLeaveBINDAsAFullPlanWould(t *testing.T) {
 	const zone = "kfed.test"
-	srv := bindtest.Start(t, zone)
-	f := framework.Start(t, framework.Members(0))
-	cfg := f.ControlPlane.Config
-	c, err := cache.New(cfg, cache.Options{Scheme: f.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cl, err := client.New(cfg, client.Options{Scheme: f.Scheme, Cache: &client.CacheOptions{Reader: c}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	t.Cleanup(func() { cancel(); wg.Wait() })
-	wg.Go(func() { _ = c.Start(ctx) })
-
-	prov, err := rfc2136.New(rfc2136.Config{Server: srv.Addr, Zones: []string{zone}, TSIGKeyName: bindtest.KeyName, TSIGSecretFile: srv.SecretFile})
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg, err := dnsprovider.NewRegistry("fed", "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	bed := newDNSSyncBed(t, zone)
+	srv, f, ctx, prov, reg := bed.bind, bed.f, bed.ctx, bed.prov, bed.reg
 	other, err := dnsprovider.NewRegistry("other", "")
 	if err != nil {
 		t.Fatal(err)
@@ -103,17 +57,13 @@ func TestDNSSyncIncrementalPassesLeaveBINDAsAFullPlanWould(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	metrics, err := dnssync.NewMetrics(prometheus.NewRegistry())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var logs lockedBuffer
+	var logs framework.Output
 	sc := &dnssync.Controller{
 		Syncer: &dnssync.Syncer{Provider: prov, Planner: dnsprovider.Planner{Registry: reg}},
-		Fed:    cl, Cache: c, Federation: "fed", Interval: 300 * time.Millisecond, Debounce: 100 * time.Millisecond, Metrics: metrics,
+		Fed:    bed.cl, Cache: bed.cache, Federation: "fed", Interval: 300 * time.Millisecond, Debounce: 100 * time.Millisecond, Metrics: bed.metrics,
 		Logger: textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(1), textlogger.Output(io.MultiWriter(framework.LogWriter(t), &logs)))),
 	}
-	wg.Go(func() { _ = sc.Start(ctx) })
+	bed.start(sc)
 
 	fed := f.Client("federation")
 	labels := map[string]string{kfedv1alpha1.LabelManagedBy: kfedv1alpha1.ManagedBy, kfedv1alpha1.LabelFederation: "fed"}

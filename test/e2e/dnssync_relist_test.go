@@ -30,41 +30,15 @@ import (
 // back though nothing in the control plane changed.
 func TestDNSSyncRestoresARecordRemovedBehindItsBackAtRelistThoughNothingChanged(t *testing.T) {
 	const zone = "kfed.test"
-	srv := bindtest.Start(t, zone)
-	f := framework.Start(t, framework.Members(0))
-	cfg := f.ControlPlane.Config
-	c, err := cache.New(cfg, cache.Options{Scheme: f.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cl, err := client.New(cfg, client.Options{Scheme: f.Scheme, Cache: &client.CacheOptions{Reader: c}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	t.Cleanup(func() { cancel(); wg.Wait() })
-	wg.Go(func() { _ = c.Start(ctx) })
-
-	prov, err := rfc2136.New(rfc2136.Config{Server: srv.Addr, Zones: []string{zone}, TSIGKeyName: bindtest.KeyName, TSIGSecretFile: srv.SecretFile})
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg, err := dnsprovider.NewRegistry("fed", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	metrics, err := dnssync.NewMetrics(prometheus.NewRegistry())
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := newDNSSyncBed(t, zone)
+	srv, f, ctx := b.bind, b.f, b.ctx
 	const relist = 4 * time.Second
 	sc := &dnssync.Controller{
-		Syncer: &dnssync.Syncer{Provider: prov, Planner: dnsprovider.Planner{Registry: reg}, Relist: relist},
-		Fed:    cl, Cache: c, Federation: "fed", Interval: 200 * time.Millisecond, Metrics: metrics,
+		Syncer: &dnssync.Syncer{Provider: b.prov, Planner: dnsprovider.Planner{Registry: b.reg}, Relist: relist},
+		Fed:    b.cl, Cache: b.cache, Federation: "fed", Interval: 200 * time.Millisecond, Metrics: b.metrics,
 		Logger: textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(framework.LogWriter(t)))),
 	}
-	wg.Go(func() { _ = sc.Start(ctx) })
+	b.start(sc)
 
 	const name = "web.default.fed.svc." + zone
 	ep := &extdnsv1alpha1.DNSEndpoint{
@@ -89,7 +63,7 @@ func TestDNSSyncRestoresARecordRemovedBehindItsBackAtRelistThoughNothingChanged(
 	framework.Eventually(t, 30*time.Second, answers("127.1.0.1"))
 	// Its publish status written, every later pass finds nothing changed.
 	framework.Eventually(t, 10*time.Second, func(ctx context.Context) error {
-		if err := cl.Get(ctx, client.ObjectKeyFromObject(ep), ep); err != nil {
+		if err := b.cl.Get(ctx, client.ObjectKeyFromObject(ep), ep); err != nil {
 			return err
 		}
 		if len(ep.Status.Publishers) != 1 || ep.Status.Publishers[0].ObservedGeneration != ep.Generation {
@@ -99,7 +73,7 @@ func TestDNSSyncRestoresARecordRemovedBehindItsBackAtRelistThoughNothingChanged(
 	})
 	time.Sleep(time.Second) // several passes
 
-	zones, err := prov.Zones(ctx)
+	zones, err := b.prov.Zones(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,4 +89,53 @@ func TestDNSSyncRestoresARecordRemovedBehindItsBackAtRelistThoughNothingChanged(
 	}
 	framework.Eventually(t, 3*relist, answers("127.1.0.1"))
 	t.Logf("the record was back %v after its removal (Relist %v)", time.Since(removed).Round(time.Millisecond), relist)
+}
+
+// dnsSyncBed is a federation control plane without members, a client that
+// reads it through a cache, and BIND serving a zone through kfed's RFC 2136
+// provider with owner ID "fed": what a DNS sync controller, the test's to
+// configure, needs.
+type dnsSyncBed struct {
+	f       *framework.Federation
+	bind    *bindtest.Server
+	cache   cache.Cache
+	cl      client.Client
+	prov    *rfc2136.Provider
+	reg     dnsprovider.Registry
+	metrics *dnssync.Metrics
+	ctx     context.Context
+	wg      sync.WaitGroup
+}
+
+func newDNSSyncBed(t *testing.T, zone string) *dnsSyncBed {
+	t.Helper()
+	b := &dnsSyncBed{bind: bindtest.Start(t, zone), f: framework.Start(t, framework.Members(0))}
+	cfg := b.f.ControlPlane.Config
+	var err error
+	if b.cache, err = cache.New(cfg, cache.Options{Scheme: b.f.Scheme}); err != nil {
+		t.Fatal(err)
+	}
+	if b.cl, err = client.New(cfg, client.Options{Scheme: b.f.Scheme, Cache: &client.CacheOptions{Reader: b.cache}}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	b.ctx = ctx
+	t.Cleanup(func() { cancel(); b.wg.Wait() })
+	b.wg.Go(func() { _ = b.cache.Start(ctx) })
+	b.prov, err = rfc2136.New(rfc2136.Config{Server: b.bind.Addr, Zones: []string{zone}, TSIGKeyName: bindtest.KeyName, TSIGSecretFile: b.bind.SecretFile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.reg, err = dnsprovider.NewRegistry("fed", ""); err != nil {
+		t.Fatal(err)
+	}
+	if b.metrics, err = dnssync.NewMetrics(prometheus.NewRegistry()); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// start runs sc until the test ends.
+func (b *dnsSyncBed) start(sc *dnssync.Controller) {
+	b.wg.Go(func() { _ = sc.Start(b.ctx) })
 }
