@@ -158,8 +158,19 @@ func TestKfedControllerElectsALeaderServesMetricsAndFailsOver(t *testing.T) {
 	}
 
 	// The leader stops cleanly and releases the lease; the standby takes over.
+	// The next Service is created once the leader has exited: a leader still
+	// shutting down could otherwise publish it before its controllers stop.
 	if err := leader.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = leader.cmd.Wait(); close(exited) }()
+	select {
+	case <-exited:
+	case <-time.After(30 * time.Second):
+		_ = leader.cmd.Process.Kill()
+		<-exited
+		t.Fatal("the leader did not exit within 30 s of SIGTERM")
 	}
 	two := federatedService("default", "two")
 	if err := fed.Create(ctx, two); err != nil {
