@@ -12,6 +12,9 @@ import (
 // Service annotations that set how a federated Service's endpoints are
 // probed. Any of them may be left out; the agent's defaults fill the rest.
 const (
+	// AnnotationPrefix starts every one of them, so that they can be
+	// carried as a set.
+	AnnotationPrefix = "kfed.io/health-"
 	// AnnotationCheck is the probe kind: tcp (default), http or https.
 	AnnotationCheck = "kfed.io/health-check"
 	// AnnotationPath is the path an http or https probe GETs (default /).

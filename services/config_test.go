@@ -54,6 +54,9 @@ func TestParseConfig(t *testing.T) {
 		{name: "every problem is reported at once",
 			svc:    svc(map[string]string{AnnotationTTL: "x", AnnotationClusterSelector: "=="}),
 			errHas: []string{"kfed.io/ttl", "kfed.io/cluster-selector"}},
+		{name: "spec and annotation problems are reported together",
+			svc:    svc(map[string]string{AnnotationTTL: "0"}, func(s *corev1.Service) { s.Spec.Ports = nil }),
+			errHas: []string{"no ports", "kfed.io/ttl"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -72,8 +75,8 @@ func TestParseConfig(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if cfg.ttl != tt.ttl || strings.Join(cfg.placement.Names, ",") != strings.Join(tt.clusters, ",") {
-				t.Errorf("got ttl %d clusters %v, want %d %v", cfg.ttl, cfg.placement.Names, tt.ttl, tt.clusters)
+			if cfg.TTL != tt.ttl || strings.Join(cfg.Placement.Names, ",") != strings.Join(tt.clusters, ",") {
+				t.Errorf("got ttl %d clusters %v, want %d %v", cfg.TTL, cfg.Placement.Names, tt.ttl, tt.clusters)
 			}
 		})
 	}

@@ -9,6 +9,7 @@ import (
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/healthcheck"
+	"github.com/kfed-io/kfed/services/serviceconfig"
 )
 
 // decision is what a Service's DNSEndpoint should hold.
@@ -75,7 +76,7 @@ func decide(o observation, st *status) (decision, error) {
 	weigh(o.weights, shards)
 	judge(o, previous, shards, st)
 
-	in := Input{Names: o.names, TTL: o.cfg.ttl, Shards: shards}
+	in := Input{Names: o.names, TTL: o.cfg.TTL, Shards: shards}
 	for _, cl := range o.joined {
 		region, zones := cl.Location()
 		in.Regions = append(in.Regions, region)
@@ -91,7 +92,7 @@ func decide(o observation, st *status) (decision, error) {
 		return decision{}, err
 	}
 	st.published(o.names.Global(), shards, len(o.placed))
-	d := decision{endpoints: eps, clusters: table, health: o.cfg.health}
+	d := decision{endpoints: eps, clusters: table, health: o.cfg.Health}
 	for _, s := range shards {
 		d.hostnames = d.hostnames || s.Hostname != ""
 	}
@@ -122,16 +123,16 @@ func judge(o observation, previous map[string]Shard, shards []Shard, st *status)
 
 // place returns the joined clusters the Service is placed in, and the
 // names its placement gives that are not joined.
-func place(cfg config, joined map[string]*kfedv1alpha1.Cluster) (map[string]bool, []string) {
+func place(cfg serviceconfig.Config, joined map[string]*kfedv1alpha1.Cluster) (map[string]bool, []string) {
 	placed := map[string]bool{}
 	var unknown []string
 	for name, cl := range joined {
 		region, _ := cl.Location()
-		if cfg.placement.Places(name, region, cl.Labels) {
+		if cfg.Placement.Places(name, region, cl.Labels) {
 			placed[name] = true
 		}
 	}
-	for _, name := range cfg.placement.Names {
+	for _, name := range cfg.Placement.Names {
 		if joined[name] == nil {
 			unknown = append(unknown, name)
 		}

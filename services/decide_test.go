@@ -15,6 +15,7 @@ import (
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/placement"
+	"github.com/kfed-io/kfed/services/serviceconfig"
 )
 
 func joinedClusters(cs ...Shard) map[string]*kfedv1alpha1.Cluster {
@@ -108,7 +109,7 @@ func TestDecide(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tt.obs.names, tt.obs.cfg, tt.obs.joined = names, config{ttl: DefaultTTL}, joinedClusters(east1, east2, eu)
+			tt.obs.names, tt.obs.cfg, tt.obs.joined = names, serviceconfig.Config{TTL: DefaultTTL}, joinedClusters(east1, east2, eu)
 			st := &status{}
 			d, err := decide(tt.obs, st)
 			if err != nil {
@@ -137,7 +138,7 @@ func TestDecideKeepsPublishedPlacesAsFallbacks(t *testing.T) {
 	// eu's cluster was unjoined: no joined cluster is in europe-west1 any
 	// more, yet its names stay, as CNAMEs, for clients pinned to them.
 	obs := observation{
-		names: NewNames("fed", "example.com", "ns", "web"), cfg: config{ttl: DefaultTTL},
+		names: NewNames("fed", "example.com", "ns", "web"), cfg: serviceconfig.Config{TTL: DefaultTTL},
 		joined: joinedClusters(east1), placed: map[string]bool{"c1": true},
 		published: publishedWith(t, east1, eu),
 		members:   map[string]memberShard{"c1": {outcome: shardServing, shard: east1}},
@@ -169,17 +170,17 @@ func TestPlace(t *testing.T) {
 	}
 	tests := []struct {
 		name    string
-		cfg     config
+		cfg     serviceconfig.Config
 		placed  []string
 		unknown []string
 	}{
-		{"no placement annotations place every joined cluster", config{}, []string{"c1", "c2", "c3"}, nil},
-		{"names place those clusters", config{placement: placement.Placement{Names: []string{"c1", "c3"}}}, []string{"c1", "c3"}, nil},
-		{"names not joined are reported, the known ones placed", config{placement: placement.Placement{Names: []string{"c1", "gone"}}}, []string{"c1"}, []string{"gone"}},
-		{"a selector matches the implicit region label", config{placement: placement.Placement{Selector: sel("kfed.io/region=us-east1")}}, []string{"c1", "c2"}, nil},
-		{"a selector matches the Cluster's labels", config{placement: placement.Placement{Selector: sel("tier=gold")}}, []string{"c3"}, nil},
-		{"names and selector both apply", config{placement: placement.Placement{Names: []string{"c1", "c3"}, Selector: sel("kfed.io/region=us-east1")}}, []string{"c1"}, nil},
-		{"an empty name list places nothing", config{placement: placement.Placement{Names: []string{}}}, nil, nil},
+		{"no placement annotations place every joined cluster", serviceconfig.Config{}, []string{"c1", "c2", "c3"}, nil},
+		{"names place those clusters", serviceconfig.Config{Placement: placement.Placement{Names: []string{"c1", "c3"}}}, []string{"c1", "c3"}, nil},
+		{"names not joined are reported, the known ones placed", serviceconfig.Config{Placement: placement.Placement{Names: []string{"c1", "gone"}}}, []string{"c1"}, []string{"gone"}},
+		{"a selector matches the implicit region label", serviceconfig.Config{Placement: placement.Placement{Selector: sel("kfed.io/region=us-east1")}}, []string{"c1", "c2"}, nil},
+		{"a selector matches the Cluster's labels", serviceconfig.Config{Placement: placement.Placement{Selector: sel("tier=gold")}}, []string{"c3"}, nil},
+		{"names and selector both apply", serviceconfig.Config{Placement: placement.Placement{Names: []string{"c1", "c3"}, Selector: sel("kfed.io/region=us-east1")}}, []string{"c1"}, nil},
+		{"an empty name list places nothing", serviceconfig.Config{Placement: placement.Placement{Names: []string{}}}, nil, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -434,7 +435,7 @@ func TestDecideAppliesTheCheckersVerdicts(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			obs := observation{
 				key: types.NamespacedName{Namespace: "ns", Name: "web"}, names: NewNames("fed", "example.com", "ns", "web"),
-				cfg: config{ttl: DefaultTTL}, joined: joinedClusters(east1, east2, eu), placed: map[string]bool{"c1": true, "c2": true, "c3": true},
+				cfg: serviceconfig.Config{TTL: DefaultTTL}, joined: joinedClusters(east1, east2, eu), placed: map[string]bool{"c1": true, "c2": true, "c3": true},
 				published: tt.published, members: serving, checkers: tt.checkers, freshness: time.Minute,
 			}
 			st := newStatus(shardService())

@@ -18,6 +18,7 @@ import (
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/services/serviceconfig"
 )
 
 // observation is what one reconcile learned of the world: the Service's
@@ -26,7 +27,7 @@ import (
 type observation struct {
 	key    types.NamespacedName
 	names  Names
-	cfg    config
+	cfg    serviceconfig.Config
 	joined map[string]*kfedv1alpha1.Cluster
 	// placed are the joined clusters the Service is placed in; unknown the
 	// names its placement gives that are not joined.
@@ -78,7 +79,7 @@ const (
 // members it is no longer placed in lose the one kfed made. Problems with
 // single members go to st and o.shardErrs and leave the others alone; the
 // error is for a read of the control plane that failed.
-func (c *Controller) observe(ctx context.Context, svc *corev1.Service, cfg config, st *status) (observation, error) {
+func (c *Controller) observe(ctx context.Context, svc *corev1.Service, cfg serviceconfig.Config, st *status) (observation, error) {
 	o := observation{
 		key:     client.ObjectKeyFromObject(svc),
 		names:   NewNames(c.Federation, c.Domain, svc.Namespace, svc.Name),

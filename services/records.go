@@ -11,11 +11,11 @@ import (
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	"github.com/kfed-io/kfed/services/serviceconfig"
 )
 
-// DefaultTTL is the record TTL when a Service does not set kfed.io/ttl; 30 s
-// as k8gb, so a failed-over name is not cached long.
-const DefaultTTL = 30
+// DefaultTTL is the record TTL when a Service does not set kfed.io/ttl.
+const DefaultTTL = serviceconfig.DefaultTTL
 
 // Names are the DNS names of one federated Service.
 type Names = dnsendpoint.Names

@@ -20,6 +20,7 @@ import (
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/healthcheck"
 )
 
 // writeEndpoint creates or updates the Service's DNSEndpoint; cur is the
@@ -78,7 +79,7 @@ func (c *Controller) writeEndpoint(ctx context.Context, svc *corev1.Service, cur
 func kfedAnnotations(all map[string]string) map[string]string {
 	out := map[string]string{}
 	for k, v := range all {
-		if k == dnsendpoint.AnnotationClusters || strings.HasPrefix(k, healthAnnotationPrefix) {
+		if k == dnsendpoint.AnnotationClusters || strings.HasPrefix(k, healthcheck.AnnotationPrefix) {
 			out[k] = v
 		}
 	}

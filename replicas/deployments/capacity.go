@@ -1,6 +1,7 @@
 package deployments
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strconv"
@@ -12,15 +13,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/replicas/deployments/deploymentconfig"
 )
 
 // DefaultUnschedulableThreshold is how long a pod may stay unschedulable
 // before its cluster counts as full.
 const DefaultUnschedulableThreshold = 60 * time.Second
-
-// AnnotationUnschedulableThreshold overrides the threshold for one
-// Deployment, as a Go duration ("30s").
-const AnnotationUnschedulableThreshold = "kfed.io/unschedulable-threshold"
 
 // MaxWaiting is how many replicas a cluster without room keeps waiting
 // beyond what it runs, so that kfed sees at once when room returns: they
@@ -68,20 +66,10 @@ func capacityOf(pods []podView, threshold time.Duration, now time.Time) (capacit
 	return capacity, true, due
 }
 
-// threshold is the Deployment's unschedulable threshold.
-func (c *Controller) threshold(d *appsv1.Deployment) (time.Duration, error) {
-	v, ok := d.Annotations[AnnotationUnschedulableThreshold]
-	if !ok {
-		if c.UnschedulableThreshold > 0 {
-			return c.UnschedulableThreshold, nil
-		}
-		return DefaultUnschedulableThreshold, nil
-	}
-	t, err := time.ParseDuration(v)
-	if err != nil || t <= 0 {
-		return 0, fmt.Errorf("annotation %s=%q: want a positive duration such as \"30s\"", AnnotationUnschedulableThreshold, v)
-	}
-	return t, nil
+// threshold is the Deployment's unschedulable threshold: its annotation's,
+// else the controller's, else the default.
+func (c *Controller) threshold(cfg deploymentconfig.Config) time.Duration {
+	return cmp.Or(cfg.UnschedulableThreshold, c.UnschedulableThreshold, DefaultUnschedulableThreshold)
 }
 
 // observePods reads the pods of copy cur in member m.

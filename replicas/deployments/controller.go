@@ -29,6 +29,7 @@ import (
 	"github.com/kfed-io/kfed/api/clusterreplicas"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/replicas/deployments/deploymentconfig"
 )
 
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;update;patch
@@ -218,9 +219,8 @@ func (c *Controller) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 func (c *Controller) sync(ctx context.Context, d *appsv1.Deployment) outcome {
 	var o outcome
 	o.controlPlaneWorkloads = c.controlPlaneReplicaSet(ctx, d)
-	cfg, err := parseConfig(d)
-	threshold, terr := c.threshold(d)
-	if err = errors.Join(err, terr); err != nil {
+	cfg, err := deploymentconfig.Parse(d.Annotations)
+	if err != nil {
 		// Bad input freezes the copies as they are until the user fixes it.
 		o.invalid = err
 		return o
@@ -256,7 +256,7 @@ func (c *Controller) sync(ctx context.Context, d *appsv1.Deployment) outcome {
 				o.failed[m.Name] = err.Error()
 				continue
 			}
-			n, limited, due := capacityOf(pods, threshold, c.now())
+			n, limited, due := capacityOf(pods, c.threshold(cfg), c.now())
 			if limited {
 				capacity[m.Name] = n
 			}
@@ -311,7 +311,7 @@ func (c *Controller) sync(ctx context.Context, d *appsv1.Deployment) outcome {
 }
 
 // held lists the Clusters and returns heldMembers of them.
-func (c *Controller) held(ctx context.Context, d *appsv1.Deployment, cfg config, ready []clusters.Member) (map[string]int32, time.Duration, error) {
+func (c *Controller) held(ctx context.Context, d *appsv1.Deployment, cfg deploymentconfig.Config, ready []clusters.Member) (map[string]int32, time.Duration, error) {
 	table, _, _ := clusterreplicas.Read(d.Annotations)
 	if len(table) == 0 {
 		return nil, 0, nil

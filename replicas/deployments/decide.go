@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/kfed-io/kfed/replicas/deployments/deploymentconfig"
 	"github.com/kfed-io/kfed/replicas/planner"
 )
 
@@ -33,7 +34,7 @@ type decision struct {
 type planInput struct {
 	key   string
 	total int32
-	cfg   config
+	cfg   deploymentconfig.Config
 	// ready are the Ready members, copies what each holds.
 	ready  []clusterInfo
 	copies map[string]observedCopy
@@ -70,7 +71,7 @@ func decide(in planInput) (decision, error) {
 	var names []string
 	currentReplicas := map[string]int64{}
 	for _, c := range in.ready {
-		if !cfg.places(c) || in.rejected[c.Name] {
+		if !places(cfg, c) || in.rejected[c.Name] {
 			continue
 		}
 		oc := in.copies[c.Name]
@@ -79,7 +80,7 @@ func decide(in planInput) (decision, error) {
 			d.conflicts = append(d.conflicts, c.Name)
 			continue
 		case copyForeign:
-			if !cfg.adopt {
+			if !cfg.Adopt {
 				d.conflicts = append(d.conflicts, c.Name)
 				continue
 			}
@@ -94,7 +95,7 @@ func decide(in planInput) (decision, error) {
 		Key:         key,
 		Total:       total,
 		Clusters:    names,
-		Preferences: cfg.prefs,
+		Preferences: cfg.Preferences,
 		Current:     currentReplicas,
 	}
 	unbounded, err := planner.Plan(pin)

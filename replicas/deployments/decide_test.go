@@ -9,6 +9,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kfed-io/kfed/replicas/deployments/deploymentconfig"
 )
 
 func fedDeployment(annotations map[string]string) *appsv1.Deployment {
@@ -141,7 +143,7 @@ func TestDecide(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg, err := parseConfig(fedDeployment(tt.annotations))
+			cfg, err := deploymentconfig.Parse(tt.annotations)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -184,25 +186,22 @@ func multiset(ns ...int32) string {
 	return fmt.Sprint("{", ns, "}")
 }
 
-func TestParseConfigRejectsBadInput(t *testing.T) {
+func TestThresholdIsTheAnnotationsThenTheControllersThenTheDefault(t *testing.T) {
 	tests := []struct {
-		name        string
-		annotations map[string]string
-		want        string
+		name       string
+		annotated  time.Duration
+		controller time.Duration
+		want       time.Duration
 	}{
-		{"malformed JSON", map[string]string{AnnotationPreferences: `{"clusters": `}, AnnotationPreferences},
-		{"misspelt field", map[string]string{AnnotationPreferences: `{"clusters": {"*": {"maxReplica": 3}}}`}, "maxReplica"},
-		{"max below min", map[string]string{AnnotationPreferences: `{"clusters": {"a": {"minReplicas": 4, "maxReplicas": 2}}}`}, "less than minReplicas"},
-		{"negative weight", map[string]string{AnnotationPreferences: `{"clusters": {"*": {"weight": -1}}}`}, "negative"},
-		{"bad cluster name", map[string]string{AnnotationFederated: "true", AnnotationClusters: "A_1"}, "not a cluster name"},
-		{"bad selector", map[string]string{AnnotationFederated: "true", AnnotationClusterSelector: "a in (("}, AnnotationClusterSelector},
-		{"bad adopt value", map[string]string{AnnotationFederated: "true", AnnotationAdoptExisting: "yes"}, AnnotationAdoptExisting},
+		{"neither set", 0, 0, DefaultUnschedulableThreshold},
+		{"the controller's", 0, 5 * time.Minute, 5 * time.Minute},
+		{"the annotation wins", 30 * time.Second, 5 * time.Minute, 30 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := parseConfig(fedDeployment(tt.annotations))
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("error %v, want one mentioning %q", err, tt.want)
+			c := &Controller{UnschedulableThreshold: tt.controller}
+			if got := c.threshold(deploymentconfig.Config{UnschedulableThreshold: tt.annotated}); got != tt.want {
+				t.Errorf("threshold %v, want %v", got, tt.want)
 			}
 		})
 	}

@@ -6,7 +6,7 @@
 // spec.replicas. Its status is the sum of its copies'.
 //
 // A reconcile is split observe → decide → write, like the Balancer
-// controller: config.go reads the annotations (pure), copy.go says what a
+// controller: deploymentconfig reads the annotations (pure), copy.go says what a
 // member copy should be and how kfed stands to one that exists (pure),
 // decide.go plans (pure), status.go computes the next status, the
 // per-cluster table (api/clusterreplicas) and the Events it calls for

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kfed-io/kfed/api/clusterreplicas"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/replicas/deployments/deploymentconfig"
 )
 
 // DefaultGracePeriod is how long a member that cannot be reached keeps its
@@ -22,7 +23,7 @@ const DefaultGracePeriod = 60 * time.Second
 // the registry's change brings a reconcile). It also returns how long until
 // the first grace period ends, 0 if none will.
 func heldMembers(table map[string]clusterreplicas.Cluster, joined []kfedv1alpha1.Cluster, ready map[string]bool,
-	cfg config, grace time.Duration, now time.Time) (map[string]int32, time.Duration) {
+	cfg deploymentconfig.Config, grace time.Duration, now time.Time) (map[string]int32, time.Duration) {
 	held := map[string]int32{}
 	var due time.Duration
 	for i := range joined {
@@ -30,7 +31,7 @@ func heldMembers(table map[string]clusterreplicas.Cluster, joined []kfedv1alpha1
 		row, had := table[cl.Name]
 		region, _ := cl.Location()
 		if !had || cl.DeletionTimestamp != nil || ready[cl.Name] ||
-			!cfg.places(clusterInfo{Name: cl.Name, Region: region, Labels: cl.Labels}) {
+			!cfg.Placement.Places(cl.Name, region, cl.Labels) {
 			continue
 		}
 		cond := meta.FindStatusCondition(cl.Status.Conditions, kfedv1alpha1.ClusterReady)

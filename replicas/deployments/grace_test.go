@@ -10,6 +10,7 @@ import (
 	"github.com/kfed-io/kfed/api/clusterreplicas"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/placement"
+	"github.com/kfed-io/kfed/replicas/deployments/deploymentconfig"
 )
 
 func TestHeldMembers(t *testing.T) {
@@ -28,7 +29,7 @@ func TestHeldMembers(t *testing.T) {
 		name   string
 		joined []kfedv1alpha1.Cluster
 		ready  map[string]bool
-		cfg    config
+		cfg    deploymentconfig.Config
 		want   string
 		due    time.Duration
 	}{
@@ -56,7 +57,7 @@ func TestHeldMembers(t *testing.T) {
 		{
 			name:   "a member the Deployment is no longer placed in keeps none",
 			joined: []kfedv1alpha1.Cluster{cluster("b", "False", time.Second)},
-			cfg:    config{placement: placement.Placement{Names: []string{"a"}}},
+			cfg:    deploymentconfig.Config{Placement: placement.Placement{Names: []string{"a"}}},
 			want:   "map[]",
 		},
 	}
