@@ -28,6 +28,13 @@ export KFED_PROMTOOL
 # The fault suite (test/reliability) restarts CoreDNS under dnsperf's load.
 hack/install-dnsperf.sh >/dev/null
 
+# Build the tests as the images are built (hack/images: CGO_ENABLED=0,
+# -trimpath), and so share one compile of every package with the images test
+# and with the binaries the e2e tests build; with Go's defaults (cgo on, full
+# paths) a run from empty caches compiled client-go and CoreDNS twice.
+export CGO_ENABLED=0
+export GOFLAGS="${GOFLAGS:+$GOFLAGS }-trimpath"
+
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './hack/*'))
 if [ -n "$unformatted" ]; then
 	echo "not gofmt-formatted:" >&2

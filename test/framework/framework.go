@@ -15,7 +15,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -219,13 +218,26 @@ func BinDir(t testing.TB) string {
 	return strings.TrimSpace(string(out))
 }
 
-// RepoRoot is the root of the kfed checkout.
+// RepoRoot is the root of the kfed checkout: the nearest folder above the
+// test's working directory (its package's folder) that holds kfed's go.mod.
+// It does not use the source file's path, which -trimpath (hack/test.sh)
+// takes out of the binary.
 func RepoRoot(t testing.TB) string {
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		t.Fatal("cannot locate the framework source")
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatalf("locating the kfed checkout: %v", err)
 	}
-	return filepath.Join(filepath.Dir(file), "..", "..")
+	for {
+		mod, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && strings.HasPrefix(string(mod), "module github.com/kfed-io/kfed\n") {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no kfed go.mod above the test's working directory")
+		}
+		dir = parent
+	}
 }
 
 // Namespace is a shorthand for a Namespace object.
