@@ -67,9 +67,13 @@ func capacityOf(pods []podView, threshold time.Duration, now time.Time) (capacit
 }
 
 // threshold is the Deployment's unschedulable threshold: its annotation's,
-// else the controller's, else the default.
+// else the controller's if positive, else the default.
 func (c *Controller) threshold(cfg deploymentconfig.Config) time.Duration {
-	return cmp.Or(cfg.UnschedulableThreshold, c.UnschedulableThreshold, DefaultUnschedulableThreshold)
+	controller := c.UnschedulableThreshold
+	if controller <= 0 {
+		controller = DefaultUnschedulableThreshold
+	}
+	return cmp.Or(cfg.UnschedulableThreshold, controller)
 }
 
 // observePods reads the pods of copy cur in member m.

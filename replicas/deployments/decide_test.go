@@ -195,6 +195,7 @@ func TestThresholdIsTheAnnotationsThenTheControllersThenTheDefault(t *testing.T)
 	}{
 		{"neither set", 0, 0, DefaultUnschedulableThreshold},
 		{"the controller's", 0, 5 * time.Minute, 5 * time.Minute},
+		{"a controller's that is not positive is not used", 0, -time.Second, DefaultUnschedulableThreshold},
 		{"the annotation wins", 30 * time.Second, 5 * time.Minute, 30 * time.Second},
 	}
 	for _, tt := range tests {
