@@ -17,8 +17,9 @@ import (
 const EnvContainerLimit = "KFED_CONTAINER_MEMORY_LIMIT"
 
 // Share is the part of the container limit given to the Go runtime: the
-// rest is for what the runtime's limit does not count (thread stacks of
-// cgo, the binary's text, the kernel's page cache charged to the cgroup).
+// rest is for what the runtime's limit does not count (the binary's text
+// and data, the kernel's page cache charged to the cgroup). kfed's images
+// are built without cgo, so no C allocations need room besides.
 const Share = 0.9
 
 // Limit is the soft memory limit to set, read with getenv: Share of the
