@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 )
 
 // CoreDNSOptions say how to run one CoreDNS.
@@ -132,6 +134,9 @@ type KfedZone struct {
 	// Kubeconfig and Context reach the federation control plane.
 	Kubeconfig string
 	Context    string
+	// Trusted are the namespaces whose DNSEndpoints may publish names that
+	// are no namespace's federated names; kfed-system when empty.
+	Trusted []string
 	// Extra lines for the server block, such as "log" or "cache 5".
 	Extra []string
 }
@@ -155,6 +160,11 @@ func KfedCorefile(z KfedZone) string {
 		}
 		b.WriteString("\n")
 	}
+	trusted := z.Trusted
+	if len(trusted) == 0 {
+		trusted = []string{kfedv1alpha1.DefaultNamespace}
+	}
+	fmt.Fprintf(&b, "\t\ttrusted_namespaces %s\n", strings.Join(trusted, " "))
 	b.WriteString("\t}\n}\n")
 	return b.String()
 }

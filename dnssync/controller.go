@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/dnsprovider"
@@ -38,7 +39,10 @@ type Controller struct {
 	Cache      cache.Cache
 	Recorder   events.EventRecorder
 	Federation string
-	Logger     logr.Logger
+	// Tenancy decides which endpoints of each DNSEndpoint are published;
+	// when zero, Federation's rule trusting kfed's default namespace.
+	Tenancy dnsendpoint.Tenancy
+	Logger  logr.Logger
 	// Interval between syncs when nothing changes; a minute when zero.
 	Interval time.Duration
 	// Debounce gathers bursts of changes into one sync; a second when zero.
@@ -113,7 +117,7 @@ func (c *Controller) Start(ctx context.Context) error {
 }
 
 func (c *Controller) syncOnce(ctx context.Context) {
-	labels := client.MatchingLabels{kfedv1alpha1.LabelManagedBy: "kfed", kfedv1alpha1.LabelFederation: c.Federation}
+	labels := client.MatchingLabels(dnsendpoint.Selector(c.Federation))
 	start := time.Now()
 	// The cache's own objects, not copies: a sync reads every DNSEndpoint
 	// and writes few, and copying all of them each pass was most of its
@@ -149,6 +153,10 @@ func (c *Controller) syncOnce(ctx context.Context) {
 // order), unless nothing changed since the last, every status was then up
 // to date and the Syncer plans from cached listings only: then it skips it.
 func (c *Controller) sync(ctx context.Context, items []extdnsv1alpha1.DNSEndpoint) (p pass, skipped bool, err error) {
+	rule := c.Tenancy
+	if rule.Federation() == "" {
+		rule = dnsendpoint.NewTenancy(c.Federation, []string{kfedv1alpha1.DefaultNamespace})
+	}
 	eps := sortedEndpoints(items)
 	var changed []*extdnsv1alpha1.DNSEndpoint
 	var removed []types.UID
@@ -158,7 +166,7 @@ func (c *Controller) sync(ctx context.Context, items []extdnsv1alpha1.DNSEndpoin
 			return pass{}, true, nil
 		}
 	}
-	p, err = c.publish(ctx, eps, changed, removed)
+	p, err = c.publish(ctx, rule, eps, changed, removed)
 	return p, false, err
 }
 

@@ -21,23 +21,21 @@ import (
 	"github.com/kfed-io/kfed/dnsprovider"
 )
 
-// Desired converts DNSEndpoints into record sets. Addresses become one
-// record set per cluster (set identifier = cluster, its weight, its
-// load-balancer hostname as alias hint), so that weighted providers weigh
-// clusters; addresses no cluster claims, and every other type, one plain
-// record set per endpoint. A cluster table that cannot be read wholly costs
-// only what cannot be read: those addresses are published unweighted.
-func Desired(eps []extdnsv1alpha1.DNSEndpoint) []dnsprovider.RecordSet {
-	ptrs := make([]*extdnsv1alpha1.DNSEndpoint, len(eps))
-	for i := range eps {
-		ptrs[i] = &eps[i]
-	}
-	return desiredOf(ptrs)
+// Desired converts what rule admits of DNSEndpoints into record sets.
+// Addresses become one record set per cluster (set identifier = cluster,
+// its weight, its load-balancer hostname as alias hint), so that weighted
+// providers weigh clusters; addresses no cluster claims, and every other
+// type, one plain record set per endpoint. A cluster table that cannot be
+// read wholly costs only what cannot be read: those addresses are published
+// unweighted.
+func Desired(rule dnsendpoint.Tenancy, eps []extdnsv1alpha1.DNSEndpoint) []dnsprovider.RecordSet {
+	return desiredOf(rule, sortedEndpoints(eps))
 }
 
-// appendDesired appends ep's record sets to out, those of the names keep
-// holds only when keep is not nil.
-func appendDesired(out []dnsprovider.RecordSet, ep *extdnsv1alpha1.DNSEndpoint, keep map[string]bool) []dnsprovider.RecordSet {
+// appendDesired appends the record sets of what rule admits of ep to out,
+// those of the names keep holds only when keep is not nil.
+func appendDesired(out []dnsprovider.RecordSet, rule dnsendpoint.Tenancy, ep *extdnsv1alpha1.DNSEndpoint, keep map[string]bool) []dnsprovider.RecordSet {
+	ep, _ = rule.Admit(ep)
 	resource := ep.Namespace + "/" + ep.Name
 	clusters, _ := dnsendpoint.ReadClusters(ep)
 	for j := range ep.Spec.Endpoints {

@@ -60,7 +60,7 @@ func TestSyncPublishesToBINDAndStaysQuietInSteadyState(t *testing.T) {
 	global := "web.ns.fed.svc." + zone
 
 	two := endpointFor(t, map[string]string{"c1": "127.1.0.1", "c2": "127.2.0.1"})
-	res, err := s.Sync(ctx, dnssync.Desired([]extdnsv1alpha1.DNSEndpoint{two}), false)
+	res, err := s.Sync(ctx, dnssync.Desired(dnsendpoint.NewTenancy("fed", nil), []extdnsv1alpha1.DNSEndpoint{two}), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func TestSyncPublishesToBINDAndStaysQuietInSteadyState(t *testing.T) {
 
 	t.Run("nothing changed: no request at all", func(t *testing.T) {
 		before := p.Stats().Requests
-		res, err := s.Sync(ctx, dnssync.Desired([]extdnsv1alpha1.DNSEndpoint{two}), false)
+		res, err := s.Sync(ctx, dnssync.Desired(dnsendpoint.NewTenancy("fed", nil), []extdnsv1alpha1.DNSEndpoint{two}), false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,7 +88,7 @@ func TestSyncPublishesToBINDAndStaysQuietInSteadyState(t *testing.T) {
 	t.Run("a cluster leaves: only its targets go, in one request", func(t *testing.T) {
 		before := p.Stats().Requests
 		one := endpointFor(t, map[string]string{"c1": "127.1.0.1"})
-		if _, err := s.Sync(ctx, dnssync.Desired([]extdnsv1alpha1.DNSEndpoint{one}), false); err != nil {
+		if _, err := s.Sync(ctx, dnssync.Desired(dnsendpoint.NewTenancy("fed", nil), []extdnsv1alpha1.DNSEndpoint{one}), false); err != nil {
 			t.Fatal(err)
 		}
 		if sent := p.Stats().Requests - before; sent != 1 {
@@ -105,7 +105,7 @@ func TestSyncPublishesToBINDAndStaysQuietInSteadyState(t *testing.T) {
 	t.Run("the cache is re-listed after Relist", func(t *testing.T) {
 		now := time.Now().Add(2 * time.Hour)
 		s.Now = func() time.Time { return now }
-		res, err := s.Sync(ctx, dnssync.Desired([]extdnsv1alpha1.DNSEndpoint{endpointFor(t, map[string]string{"c1": "127.1.0.1"})}), false)
+		res, err := s.Sync(ctx, dnssync.Desired(dnsendpoint.NewTenancy("fed", nil), []extdnsv1alpha1.DNSEndpoint{endpointFor(t, map[string]string{"c1": "127.1.0.1"})}), false)
 		if err != nil || res.Listed != 1 || res.Changes() != 0 {
 			t.Errorf("after an hour: listed %d, %d changes, %v", res.Listed, res.Changes(), err)
 		}
@@ -133,7 +133,7 @@ func TestSyncNeverTouchesARecordItDoesNotOwn(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	res, err := s.Sync(ctx, dnssync.Desired([]extdnsv1alpha1.DNSEndpoint{endpointFor(t, map[string]string{"c1": "127.1.0.1"})}), false)
+	res, err := s.Sync(ctx, dnssync.Desired(dnsendpoint.NewTenancy("fed", nil), []extdnsv1alpha1.DNSEndpoint{endpointFor(t, map[string]string{"c1": "127.1.0.1"})}), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +187,7 @@ func TestDesiredSplitsAddressesByCluster(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := dnssync.Desired([]extdnsv1alpha1.DNSEndpoint{tt.in})
+			got := dnssync.Desired(dnsendpoint.NewTenancy("fed", nil), []extdnsv1alpha1.DNSEndpoint{tt.in})
 			if len(got) != len(tt.want) {
 				t.Fatalf("got %d record sets, want %d: %+v", len(got), len(tt.want), got)
 			}
@@ -209,7 +209,7 @@ func TestSyncerIsFreshOnlyWhileItsListingsAreTrusted(t *testing.T) {
 	ctx := context.Background()
 	now := time.Now()
 	s.Now = func() time.Time { return now }
-	desired := dnssync.Desired([]extdnsv1alpha1.DNSEndpoint{endpointFor(t, map[string]string{"c1": "127.1.0.1"})})
+	desired := dnssync.Desired(dnsendpoint.NewTenancy("fed", nil), []extdnsv1alpha1.DNSEndpoint{endpointFor(t, map[string]string{"c1": "127.1.0.1"})})
 	sync := func(t *testing.T) {
 		if _, err := s.Sync(ctx, desired, false); err != nil {
 			t.Fatal(err)
@@ -232,5 +232,46 @@ func TestSyncerIsFreshOnlyWhileItsListingsAreTrusted(t *testing.T) {
 		if got := s.Fresh(); got != st.fresh {
 			t.Fatalf("%s: Fresh() = %v, want %v", st.name, got, st.fresh)
 		}
+	}
+}
+
+// An intruder's DNSEndpoint that names another namespace's Service and a
+// name no tenant owns adds nothing to what is published; its own names are
+// published.
+func TestDesiredPublishesOnlyWhatEachNamespaceMayPublish(t *testing.T) {
+	owner := endpointFor(t, map[string]string{"c1": "127.1.0.1"})
+	global := services.NewNames("fed", zone, "ns", "web").Global()
+	intruder := extdnsv1alpha1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: "intruder", Name: "x"},
+		Spec: extdnsv1alpha1.DNSEndpointSpec{Endpoints: []extdnsv1alpha1.Endpoint{
+			{DNSName: global, RecordType: "A", Targets: []string{"198.51.100.66"}},
+			{DNSName: "www." + zone, RecordType: "A", Targets: []string{"198.51.100.67"}},
+			{DNSName: "x.intruder.fed.svc." + zone, RecordType: "A", Targets: []string{"198.51.100.68"}},
+		}}}
+	tests := []struct {
+		name    string
+		trusted []string
+		want    map[string][]string // name: targets
+	}{
+		{"a tenant publishes its own names only", nil, map[string][]string{
+			global: {"127.1.0.1"}, "www." + zone: nil, "x.intruder.fed.svc." + zone: {"198.51.100.68"},
+		}},
+		{"a trusted namespace publishes other names too, not a tenant's", []string{"intruder"}, map[string][]string{
+			global: {"127.1.0.1"}, "www." + zone: {"198.51.100.67"},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := map[string][]string{}
+			for _, rs := range dnssync.Desired(dnsendpoint.NewTenancy("fed", tt.trusted), []extdnsv1alpha1.DNSEndpoint{intruder, owner}) {
+				if rs.Type == "A" {
+					got[rs.Name] = append(got[rs.Name], rs.Targets...)
+				}
+			}
+			for name, want := range tt.want {
+				if !slices.Equal(got[name], want) {
+					t.Errorf("%s publishes %v, want %v", name, got[name], want)
+				}
+			}
+		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/dnsprovider"
 )
@@ -176,6 +177,13 @@ func (p *published) allConflicts(names map[string]bool, planned []dnsprovider.Co
 // a name two DNSEndpoints ask for gets the same first claimant (whose name
 // its ownership mark carries, and to whom its conflict is reported) in
 // every pass, full or not, whatever order the cache lists them in.
+//
+// The objects are as listed, every name they ask for included: what a pass
+// remembers of them, and which names it plans, is decided on those, and the
+// tenancy rule is applied only where record sets are made (appendDesired),
+// so that a pass in which one object changed runs the rule on the few
+// objects holding its names, not on all. Planning a name an object may not
+// publish plans it as a full plan would: without that object's records.
 func sortedEndpoints(eps []extdnsv1alpha1.DNSEndpoint) []*extdnsv1alpha1.DNSEndpoint {
 	out := make([]*extdnsv1alpha1.DNSEndpoint, len(eps))
 	for i := range eps {
@@ -206,13 +214,13 @@ type pass struct {
 // the next found more changed, and so on. Otherwise, or when in doubt, it
 // plans every name. It keeps c.state for the next pass only when this one
 // succeeded.
-func (c *Controller) publish(ctx context.Context, eps []*extdnsv1alpha1.DNSEndpoint, changed []*extdnsv1alpha1.DNSEndpoint, removed []types.UID) (pass, error) {
+func (c *Controller) publish(ctx context.Context, rule dnsendpoint.Tenancy, eps []*extdnsv1alpha1.DNSEndpoint, changed []*extdnsv1alpha1.DNSEndpoint, removed []types.UID) (pass, error) {
 	if st := c.state; st != nil {
 		names, holders := st.affected(changed, removed)
 		var desired []dnsprovider.RecordSet
 		for _, ep := range eps {
 			if holders[ep.UID] {
-				desired = appendDesired(desired, ep, names)
+				desired = appendDesired(desired, rule, ep, names)
 			}
 		}
 		res, err := c.Syncer.SyncNames(ctx, desired, names)
@@ -228,7 +236,7 @@ func (c *Controller) publish(ctx context.Context, eps []*extdnsv1alpha1.DNSEndpo
 		}
 	}
 	c.state = nil
-	res, err := c.Syncer.Sync(ctx, desiredOf(eps), false)
+	res, err := c.Syncer.Sync(ctx, desiredOf(rule, eps), false)
 	p := pass{Result: res, conflicts: res.Conflicts(), full: true}
 	if err == nil {
 		c.state = newPublished(eps, p.conflicts)
@@ -237,7 +245,7 @@ func (c *Controller) publish(ctx context.Context, eps []*extdnsv1alpha1.DNSEndpo
 }
 
 // desiredOf is Desired of eps in the order given.
-func desiredOf(eps []*extdnsv1alpha1.DNSEndpoint) []dnsprovider.RecordSet {
+func desiredOf(rule dnsendpoint.Tenancy, eps []*extdnsv1alpha1.DNSEndpoint) []dnsprovider.RecordSet {
 	// Sized once, for one set a target (an address's cluster set holds one
 	// at least): growing it from nothing was as much garbage again, each pass.
 	n := 0
@@ -248,7 +256,7 @@ func desiredOf(eps []*extdnsv1alpha1.DNSEndpoint) []dnsprovider.RecordSet {
 	}
 	out := make([]dnsprovider.RecordSet, 0, n)
 	for _, ep := range eps {
-		out = appendDesired(out, ep, nil)
+		out = appendDesired(out, rule, ep, nil)
 	}
 	return out
 }

@@ -201,15 +201,25 @@ func newMemProvider(weighted bool, seed []dnsprovider.RecordSet) *memProvider {
 }
 
 func newTestController(p *memProvider, now *time.Time) *Controller {
-	return &Controller{Syncer: &Syncer{Provider: p, Planner: dnsprovider.Planner{Registry: testRegistry}, Now: func() time.Time { return *now }}}
+	return &Controller{Syncer: &Syncer{Provider: p, Planner: dnsprovider.Planner{Registry: testRegistry}, Now: func() time.Time { return *now }},
+		Tenancy: testTenancy}
 }
 
+// testTenancy trusts the tests' namespaces with every name, as an operator
+// may trust a namespace of hand-written records, but ns2: the random passes'
+// objects there are refused, and incremental passes must plan them as full
+// ones do.
+var testTenancy = dnsendpoint.NewTenancy("fed", []string{"ns", "ns1", "scale"})
+
 // names a DNSEndpoint may ask for: some shared, some held by others, one
-// spelled two ways, one reserved for marks, one in no zone.
+// spelled two ways, one reserved for marks, one in no zone, and one of each
+// namespace's own.
 var poolNames = []string{
 	"a.kfed.test", "b.kfed.test", "B.Kfed.Test.", "c.kfed.test", "d.kfed.test", "gone.kfed.test",
 	"taken.kfed.test", "theirs.kfed.test", "alias.kfed.test", "spf.kfed.test", "hand.kfed.test",
 	"kfed-owner.a.kfed.test", "x.elsewhere.test",
+	// Federated names of ns1 and ns2, each refused from the other.
+	"web.ns1.fed.svc.kfed.test", "web.ns2.fed.svc.kfed.test",
 }
 
 func randomEndpoints(r *rand.Rand) []extdnsv1alpha1.Endpoint {
@@ -390,7 +400,7 @@ func equivalence(t *testing.T, weighted bool, seed uint64) {
 	// afresh) finds nothing to do, and the same conflicts.
 	fresh := &Syncer{Provider: incP, Planner: dnsprovider.Planner{Registry: testRegistry}}
 	listed := slices.Clone(eps)
-	res, err := fresh.Sync(ctx, desiredOf(sortedEndpoints(listed)), true)
+	res, err := fresh.Sync(ctx, desiredOf(testTenancy, sortedEndpoints(listed)), true)
 	if err != nil {
 		t.Fatal(err)
 	}

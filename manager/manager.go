@@ -24,6 +24,7 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
@@ -31,6 +32,7 @@ import (
 	"github.com/kfed-io/kfed/replicas/balancer"
 	"github.com/kfed-io/kfed/replicas/deployments"
 	"github.com/kfed-io/kfed/services"
+	"github.com/kfed-io/kfed/tenancy"
 )
 
 // The controller's own namespace holds its leader election Lease and the
@@ -81,7 +83,10 @@ type Options struct {
 	// Federation and Domain name the DNS names S.N.F.svc.D.
 	Federation string
 	Domain     string
-	Logger     logr.Logger
+	// TrustedNamespaces may publish names that are no namespace's federated
+	// names (dnsendpoint.Tenancy); Namespace alone when empty.
+	TrustedNamespaces []string
+	Logger            logr.Logger
 }
 
 // NewScheme returns the scheme kfed's controllers use: core Kubernetes
@@ -208,6 +213,17 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if err := dc.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up the federated Deployment controller: %w", err)
 	}
+	trusted := o.TrustedNamespaces
+	if len(trusted) == 0 {
+		trusted = []string{o.Namespace}
+	}
+	rule := dnsendpoint.NewTenancy(o.Federation, trusted)
+	tr := &tenancy.Reporter{
+		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("kfed-tenancy"), Federation: o.Federation, Rule: rule,
+	}
+	if err := tr.SetupWithManager(mgr, ctrlmetrics.Registry); err != nil {
+		return nil, fmt.Errorf("setting up the tenancy reporter: %w", err)
+	}
 	mc := &clusters.MemberCleanup{
 		Fed: mgr.GetClient(), Recorder: mgr.GetEventRecorder("kfed-member-cleanup"), Federation: o.Federation,
 		Kinds: []client.ObjectList{&corev1.ServiceList{}, &appsv1.DeploymentList{}},
@@ -227,7 +243,7 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		err = mgr.Add(&dnssync.Controller{
 			Syncer: &dnssync.Syncer{Provider: prov, Planner: planner},
 			Fed:    mgr.GetClient(), Cache: mgr.GetCache(), Recorder: mgr.GetEventRecorder("kfed-dns-sync"),
-			Federation: o.Federation, Logger: o.Logger.WithName("dns-sync"), Interval: o.DNSInterval, Metrics: dm,
+			Federation: o.Federation, Tenancy: rule, Logger: o.Logger.WithName("dns-sync"), Interval: o.DNSInterval, Metrics: dm,
 		})
 		if err != nil {
 			return nil, err

@@ -297,7 +297,7 @@ func (w *healthWatch) affected(ctx context.Context) {
 		}
 	}
 	var eps extdnsv1alpha1.DNSEndpointList // the cache's own: read only
-	if err := w.cache.List(ctx, &eps, client.MatchingLabels{kfedv1alpha1.LabelFederation: w.c.Federation}, client.UnsafeDisableDeepCopy); err == nil {
+	if err := w.cache.List(ctx, &eps, client.MatchingLabels(dnsendpoint.Selector(w.c.Federation)), client.UnsafeDisableDeepCopy); err == nil {
 		for i := range eps.Items {
 			table, _ := dnsendpoint.ReadClusters(&eps.Items[i])
 			for _, cl := range table {

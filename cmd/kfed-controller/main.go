@@ -20,6 +20,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	"github.com/kfed-io/kfed/buildinfo"
 	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/manager"
@@ -44,6 +45,10 @@ func main() {
 	fs.DurationVar(&o.ClusterProbeInterval, "cluster-probe-interval", 0, "how often each member's /readyz is probed (default 10s)")
 	fs.StringVar(&o.Federation, "federation", "", "federation name, the F in S.N.F.svc.D (required)")
 	fs.StringVar(&o.Domain, "domain", "", "DNS suffix, the D in S.N.F.svc.D (required)")
+	fs.Func("trusted-namespaces", dnsendpoint.TrustedFlagUsage, func(s string) (err error) {
+		o.TrustedNamespaces, err = dnsendpoint.ParseNamespaces(s)
+		return err
+	})
 	o.DNS.AddFlags(fs, "dns-provider")
 	fs.DurationVar(&o.DNSInterval, "dns-interval", time.Minute, "time between DNS syncs when nothing changes")
 	fs.DurationVar(&o.UnschedulableThreshold, "unschedulable-threshold", 0, "how long a pod of a federated Deployment may stay unschedulable before its cluster counts as full (default 60s; the annotation kfed.io/unschedulable-threshold overrides it per Deployment)")

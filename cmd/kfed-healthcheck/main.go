@@ -25,6 +25,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/textlogger"
 
+	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	"github.com/kfed-io/kfed/buildinfo"
 	"github.com/kfed-io/kfed/healthcheck"
 	"github.com/kfed-io/kfed/healthcheck/agent"
@@ -54,6 +55,10 @@ func run() error {
 	fs.StringVar(&o.Cluster, "cluster", "", "the member cluster this checker runs in (required)")
 	fs.StringVar(&o.Federation, "federation", "", "the federation to check (required)")
 	fs.StringVar(&o.Namespace, "namespace", "kfed-system", "kfed's namespace in the control plane: the report and heartbeat Lease")
+	fs.Func("trusted-namespaces", dnsendpoint.TrustedFlagUsage, func(s string) (err error) {
+		o.TrustedNamespaces, err = dnsendpoint.ParseNamespaces(s)
+		return err
+	})
 	fs.DurationVar(&o.Defaults.Interval, "interval", healthcheck.DefaultInterval, "default time between probes of one endpoint")
 	fs.DurationVar(&o.Defaults.Timeout, "timeout", healthcheck.DefaultTimeout, "default probe timeout")
 	fs.IntVar(&o.Defaults.Rise, "rise", healthcheck.DefaultRise, "default passing probes in a row that make an endpoint healthy again")

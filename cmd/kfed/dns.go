@@ -44,6 +44,7 @@ func newDNSPlanCommand() *cobra.Command {
 		allNamespaces bool
 		output        string
 		provider      dnssync.ProviderFlags
+		tenancy       tenancyFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "plan [SERVICE]",
@@ -70,7 +71,7 @@ deletes, and names left alone because kfed does not own them), and changes nothi
 				eps = append(eps, ep)
 			} else {
 				var list extdnsv1alpha1.DNSEndpointList
-				opts := []client.ListOption{client.MatchingLabels{kfedv1alpha1.LabelManagedBy: "kfed"}}
+				opts := []client.ListOption{client.MatchingLabels{kfedv1alpha1.LabelManagedBy: kfedv1alpha1.ManagedBy}}
 				if !allNamespaces {
 					opts = append(opts, client.InNamespace(namespace))
 				}
@@ -79,25 +80,28 @@ deletes, and names left alone because kfed does not own them), and changes nothi
 				}
 				eps = list.Items
 			}
+			admitted, refusals := tenancy.admit(eps)
+			printRefusals(cmd.ErrOrStderr(), "kfed dns plan", refusals)
 			if provider.Provider != "" {
 				prov, planner, err := provider.New(cmd.Context())
 				if err != nil {
 					return err
 				}
 				s := &dnssync.Syncer{Provider: prov, Planner: planner}
-				res, err := s.Sync(cmd.Context(), dnssync.Desired(eps), true)
+				res, err := s.Sync(cmd.Context(), tenancy.desired(eps), true)
 				for _, p := range res.Plans {
 					fmt.Fprint(cmd.OutOrStdout(), p.String())
 				}
 				return err
 			}
-			return printRecords(cmd.OutOrStdout(), toRecords(eps), output)
+			return printRecords(cmd.OutOrStdout(), toRecords(admitted), output)
 		},
 	}
 	kf.add(cmd, "context")
 	cmd.Flags().StringVarP(&namespace, "namespace", "n", "default", "namespace of the Service")
 	cmd.Flags().BoolVarP(&allNamespaces, "all-namespaces", "A", false, "all federated Services")
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "table, yaml or json")
+	tenancy.add(cmd)
 	provFlags := flag.NewFlagSet("provider", flag.ContinueOnError)
 	provider.AddFlags(provFlags, "provider")
 	cmd.Flags().AddGoFlagSet(provFlags)

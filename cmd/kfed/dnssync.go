@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/dnssync"
@@ -22,6 +23,7 @@ type syncFlags struct {
 	interval     time.Duration
 	federation   string
 	provider     dnssync.ProviderFlags
+	tenancy      tenancyFlags
 }
 
 func newDNSSyncCommand() *cobra.Command {
@@ -69,6 +71,7 @@ prints the plan and changes nothing. Without --once it syncs every --interval un
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan, change nothing")
 	fl.DurationVar(&f.interval, "interval", time.Minute, "time between syncs without --once")
 	fl.StringVar(&f.federation, "federation", "", "publish only this federation's DNSEndpoints (default: all of kfed's)")
+	f.tenancy.add(cmd)
 	provFlags := flag.NewFlagSet("provider", flag.ContinueOnError)
 	f.provider.AddFlags(provFlags, "provider")
 	fl.AddGoFlagSet(provFlags)
@@ -77,16 +80,18 @@ prints the plan and changes nothing. Without --once it syncs every --interval un
 
 // syncOnce publishes the current DNSEndpoints once and reports.
 func syncOnce(ctx context.Context, out io.Writer, fed client.Client, s *dnssync.Syncer, f syncFlags) error {
-	labels := client.MatchingLabels{kfedv1alpha1.LabelManagedBy: "kfed"}
+	labels := client.MatchingLabels{kfedv1alpha1.LabelManagedBy: kfedv1alpha1.ManagedBy}
 	if f.federation != "" {
-		labels[kfedv1alpha1.LabelFederation] = f.federation
+		labels = dnsendpoint.Selector(f.federation)
 	}
 	var list extdnsv1alpha1.DNSEndpointList
 	if err := fed.List(ctx, &list, labels); err != nil {
 		return fmt.Errorf("listing DNSEndpoints: %w", err)
 	}
+	_, refusals := f.tenancy.admit(list.Items)
+	printRefusals(out, "kfed dns sync", refusals)
 	before := s.Provider.Stats()
-	res, err := s.Sync(ctx, dnssync.Desired(list.Items), f.dryRun)
+	res, err := s.Sync(ctx, f.tenancy.desired(list.Items), f.dryRun)
 	if f.dryRun {
 		for _, p := range res.Plans {
 			fmt.Fprint(out, p.String())

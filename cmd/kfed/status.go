@@ -27,15 +27,17 @@ import (
 
 func newStatusCommand() *cobra.Command {
 	var (
-		kf    kubeconfigFlags
-		watch bool
-		color string
+		kf      kubeconfigFlags
+		tenancy tenancyFlags
+		watch   bool
+		color   string
 	)
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Show federated Services by cluster (shard, ingress, conditions), federated Deployments by cluster (planned, ready) and Balancers in every cluster",
 		Long: `Status shows federated Services by cluster (shard, ingress, health verdict, conditions), federated
-Deployments by cluster (planned, ready) and the Balancers of every cluster.
+Deployments by cluster (planned, ready), the Balancers of every cluster, and the DNS names that
+DNSEndpoints ask for and their namespace may not publish (left out of DNS by every reader).
 With --watch it shows them again on every change, as the control plane's and the members' watches report
 it (not by polling), until interrupted. Verdicts and conditions are coloured when the output is a terminal
 (--color auto, the default), never when NO_COLOR is set or the output is piped.`,
@@ -50,16 +52,17 @@ it (not by polling), until interrupted. Verdicts and conditions are coloured whe
 				return err
 			}
 			if !watch {
-				return printStatus(cmd.Context(), cmd.OutOrStdout(), fed, p)
+				return printStatus(cmd.Context(), cmd.OutOrStdout(), fed, &tenancy, p)
 			}
 			cfg, err := kf.restConfig()
 			if err != nil {
 				return err
 			}
-			return watchStatus(cmd.Context(), cmd.OutOrStdout(), fed, cfg, p, isTerminal(cmd.OutOrStdout()))
+			return watchStatus(cmd.Context(), cmd.OutOrStdout(), fed, cfg, &tenancy, p, isTerminal(cmd.OutOrStdout()))
 		},
 	}
 	kf.add(cmd, "context")
+	tenancy.add(cmd)
 	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "show the status again on every change, until interrupted")
 	cmd.Flags().StringVar(&color, "color", "auto", "colour verdicts and conditions: auto (when the output is a terminal and NO_COLOR is unset), always or never")
 	return cmd
@@ -73,7 +76,7 @@ type memberView struct {
 	err    error
 }
 
-func printStatus(ctx context.Context, w io.Writer, fed client.Client, p palette) error {
+func printStatus(ctx context.Context, w io.Writer, fed client.Client, tf *tenancyFlags, p palette) error {
 	var cl kfedv1alpha1.ClusterList
 	if err := fed.List(ctx, &cl); err != nil {
 		return fmt.Errorf("listing clusters: %w", err)
@@ -137,7 +140,31 @@ func printStatus(ctx context.Context, w io.Writer, fed client.Client, p palette)
 	if err := printDeployments(ctx, w, fed, members, p); err != nil {
 		return err
 	}
-	return printBalancers(ctx, w, fed, members, p)
+	if err := printBalancers(ctx, w, fed, members, p); err != nil {
+		return err
+	}
+	return printRefused(ctx, w, fed, tf, p)
+}
+
+// printRefused lists, after a blank line, each endpoint of kfed's
+// DNSEndpoints that the tenancy rule refuses: the object, the record and
+// why. Nothing when there is none.
+func printRefused(ctx context.Context, w io.Writer, fed client.Client, tf *tenancyFlags, p palette) error {
+	var list extdnsv1alpha1.DNSEndpointList
+	if err := fed.List(ctx, &list, client.MatchingLabels{kfedv1alpha1.LabelManagedBy: kfedv1alpha1.ManagedBy}); err != nil {
+		return fmt.Errorf("listing DNSEndpoints: %w", err)
+	}
+	rows := refusedRows(list.Items, tf)
+	if len(rows) == 0 {
+		return nil
+	}
+	tw := newTable(w)
+	fmt.Fprintln(tw, "\nDNSENDPOINT\tREFUSED\tWHY")
+	for _, r := range rows {
+		f := strings.SplitN(r, "\t", 3)
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", f[0], p.bad(f[1]), f[2])
+	}
+	return tw.Flush()
 }
 
 // printDeployments lists the federated Deployments by cluster, after a blank

@@ -60,7 +60,7 @@ func memberKinds() []client.Object {
 // plane or on a member reports a change that alters it, until ctx ends. A
 // terminal is cleared before each frame; otherwise frames follow each other,
 // each under a line with its time.
-func watchStatus(ctx context.Context, w io.Writer, fed client.Client, cfg *rest.Config, p palette, clear bool) error {
+func watchStatus(ctx context.Context, w io.Writer, fed client.Client, cfg *rest.Config, tf *tenancyFlags, p palette, clear bool) error {
 	changed := make(chan struct{}, 1)
 	poke := func() {
 		select {
@@ -80,7 +80,7 @@ func watchStatus(ctx context.Context, w io.Writer, fed client.Client, cfg *rest.
 	var last string
 	for frames := 0; ; {
 		var body bytes.Buffer
-		if err := printStatus(ctx, &body, fed, p); err != nil {
+		if err := printStatus(ctx, &body, fed, tf, p); err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}

@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/healthcheck"
@@ -61,6 +62,9 @@ type Options struct {
 	Checker, Cluster, Federation string
 	// Namespace holds the report and the Lease; kfed-system when empty.
 	Namespace string
+	// TrustedNamespaces may publish names that are no namespace's federated
+	// names (dnsendpoint.Tenancy); Namespace alone when empty.
+	TrustedNamespaces []string
 	// Defaults are the probe settings a Service does not set itself.
 	Defaults healthcheck.Spec
 	// Heartbeat is how often the Lease is renewed; DefaultHeartbeat when
@@ -121,7 +125,7 @@ func (a *agent) start(ctx context.Context) error {
 			return err
 		}
 	}
-	ours := labels.SelectorFromSet(labels.Set{kfedv1alpha1.LabelManagedBy: kfedv1alpha1.ManagedBy, kfedv1alpha1.LabelFederation: a.o.Federation})
+	ours := labels.SelectorFromSet(dnsendpoint.Selector(a.o.Federation))
 	var err error
 	a.cache, err = cache.New(a.o.Config, cache.Options{Scheme: scheme, ByObject: map[client.Object]cache.ByObject{
 		&extdnsv1alpha1.DNSEndpoint{}: {Label: ours},
@@ -222,10 +226,19 @@ func (a *agent) retarget(ctx context.Context) error {
 	if err := a.cache.List(ctx, &list); err != nil {
 		return err
 	}
-	targets, errs := Targets(list.Items, a.o.Defaults)
+	targets, errs := Targets(a.tenancy(), list.Items, a.o.Defaults)
 	errs = append(errs, a.engine.Set(targets))
 	a.markDirty()
 	return errors.Join(errs...)
+}
+
+// tenancy is the rule deciding what the agent may probe.
+func (a *agent) tenancy() dnsendpoint.Tenancy {
+	trusted := a.o.TrustedNamespaces
+	if len(trusted) == 0 {
+		trusted = []string{a.o.Namespace}
+	}
+	return dnsendpoint.NewTenancy(a.o.Federation, trusted)
 }
 
 // retire deletes the checker's report and heartbeat: a checker that is

@@ -25,11 +25,21 @@ func EndpointKey(namespace, service, cluster string) string {
 // Service, checked) over defaults. A cluster without an address or a TCP port
 // to probe is not a target: it is never found unhealthy. Problems are
 // returned beside the targets, which are still usable.
-func Targets(eps []extdnsv1alpha1.DNSEndpoint, defaults healthcheck.Spec) ([]healthcheck.Target, []error) {
+//
+// Only what rule lets the object publish is probed: an address that is a
+// target of an admitted A or AAAA endpoint, or every address of a cluster
+// whose load-balancer hostname an admitted CNAME targets. A DNSEndpoint that
+// names another namespace's Service so cannot make every checker probe an
+// address of its choosing.
+func Targets(rule dnsendpoint.Tenancy, eps []extdnsv1alpha1.DNSEndpoint, defaults healthcheck.Spec) ([]healthcheck.Target, []error) {
 	var out []healthcheck.Target
 	var errs []error
 	for i := range eps {
-		ep := &eps[i]
+		ep, refused := rule.Admit(&eps[i])
+		if len(refused) > 0 {
+			errs = append(errs, fmt.Errorf("DNSEndpoint %s/%s: not probing what it may not publish: %v", ep.Namespace, ep.Name, refused))
+		}
+		published := publishedTargets(ep)
 		spec, err := healthcheck.ParseAnnotations(ep.Annotations, defaults)
 		if err != nil {
 			// The controller checks these before copying them; an agent whose
@@ -46,18 +56,42 @@ func Targets(eps []extdnsv1alpha1.DNSEndpoint, defaults healthcheck.Spec) ([]hea
 			if port == 0 {
 				port = firstTCPPort(c.Ports)
 			}
-			if port == 0 || len(c.Addresses) == 0 {
+			if port == 0 {
 				continue
 			}
 			t := healthcheck.Target{Key: EndpointKey(ep.Namespace, ep.Name, c.Name), Cluster: c.Name, Spec: spec}
 			for _, a := range c.Addresses {
-				t.Addrs = append(t.Addrs, netip.AddrPortFrom(a, port))
+				if published[a.String()] || (c.Hostname != "" && published[strings.ToLower(strings.TrimSuffix(c.Hostname, "."))]) {
+					t.Addrs = append(t.Addrs, netip.AddrPortFrom(a, port))
+				}
+			}
+			if len(t.Addrs) == 0 {
+				continue
 			}
 			out = append(out, t)
 		}
 	}
 	slices.SortFunc(out, func(a, b healthcheck.Target) int { return strings.Compare(a.Key, b.Key) })
 	return out, errs
+}
+
+// publishedTargets are the addresses ep's A and AAAA endpoints publish and
+// the names its CNAMEs target (lower case, without a trailing dot).
+func publishedTargets(ep *extdnsv1alpha1.DNSEndpoint) map[string]bool {
+	out := map[string]bool{}
+	for _, e := range ep.Spec.Endpoints {
+		for _, t := range e.Targets {
+			switch strings.ToUpper(e.RecordType) {
+			case "A", "AAAA":
+				if a, err := netip.ParseAddr(t); err == nil {
+					out[a.Unmap().String()] = true
+				}
+			case "CNAME":
+				out[strings.ToLower(strings.TrimSuffix(t, "."))] = true
+			}
+		}
+	}
+	return out
 }
 
 func firstTCPPort(ports []dnsendpoint.Port) uint16 {

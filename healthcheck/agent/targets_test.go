@@ -13,11 +13,25 @@ import (
 	"github.com/kfed-io/kfed/healthcheck"
 )
 
+// endpoint is the DNSEndpoint of Service shop/name with clusters, each
+// published at its per-cluster name as the services controller does.
 func endpoint(name string, annotations map[string]string, clusters ...dnsendpoint.Cluster) extdnsv1alpha1.DNSEndpoint {
 	ep := extdnsv1alpha1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, Annotations: annotations}}
 	dnsendpoint.SetClusters(&ep, clusters)
+	names := dnsendpoint.NewNames("dev", "kfed.test", "shop", name)
+	for _, c := range clusters {
+		for _, a := range c.Addresses {
+			typ := "A"
+			if a.Is6() {
+				typ = "AAAA"
+			}
+			ep.Spec.Endpoints = append(ep.Spec.Endpoints, extdnsv1alpha1.Endpoint{DNSName: names.Cluster(c.Name), RecordType: typ, Targets: []string{a.String()}})
+		}
+	}
 	return ep
 }
+
+var rule = dnsendpoint.NewTenancy("dev", []string{"kfed-system"})
 
 func TestTargets(t *testing.T) {
 	addrs := func(s ...string) []netip.Addr {
@@ -41,7 +55,7 @@ func TestTargets(t *testing.T) {
 		endpoint("bad", map[string]string{healthcheck.AnnotationInterval: "soon"},
 			dnsendpoint.Cluster{Name: "c1", Addresses: addrs("127.1.0.4"), Ports: []dnsendpoint.Port{http}}),
 	}
-	got, errs := Targets(eps, defaults)
+	got, errs := Targets(rule, eps, defaults)
 	var lines []string
 	for _, tg := range got {
 		var as []string
@@ -64,5 +78,42 @@ func TestTargets(t *testing.T) {
 	}
 	if got[1].Spec.Interval != defaults.Interval {
 		t.Errorf("a bad interval is probed at %v, want the default %v", got[1].Spec.Interval, defaults.Interval)
+	}
+}
+
+// A DNSEndpoint in another namespace that names shop/web's names with its
+// own cluster table makes no checker probe its addresses; one that
+// publishes its own name is probed there, and a hostname cluster whose
+// name its CNAME targets is probed at the hostname's addresses.
+func TestTargetsProbeOnlyWhatTheObjectMayPublish(t *testing.T) {
+	http := dnsendpoint.Port{Name: "http", Protocol: "TCP", Port: 8080}
+	web := dnsendpoint.NewNames("dev", "kfed.test", "shop", "web")
+	own := dnsendpoint.NewNames("dev", "kfed.test", "intruder", "x")
+	intruder := extdnsv1alpha1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: "intruder", Name: "x"},
+		Spec: extdnsv1alpha1.DNSEndpointSpec{Endpoints: []extdnsv1alpha1.Endpoint{
+			{DNSName: web.Cluster("c1"), RecordType: "A", Targets: []string{"198.51.100.66"}},
+			{DNSName: own.Global(), RecordType: "A", Targets: []string{"198.51.100.68"}},
+			{DNSName: own.Cluster("c3"), RecordType: "CNAME", Targets: []string{"LB.example.com."}},
+		}}}
+	dnsendpoint.SetClusters(&intruder, []dnsendpoint.Cluster{
+		{Name: "c1", Addresses: []netip.Addr{netip.MustParseAddr("198.51.100.66")}, Ports: []dnsendpoint.Port{http}},
+		{Name: "c2", Addresses: []netip.Addr{netip.MustParseAddr("198.51.100.68"), netip.MustParseAddr("198.51.100.69")}, Ports: []dnsendpoint.Port{http}},
+		{Name: "c3", Hostname: "lb.example.com", Addresses: []netip.Addr{netip.MustParseAddr("198.51.100.70")}, Ports: []dnsendpoint.Port{http}},
+	})
+	got, errs := Targets(rule, []extdnsv1alpha1.DNSEndpoint{intruder}, healthcheck.Defaults())
+	var lines []string
+	for _, tg := range got {
+		var as []string
+		for _, a := range tg.Addrs {
+			as = append(as, a.String())
+		}
+		lines = append(lines, tg.Key+" "+strings.Join(as, ","))
+	}
+	want := []string{"intruder/x/c2 198.51.100.68:8080", "intruder/x/c3 198.51.100.70:8080"}
+	if !slices.Equal(lines, want) {
+		t.Errorf("targets\n  %s\nwant\n  %s", strings.Join(lines, "\n  "), strings.Join(want, "\n  "))
+	}
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), web.Cluster("c1")) {
+		t.Errorf("problems %v, want one naming the refused name", errs)
 	}
 }

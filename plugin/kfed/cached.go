@@ -23,25 +23,30 @@ type cachedEndpoint struct {
 	resourceVersion string
 	object          *index.Object
 	err             error // reading the cluster table
+	// refused are the endpoints the tenancy rule keeps out of the index.
+	refused []dnsendpoint.Refusal
 }
 
 // cacheEndpoint is the informer's transform: it parses a DNSEndpoint for x
 // as soon as it is decoded and keeps only what the plugin reads of it, so
-// that the decoded object is garbage at once. An object it has already
-// transformed is returned as it is: with streaming lists the informer
-// transforms each object twice.
-func cacheEndpoint(x *index.Index) func(obj any) (any, error) {
+// that the decoded object is garbage at once. Endpoints the tenancy rule
+// refuses are left out here, before anything is indexed. An object it has
+// already transformed is returned as it is: with streaming lists the
+// informer transforms each object twice.
+func cacheEndpoint(x *index.Index, rule dnsendpoint.Tenancy) func(obj any) (any, error) {
 	return func(obj any) (any, error) {
 		ep, ok := obj.(*extdnsv1alpha1.DNSEndpoint)
 		if !ok {
 			return obj, nil // already transformed, or a tombstone
 		}
+		ep, refused := rule.Admit(ep)
 		clusters, err := dnsendpoint.ReadClusters(ep)
 		return &cachedEndpoint{
 			key:             ep.Namespace + "/" + ep.Name,
 			resourceVersion: ep.ResourceVersion,
 			object:          x.Parse(ep.Spec.Endpoints, clusters),
 			err:             err,
+			refused:         refused,
 		}, nil
 	}
 }

@@ -1,7 +1,10 @@
 package kfed
 
 import (
+	"strings"
 	"testing"
+
+	"github.com/miekg/dns"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,7 +27,7 @@ func TestCacheKeepsTheKeyVersionAndRecordsOfADNSEndpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	x := index.New("cluster-1", 30)
-	transform := cacheEndpoint(x)
+	transform := cacheEndpoint(x, dnsendpoint.NewTenancy("dev", nil))
 	got, err := transform(obj)
 	if err != nil {
 		t.Fatal(err)
@@ -76,11 +79,66 @@ func demoNames() int {
 // the transform, a tombstone's object too (the cache holds transformed
 // objects, and a tombstone carries one of them).
 func cached(x *index.Index, obj any) any {
-	transform := cacheEndpoint(x)
+	transform := cacheEndpoint(x, dnsendpoint.NewTenancy("dev", nil))
 	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		tomb.Obj, _ = transform(tomb.Obj)
 		return tomb
 	}
 	c, _ := transform(obj)
 	return c
+}
+
+func TestCacheLeavesOutWhatTheNamespaceMayNotPublish(t *testing.T) {
+	intruder := &extdnsv1alpha1.DNSEndpoint{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "intruder", Name: "x", ResourceVersion: "43"},
+		Spec: extdnsv1alpha1.DNSEndpointSpec{Endpoints: []extdnsv1alpha1.Endpoint{
+			{DNSName: "demo.default.dev.svc.kfed.test", RecordType: "A", Targets: []string{"198.51.100.66"}},
+			{DNSName: "www.kfed.test", RecordType: "A", Targets: []string{"198.51.100.67"}},
+			{DNSName: "x.intruder.dev.svc.kfed.test", RecordType: "A", Targets: []string{"198.51.100.68"}},
+		}},
+	}
+	owner := &extdnsv1alpha1.DNSEndpoint{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "demo", ResourceVersion: "42"},
+		Spec:       extdnsv1alpha1.DNSEndpointSpec{Endpoints: demoEndpoints()},
+	}
+	if err := dnsendpoint.Upgrade(owner); err != nil {
+		t.Fatal(err)
+	}
+	x := index.New("cluster-1", 30)
+	transform := cacheEndpoint(x, dnsendpoint.NewTenancy("dev", []string{"kfed-system"}))
+	for _, obj := range []*extdnsv1alpha1.DNSEndpoint{owner, intruder} {
+		got, err := transform(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := got.(*cachedEndpoint)
+		_ = x.SetObject(c.key, c.object)
+		if obj == intruder && len(c.refused) != 2 {
+			t.Errorf("refused %v, want the two names of others", c.refused)
+		}
+	}
+	tests := []struct {
+		name   string
+		lookup string
+		want   bool
+	}{
+		{"the owner's name keeps only the owner's addresses", global, true},
+		{"another namespace's name is not served from the intruder", "www.kfed.test.", false},
+		{"the intruder's own name is served", "x.intruder.dev.svc.kfed.test.", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, _ := x.Lookup(tt.lookup)
+			if (r != nil) != tt.want {
+				t.Fatalf("%s served: %v, want %v", tt.lookup, r != nil, tt.want)
+			}
+			if r != nil {
+				for _, rr := range r.AppendAll(nil, dns.TypeA) {
+					if strings.Contains(rr.String(), "198.51.100.66") && tt.lookup == global {
+						t.Errorf("%s answers the intruder's address: %s", global, rr)
+					}
+				}
+			}
+		})
+	}
 }

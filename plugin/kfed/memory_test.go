@@ -40,7 +40,7 @@ func BenchmarkMemoryPerName(b *testing.B) {
 		}
 		decoded := obj.(*extdnsv1alpha1.DNSEndpointList)
 		x := index.New("cluster-1", 30)
-		transform := cacheEndpoint(x)
+		transform := cacheEndpoint(x, dnsendpoint.NewTenancy("dev", nil))
 		cached := make([]*cachedEndpoint, len(decoded.Items))
 		for i := range decoded.Items {
 			o, _ := transform(&decoded.Items[i])

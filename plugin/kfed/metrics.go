@@ -27,6 +27,13 @@ var (
 		Help:      "Names with records in kfed's index, by federation.",
 	}, []string{"federation"})
 
+	refusedEndpoints = promauto.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: plugin.Namespace,
+		Subsystem: "kfed",
+		Name:      "refused_endpoints",
+		Help:      "Endpoints of DNSEndpoints not served because their namespace may not publish their names (tenancy), by federation.",
+	}, []string{"federation"})
+
 	syncAge = promauto.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: plugin.Namespace,
 		Subsystem: "kfed",

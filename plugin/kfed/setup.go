@@ -19,6 +19,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/plugin/kfed/index"
 )
 
@@ -45,8 +47,11 @@ type config struct {
 	context    string
 	ttl        uint32
 	fall       fall.F
-	servers    []nameServer
-	timers     soaTimers
+	// trusted are the namespaces whose DNSEndpoints may publish names that
+	// are no namespace's federated names.
+	trusted []string
+	servers []nameServer
+	timers  soaTimers
 }
 
 func setup(c *caddy.Controller) error {
@@ -62,7 +67,7 @@ func setup(c *caddy.Controller) error {
 	// notify is set at startup, before the watch starts, when the server
 	// block has a transfer block to send NOTIFY to.
 	var notify *notifier
-	w, err := newWatcher(rc, cfg.federation, k.index, &k.serial,
+	w, err := newWatcher(rc, cfg.federation, dnsendpoint.NewTenancy(cfg.federation, cfg.trusted), k.index, &k.serial,
 		func() {
 			if notify != nil && k.synced.Load() {
 				notify.signal()
@@ -131,12 +136,13 @@ func newKfed(cfg config) *Kfed {
 //	    cluster NAME
 //	    kubeconfig PATH [CONTEXT]
 //	    ttl SECONDS
+//	    trusted_namespaces NAMESPACE...
 //	    ns NAME [ADDRESS...]
 //	    soa REFRESH RETRY EXPIRE
 //	    fallthrough [ZONES...]
 //	}
 func parse(c *caddy.Controller) (config, error) {
-	cfg := config{ttl: defaultTTL, timers: defaultTimers}
+	cfg := config{ttl: defaultTTL, timers: defaultTimers, trusted: []string{kfedv1alpha1.DefaultNamespace}}
 	blocks := 0
 	for c.Next() {
 		if blocks++; blocks > 1 {
@@ -174,6 +180,17 @@ func parse(c *caddy.Controller) (config, error) {
 					return cfg, c.Errf("ttl must be a number of seconds from 1 to 3600: %q", c.Val())
 				}
 				cfg.ttl = uint32(ttl)
+			case "trusted_namespaces":
+				args := c.RemainingArgs()
+				if len(args) == 0 {
+					return cfg, c.ArgErr()
+				}
+				trusted, err := dnsendpoint.ParseNamespaces(strings.Join(args, ","))
+				if err != nil {
+					return cfg, c.Errf("trusted_namespaces: %v", err)
+				}
+				cfg.trusted = trusted
+				continue
 			case "ns":
 				ns, err := parseNameServer(c.RemainingArgs())
 				if err != nil {

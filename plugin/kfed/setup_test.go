@@ -81,6 +81,13 @@ func TestParseReadsTheCorefileBlock(t *testing.T) {
 		{name: "soa takes three timers", input: "kfed {\n federation f\n soa 1h 10m\n}", wantErr: "wants REFRESH RETRY EXPIRE"},
 		{name: "soa timers are durations", input: "kfed {\n federation f\n soa 1h ten 2w\n}", wantErr: `"ten" is not a duration`},
 		{name: "soa expire outlasts refresh and retry", input: "kfed {\n federation f\n soa 1h 10m 30m\n}", wantErr: "below refresh plus retry"},
+		{
+			name:  "trusted namespaces replace kfed's own",
+			input: "kfed {\n federation f\n trusted_namespaces dns-admins kfed-system\n}",
+			want:  config{zones: []string{"kfed.test."}, federation: "f", ttl: 30, trusted: []string{"dns-admins", "kfed-system"}},
+		},
+		{name: "trusted namespaces need a name", input: "kfed {\n federation f\n trusted_namespaces\n}", wantErr: "Wrong argument count"},
+		{name: "trusted namespaces are namespace names", input: "kfed {\n federation f\n trusted_namespaces Kfed_System\n}", wantErr: "is not a namespace name"},
 		{name: "one kfed per server block", input: "kfed {\n federation f\n}\nkfed {\n federation g\n}", wantErr: "this plugin"},
 	}
 	for _, tt := range tests {
@@ -100,11 +107,20 @@ func TestParseReadsTheCorefileBlock(t *testing.T) {
 			if !slices.Equal(got.zones, tt.want.zones) || got.federation != tt.want.federation ||
 				got.cluster != tt.want.cluster || got.kubeconfig != tt.want.kubeconfig ||
 				got.context != tt.want.context || got.ttl != tt.want.ttl || !got.fall.Equal(tt.want.fall) ||
-				!reflect.DeepEqual(got.servers, tt.want.servers) || got.timers != cmp.Or(tt.want.timers, defaultTimers) {
+				!reflect.DeepEqual(got.servers, tt.want.servers) || got.timers != cmp.Or(tt.want.timers, defaultTimers) ||
+				!slices.Equal(got.trusted, orDefault(tt.want.trusted)) {
 				t.Errorf("parse = %+v, want %+v", got, tt.want)
 			}
 		})
 	}
+}
+
+// orDefault is the trusted namespaces a block that names none has.
+func orDefault(trusted []string) []string {
+	if trusted == nil {
+		return []string{"kfed-system"}
+	}
+	return trusted
 }
 
 func TestSetupFailsOnAnUnreadableKubeconfig(t *testing.T) {

@@ -16,8 +16,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
-	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/plugin/kfed/index"
 )
 
@@ -35,15 +35,16 @@ type watcher struct {
 
 	lastHeard     atomic.Int64 // Unix nanoseconds
 	mu            sync.Mutex
-	failing       bool      // the last list or watch call failed
-	loggedFailure time.Time // when a failure was last logged
+	failing       bool           // the last list or watch call failed
+	loggedFailure time.Time      // when a failure was last logged
+	refused       map[string]int // endpoints the tenancy rule refused, by object
 	cancel        context.CancelFunc
 	wg            sync.WaitGroup
 }
 
-// newWatcher prepares a watch with cfg that keeps x and serial current; start
-// runs it.
-func newWatcher(cfg *rest.Config, federation string, x *index.Index, serial *zoneSerial, onChange, onSynced func()) (*watcher, error) {
+// newWatcher prepares a watch with cfg that keeps x and serial current with
+// what rule admits; start runs it.
+func newWatcher(cfg *rest.Config, federation string, rule dnsendpoint.Tenancy, x *index.Index, serial *zoneSerial, onChange, onSynced func()) (*watcher, error) {
 	scheme := runtime.NewScheme()
 	if err := extdnsv1alpha1.AddToScheme(scheme); err != nil {
 		return nil, fmt.Errorf("registering DNSEndpoint: %w", err)
@@ -57,9 +58,10 @@ func newWatcher(cfg *rest.Config, federation string, x *index.Index, serial *zon
 	if err != nil {
 		return nil, fmt.Errorf("client for the control plane: %w", err)
 	}
-	selector := labels.SelectorFromSet(labels.Set{kfedv1alpha1.LabelManagedBy: kfedv1alpha1.ManagedBy, kfedv1alpha1.LabelFederation: federation}).String()
+	selector := labels.SelectorFromSet(dnsendpoint.Selector(federation)).String()
 	params := runtime.NewParameterCodec(scheme)
-	w := &watcher{federation: federation, index: x, serial: serial, onChange: onChange, onSynced: onSynced, synced: make(chan struct{})}
+	w := &watcher{federation: federation, index: x, serial: serial, onChange: onChange, onSynced: onSynced,
+		synced: make(chan struct{}), refused: map[string]int{}}
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			opts.LabelSelector = selector
@@ -77,7 +79,7 @@ func newWatcher(cfg *rest.Config, federation string, x *index.Index, serial *zon
 		},
 	}
 	w.informer = cache.NewSharedIndexInformer(lw, &extdnsv1alpha1.DNSEndpoint{}, 0, cache.Indexers{})
-	if err := w.informer.SetTransform(cacheEndpoint(x)); err != nil {
+	if err := w.informer.SetTransform(cacheEndpoint(x, rule)); err != nil {
 		return nil, fmt.Errorf("watching DNSEndpoints: %w", err)
 	}
 	return w, nil
@@ -143,7 +145,28 @@ func (w *watcher) apply(obj any) {
 	if err := errors.Join(c.err, w.index.SetObject(c.key, c.object)); err != nil {
 		log.Warningf("DNSEndpoint %s: serving what is valid: %v", c.key, err)
 	}
+	w.countRefused(c.key, c.refused)
 	w.changed(c.key, c.resourceVersion)
+}
+
+// countRefused logs the endpoints of object the tenancy rule refused and
+// keeps refused_endpoints current.
+func (w *watcher) countRefused(object string, refused []dnsendpoint.Refusal) {
+	for _, r := range refused {
+		log.Warningf("DNSEndpoint %s: not serving %s", object, r)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(refused) == 0 {
+		delete(w.refused, object)
+	} else {
+		w.refused[object] = len(refused)
+	}
+	total := 0
+	for _, n := range w.refused {
+		total += n
+	}
+	refusedEndpoints.WithLabelValues(w.federation).Set(float64(total))
 }
 
 func (w *watcher) remove(obj any) {
@@ -155,6 +178,7 @@ func (w *watcher) remove(obj any) {
 		return
 	}
 	w.index.Delete(c.key)
+	w.countRefused(c.key, nil)
 	// A deletion event carries the object's version at its deletion; a
 	// tombstone from a relist carries an older one, which changes nothing.
 	w.changed(c.key, c.resourceVersion)

@@ -153,7 +153,7 @@ func TestFederatedDeploymentWeightsReachTheProviders(t *testing.T) {
 			t.Fatal(err)
 		}
 		s := &dnssync.Syncer{Provider: prov, Planner: dnsprovider.Planner{Registry: reg}}
-		if _, err := s.Sync(context.Background(), dnssync.Desired(eps.Items), false); err != nil {
+		if _, err := s.Sync(context.Background(), dnssync.Desired(dnsendpoint.NewTenancy("fed", nil), eps.Items), false); err != nil {
 			t.Fatal(err)
 		}
 		var got []int

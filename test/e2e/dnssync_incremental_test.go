@@ -17,6 +17,7 @@ import (
 	"k8s.io/klog/v2/textlogger"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/dnsprovider"
@@ -96,7 +97,7 @@ func TestDNSSyncIncrementalPassesLeaveBINDAsAFullPlanWould(t *testing.T) {
 			return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
 		})
 		full := &dnssync.Syncer{Provider: prov, Planner: dnsprovider.Planner{Registry: reg}}
-		res, err := full.Sync(ctx, dnssync.Desired(eps), true)
+		res, err := full.Sync(ctx, dnssync.Desired(dnsendpoint.NewTenancy("fed", nil), eps), true)
 		if err != nil {
 			return err
 		}

@@ -25,19 +25,26 @@ import (
 // dnsRequests reads kfed_dns_requests_total for provider from the process's
 // metrics registry.
 func dnsRequests(t *testing.T, provider string) float64 {
+	return registryValue(t, "kfed_dns_requests_total", "provider", provider)
+}
+
+// registryValue is the value of the counter or gauge name whose label is
+// value, as the in-process controller's registry reports it; 0 when there is
+// no such series.
+func registryValue(t *testing.T, name, label, value string) float64 {
 	t.Helper()
 	mfs, err := ctrlmetrics.Registry.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, mf := range mfs {
-		if mf.GetName() != "kfed_dns_requests_total" {
+		if mf.GetName() != name {
 			continue
 		}
 		for _, m := range mf.GetMetric() {
 			for _, l := range m.GetLabel() {
-				if l.GetName() == "provider" && l.GetValue() == provider {
-					return m.GetCounter().GetValue()
+				if l.GetName() == label && l.GetValue() == value {
+					return m.GetCounter().GetValue() + m.GetGauge().GetValue()
 				}
 			}
 		}

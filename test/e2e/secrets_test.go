@@ -37,6 +37,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/devenv"
@@ -253,7 +254,7 @@ func TestNoSecretReachesLogsEventsMetricsOrObjects(t *testing.T) {
 		if err := fed.List(ctx, &eps); err != nil {
 			t.Fatal(err)
 		}
-		res, err := gsync.Sync(ctx, dnssync.Desired(eps.Items), false)
+		res, err := gsync.Sync(ctx, dnssync.Desired(dnsendpoint.NewTenancy("fed", nil), eps.Items), false)
 		fmt.Fprintf(gcpLog, "clouddns sync: %+v, %d changes, err %v\n", res, res.Changes(), err)
 	}
 

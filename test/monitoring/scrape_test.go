@@ -22,6 +22,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
+	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/devenv"
 	"github.com/kfed-io/kfed/memlimit"
@@ -227,6 +229,13 @@ func TestCatalogueDashboardAndAlertsMatchTheRunningBinaries(t *testing.T) {
 		loadBalanced("broken", map[string]string{"kfed.io/health-port": "1"}),
 		loadBalanced("taken", nil),
 		deployment("app", map[string]string{"kfed.io/federated": "true"}),
+		// Another namespace's name: refused by every reader.
+		&extdnsv1alpha1.DNSEndpoint{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "intruder", Labels: dnsendpoint.Selector(federation)},
+			Spec: extdnsv1alpha1.DNSEndpointSpec{Endpoints: []extdnsv1alpha1.Endpoint{
+				{DNSName: "web.other." + federation + ".svc." + zone, RecordType: "A", Targets: []string{"198.51.100.66"}},
+			}},
+		},
 		deployment("bal-a", nil), deployment("bal-b", nil),
 		&kfedv1alpha1.Balancer{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "bal"},
@@ -324,6 +333,9 @@ func TestCatalogueDashboardAndAlertsMatchTheRunningBinaries(t *testing.T) {
 		limit := int64(containerLimit)
 		want := float64(int64(float64(limit) * memlimit.Share))
 		wantMetric(10*time.Second, "go_gc_gomemlimit_bytes", nil, func(v float64) bool { return v == want }, fmt.Sprint(want))
+	})
+	t.Run("a name the namespace may not publish is refused", func(t *testing.T) {
+		wantMetric(30*time.Second, "kfed_dnsendpoint_refused_endpoints", map[string]string{"namespace": "default"}, one, "1")
 	})
 	t.Run("the rest of the federation works", func(t *testing.T) {
 		wantMetric(60*time.Second, "kfed_dns_syncs_total", map[string]string{"provider": "route53", "result": "success"}, positive, "> 0")

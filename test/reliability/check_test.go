@@ -286,7 +286,7 @@ func (b *bed) published(ctx context.Context) error {
 	if err := b.fed.List(ctx, &eps, client.MatchingLabels{kfedv1alpha1.LabelManagedBy: kfedv1alpha1.ManagedBy, kfedv1alpha1.LabelFederation: federation}); err != nil {
 		return err
 	}
-	desired := dnssync.Desired(eps.Items)
+	desired := dnssync.Desired(dnsendpoint.NewTenancy(federation, nil), eps.Items)
 	var errs []error
 	for _, p := range []dnsprovider.Provider{b.bindProvider(), b.route53Provider(1000), b.cloudDNSProvider()} {
 		s := &dnssync.Syncer{Provider: p, Planner: planner(b.t)}

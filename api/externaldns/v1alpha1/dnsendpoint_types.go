@@ -49,6 +49,13 @@ type DNSEndpointStatus struct {
 	// +listMapKey=provider
 	// +optional
 	Publishers []PublisherStatus `json:"publishers,omitempty"`
+	// Conditions are kfed's too: kfed.io/NamesAdmitted says whether every
+	// name of the object is its namespace's to publish (docs/design.md,
+	// "Tenancy").
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
 // PublisherStatus is one provider's view of a DNSEndpoint.

@@ -20,6 +20,7 @@ compares them), with the kubeconfig the chart mounts.
         federation {{ .Values.federation }}
         cluster {{ .Values.member.cluster }}
         kubeconfig "/etc/kfed/kubeconfig"
+        trusted_namespaces {{ include "kfed.trustedNamespaces" (list . .Values.member.controlPlane.namespace) | replace "," " " }}
         {{- with .Values.coredns.ttl }}
         ttl {{ . }}
         {{- end }}

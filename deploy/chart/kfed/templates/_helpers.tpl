@@ -158,3 +158,14 @@ works harder near the limit rather than the kernel killing the process.
 - name: KFED_CONTAINER_MEMORY_LIMIT
   valueFrom: {resourceFieldRef: {resource: limits.memory}}
 {{- end }}
+
+{{/*
+kfed.trustedNamespaces: the namespaces trusted with names that are no
+namespace's federated names, comma-separated: .Values.trustedNamespaces, or
+kfed's namespace in the control plane (the second argument). Every reader of
+DNSEndpoints (controller, agents, CoreDNS) is given the same.
+*/}}
+{{- define "kfed.trustedNamespaces" -}}
+{{- $root := index . 0 -}}
+{{- join "," ($root.Values.trustedNamespaces | default (list (index . 1))) -}}
+{{- end }}
