@@ -121,6 +121,10 @@ func cacheOptions(namespace string) cache.Options {
 
 // New builds the manager with every kfed controller registered; Start it to run.
 func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
+	// Checked first, so that bad options leave no half-built manager.
+	if o.Federation == "" || o.Domain == "" {
+		return nil, fmt.Errorf("a federation name and a DNS domain are required")
+	}
 	scheme, err := NewScheme()
 	if err != nil {
 		return nil, err
@@ -171,9 +175,6 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	}
 	if err := members.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up the member registry: %w", err)
-	}
-	if o.Federation == "" || o.Domain == "" {
-		return nil, fmt.Errorf("a federation name and a DNS domain are required")
 	}
 	metrics, err := services.NewMetrics(ctrlmetrics.Registry, mgr.GetClient(), func() int { return len(members.Ready()) }, o.HealthFreshness)
 	if err != nil {

@@ -114,7 +114,7 @@ func judge(o observation, previous map[string]Shard, shards []Shard, st *status)
 		if p, had := previous[s.Cluster]; had {
 			was = !p.Unhealthy
 		}
-		ballots, reason := o.checkers.ballots(endpointKey(o.key.Namespace, o.key.Name, s.Cluster))
+		ballots, reason := o.checkers.ballots(kfedv1alpha1.EndpointKey(o.key.Namespace, o.key.Name, s.Cluster))
 		healthy, tally := healthcheck.Verdict(len(o.checkers), o.freshness, ballots, was)
 		s.Unhealthy = !healthy
 		st.verdict(endpointVerdict{cluster: s.Cluster, healthy: healthy, was: was, tally: tally, reason: reason})

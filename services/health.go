@@ -42,11 +42,6 @@ type checkerView struct {
 	unhealthy map[string]string
 }
 
-// endpointKey names one cluster's endpoint of a Service, as checkers report it.
-func endpointKey(namespace, service, cluster string) string {
-	return namespace + "/" + service + "/" + cluster
-}
-
 // ballots are the checkers' votes on one endpoint, and the reason the first
 // checker that finds it down gives.
 func (cs checkers) ballots(key string) ([]healthcheck.Ballot, string) {
@@ -318,9 +313,8 @@ func (w *healthWatch) all(ctx context.Context) {
 }
 
 func (w *healthWatch) enqueueEndpoint(key string) {
-	parts := strings.SplitN(key, "/", 3)
-	if len(parts) == 3 {
-		w.enqueue(parts[0], parts[1])
+	if namespace, service, _, ok := kfedv1alpha1.ParseEndpointKey(key); ok {
+		w.enqueue(namespace, service)
 	}
 }
 

@@ -141,7 +141,7 @@ func countServices(list []corev1.Service) (counts map[[2]string]int, failingOpen
 func (c stateCollector) collectHealth(ch chan<- prometheus.Metric) {
 	ctx := context.Background()
 	var eps extdnsv1alpha1.DNSEndpointList
-	if err := c.fed.List(ctx, &eps, client.MatchingLabels{kfedv1alpha1.LabelManagedBy: kfedv1alpha1.ManagedBy}, client.UnsafeDisableDeepCopy); err == nil {
+	if err := c.fed.List(ctx, &eps, client.MatchingLabels(dnsendpoint.Selector("")), client.UnsafeDisableDeepCopy); err == nil {
 		healthy, unhealthy := 0, 0
 		for i := range eps.Items {
 			table, _ := dnsendpoint.ReadClusters(&eps.Items[i])

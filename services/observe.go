@@ -254,7 +254,7 @@ func (c *Controller) readIngress(ctx context.Context, m clusters.Member, shard *
 }
 
 func createNamespace(ctx context.Context, c client.Client, name string) error {
-	ns := corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{kfedv1alpha1.LabelManagedBy: "kfed"}}}
+	ns := corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{kfedv1alpha1.LabelManagedBy: kfedv1alpha1.ManagedBy}}}
 	if err := c.Create(ctx, &ns); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating namespace %s: %w", name, err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	"github.com/kfed-io/kfed/dnsprovider"
 	"github.com/kfed-io/kfed/services/serviceconfig"
 )
 
@@ -146,7 +147,7 @@ func Endpoints(in Input) ([]extdnsv1alpha1.Endpoint, []dnsendpoint.Cluster, erro
 		for _, s := range global {
 			for _, sp := range s.Ports {
 				if sp.Name == p.Name && strings.EqualFold(sp.Protocol, p.Protocol) {
-					t := dnsendpoint.SRVTarget{Weight: dnsendpoint.SRVWeight(s.Weight), Port: uint16(sp.Port), Target: n.Cluster(s.Cluster)}
+					t := dnsprovider.SRV{Weight: dnsendpoint.SRVWeight(s.Weight), Port: uint16(sp.Port), Target: n.Cluster(s.Cluster)}
 					targets = append(targets, t.String())
 				}
 			}

@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
 )
 
@@ -88,9 +87,7 @@ func desiredShard(svc *corev1.Service, federation string) *corev1.Service {
 		}
 		shard.Annotations[k] = v
 	}
-	shard.Labels[kfedv1alpha1.LabelManagedBy] = "kfed"
-	shard.Labels[kfedv1alpha1.LabelFederation] = federation
-	shard.Annotations[AnnotationOrigin] = svc.Namespace + "/" + svc.Name
+	clusters.Mark(shard, svc.Namespace+"/"+svc.Name, federation)
 
 	spec := svc.Spec.DeepCopy()
 	spec.Type = corev1.ServiceTypeLoadBalancer

@@ -47,7 +47,7 @@ const (
 	reasonWaiting           = "WaitingForIngress"
 	reasonDNSConflict       = "DNSConflict"
 	reasonDNSPending        = "Publishing"
-	reasonDNSPublished      = "Published"
+	reasonDNSPublished      = "ProvidersUpToDate"
 	reasonHealthy           = "Healthy"
 	reasonUnhealthy         = "EndpointsUnhealthy"
 	reasonNoneHealthy       = "NoEndpointHealthy"

@@ -29,7 +29,7 @@ func (c *Controller) writeEndpoint(ctx context.Context, svc *corev1.Service, cur
 	want := &extdnsv1alpha1.DNSEndpoint{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: svc.Name, Namespace: svc.Namespace,
-			Labels:      map[string]string{kfedv1alpha1.LabelManagedBy: "kfed", kfedv1alpha1.LabelFederation: c.Federation},
+			Labels:      dnsendpoint.Selector(c.Federation),
 			Annotations: map[string]string{},
 		},
 		Spec: extdnsv1alpha1.DNSEndpointSpec{Endpoints: d.endpoints},
@@ -48,7 +48,7 @@ func (c *Controller) writeEndpoint(ctx context.Context, svc *corev1.Service, cur
 		c.Metrics.endpoint("create")
 		return nil
 	}
-	if cur.Labels[kfedv1alpha1.LabelManagedBy] != "kfed" {
+	if cur.Labels[kfedv1alpha1.LabelManagedBy] != kfedv1alpha1.ManagedBy {
 		return fmt.Errorf("DNSEndpoint %s/%s exists and is not kfed's; not touched", cur.Namespace, cur.Name)
 	}
 	annotations := kfedAnnotations(cur.Annotations)
@@ -109,7 +109,7 @@ func (c *Controller) finalize(ctx context.Context, svc *corev1.Service) error {
 	// finalizer must not go while it exists (it was left behind for the
 	// garbage collector, minutes later, under a control plane restart).
 	var ep extdnsv1alpha1.DNSEndpoint
-	if err := c.live().Get(ctx, key, &ep); err == nil && ep.Labels[kfedv1alpha1.LabelManagedBy] == "kfed" {
+	if err := c.live().Get(ctx, key, &ep); err == nil && ep.Labels[kfedv1alpha1.LabelManagedBy] == kfedv1alpha1.ManagedBy {
 		if err := c.Fed.Delete(ctx, &ep); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("deleting DNSEndpoint: %w", err)
 		}
@@ -153,7 +153,7 @@ func (c *Controller) markDeletion(ctx context.Context, svc *corev1.Service) erro
 	if apierrors.IsNotFound(err) {
 		marker = extdnsv1alpha1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{
 			Namespace: key.Namespace, Name: key.Name,
-			Labels:      map[string]string{kfedv1alpha1.LabelManagedBy: kfedv1alpha1.ManagedBy, kfedv1alpha1.LabelFederation: c.Federation},
+			Labels:      dnsendpoint.Selector(c.Federation),
 			Annotations: map[string]string{dnsendpoint.AnnotationLastDeleted: value},
 		}}
 		switch err := c.Fed.Create(ctx, &marker); {

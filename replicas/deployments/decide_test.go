@@ -10,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kfed-io/kfed/placement"
 	"github.com/kfed-io/kfed/replicas/deployments/deploymentconfig"
 )
 
@@ -90,12 +91,12 @@ func TestDecide(t *testing.T) {
 		},
 		{
 			name:        "kfed.io/clusters places it in the named clusters only",
-			annotations: map[string]string{AnnotationFederated: "true", AnnotationClusters: "a, c"},
+			annotations: map[string]string{AnnotationFederated: "true", placement.AnnotationClusters: "a, c"},
 			total:       4, want: "a=2 c=2",
 		},
 		{
 			name:        "kfed.io/cluster-selector matches the implicit region label",
-			annotations: map[string]string{AnnotationFederated: "true", AnnotationClusterSelector: "kfed.io/region=us-east1"},
+			annotations: map[string]string{AnnotationFederated: "true", placement.AnnotationClusterSelector: "kfed.io/region=us-east1"},
 			total:       4, want: "a=2 b=2",
 		},
 		{
