@@ -22,9 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
@@ -77,9 +75,9 @@ type Controller struct {
 	// Now returns the time; time.Now when nil (tests move it).
 	Now func() time.Time
 
-	shardEvents  chan event.GenericEvent
-	healthEvents chan event.GenericEvent
-	stopped      chan struct{} // closed when the manager stops
+	// shards carries changes of shards, health changes of verdicts, as
+	// stubs of the federated Services to reconcile.
+	shards, health *clusters.Channel[client.Object]
 }
 
 // SetupWithManager registers the controller: it watches federated Services
@@ -87,24 +85,17 @@ type Controller struct {
 // whose ready replicas weigh them, shards in every member, and the set of
 // Ready members.
 func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
-	c.shardEvents = make(chan event.GenericEvent, 1024)
-	c.healthEvents = make(chan event.GenericEvent, 1024)
-	c.stopped = make(chan struct{})
-	// Informer goroutines of member caches block on shardEvents when it is
-	// full; once the manager stops nobody drains it, so they must stop
-	// waiting then, or stopping a member's cache would hang.
-	err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-		<-ctx.Done()
-		close(c.stopped)
-		return nil
-	}))
-	if err != nil {
+	var err error
+	if c.shards, err = clusters.NewChannel[client.Object](mgr); err != nil {
 		return err
 	}
-	if err := mgr.Add(&healthWatch{c: c, cache: mgr.GetCache(), events: c.healthEvents}); err != nil {
+	if c.health, err = clusters.NewChannel[client.Object](mgr); err != nil {
 		return err
 	}
-	c.Members.Watch(&corev1.Service{}, c.onShard)
+	if err := mgr.Add(&healthWatch{c: c, cache: mgr.GetCache(), events: c.health}); err != nil {
+		return err
+	}
+	c.Members.Watch(&corev1.Service{}, clusters.ToOrigin(c.shards, c.Federation, newService))
 	interesting := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		svc, ok := o.(*corev1.Service)
 		return ok && (IsFederated(svc) || controllerutil.ContainsFinalizer(svc, Finalizer))
@@ -113,27 +104,15 @@ func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
 		Named("federated-service").
 		For(&corev1.Service{}, builder.WithPredicates(interesting)).
 		Owns(&extdnsv1alpha1.DNSEndpoint{}).
-		WatchesRawSource(source.Channel(c.shardEvents, &handler.EnqueueRequestForObject{})).
-		WatchesRawSource(source.Channel(c.healthEvents, &handler.EnqueueRequestForObject{})).
+		WatchesRawSource(clusters.ChannelSource(c.shards, &handler.EnqueueRequestForObject{})).
+		WatchesRawSource(clusters.ChannelSource(c.health, &handler.EnqueueRequestForObject{})).
 		WatchesRawSource(source.Channel(c.Members.Changes(), handler.EnqueueRequestsFromMapFunc(c.allFederated))).
 		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(c.servicesSelecting), builder.WithPredicates(hasTable)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: cmp.Or(c.Workers, 8)}).
 		Complete(c)
 }
 
-// onShard turns a change of a member Service that mirrors a federated one
-// into a reconcile of the federated one.
-func (c *Controller) onShard(_ string, obj client.Object) {
-	key, ok := clusters.Origin(obj, c.Federation)
-	if !ok {
-		return
-	}
-	stub := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
-	select {
-	case c.shardEvents <- event.GenericEvent{Object: stub}:
-	case <-c.stopped:
-	}
-}
+func newService() client.Object { return &corev1.Service{} }
 
 // allFederated answers a change of the Ready members: every federated
 // Service, and the origin of every shard kfed made in a Ready member. The

@@ -10,17 +10,16 @@ import (
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/healthcheck"
 )
 
@@ -140,7 +139,7 @@ func (c *Controller) freshness() time.Duration {
 type healthWatch struct {
 	c      *Controller
 	cache  cache.Cache
-	events chan<- event.GenericEvent
+	events *clusters.Channel[client.Object]
 
 	mu    sync.Mutex
 	fresh map[string]time.Time // checker → heartbeat, while fresh
@@ -319,9 +318,5 @@ func (w *healthWatch) enqueueEndpoint(key string) {
 }
 
 func (w *healthWatch) enqueue(namespace, name string) {
-	stub := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
-	select {
-	case w.events <- event.GenericEvent{Object: stub}:
-	case <-w.c.stopped:
-	}
+	w.events.Send(clusters.Stub(newService, types.NamespacedName{Namespace: namespace, Name: name}))
 }

@@ -167,8 +167,8 @@ func (c *Controller) ensureShard(ctx context.Context, m clusters.Member, svc *co
 	if apierrors.IsNotFound(err) {
 		existing = nil
 	}
-	switch classify(existing, origin, c.Federation) {
-	case shardAbsent:
+	switch clusters.Classify(existing, origin, c.Federation) {
+	case clusters.Absent:
 		err := m.Client.Create(ctx, want)
 		if apierrors.IsNotFound(err) {
 			// The namespace is missing in this member: create it and retry.
@@ -190,10 +190,10 @@ func (c *Controller) ensureShard(ctx context.Context, m clusters.Member, svc *co
 		c.Metrics.shard(m.Name, "create")
 		c.clusterEvent(svc, m.Name, corev1.EventTypeNormal, "ShardCreated", "created shard in cluster %s", m.Name)
 		return want, nil
-	case shardConflict:
+	case clusters.Conflict:
 		st.shardProblem(m.Name, reasonShardConflict, fmt.Sprintf("cluster %s has a Service %s that another federation or Service manages; left alone", m.Name, origin))
 		return nil, nil
-	case shardMatching:
+	case clusters.Foreign:
 		if !matches(existing, svc) {
 			st.shardProblem(m.Name, reasonShardConflict, fmt.Sprintf("cluster %s already has a Service %s that kfed did not create and that differs (type, selector or ports); left alone", m.Name, origin))
 			return nil, nil
@@ -201,7 +201,7 @@ func (c *Controller) ensureShard(ctx context.Context, m clusters.Member, svc *co
 		want.Annotations[AnnotationAdopted] = "true"
 		c.Metrics.shard(m.Name, "adopt")
 		c.clusterEvent(svc, m.Name, corev1.EventTypeNormal, "ShardAdopted", "adopted the matching Service already in cluster %s", m.Name)
-	case shardAdopted:
+	case clusters.Adopted:
 		want.Annotations[AnnotationAdopted] = "true"
 	}
 	if mergeShard(existing, want) {

@@ -25,28 +25,6 @@ const (
 	Finalizer = "kfed.io/service-cleanup"
 )
 
-// shardState says how kfed stands to an existing member Service of a
-// federated Service's name.
-type shardState int
-
-const (
-	shardAbsent   shardState = iota
-	shardOurs                // created by kfed for this origin
-	shardAdopted             // taken over by kfed
-	shardMatching            // not kfed's, but matches: may be adopted
-	shardConflict            // not kfed's and different: left alone
-)
-
-func classify(existing *corev1.Service, origin, federation string) shardState {
-	if existing == nil {
-		return shardAbsent
-	}
-	return [...]shardState{
-		clusters.Absent: shardAbsent, clusters.Ours: shardOurs, clusters.Adopted: shardAdopted,
-		clusters.Foreign: shardMatching, clusters.Conflict: shardConflict,
-	}[clusters.Classify(existing, origin, federation)]
-}
-
 // matches reports whether an existing Service that kfed did not create is
 // close enough to the federated one to be taken over: a load balancer with
 // the same selector and the same ports.

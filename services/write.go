@@ -202,13 +202,13 @@ func (c *Controller) deleteShard(ctx context.Context, m clusters.Member, key typ
 	if err := m.Client.Get(ctx, key, &cur); err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	switch classify(&cur, key.String(), c.Federation) {
-	case shardOurs:
+	switch clusters.Classify(&cur, key.String(), c.Federation) {
+	case clusters.Ours:
 		if err := m.Client.Delete(ctx, &cur, client.Preconditions{UID: &cur.UID}); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("deleting shard in %s: %w", m.Name, err)
 		}
 		c.Metrics.shard(m.Name, "delete")
-	case shardAdopted:
+	case clusters.Adopted:
 		releaseShard(&cur)
 		if err := m.Client.Update(ctx, &cur); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("releasing adopted shard in %s: %w", m.Name, err)

@@ -1,6 +1,7 @@
 package deployments
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -8,7 +9,9 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kfed-io/kfed/api/clusterreplicas"
 )
@@ -249,4 +252,34 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// writeStatus records o in d's status and per-cluster table and sends the
+// Events nextStatus asks for. It writes nothing that is unchanged.
+func (c *Controller) writeStatus(ctx context.Context, d *appsv1.Deployment, o outcome) error {
+	st, table, notices := nextStatus(d, o, c.now())
+	for _, n := range notices {
+		c.event(d, n.Type, n.Reason, "%s", n.Message)
+	}
+	if table != nil {
+		if enc := clusterreplicas.Encode(table); d.Annotations[clusterreplicas.Annotation] != enc {
+			patch := client.MergeFrom(d.DeepCopy())
+			if d.Annotations == nil {
+				d.Annotations = map[string]string{}
+			}
+			d.Annotations[clusterreplicas.Annotation] = enc
+			if err := c.Fed.Patch(ctx, d, patch); err != nil {
+				return fmt.Errorf("writing the per-cluster table of Deployment %s/%s: %w", d.Namespace, d.Name, err)
+			}
+		}
+	}
+	if equality.Semantic.DeepEqual(st, d.Status) {
+		return nil
+	}
+	patch := client.MergeFrom(d.DeepCopy())
+	d.Status = st
+	if err := c.Fed.Status().Patch(ctx, d, patch); err != nil {
+		return fmt.Errorf("writing status of Deployment %s/%s: %w", d.Namespace, d.Name, err)
+	}
+	return nil
 }

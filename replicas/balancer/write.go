@@ -6,7 +6,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -38,24 +37,6 @@ func (r *Reconciler) setScales(ctx context.Context, c client.Client, cluster str
 		r.Metrics.scaleWrite(cluster)
 		r.event(ctx, c, b, corev1.EventTypeNormal, "ScaledTarget", "target %s (%s %s) scaled from %d to %d",
 			t.Name, t.Ref.Kind, t.Ref.Name, t.Spec, want)
-	}
-	return nil
-}
-
-// writeStatus records o in b's status and sends the Events nextStatus asks
-// for. It writes nothing when the status is unchanged.
-func (r *Reconciler) writeStatus(ctx context.Context, c client.Client, b *kfedv1alpha1.Balancer, o outcome) error {
-	st, notices := nextStatus(b, o)
-	for _, n := range notices {
-		r.event(ctx, c, b, n.Type, n.Reason, "%s", n.Message)
-	}
-	if equality.Semantic.DeepEqual(st, b.Status) {
-		return nil
-	}
-	patch := client.MergeFrom(b.DeepCopy())
-	b.Status = st
-	if err := c.Status().Patch(ctx, b, patch); err != nil {
-		return fmt.Errorf("writing status of Balancer %s/%s: %w", b.Namespace, b.Name, err)
 	}
 	return nil
 }

@@ -3,18 +3,66 @@ package deployments
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kfed-io/kfed/api/clusterreplicas"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
 )
+
+// write plans d over what obs found and writes the copies: those to create
+// first, so that a member that refuses one is planned around before any
+// other member is written, and the others are not scaled down and up again
+// within one reconcile. It returns what happened, for the status.
+func (c *Controller) write(ctx context.Context, d *appsv1.Deployment, obs observation) outcome {
+	o := outcome{invalid: obs.invalid, failed: obs.failed, due: obs.due, controlPlaneWorkloads: obs.controlPlaneWorkloads}
+	if obs.invalid != nil || obs.failed[""] != "" {
+		return o
+	}
+	in := obs.in
+	o.capacity = in.capacity
+	o.copies = map[string]*appsv1.Deployment{}
+	o.hash = desiredCopy(d, c.Federation, 0).Annotations[AnnotationSpecHash]
+	members := slices.Clone(obs.members)
+	slices.SortStableFunc(members, func(a, b clusters.Member) int {
+		return cmpBool(in.copies[b.Name].state == clusters.Absent, in.copies[a.Name].state == clusters.Absent)
+	})
+	var plan decision
+	for {
+		var err error
+		if plan, err = decide(in); err != nil {
+			o.invalid = err
+			return o
+		}
+		refused := c.writeCopies(ctx, d, members, plan, obs.existing, in.copies, &o)
+		if refused == "" || in.rejected[refused] {
+			break
+		}
+		// Retried with backoff; planned elsewhere meanwhile.
+		in.rejected[refused] = true
+	}
+	for name := range o.failed {
+		plan.conflicts = slices.DeleteFunc(plan.conflicts, func(s string) bool { return s == name })
+	}
+	o.plan = plan
+	o.held = in.held
+	return o
+}
+
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
+}
 
 // writeCopies brings every Ready member's copy in line with plan: ensured
 // where planned, removed (if kfed's) where not. Members come in the order
@@ -37,13 +85,13 @@ func (c *Controller) writeCopies(ctx context.Context, d *appsv1.Deployment, memb
 		got, err := c.ensureCopy(ctx, m, d, cur, state, want)
 		if err != nil {
 			o.failed[m.Name] = err.Error()
-			if state == copyAbsent {
+			if state == clusters.Absent {
 				return m.Name
 			}
 		}
 		if got != nil {
 			o.copies[m.Name] = got
-			existing[m.Name], copies[m.Name] = got, observedCopy{state: classify(got, origin, c.Federation), replicas: want}
+			existing[m.Name], copies[m.Name] = got, observedCopy{state: clusters.Classify(got, origin, c.Federation), replicas: want}
 		}
 	}
 	return ""
@@ -52,10 +100,10 @@ func (c *Controller) writeCopies(ctx context.Context, d *appsv1.Deployment, memb
 // ensureCopy creates, updates or adopts d's copy in member m with replicas.
 // It returns the copy as it now stands, nil when there is none.
 func (c *Controller) ensureCopy(ctx context.Context, m clusters.Member, d *appsv1.Deployment,
-	cur *appsv1.Deployment, state copyState, replicas int32) (*appsv1.Deployment, error) {
+	cur *appsv1.Deployment, state clusters.Standing, replicas int32) (*appsv1.Deployment, error) {
 	want := desiredCopy(d, c.Federation, replicas)
 	switch state {
-	case copyAbsent:
+	case clusters.Absent:
 		err := m.Client.Create(ctx, want)
 		if apierrors.IsNotFound(err) {
 			// The namespace is missing in this member: create it and retry.
@@ -70,11 +118,11 @@ func (c *Controller) ensureCopy(ctx context.Context, m clusters.Member, d *appsv
 		c.Metrics.write(m.Name, "create")
 		c.event(d, corev1.EventTypeNormal, "CopyCreated", "created the copy in cluster %s with %d replicas", m.Name, replicas)
 		return want, nil
-	case copyForeign:
+	case clusters.Foreign:
 		want.Annotations[AnnotationAdopted] = "true"
 		c.event(d, corev1.EventTypeNormal, "CopyAdopted", "adopted the Deployment already in cluster %s", m.Name)
 		c.Metrics.write(m.Name, "adopt")
-	case copyAdopted:
+	case clusters.Adopted:
 		want.Annotations[AnnotationAdopted] = "true"
 	}
 	was := *cur.Spec.Replicas
@@ -93,49 +141,19 @@ func (c *Controller) ensureCopy(ctx context.Context, m clusters.Member, d *appsv
 
 // removeCopy deletes a copy kfed made in member m, or lets go of it (an
 // adopted one always; any with orphan). Others are left alone.
-func (c *Controller) removeCopy(ctx context.Context, m clusters.Member, cur *appsv1.Deployment, state copyState, orphan bool) error {
+func (c *Controller) removeCopy(ctx context.Context, m clusters.Member, cur *appsv1.Deployment, state clusters.Standing, orphan bool) error {
 	switch {
-	case state == copyOurs && !orphan:
+	case state == clusters.Ours && !orphan:
 		if err := m.Client.Delete(ctx, cur); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("deleting the copy in cluster %s: %w", m.Name, err)
 		}
 		c.Metrics.write(m.Name, "delete")
-	case state == copyOurs || state == copyAdopted:
+	case state == clusters.Ours || state == clusters.Adopted:
 		release(cur)
 		if err := m.Client.Update(ctx, cur); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("letting go of the copy in cluster %s: %w", m.Name, err)
 		}
 		c.Metrics.write(m.Name, "release")
-	}
-	return nil
-}
-
-// writeStatus records o in d's status and per-cluster table and sends the
-// Events nextStatus asks for. It writes nothing that is unchanged.
-func (c *Controller) writeStatus(ctx context.Context, d *appsv1.Deployment, o outcome) error {
-	st, table, notices := nextStatus(d, o, c.now())
-	for _, n := range notices {
-		c.event(d, n.Type, n.Reason, "%s", n.Message)
-	}
-	if table != nil {
-		if enc := clusterreplicas.Encode(table); d.Annotations[clusterreplicas.Annotation] != enc {
-			patch := client.MergeFrom(d.DeepCopy())
-			if d.Annotations == nil {
-				d.Annotations = map[string]string{}
-			}
-			d.Annotations[clusterreplicas.Annotation] = enc
-			if err := c.Fed.Patch(ctx, d, patch); err != nil {
-				return fmt.Errorf("writing the per-cluster table of Deployment %s/%s: %w", d.Namespace, d.Name, err)
-			}
-		}
-	}
-	if equality.Semantic.DeepEqual(st, d.Status) {
-		return nil
-	}
-	patch := client.MergeFrom(d.DeepCopy())
-	d.Status = st
-	if err := c.Fed.Status().Patch(ctx, d, patch); err != nil {
-		return fmt.Errorf("writing status of Deployment %s/%s: %w", d.Namespace, d.Name, err)
 	}
 	return nil
 }
