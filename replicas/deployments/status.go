@@ -65,6 +65,47 @@ type outcome struct {
 	controlPlaneWorkloads string
 }
 
+// sumCopies sums the status of the planned clusters' copies, and makes the
+// per-cluster table from the plan and the copies; old is the table last
+// written, whose rows stand for the clusters that cannot be reached. The
+// sum's observedGeneration is d's only when every copy carries its spec,
+// else the one last reported (was).
+func sumCopies(d *appsv1.Deployment, o outcome, old map[string]clusterreplicas.Cluster, was int64) (appsv1.DeploymentStatus, map[string]clusterreplicas.Cluster) {
+	table := map[string]clusterreplicas.Cluster{}
+	sum := appsv1.DeploymentStatus{ObservedGeneration: d.Generation}
+	for _, name := range sortedKeys(o.plan.replicas) {
+		if _, ok := o.held[name]; ok {
+			// Unreachable: what was last seen there stands.
+			row := old[name]
+			sum.Replicas += row.Ready
+			sum.UpdatedReplicas += row.Ready
+			sum.ReadyReplicas += row.Ready
+			sum.AvailableReplicas += row.Ready
+			table[name] = row
+			continue
+		}
+		row := clusterreplicas.Cluster{Planned: o.plan.replicas[name], Waiting: o.plan.waiting[name]}
+		if n, ok := o.capacity[name]; ok {
+			row.Capacity = new(int32(n))
+		}
+		c := o.copies[name]
+		if c == nil || !current(c, o.hash) {
+			sum.ObservedGeneration = was
+		}
+		if c != nil {
+			sum.Replicas += c.Status.Replicas
+			sum.UpdatedReplicas += c.Status.UpdatedReplicas
+			sum.ReadyReplicas += c.Status.ReadyReplicas
+			sum.AvailableReplicas += c.Status.AvailableReplicas
+			sum.UnavailableReplicas += c.Status.UnavailableReplicas
+			row.Ready = c.Status.ReadyReplicas
+			row.Reported = current(c, o.hash) && c.Status.Replicas >= row.Planned
+		}
+		table[name] = row
+	}
+	return sum, table
+}
+
 // notice is an Event to record.
 type notice struct {
 	Type, Reason, Message string
@@ -84,39 +125,8 @@ func nextStatus(d *appsv1.Deployment, o outcome, now time.Time) (appsv1.Deployme
 		synced.Status, synced.Reason = corev1.ConditionFalse, ReasonInvalidPreferences
 		synced.Message = o.invalid.Error() + "; member copies keep their replicas"
 	default:
-		old := table
-		table = map[string]clusterreplicas.Cluster{}
-		sum := appsv1.DeploymentStatus{ObservedGeneration: d.Generation}
-		for _, name := range sortedKeys(o.plan.replicas) {
-			if _, ok := o.held[name]; ok {
-				// Unreachable: what was last seen there stands.
-				row := old[name]
-				sum.Replicas += row.Ready
-				sum.UpdatedReplicas += row.Ready
-				sum.ReadyReplicas += row.Ready
-				sum.AvailableReplicas += row.Ready
-				table[name] = row
-				continue
-			}
-			row := clusterreplicas.Cluster{Planned: o.plan.replicas[name], Waiting: o.plan.waiting[name]}
-			if n, ok := o.capacity[name]; ok {
-				row.Capacity = new(int32(n))
-			}
-			c := o.copies[name]
-			if c == nil || !current(c, o.hash) {
-				sum.ObservedGeneration = st.ObservedGeneration
-			}
-			if c != nil {
-				sum.Replicas += c.Status.Replicas
-				sum.UpdatedReplicas += c.Status.UpdatedReplicas
-				sum.ReadyReplicas += c.Status.ReadyReplicas
-				sum.AvailableReplicas += c.Status.AvailableReplicas
-				sum.UnavailableReplicas += c.Status.UnavailableReplicas
-				row.Ready = c.Status.ReadyReplicas
-				row.Reported = current(c, o.hash) && c.Status.Replicas >= row.Planned
-			}
-			table[name] = row
-		}
+		var sum appsv1.DeploymentStatus
+		sum, table = sumCopies(d, o, table, st.ObservedGeneration)
 		st.ObservedGeneration = sum.ObservedGeneration
 		st.Replicas, st.UpdatedReplicas = sum.Replicas, sum.UpdatedReplicas
 		st.ReadyReplicas, st.AvailableReplicas, st.UnavailableReplicas = sum.ReadyReplicas, sum.AvailableReplicas, sum.UnavailableReplicas
