@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -72,8 +73,8 @@ type Controller struct {
 	// Freshness is how long a checker's heartbeat counts; DefaultFreshness
 	// when zero.
 	Freshness time.Duration
-	// Now returns the time; time.Now when nil (tests move it).
-	Now func() time.Time
+	// Clock tells the time; the real one when nil.
+	Clock clock.PassiveClock
 
 	// shards carries changes of shards, health changes of verdicts, as
 	// stubs of the federated Services to reconcile.

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -72,8 +73,8 @@ type Reconciler struct {
 	Metrics *Metrics
 	// Workers is the number of concurrent reconciles; 4 when zero.
 	Workers int
-	// Now is the clock; time.Now when nil.
-	Now func() time.Time
+	// Clock tells the time; the real one when nil.
+	Clock clock.PassiveClock
 
 	members *clusters.Channel[memberObject]
 }

@@ -68,8 +68,8 @@ func (r *Reconciler) event(ctx context.Context, c client.Client, b *kfedv1alpha1
 }
 
 func (r *Reconciler) now() time.Time {
-	if r.Now != nil {
-		return r.Now()
+	if r.Clock != nil {
+		return r.Clock.Now()
 	}
 	return time.Now()
 }

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -54,8 +55,8 @@ type Controller struct {
 	// replicas before they are planned elsewhere; DefaultGracePeriod when
 	// zero.
 	GracePeriod time.Duration
-	// Now is the clock; time.Now when nil.
-	Now func() time.Time
+	// Clock tells the time; the real one when nil.
+	Clock clock.PassiveClock
 
 	// copies carries changes of member copies and their pods, as stubs of
 	// the federated Deployments to reconcile.
@@ -265,8 +266,8 @@ func (c *Controller) event(d *appsv1.Deployment, typ, reason, format string, arg
 }
 
 func (c *Controller) now() time.Time {
-	if c.Now != nil {
-		return c.Now()
+	if c.Clock != nil {
+		return c.Clock.Now()
 	}
 	return time.Now()
 }
