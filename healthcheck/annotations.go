@@ -51,7 +51,7 @@ const (
 	KindHTTPS Kind = "https"
 )
 
-// Limits on the settings, the same for annotations, flags and ParseSpec.
+// Limits on the settings, the same for annotations and flags.
 const (
 	MinInterval  = time.Second
 	MaxInterval  = time.Hour
@@ -253,135 +253,6 @@ func (s Spec) validate(minInterval, minTimeout time.Duration) error {
 		errs = append(errs, fmt.Errorf("fall %d: must be from 1 to %d", s.Fall, MaxThreshold))
 	}
 	return errors.Join(errs...)
-}
-
-// String is the Spec's compact form, one line that ParseSpec reads back:
-//
-//	tcp 10s/4s rise 2 fall 3
-//	http /healthz 200-399 port 8080 10s/4s rise 2 fall 3
-//
-// The form is kind, then for http and https the path and status range (one
-// number when the range is a single status), then "port N" if a port is set,
-// then interval/timeout, rise and fall.
-func (s Spec) String() string {
-	var b strings.Builder
-	b.WriteString(string(s.Kind))
-	if s.Kind == KindHTTP || s.Kind == KindHTTPS {
-		b.WriteString(" " + s.Path + " " + strconv.Itoa(s.StatusMin))
-		if s.StatusMax != s.StatusMin {
-			b.WriteString("-" + strconv.Itoa(s.StatusMax))
-		}
-	}
-	if s.Port != 0 {
-		b.WriteString(" port " + strconv.Itoa(int(s.Port)))
-	}
-	fmt.Fprintf(&b, " %v/%v rise %d fall %d", s.Interval, s.Timeout, s.Rise, s.Fall)
-	return b.String()
-}
-
-// ParseSpec reads the form String writes and validates it.
-func ParseSpec(text string) (Spec, error) {
-	s, err := parseSpec(strings.Fields(text))
-	if err != nil {
-		return Spec{}, fmt.Errorf("health-check spec %q: %w", text, err)
-	}
-	if err := s.Validate(); err != nil {
-		return Spec{}, fmt.Errorf("health-check spec %q: %w", text, err)
-	}
-	return s, nil
-}
-
-func parseSpec(f []string) (Spec, error) {
-	var s Spec
-	next := func(what string) (string, error) {
-		if len(f) == 0 {
-			return "", fmt.Errorf("%s missing", what)
-		}
-		v := f[0]
-		f = f[1:]
-		return v, nil
-	}
-	word := func(want string) error {
-		v, err := next(want)
-		if err == nil && v != want {
-			err = fmt.Errorf("%q where %q belongs", v, want)
-		}
-		return err
-	}
-	number := func(what string) (int, error) {
-		v, err := next(what)
-		if err != nil {
-			return 0, err
-		}
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return 0, fmt.Errorf("%s %q: not a number", what, v)
-		}
-		return n, nil
-	}
-	k, err := next("kind")
-	if err != nil {
-		return s, err
-	}
-	s.Kind = Kind(k)
-	switch s.Kind {
-	case KindTCP:
-	case KindHTTP, KindHTTPS:
-		if s.Path, err = next("path"); err != nil {
-			return s, err
-		}
-		v, err := next("status range")
-		if err != nil {
-			return s, err
-		}
-		if s.StatusMin, s.StatusMax, err = parseStatus(v); err != nil {
-			return s, err
-		}
-	default:
-		return s, fmt.Errorf("kind %q: must be tcp, http or https", k)
-	}
-	if len(f) > 0 && f[0] == "port" {
-		f = f[1:]
-		v, err := next("port")
-		if err != nil {
-			return s, err
-		}
-		p, err := strconv.ParseUint(v, 10, 16)
-		if err != nil || p == 0 {
-			return s, fmt.Errorf("port %q: must be from 1 to 65535", v)
-		}
-		s.Port = uint16(p)
-	}
-	v, err := next("interval/timeout")
-	if err != nil {
-		return s, err
-	}
-	iv, tv, ok := strings.Cut(v, "/")
-	if !ok {
-		return s, fmt.Errorf("%q: want interval/timeout such as 10s/4s", v)
-	}
-	if s.Interval, err = time.ParseDuration(iv); err != nil {
-		return s, fmt.Errorf("interval %q: %w", iv, err)
-	}
-	if s.Timeout, err = time.ParseDuration(tv); err != nil {
-		return s, fmt.Errorf("timeout %q: %w", tv, err)
-	}
-	if err := word("rise"); err != nil {
-		return s, err
-	}
-	if s.Rise, err = number("rise"); err != nil {
-		return s, err
-	}
-	if err := word("fall"); err != nil {
-		return s, err
-	}
-	if s.Fall, err = number("fall"); err != nil {
-		return s, err
-	}
-	if len(f) > 0 {
-		return s, fmt.Errorf("unexpected %q after fall", strings.Join(f, " "))
-	}
-	return s, nil
 }
 
 // parseStatus reads "200-399" or "200".

@@ -6,9 +6,9 @@
 //
 //   - Spec (annotations.go) is how an endpoint is probed: TCP connect, or an
 //     HTTP(S) GET with a path and a passing status range; interval, timeout,
-//     rise and fall. ParseAnnotations reads it from a Service's annotations;
-//     String and ParseSpec carry it to the agent in one line.
-//   - Probe (probe.go) probes one address once.
+//     rise and fall. ParseAnnotations reads it from a Service's annotations
+//     (the agent reads the copy on the DNSEndpoint).
+//   - A prober (probe.go) probes one address once.
 //   - Engine (engine.go) is a checker: it probes a changing set of Targets
 //     forever, each on its own jittered schedule, and keeps a local verdict
 //     per target with HAProxy's rise and fall. It also watches itself: a
