@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/utils/clock"
 )
 
 // Target is one endpoint to probe.
@@ -56,7 +57,7 @@ type Options struct {
 	Source netip.Addr
 
 	// Seams for tests.
-	clock clock
+	clock clock.Clock
 	rand  *rand.Rand
 	// shortIntervals lets Set take intervals and timeouts of milliseconds.
 	shortIntervals bool
@@ -141,7 +142,7 @@ func NewEngine(opts Options) (*Engine, error) {
 		opts.DegradedClusters = 2
 	}
 	if opts.clock == nil {
-		opts.clock = realClock{}
+		opts.clock = clock.RealClock{}
 	}
 	if opts.rand == nil {
 		opts.rand = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
@@ -323,13 +324,16 @@ func (e *Engine) Run(ctx context.Context) error {
 	slots := make(chan struct{}, e.opts.MaxConcurrent)
 	var due []round
 	for {
+		// Now and After are both read under mu, so a clock stepped under mu
+		// (the tests' fake) cannot move between them and leave the wait
+		// measured from a time already past.
 		e.mu.Lock()
 		now := e.opts.clock.Now()
 		var wait <-chan time.Time
 		for len(e.queue) > 0 {
 			t := e.queue[0]
 			if t.next.After(now) {
-				wait = e.opts.clock.At(t.next)
+				wait = e.opts.clock.After(t.next.Sub(now))
 				break
 			}
 			// Keep the schedule's phase: the next round is an interval after
@@ -599,15 +603,3 @@ func (s *schedule) Pop() any {
 	t.index = -1
 	return t
 }
-
-// clock is the engine's view of time, a seam for tests.
-type clock interface {
-	Now() time.Time
-	// At returns a channel that receives once the time is t or later.
-	At(t time.Time) <-chan time.Time
-}
-
-type realClock struct{}
-
-func (realClock) Now() time.Time                  { return time.Now() }
-func (realClock) At(t time.Time) <-chan time.Time { return time.After(time.Until(t)) }

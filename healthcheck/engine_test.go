@@ -7,61 +7,14 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	testingclock "k8s.io/utils/clock/testing"
 )
-
-// fakeClock is a clock that moves only when told.
-type fakeClock struct {
-	mu      sync.Mutex
-	now     time.Time
-	waiters []fakeWaiter
-}
-
-type fakeWaiter struct {
-	at time.Time
-	c  chan time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) At(t time.Time) <-chan time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ch := make(chan time.Time, 1)
-	if !t.After(c.now) {
-		ch <- c.now
-		return ch
-	}
-	c.waiters = append(c.waiters, fakeWaiter{t, ch})
-	return ch
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-	kept := c.waiters[:0]
-	for _, w := range c.waiters {
-		if w.at.After(c.now) {
-			kept = append(kept, w)
-		} else {
-			w.c <- c.now
-		}
-	}
-	c.waiters = kept
-}
 
 // dueBy counts the targets whose next round is due by t; with steps shorter
 // than a target's interval, or any step thanks to Run's catch-up rule, each
@@ -94,7 +47,7 @@ type doneRound struct {
 type harness struct {
 	t       *testing.T
 	e       *Engine
-	clock   *fakeClock
+	clock   *testingclock.FakeClock
 	done    chan doneRound
 	changes chan string // "key up" or "key down"
 	degr    chan bool
@@ -102,7 +55,7 @@ type harness struct {
 
 func newHarness(t *testing.T, opts Options) *harness {
 	t.Helper()
-	h := &harness{t: t, clock: newFakeClock(), done: make(chan doneRound, 10000),
+	h := &harness{t: t, clock: testingclock.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), done: make(chan doneRound, 10000),
 		changes: make(chan string, 10000), degr: make(chan bool, 100)}
 	opts.clock = h.clock
 	opts.rand = rand.New(rand.NewPCG(1, 2))
@@ -136,8 +89,18 @@ func newHarness(t *testing.T, opts Options) *harness {
 func (h *harness) advance(d time.Duration) []doneRound {
 	h.t.Helper()
 	n := h.e.dueBy(h.clock.Now().Add(d))
-	h.clock.Advance(d)
+	h.step(d)
 	return h.collect(n)
+}
+
+// step moves the clock by d. Run reads the time and sets its wait, relative
+// to that time, under the engine's lock; stepping under it too means a step
+// never falls between the two, which would leave Run waiting from a time
+// already past.
+func (h *harness) step(d time.Duration) {
+	h.e.mu.Lock()
+	defer h.e.mu.Unlock()
+	h.clock.Step(d)
 }
 
 // next moves the clock to the earliest due round and waits for it.
@@ -460,7 +423,7 @@ func TestEngineForgetsTargetRemovedMidProbe(t *testing.T) {
 	if err := h.e.Set([]Target{target}); err != nil {
 		t.Fatal(err)
 	}
-	h.clock.Advance(10 * time.Second)
+	h.step(10 * time.Second)
 	<-entered // the round is in flight
 	if err := h.e.Set(nil); err != nil {
 		t.Fatal(err)
