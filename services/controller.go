@@ -30,6 +30,7 @@ import (
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/failover"
 )
 
 // Resolver looks up the addresses of a load balancer's hostname.
@@ -217,6 +218,7 @@ func (c *Controller) reconcile(ctx context.Context, svc *corev1.Service, st *sta
 		retry = errors.Join(retry, err)
 	} else {
 		c.verdictEvents(svc, st.verdicts)
+		c.failoverEvents(svc, st)
 	}
 	if o.published != nil {
 		// writeEndpoint bumped the generation if the records changed.
@@ -225,6 +227,10 @@ func (c *Controller) reconcile(ctx context.Context, svc *corev1.Service, st *sta
 	var res ctrl.Result
 	if d.hostnames {
 		res.RequeueAfter = cmp.Or(c.Resync, time.Minute)
+	}
+	if d.due > 0 && (res.RequeueAfter == 0 || d.due < res.RequeueAfter) {
+		// A failback waits out its hold: look again when it ends.
+		res.RequeueAfter = d.due + 100*time.Millisecond
 	}
 	return res, retry
 }
@@ -262,6 +268,25 @@ func (c *Controller) verdictEvents(svc *corev1.Service, verdicts []endpointVerdi
 			c.clusterEvent(svc, v.cluster, corev1.EventTypeNormal, "EndpointHealthy", "the endpoint in cluster %s is back in DNS: %s", v.cluster, v)
 		}
 	}
+}
+
+// failoverEvents tells of a switch of the serving place, once it is
+// published.
+func (c *Controller) failoverEvents(svc *corev1.Service, st *status) {
+	d := st.failoverDecision
+	if d == nil || !d.Switched(st.failoverPrev) {
+		return
+	}
+	c.Metrics.failoverSwitch()
+	typ := corev1.EventTypeNormal
+	if d.State.Active == "" || d.Reason == failover.ReasonFailedOver || d.Reason == failover.ReasonPinnedPlaceDown {
+		typ = corev1.EventTypeWarning
+	}
+	reason := d.Reason
+	if reason == failover.ReasonPrimary {
+		reason = "FailedBack"
+	}
+	c.event(svc, typ, reason, "%s no longer serves: %s", st.failoverPrev.Active, d.Message)
 }
 
 // events tells users about conditions that turned bad or good again.

@@ -47,6 +47,8 @@ type observation struct {
 	// weights are each cluster's ready replicas of the federated
 	// Deployments the Service selects; nil when it selects none.
 	weights weights
+	// now is when the world was read.
+	now time.Time
 }
 
 // memberShard is what one member's shard gave this reconcile.
@@ -86,6 +88,7 @@ func (c *Controller) observe(ctx context.Context, svc *corev1.Service, cfg servi
 		cfg:     cfg,
 		joined:  map[string]*kfedv1alpha1.Cluster{},
 		members: map[string]memberShard{},
+		now:     c.now(),
 	}
 	var all kfedv1alpha1.ClusterList
 	if err := c.Fed.List(ctx, &all); err != nil {

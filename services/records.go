@@ -69,6 +69,10 @@ type Input struct {
 	// CNAME fallback.
 	Regions []string
 	Zones   []string
+	// Serving, when not nil, are the clusters that may answer the shared
+	// names (global, region, zone, SRV): those of the active place of a
+	// failover order. Every other cluster keeps its own name only.
+	Serving map[string]bool
 }
 
 // Endpoints computes the desired DNS records of one Service: A and AAAA at
@@ -90,7 +94,7 @@ func Endpoints(in Input) ([]extdnsv1alpha1.Endpoint, []dnsendpoint.Cluster, erro
 	shards := slices.Clone(in.Shards)
 	slices.SortFunc(shards, func(a, b Shard) int { return strings.Compare(a.Cluster, b.Cluster) })
 
-	healthy := filter(shards, func(s Shard) bool { return !s.Unhealthy })
+	healthy := filter(shards, func(s Shard) bool { return !s.Unhealthy && (in.Serving == nil || in.Serving[s.Cluster]) })
 	global := healthy
 	if len(healthy) == 0 {
 		global = shards // fail open
