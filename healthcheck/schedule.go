@@ -44,7 +44,11 @@ func (e *Engine) offset(interval time.Duration) time.Duration {
 	return time.Duration(e.opts.rand.Int64N(int64(interval)))
 }
 
-// jittered is an interval ±10 %.
+// MaxJitter is how far a round may come after its interval, as a share of
+// it: rounds are spread ±10 % so that checkers do not probe in step.
+const MaxJitter = 0.1
+
+// jittered is an interval ±MaxJitter.
 func (e *Engine) jittered(interval time.Duration) time.Duration {
 	return interval*9/10 + time.Duration(e.opts.rand.Int64N(int64(interval)/5+1))
 }

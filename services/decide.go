@@ -134,6 +134,9 @@ func decideFailover(o observation, shards []Shard, st *status) failover.Decision
 		clusters[i] = failover.Cluster{Name: s.Cluster, Region: s.Region, Zones: s.Zones, Healthy: !s.Unhealthy, Weight: s.Weight}
 	}
 	d := failover.Decide(o.cfg.Failover, clusters, prev, o.now)
+	if o.cfg.Within != nil {
+		d.Message += "; fails over within " + o.cfg.Within.String()
+	}
 	st.failover(d, prev)
 	return d
 }

@@ -67,6 +67,9 @@ type Config struct {
 	Routing   Routing
 	// Failover is the active/passive policy, with Routing failover.
 	Failover failover.Policy
+	// Within is the timing derived from kfed.io/failover-within, nil
+	// without it; its settings are in TTL and Health too.
+	Within *Timing
 	// Health holds the Service's kfed.io/health-* annotations, checked; the
 	// checkers read them from the DNSEndpoint and fill in their own
 	// defaults. Nil when there are none.
@@ -109,6 +112,19 @@ func Parse(annotations map[string]string) (Config, error) {
 	}
 	if _, err := healthcheck.ParseAnnotations(cfg.Health, healthcheck.Defaults()); err != nil {
 		errs = append(errs, err)
+	}
+	if v, ok := annotations[AnnotationFailoverWithin]; ok {
+		d, err := time.ParseDuration(strings.TrimSpace(v))
+		switch {
+		case err != nil || d <= 0:
+			errs = append(errs, fmt.Errorf("annotation %s=%q: want a duration such as 30s", AnnotationFailoverWithin, v))
+		case cfg.Routing != RoutingFailover:
+			errs = append(errs, fmt.Errorf("annotation %s applies only with %s: %s", AnnotationFailoverWithin, AnnotationRouting, RoutingFailover))
+		default:
+			if err := applyWithin(annotations, d, &cfg); err != nil {
+				errs = append(errs, err)
+			}
+		}
 	}
 	return cfg, errors.Join(errs...)
 }
