@@ -194,3 +194,75 @@ func TestFailoverServesOnePlaceAtATime(t *testing.T) {
 
 // sameSet reports whether a and b hold the same strings, in any order.
 func sameSet(a, b []string) bool { return slices.Equal(sorted(a), sorted(b)) }
+
+// TestFailoverFollowsTheCheckersQuorum runs the failover of a Service routed
+// by failover on real health checkers, one per member: cluster-3's load
+// balancer refusing connections moves every answer to us-east1 within the
+// health bound, and back after the failback hold; a checker cut off from
+// cluster-3 alone, at the network level, switches nothing.
+func TestFailoverFollowsTheCheckersQuorum(t *testing.T) {
+	b := startHealthBed(t, fastHC)
+	fed := b.f.Client("federation")
+	ctx := context.Background()
+	db := federatedService("default", "db")
+	db.Annotations = map[string]string{
+		serviceconfig.AnnotationRouting:       string(serviceconfig.RoutingFailover),
+		serviceconfig.AnnotationFailoverOrder: "europe-west1,us-east1",
+		serviceconfig.AnnotationFailbackHold:  "3s",
+	}
+	if err := fed.Create(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	global := "db.default.e2e.svc.kfed.test."
+	// db's load-balancer address in each member.
+	lb := make([]string, len(b.f.Members))
+	framework.Eventually(t, 60*time.Second, func(ctx context.Context) error {
+		for i, m := range b.f.Members {
+			var s corev1.Service
+			if err := b.f.Client(m.Name).Get(ctx, client.ObjectKeyFromObject(db), &s); err != nil {
+				return err
+			}
+			if len(s.Status.LoadBalancer.Ingress) == 0 {
+				return fmt.Errorf("no ingress in %s yet", m.Name)
+			}
+			lb[i] = s.Status.LoadBalancer.Ingress[0].IP
+		}
+		return wantAddresses(b.dns.Addr, "udp", global, dns.TypeA, lb[2])
+	})
+	fail := func(t *testing.T, i int, mode string) {
+		t.Helper()
+		c := b.f.Client(b.f.Members[i].Name)
+		framework.Eventually(t, 10*time.Second, func(ctx context.Context) error {
+			var s corev1.Service
+			if err := c.Get(ctx, client.ObjectKeyFromObject(db), &s); err != nil {
+				return err
+			}
+			if mode == "" {
+				delete(s.Annotations, loopbacklb.FailureAnnotation)
+			} else {
+				metav1.SetMetaDataAnnotation(&s.ObjectMeta, loopbacklb.FailureAnnotation, mode)
+			}
+			return c.Update(ctx, &s)
+		})
+	}
+	answers := func(want ...string) func() error {
+		return func() error { return wantAddresses(b.dns.Addr, "udp", global, dns.TypeA, want...) }
+	}
+
+	t.Run("the serving place refusing connections fails over within the health bound", func(t *testing.T) {
+		fail(t, 2, loopbacklb.FailureRefuse)
+		took := within(t, hcBound, "every answer in us-east1", answers(lb[0], lb[1]))
+		t.Logf("failed over %v after cluster-3 refused", took.Round(time.Millisecond))
+		fail(t, 2, "")
+		// Back after rise (2 probes) and the 3 s hold.
+		took = within(t, hcBound+3*time.Second+time.Second, "cluster-3 serves again", answers(lb[2]))
+		if took < 3*time.Second {
+			t.Errorf("traffic came back %v after cluster-3 did, within the 3 s hold", took)
+		}
+	})
+	t.Run("a checker cut off from the serving place alone switches nothing", func(t *testing.T) {
+		cut := nftDropTo(t, b.sources[0], []string{loopbacklb.Block(b.f.LBBase, 2).String()}, lb[2])
+		steady(t, hcBound+hcFreshness, "cluster-3 keeps serving while checker-cluster-1 cannot reach it", answers(lb[2]))
+		cut()
+	})
+}
