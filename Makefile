@@ -2,7 +2,7 @@
 SHELL := /usr/bin/env bash
 GO ?= go
 
-.PHONY: dev test test-unit generate verify build bench bench-health chart reliability images scale fuzz fuzz-long
+.PHONY: dev test test-unit generate verify build bench bench-health bench-failover chart reliability images scale fuzz fuzz-long
 
 # The version every binary reports (--version, kfed version, kfed_build_info)
 # and images are tagged with: the nearest v* tag, else the commit; -dirty
@@ -45,6 +45,12 @@ build:
 bench-health:
 	KFED_TEST_BIN=$$(hack/test-binaries.sh | tail -n 1) KFED_HEALTH_TRIALS=20 KFED_HEALTH_DEFAULTS=1 \
 		$(GO) test -count=1 -timeout 60m -run TestHealthDetectionLatency -v ./test/e2e/ | grep -E 'trials|^(---|ok|FAIL)'
+
+## bench-failover: failover as a client sees it, through Unbound: 20 trials at failover-within 10s and at the defaults (~30 min).
+bench-failover:
+	hack/install-unbound.sh >/dev/null
+	KFED_TEST_BIN=$$(hack/test-binaries.sh | tail -n 1) KFED_FAILOVER_TRIALS=20 KFED_FAILOVER_DEFAULTS=1 \
+		$(GO) test -count=1 -timeout 90m -run TestFailoverAsAClientSeesIt -v ./test/e2e/ | grep -E 'trials|^(---|ok|FAIL)'
 
 ## chart: helm lint and helm template of the chart for every values example, no servers (helm from hack/helm.sh).
 chart:

@@ -2,7 +2,7 @@
 # Runs every test: unit tests, and e2e suites against real kube-apiserver,
 # etcd, scheduler and KWOK processes (built once by hack/test-binaries.sh and
 # cached), a real BIND (installed from Debian by hack/install-bind.sh), Knot DNS
-# (hack/install-knot.sh), a real ExternalDNS (built once by hack/externaldns.sh and cached) and
+# (hack/install-knot.sh), Unbound (hack/install-unbound.sh), a real ExternalDNS (built once by hack/externaldns.sh and cached) and
 # Prometheus's promtool (hack/promtool.sh, likewise).
 # This is what `make test` and CI run.
 set -euo pipefail
@@ -27,6 +27,8 @@ KFED_PROMTOOL=$(hack/promtool.sh | tail -n 1)
 export KFED_PROMTOOL
 # The fault suite (test/reliability) restarts CoreDNS under dnsperf's load.
 hack/install-dnsperf.sh >/dev/null
+# The failover benchmark's client resolves through a real Unbound.
+hack/install-unbound.sh >/dev/null
 
 # Build the tests as the images are built (hack/images: CGO_ENABLED=0,
 # -trimpath), and so share one compile of every package with the images test
