@@ -79,7 +79,8 @@ type Input struct {
 // the global, region, zone and cluster names, one endpoint per name and type
 // holding the addresses of every cluster there; CNAME fallbacks zone → region
 // → global where a place has no healthy endpoint; SRV per named port. An
-// unhealthy shard answers only at its own cluster name — unless no shard is
+// unhealthy shard, or one outside in.Serving (a passive place of a failover
+// order), answers only at its own cluster name — unless no shard is
 // healthy, when the global name and SRV keep them all (fail open, as Route53
 // does) and regions and zones fall back to the global name. Beside the
 // records it returns the cluster table (dnsendpoint.Cluster) that tells
@@ -94,9 +95,9 @@ func Endpoints(in Input) ([]extdnsv1alpha1.Endpoint, []dnsendpoint.Cluster, erro
 	shards := slices.Clone(in.Shards)
 	slices.SortFunc(shards, func(a, b Shard) int { return strings.Compare(a.Cluster, b.Cluster) })
 
-	healthy := filter(shards, func(s Shard) bool { return !s.Unhealthy && (in.Serving == nil || in.Serving[s.Cluster]) })
-	global := healthy
-	if len(healthy) == 0 {
+	serving := filter(shards, func(s Shard) bool { return !s.Unhealthy && (in.Serving == nil || in.Serving[s.Cluster]) })
+	global := serving
+	if len(serving) == 0 {
 		global = shards // fail open
 	}
 	out.addresses(n.Global(), global)
@@ -104,7 +105,7 @@ func Endpoints(in Input) ([]extdnsv1alpha1.Endpoint, []dnsendpoint.Cluster, erro
 		out.addresses(n.Cluster(s.Cluster), []Shard{s})
 	}
 	for _, r := range sortedUnique(in.Regions) {
-		at := filter(healthy, func(s Shard) bool { return s.Region == r })
+		at := filter(serving, func(s Shard) bool { return s.Region == r })
 		if len(at) == 0 {
 			out.add(n.Region(r), "CNAME", []string{n.Global()})
 			continue
@@ -113,7 +114,7 @@ func Endpoints(in Input) ([]extdnsv1alpha1.Endpoint, []dnsendpoint.Cluster, erro
 	}
 	for _, zr := range sortedUnique(in.Zones) {
 		z, r, _ := strings.Cut(zr, "/")
-		at := filter(healthy, func(s Shard) bool { return s.Region == r && slices.Contains(s.Zones, z) })
+		at := filter(serving, func(s Shard) bool { return s.Region == r && slices.Contains(s.Zones, z) })
 		if len(at) == 0 {
 			out.add(n.Zone(z, r), "CNAME", []string{n.Region(r)})
 			continue
