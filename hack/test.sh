@@ -27,6 +27,8 @@ KFED_PROMTOOL=$(hack/promtool.sh | tail -n 1)
 export KFED_PROMTOOL
 # The fault suite (test/reliability) restarts CoreDNS under dnsperf's load.
 hack/install-dnsperf.sh >/dev/null
+# test/pods and the images e2e run kfed's images under runc.
+hack/install-runc.sh >/dev/null
 
 # Build the tests as the images are built (hack/images: CGO_ENABLED=0,
 # -trimpath), and so share one compile of every package with the images test
