@@ -153,3 +153,29 @@ func untar(r io.Reader, root string) error {
 		}
 	}
 }
+
+// PulledSize is what a pull of the image for this machine's platform from
+// the OCI layout dir transfers: its manifest, config and compressed layers.
+func PulledSize(dir string) (int64, error) {
+	idx, err := layout.ImageIndexFromPath(dir)
+	if err != nil {
+		return 0, fmt.Errorf("reading the OCI layout %s: %w", dir, err)
+	}
+	img, err := platformImage(idx, v1.Platform{OS: "linux", Architecture: runtime.GOARCH})
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", dir, err)
+	}
+	m, err := img.Manifest()
+	if err != nil {
+		return 0, err
+	}
+	raw, err := img.RawManifest()
+	if err != nil {
+		return 0, err
+	}
+	n := int64(len(raw)) + m.Config.Size
+	for _, l := range m.Layers {
+		n += l.Size
+	}
+	return n, nil
+}

@@ -691,3 +691,78 @@ func (run *Running) Wait(ctx context.Context, name string) error {
 	}
 	return fmt.Errorf("pod %s has no container %s", run.pod.Name, name)
 }
+
+// Kernel is what the kernel says of a container's main process.
+type Kernel struct {
+	PID            int
+	UID, GID       string // real, effective, saved and file-system IDs, as /proc/PID/status gives them
+	Groups         string // supplementary groups
+	CapEff, CapBnd string // effective and bounding capability sets, hexadecimal
+	NoNewPrivs     bool
+	// RootReadOnly says the container's / is mounted read-only.
+	RootReadOnly bool
+}
+
+// Kernel reads the named container's main process from /proc, found
+// through runc state: the identity and privileges it really runs with.
+func (run *Running) Kernel(ctx context.Context, name string) (Kernel, error) {
+	var id string
+	for _, c := range run.containers {
+		if c.spec.Name == name {
+			id = c.id
+		}
+	}
+	if id == "" {
+		return Kernel{}, fmt.Errorf("pod %s has no container %s", run.pod.Name, name)
+	}
+	out, err := exec.CommandContext(ctx, run.runtime.Runc, "--root", run.runtime.State, "state", id).Output()
+	if err != nil {
+		return Kernel{}, fmt.Errorf("runc state %s: %w", id, err)
+	}
+	var state struct {
+		Pid    int    `json:"pid"`
+		Status string `json:"status"`
+	}
+	if err := json.Unmarshal(out, &state); err != nil {
+		return Kernel{}, fmt.Errorf("runc state %s: %w", id, err)
+	}
+	if state.Status != "running" || state.Pid == 0 {
+		return Kernel{}, fmt.Errorf("container %s is %s", id, state.Status)
+	}
+	p := Kernel{PID: state.Pid}
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", state.Pid))
+	if err != nil {
+		return Kernel{}, err
+	}
+	for line := range strings.Lines(string(status)) {
+		key, value, _ := strings.Cut(strings.TrimSpace(line), ":")
+		value = strings.Join(strings.Fields(value), " ")
+		switch key {
+		case "Uid":
+			p.UID = value
+		case "Gid":
+			p.GID = value
+		case "Groups":
+			p.Groups = value
+		case "CapEff":
+			p.CapEff = value
+		case "CapBnd":
+			p.CapBnd = value
+		case "NoNewPrivs":
+			p.NoNewPrivs = value == "1"
+		}
+	}
+	mounts, err := os.ReadFile(fmt.Sprintf("/proc/%d/mountinfo", state.Pid))
+	if err != nil {
+		return Kernel{}, err
+	}
+	// mountinfo: ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS ...; the last
+	// mount on / is the one the process sees.
+	for line := range strings.Lines(string(mounts)) {
+		f := strings.Fields(line)
+		if len(f) > 5 && f[4] == "/" {
+			p.RootReadOnly = slices.Contains(strings.Split(f[5], ","), "ro")
+		}
+	}
+	return p, nil
+}
