@@ -67,17 +67,20 @@ type Pod struct {
 type Running struct {
 	pod        *Pod
 	runtime    *Runtime
-	started    time.Time
 	containers []*container
 }
 
 type container struct {
-	id   string
-	spec corev1.Container
-	cmd  *exec.Cmd
-	log  output
-	done chan struct{}
-	err  error
+	// started is when runc run began: the image is unpacked and the
+	// volumes written by then, as a kubelet has them before it starts a
+	// container.
+	started time.Time
+	id      string
+	spec    corev1.Container
+	cmd     *exec.Cmd
+	log     output
+	done    chan struct{}
+	err     error
 }
 
 // output collects a container's stdout and stderr while tests read it.
@@ -114,7 +117,7 @@ func (r *Runtime) Start(ctx context.Context, p *Pod) (*Running, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pod %s: %w", p.Name, err)
 	}
-	run := &Running{pod: p, runtime: r, started: time.Now()}
+	run := &Running{pod: p, runtime: r}
 	for _, c := range p.Spec.Containers {
 		if err := run.startContainer(ctx, c, volumes, etc); err != nil {
 			run.Stop(context.WithoutCancel(ctx))
@@ -157,6 +160,7 @@ func (run *Running) startContainer(ctx context.Context, c corev1.Container, volu
 	ct.cmd.Stdout, ct.cmd.Stderr = &ct.log, &ct.log
 	// runc dies with the test binary; Stop ends the container itself.
 	ct.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	ct.started = time.Now()
 	if err := ct.cmd.Start(); err != nil {
 		return fmt.Errorf("runc run: %w", err)
 	}
@@ -309,16 +313,18 @@ func (run *Running) portAddr(c *corev1.Container, number int32, name string) (st
 	return addr, nil
 }
 
-// WaitReady waits until the named container is ready, polling every 100 ms
+// WaitReady waits until the named container is ready, polling every 25 ms
 // rather than at the probe's period so that the time it takes is measured:
 // its startup probe passes, then its readiness probe (or, without one, its
 // liveness probe; without either, it is ready once running). It returns how
-// long after Start that was, or an error if the container exits or ctx ends.
+// long after runc run began that was, or an error if the container exits or
+// ctx ends.
 func (run *Running) WaitReady(ctx context.Context, name string) (time.Duration, error) {
 	var c *corev1.Container
-	for i := range run.pod.Spec.Containers {
-		if run.pod.Spec.Containers[i].Name == name {
-			c = &run.pod.Spec.Containers[i]
+	var started time.Time
+	for i, ct := range run.containers {
+		if ct.spec.Name == name {
+			c, started = &run.pod.Spec.Containers[i], ct.started
 		}
 	}
 	if c == nil {
@@ -346,12 +352,12 @@ func (run *Running) WaitReady(ctx context.Context, name string) (time.Duration, 
 			}
 		}
 		if last == nil {
-			return time.Since(run.started), nil
+			return time.Since(started), nil
 		}
 		select {
 		case <-ctx.Done():
 			return 0, fmt.Errorf("container %s of pod %s is not ready: %w\n%s", name, run.pod.Name, last, run.Log(name))
-		case <-time.After(100 * time.Millisecond):
+		case <-time.After(25 * time.Millisecond):
 		}
 	}
 }
