@@ -558,6 +558,8 @@ func (k *kubelet) wantProbes(ctx context.Context) {
 			} else if proc.UID != "65532 65532 65532 65532" || proc.GID != "65532 65532 65532 65532" || proc.Groups != "65532" ||
 				proc.CapEff != "0000000000000000" || proc.CapBnd != "0000000000000000" || !proc.NoNewPrivs || !proc.RootReadOnly {
 				t.Errorf("%s/%s runs as %+v, want uid and gid 65532, group 65532, no capabilities, no new privileges, read-only root", p.name, c.Name, proc)
+			} else if limit := c.Resources.Limits.Memory().Value(); limit == 0 || proc.MemoryLimit != limit {
+				t.Errorf("%s/%s: memory cgroup limit %d, want the chart's %d", p.name, c.Name, proc.MemoryLimit, limit)
 			}
 			for kind, probe := range map[string]*corev1.Probe{"liveness": c.LivenessProbe, "readiness": c.ReadinessProbe} {
 				if probe == nil {

@@ -707,6 +707,9 @@ type Kernel struct {
 	NoNewPrivs     bool
 	// RootReadOnly says the container's / is mounted read-only.
 	RootReadOnly bool
+	// MemoryLimit is its memory cgroup's limit in bytes (cgroup v1's
+	// memory.limit_in_bytes or v2's memory.max), 0 when it has none.
+	MemoryLimit int64
 }
 
 // Kernel reads the named container's main process from /proc, found
@@ -770,5 +773,46 @@ func (run *Running) Kernel(ctx context.Context, name string) (Kernel, error) {
 			p.RootReadOnly = slices.Contains(strings.Split(f[5], ","), "ro")
 		}
 	}
+	if p.MemoryLimit, err = memoryLimit(state.Pid); err != nil {
+		return Kernel{}, err
+	}
 	return p, nil
+}
+
+// memoryLimit reads the memory limit of a process's cgroup, from the v1
+// memory hierarchy if the machine has one, else from the v2 hierarchy.
+func memoryLimit(pid int) (int64, error) {
+	cgroups, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.Lines(string(cgroups)) {
+		// ID:CONTROLLERS:PATH
+		f := strings.SplitN(strings.TrimSpace(line), ":", 3)
+		if len(f) != 3 {
+			continue
+		}
+		var file string
+		switch {
+		case slices.Contains(strings.Split(f[1], ","), "memory"):
+			file = filepath.Join("/sys/fs/cgroup/memory", f[2], "memory.limit_in_bytes")
+		case f[0] == "0" && f[1] == "":
+			file = filepath.Join("/sys/fs/cgroup", f[2], "memory.max")
+			if _, err := os.Stat(file); err != nil {
+				continue // a v1 machine's unified hierarchy has no controllers
+			}
+		default:
+			continue
+		}
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return 0, err
+		}
+		v := strings.TrimSpace(string(b))
+		if v == "max" {
+			return 0, nil
+		}
+		return strconv.ParseInt(v, 10, 64)
+	}
+	return 0, errors.New("no memory cgroup")
 }
