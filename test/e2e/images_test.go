@@ -6,17 +6,20 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
+	"log"
 	"maps"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/registry"
 	"github.com/miekg/dns"
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -28,6 +31,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
@@ -80,6 +84,11 @@ func TestImagesRunTheChartsPodsThroughUpgradeAndUninstall(t *testing.T) {
 
 	tmp := t.TempDir()
 	bind := bindtest.Start(t, "example.com")
+	// The images go to a registry on loopback, where the chart's
+	// image.registry sends the pods to pull them from.
+	reg := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(reg.Close)
+	registryHost := strings.TrimPrefix(reg.URL, "http://")
 	admin, err := clientcmd.LoadFromFile(f.Kubeconfig)
 	if err != nil {
 		t.Fatal(err)
@@ -89,6 +98,7 @@ func TestImagesRunTheChartsPodsThroughUpgradeAndUninstall(t *testing.T) {
 role: controlPlane
 federation: fed
 domain: example.com
+image: {registry: %s/kfed-io}
 controller:
   clusterProbeInterval: 500ms
 dns:
@@ -101,11 +111,12 @@ dns:
     zone: example.com
     tsigKeyName: %s
     tsigSecret: {name: kfed-tsig, key: secret}
-`, port(bind.Addr), bindtest.KeyName))
+`, registryHost, port(bind.Addr), bindtest.KeyName))
 	memberValues := writeFile(t, tmp, "member.yaml", fmt.Sprintf(`
 role: member
 federation: fed
 domain: example.com
+image: {registry: %s/kfed-io}
 member:
   cluster: cluster-1
   controlPlane:
@@ -114,7 +125,7 @@ member:
 healthcheck:
   interval: 1s
   timeout: 500ms
-`, fedCluster.Server, base64.StdEncoding.EncodeToString(fedCluster.CertificateAuthorityData)))
+`, registryHost, fedCluster.Server, base64.StdEncoding.EncodeToString(fedCluster.CertificateAuthorityData)))
 
 	// What the README's install asks of the operator: the TSIG Secret, the
 	// chart in the control plane, the agents' tokens and the chart in the
@@ -145,11 +156,20 @@ healthcheck:
 		t.Fatal(b.err)
 	}
 	step("built the images")
+	// Tagged with the chart's appVersion, which the chart pulls by default,
+	// as a release of both would be.
+	tags := map[string]bool{appVersion(t, previous): true, appVersion(t, filepath.Join(root, chartDir)): true}
 	for name, dir := range b.layouts {
 		compressed, unpacked := imageSize(t, dir)
 		t.Logf("FIGURE image %s: %.1f MiB compressed, %.1f MiB unpacked", name, mib(compressed), mib(unpacked))
+		for tag := range tags {
+			if err := pods.Push(ctx, dir, registryHost+"/kfed-io/"+name+":"+tag); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
-	k := &kubelet{t: t, f: f, rt: rt, layouts: b.layouts, pods: map[string]*runningPod{}}
+	step("pushed the images to a registry on loopback")
+	k := &kubelet{t: t, f: f, rt: rt, pulled: map[string]string{}, pods: map[string]*runningPod{}}
 	k.sync("federation")
 	k.sync("cluster-1")
 	step("the chart's pods run under runc")
@@ -171,7 +191,7 @@ healthcheck:
 
 	// From here until the upgraded pods have published a new Service, BIND
 	// and kfed's CoreDNS must answer web, with its addresses, every 100 ms.
-	watch := startDNSWatch(name, bind.Addr, global, k.dnsAddr, local)
+	watch := startDNSWatch(name, bind.Addr, global, k.withDNS, local)
 	helmRun(t, f, "federation", "upgrade", filepath.Join(root, chartDir), cpValues)
 	helmRun(t, f, "cluster-1", "upgrade", filepath.Join(root, chartDir), memberValues)
 	step("helm upgrade to this chart")
@@ -378,14 +398,23 @@ func isNamespaced(kind string) bool {
 // waits for it to be ready and stops the old one (the chart's one-replica
 // rollout: surge one, none unavailable).
 type kubelet struct {
-	t       *testing.T
-	f       *framework.Federation
-	rt      *pods.Runtime
-	layouts map[string]string // image name (kfed-controller) → OCI layout
+	t  *testing.T
+	f  *framework.Federation
+	rt *pods.Runtime
+	// pulled maps each image reference pulled to its OCI layout: pulled
+	// once, as with the chart's imagePullPolicy IfNotPresent.
+	pulled map[string]string
 
 	mu   sync.Mutex
 	pods map[string]*runningPod // by cluster/Deployment
-	dns  atomic.Value           // the ready kfed CoreDNS's DNS address
+
+	// dns is the ready kfed CoreDNS's DNS address, what its Service would
+	// route to. Queries hold dnsMu for reading; a roll swaps the address
+	// under the write lock before it stops the old pod, so that, as when
+	// a terminating pod leaves its Service's endpoints, nothing is sent to
+	// a pod that is stopping.
+	dnsMu sync.RWMutex
+	dns   string
 }
 
 type runningPod struct {
@@ -421,7 +450,9 @@ func (k *kubelet) sync(cluster string) int {
 		k.pods[key] = p
 		k.mu.Unlock()
 		if d.Name == "kfed-coredns" {
-			k.dns.Store(p.ports[5353])
+			k.dnsMu.Lock()
+			k.dns = p.ports[5353]
+			k.dnsMu.Unlock()
 		}
 		if old != nil {
 			old.run.Stop(context.Background())
@@ -466,11 +497,13 @@ func (k *kubelet) startPod(cluster string, d *appsv1.Deployment) *runningPod {
 				}
 			}
 		}
-		// ghcr.io/kfed-io/kfed-controller:0.1.0 → the layout of kfed-controller.
-		repo, _, _ := strings.Cut(c.Image[strings.LastIndex(c.Image, "/")+1:], ":")
-		layout, ok := k.layouts[repo]
+		layout, ok := k.pulled[c.Image]
 		if !ok {
-			t.Fatalf("%s: no image built for %s", d.Name, c.Image)
+			layout = t.TempDir()
+			if err := pods.Pull(context.Background(), c.Image, layout); err != nil {
+				t.Fatalf("%s: %v", d.Name, err)
+			}
+			k.pulled[c.Image] = layout
 		}
 		images[c.Image] = layout
 	}
@@ -518,8 +551,17 @@ func (k *kubelet) startPod(cluster string, d *appsv1.Deployment) *runningPod {
 }
 
 func (k *kubelet) dnsAddr() string {
-	addr, _ := k.dns.Load().(string)
-	return addr
+	k.dnsMu.RLock()
+	defer k.dnsMu.RUnlock()
+	return k.dns
+}
+
+// withDNS calls f with the ready kfed CoreDNS's address, which stays
+// served until f returns.
+func (k *kubelet) withDNS(f func(addr string) error) error {
+	k.dnsMu.RLock()
+	defer k.dnsMu.RUnlock()
+	return f(k.dns)
 }
 
 func (k *kubelet) sortedPods() []*runningPod {
@@ -614,17 +656,19 @@ type dnsWatch struct {
 	n      int
 }
 
-func startDNSWatch(name, bindAddr string, bindWant []string, corednsAddr func() string, corednsWant []string) *dnsWatch {
+func startDNSWatch(name, bindAddr string, bindWant []string, withCoreDNS func(func(addr string) error) error, corednsWant []string) *dnsWatch {
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &dnsWatch{cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(w.done)
 		for ctx.Err() == nil {
+			withBIND := func(f func(string) error) error { return f(bindAddr) }
 			for _, s := range []struct {
-				who, addr string
-				want      []string
-			}{{"BIND", bindAddr, bindWant}, {"kfed's CoreDNS", corednsAddr(), corednsWant}} {
-				err := wantAddresses(s.addr, "udp", name, dns.TypeA, s.want...)
+				who  string
+				with func(func(string) error) error
+				want []string
+			}{{"BIND", withBIND, bindWant}, {"kfed's CoreDNS", withCoreDNS, corednsWant}} {
+				err := s.with(func(addr string) error { return wantAddresses(addr, "udp", name, dns.TypeA, s.want...) })
 				w.mu.Lock()
 				w.n++
 				if err != nil {
@@ -653,6 +697,22 @@ func (w *dnsWatch) queries() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.n
+}
+
+// appVersion is the appVersion of the chart in dir.
+func appVersion(t *testing.T, dir string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "Chart.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var chart struct {
+		AppVersion string `json:"appVersion"`
+	}
+	if err := yaml.Unmarshal(data, &chart); err != nil || chart.AppVersion == "" {
+		t.Fatalf("%s/Chart.yaml: no appVersion: %v", dir, err)
+	}
+	return chart.AppVersion
 }
 
 // imageSize is an image's size for this machine: its blobs (manifest,
