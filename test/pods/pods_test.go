@@ -233,3 +233,24 @@ func TestRuncRunsTheImageOnlyAsThePodAllows(t *testing.T) {
 func imageConfig(user string) v1.Config {
 	return v1.Config{User: user, Entrypoint: []string{"/bin"}, Cmd: []string{"--from-cmd"}}
 }
+
+func TestParseReferenceSplitsRegistryRepositoryAndTag(t *testing.T) {
+	tests := []struct {
+		ref     string
+		want    reference
+		wantErr bool
+	}{
+		{ref: "127.0.0.1:5000/kfed-io/kfed-controller:0.1.0", want: reference{"127.0.0.1:5000", "kfed-io/kfed-controller", "0.1.0"}},
+		{ref: "ghcr.io/kfed-io/kfed-coredns:v0.3.0", want: reference{"ghcr.io", "kfed-io/kfed-coredns", "v0.3.0"}},
+		{ref: "127.0.0.1:5000/kfed-io/kfed-controller", wantErr: true}, // no tag: the port is not one
+		{ref: "kfed-controller:0.1.0", wantErr: true},                  // no registry
+	}
+	for _, tt := range tests {
+		t.Run(tt.ref, func(t *testing.T) {
+			got, err := parseReference(tt.ref)
+			if (err != nil) != tt.wantErr || got != tt.want {
+				t.Errorf("parseReference(%q) = %+v, %v; want %+v (error %v)", tt.ref, got, err, tt.want, tt.wantErr)
+			}
+		})
+	}
+}
