@@ -27,7 +27,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -192,6 +191,7 @@ healthcheck:
 	// From here until the upgraded pods have published a new Service, BIND
 	// and kfed's CoreDNS must answer web, with its addresses, every 100 ms.
 	watch := startDNSWatch(name, bind.Addr, global, k.withDNS, local)
+	t.Cleanup(func() { watch.stop() }) // when the test stops early
 	helmRun(t, f, "federation", "upgrade", filepath.Join(root, chartDir), cpValues)
 	helmRun(t, f, "cluster-1", "upgrade", filepath.Join(root, chartDir), memberValues)
 	step("helm upgrade to this chart")
@@ -582,7 +582,8 @@ func (k *kubelet) running() int {
 }
 
 // wantProbes runs every container's liveness and readiness probes, as
-// rendered, once against the running containers.
+// rendered, against the running containers, and checks what the kernel
+// says of each container's process.
 func (k *kubelet) wantProbes(ctx context.Context) {
 	t := k.t
 	t.Helper()
@@ -607,15 +608,34 @@ func (k *kubelet) wantProbes(ctx context.Context) {
 				if probe == nil {
 					continue
 				}
-				if probe.HTTPGet != nil && probe.HTTPGet.Port.Type == intstr.String && probe.HTTPGet.Port.StrVal == "" {
-					t.Errorf("%s/%s: %s probe without a port", p.name, c.Name, kind)
-				}
-				if err := p.run.Probe(ctx, c.Name, probe); err != nil {
+				if err := probeAsKubelet(ctx, p.run, c.Name, probe); err != nil {
 					t.Errorf("%s/%s: %s probe: %v", p.name, c.Name, kind, err)
 				}
 			}
 		}
 	}
+}
+
+// probeAsKubelet runs a probe as often as the kubelet would before acting
+// on it (failureThreshold times in a row, default 3), a second apart rather
+// than periodSeconds, and returns the last error if every try failed: the
+// kubelet would then restart the container (liveness) or take it out of
+// its Services (readiness).
+func probeAsKubelet(ctx context.Context, run *pods.Running, container string, probe *corev1.Probe) error {
+	tries := int(probe.FailureThreshold)
+	if tries == 0 {
+		tries = 3
+	}
+	var err error
+	for i := 0; i < tries; i++ {
+		if i > 0 {
+			time.Sleep(time.Second)
+		}
+		if err = run.Probe(ctx, container, probe); err == nil {
+			return nil
+		}
+	}
+	return fmt.Errorf("%d tries in a row: %w", tries, err)
 }
 
 // wantHeartbeat waits for the running agent's heartbeat Lease, named after

@@ -95,9 +95,8 @@ type MemoryResources struct {
 	Limit *int64 `json:"limit,omitempty"`
 }
 
-// CPUResources share and cap CPU as the kubelet does from requests and limits.
+// CPUResources cap CPU as the kubelet does from a CPU limit.
 type CPUResources struct {
-	Shares *uint64 `json:"shares,omitempty"`
 	Quota  *int64  `json:"quota,omitempty"`
 	Period *uint64 `json:"period,omitempty"`
 }
@@ -362,23 +361,19 @@ func capabilities(c *corev1.Capabilities) *Capabilities {
 	return &Capabilities{Bounding: caps, Effective: caps, Inheritable: []string{}, Permitted: caps, Ambient: []string{}}
 }
 
-// resources are the cgroup settings the kubelet derives: the memory limit,
-// CPU shares from the request and a CFS quota from the limit.
+// resources are the cgroup settings the kubelet derives from limits: the
+// memory limit, and a CFS quota from a CPU limit. A CPU request is not
+// applied: the kubelet turns it into shares relative to the other pods
+// under its kubepods cgroup, and here the container's cgroup would compete
+// with every process of the host instead (50m is 51 shares against their
+// 1024), which no node arranges.
 func resources(r corev1.ResourceRequirements) *Resources {
 	out := &Resources{}
 	if m, ok := r.Limits[corev1.ResourceMemory]; ok {
 		out.Memory = &MemoryResources{Limit: new(m.Value())}
 	}
-	cpu := &CPUResources{}
-	if q, ok := r.Requests[corev1.ResourceCPU]; ok {
-		cpu.Shares = new(max(uint64(q.MilliValue())*1024/1000, 2))
-	}
 	if q, ok := r.Limits[corev1.ResourceCPU]; ok {
-		cpu.Period = new(uint64(100000))
-		cpu.Quota = new(q.MilliValue() * 100)
-	}
-	if cpu.Shares != nil || cpu.Quota != nil {
-		out.CPU = cpu
+		out.CPU = &CPUResources{Period: new(uint64(100000)), Quota: new(q.MilliValue() * 100)}
 	}
 	return out
 }
