@@ -31,7 +31,6 @@ type Process struct {
 	Cwd             string        `json:"cwd"`
 	Capabilities    *Capabilities `json:"capabilities,omitempty"`
 	NoNewPrivileges bool          `json:"noNewPrivileges,omitempty"`
-	Rlimits         []Rlimit      `json:"rlimits,omitempty"`
 }
 
 // User is the process's identity.
@@ -48,13 +47,6 @@ type Capabilities struct {
 	Inheritable []string `json:"inheritable"`
 	Permitted   []string `json:"permitted"`
 	Ambient     []string `json:"ambient"`
-}
-
-// Rlimit is one resource limit.
-type Rlimit struct {
-	Type string `json:"type"`
-	Hard uint64 `json:"hard"`
-	Soft uint64 `json:"soft"`
 }
 
 // Root is the container's root file system.
