@@ -188,9 +188,30 @@ healthcheck:
 	k.wantHeartbeat(ctx, fed)
 	step("the controller published web to BIND, the agent reports, kfed's CoreDNS answers")
 
+	// A second federated Service, so that the upgrade has more than one
+	// to keep.
+	api := federatedService("default", "api")
+	create(t, fed, api)
+	wantServiceCondition(t, fed, client.ObjectKeyFromObject(api), services.CondPublished, "True", "cluster-1")
+	apiGlobal := shardAddresses(t, f, "default", "api", "")
+	framework.Eventually(t, 30*time.Second, func(context.Context) error {
+		return wantAddresses(bind.Addr, "udp", "api.default.fed.svc.example.com.", dns.TypeA, apiGlobal...)
+	})
+	framework.Eventually(t, 30*time.Second, func(context.Context) error {
+		return wantAddresses(k.dnsAddr(), "udp", "api.default.fed.svc.example.com.", dns.TypeA, shardAddresses(t, f, "default", "api", "cluster-1")...)
+	})
+	before, err := snapshotPublished(bind, k.dnsAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(before.coredns) < 8 {
+		t.Fatalf("only %d names published before the upgrade: %v", len(before.coredns), before.coredns)
+	}
+	step(fmt.Sprintf("published api too: %d records in BIND, %d names answered by kfed's CoreDNS", len(before.bind), len(before.coredns)))
+
 	// From here until the upgraded pods have published a new Service, BIND
-	// and kfed's CoreDNS must answer web, with its addresses, every 100 ms.
-	watch := startDNSWatch(name, bind.Addr, global, k.withDNS, local)
+	// keeps every record and kfed's CoreDNS every answer, checked every 100 ms.
+	watch := startDNSWatch(bind, k.withDNS, before)
 	t.Cleanup(func() { watch.stop() }) // when the test stops early
 	helmRun(t, f, "federation", "upgrade", filepath.Join(root, chartDir), cpValues)
 	helmRun(t, f, "cluster-1", "upgrade", filepath.Join(root, chartDir), memberValues)
@@ -215,12 +236,12 @@ healthcheck:
 	// The watch spans the new controller's first DNS passes too: an
 	// upgrade that lost track of what it owns would delete records there.
 	if gaps := watch.stop(); len(gaps) > 0 {
-		t.Errorf("during the upgrade, web's records went missing or changed %d times; first: %s", len(gaps), gaps[0])
+		t.Errorf("during the upgrade, records went missing or answers changed %d times; first: %s", len(gaps), gaps[0])
 	}
 	if watch.queries() < 20 {
 		t.Errorf("only %d DNS checks during the upgrade", watch.queries())
 	}
-	step(fmt.Sprintf("after the upgrade every probe passes and a new Service is published; %d DNS checks, all answered", watch.queries()))
+	step(fmt.Sprintf("after the upgrade every probe passes and a new Service is published; %d checks of BIND's zone and CoreDNS's answers, nothing lost", watch.queries()))
 
 	// helm uninstall: what the chart made goes (and so do its pods), the
 	// CRDs and the users' objects stay, and so do the published records.
@@ -666,8 +687,63 @@ func (k *kubelet) wantHeartbeat(ctx context.Context, fed client.Client) {
 	})
 }
 
-// dnsWatch asks BIND and kfed's CoreDNS for a name every 100 ms and notes
-// every answer that is not the one wanted.
+// published is what BIND and kfed's CoreDNS answer for kfed's names: every
+// record of BIND's zone but the SOA (by AXFR), and CoreDNS's answer to each
+// A, AAAA, CNAME and SRV name of it (its own cluster's endpoints are cluster
+// IPs there, so its answers are its own).
+type published struct {
+	bind    map[string]bool   // each record, as dns.RR.String gives it
+	coredns map[string]string // "NAME TYPE" → the answers, sorted
+}
+
+func snapshotPublished(bind *bindtest.Server, corednsAddr string) (published, error) {
+	rrs, err := bind.Transfer()
+	if err != nil {
+		return published{}, err
+	}
+	p := published{bind: map[string]bool{}, coredns: map[string]string{}}
+	for _, rr := range rrs {
+		h := rr.Header()
+		if h.Rrtype == dns.TypeSOA {
+			continue
+		}
+		p.bind[rr.String()] = true
+		switch h.Rrtype {
+		case dns.TypeA, dns.TypeAAAA, dns.TypeCNAME, dns.TypeSRV:
+		default:
+			continue
+		}
+		r, err := query(corednsAddr, "udp", h.Name, h.Rrtype)
+		if err != nil {
+			return published{}, err
+		}
+		answers := answerStrings(r)
+		slices.Sort(answers)
+		p.coredns[h.Name+" "+dns.TypeToString[h.Rrtype]] = dns.RcodeToString[r.Rcode] + " " + strings.Join(answers, ", ")
+	}
+	return p, nil
+}
+
+// missing lists what of want p lacks: records gone from BIND, and answers
+// of CoreDNS that changed. Records p has in addition are not listed.
+func (p published) missing(want published) []string {
+	var out []string
+	for rr := range want.bind {
+		if !p.bind[rr] {
+			out = append(out, "BIND lost "+rr)
+		}
+	}
+	for q, a := range want.coredns {
+		if p.coredns[q] != a {
+			out = append(out, fmt.Sprintf("kfed's CoreDNS answers %s with %q, was %q", q, p.coredns[q], a))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// dnsWatch compares, every 100 ms, what BIND and kfed's CoreDNS answer with
+// a snapshot of before, and notes every record lost or answer changed.
 type dnsWatch struct {
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -676,26 +752,30 @@ type dnsWatch struct {
 	n      int
 }
 
-func startDNSWatch(name, bindAddr string, bindWant []string, withCoreDNS func(func(addr string) error) error, corednsWant []string) *dnsWatch {
+func startDNSWatch(bind *bindtest.Server, withCoreDNS func(func(addr string) error) error, want published) *dnsWatch {
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &dnsWatch{cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(w.done)
 		for ctx.Err() == nil {
-			withBIND := func(f func(string) error) error { return f(bindAddr) }
-			for _, s := range []struct {
-				who  string
-				with func(func(string) error) error
-				want []string
-			}{{"BIND", withBIND, bindWant}, {"kfed's CoreDNS", withCoreDNS, corednsWant}} {
-				err := s.with(func(addr string) error { return wantAddresses(addr, "udp", name, dns.TypeA, s.want...) })
-				w.mu.Lock()
-				w.n++
-				if err != nil {
-					w.gaps = append(w.gaps, fmt.Sprintf("%s %s: %v", time.Now().Format("15:04:05.000"), s.who, err))
-				}
-				w.mu.Unlock()
+			var got published
+			err := withCoreDNS(func(addr string) error {
+				var err error
+				got, err = snapshotPublished(bind, addr)
+				return err
+			})
+			w.mu.Lock()
+			w.n++
+			now := time.Now().Format("15:04:05.000")
+			if err != nil {
+				w.gaps = append(w.gaps, now+" "+err.Error())
 			}
+			for _, m := range got.missing(want) {
+				if err == nil {
+					w.gaps = append(w.gaps, now+" "+m)
+				}
+			}
+			w.mu.Unlock()
 			select {
 			case <-ctx.Done():
 			case <-time.After(100 * time.Millisecond):
