@@ -321,10 +321,11 @@ func runcPath(t *testing.T) string {
 	return path
 }
 
-// previousChart writes the chart as it was before its last change into a
-// folder of the test's and returns it: the chart of the commit before the
-// last one that changed its templates, values or files (its README aside),
-// or of HEAD when the working tree changes them.
+// previousChart writes the chart users upgrade from into a folder of the
+// test's and returns it: the chart of the last release (the nearest v* tag)
+// if it differs from this one; else the chart before its last change, that
+// is of the commit before the last one that changed its templates, values
+// or files (its README aside), or of HEAD when the working tree changes them.
 func previousChart(t *testing.T, root string) string {
 	t.Helper()
 	git := func(args ...string) (string, error) {
@@ -338,13 +339,23 @@ func previousChart(t *testing.T, root string) string {
 		return strings.TrimSpace(out.String()), nil
 	}
 	paths := []string{"--", chartDir, ":(exclude)" + chartDir + "/README.md"}
-	rev := "HEAD"
-	if _, err := git(append([]string{"diff", "--quiet", "HEAD"}, paths...)...); err == nil {
-		last, err := git(append([]string{"log", "-1", "--format=%H"}, paths...)...)
-		if err != nil || last == "" {
-			t.Fatalf("no commit changed the chart (a shallow clone?): %v", err)
+	rev := ""
+	// The last release, when there is one and its chart differs: what users
+	// upgrade from.
+	if tag, err := git("describe", "--tags", "--match", "v*", "--abbrev=0"); err == nil && tag != "" {
+		if _, err := git(append([]string{"diff", "--quiet", tag}, paths...)...); err != nil {
+			rev = tag
 		}
-		rev = last + "^"
+	}
+	if rev == "" {
+		rev = "HEAD"
+		if _, err := git(append([]string{"diff", "--quiet", "HEAD"}, paths...)...); err == nil {
+			last, err := git(append([]string{"log", "-1", "--format=%H"}, paths...)...)
+			if err != nil || last == "" {
+				t.Fatalf("no commit changed the chart (a shallow clone?): %v", err)
+			}
+			rev = last + "^"
+		}
 	}
 	dir := t.TempDir()
 	archive := exec.Command("git", "archive", "--format=tar", rev, chartDir)
