@@ -29,6 +29,8 @@ export KFED_PROMTOOL
 hack/install-dnsperf.sh >/dev/null
 # The failover benchmark's client resolves through a real Unbound.
 hack/install-unbound.sh >/dev/null
+# test/pods and the images e2e run kfed's images under runc.
+hack/install-runc.sh >/dev/null
 
 # Build the tests as the images are built (hack/images: CGO_ENABLED=0,
 # -trimpath), and so share one compile of every package with the images test
