@@ -75,6 +75,7 @@ func decide(o observation, st *status) (decision, error) {
 
 	weigh(o.weights, shards)
 	judge(o, previous, shards, st)
+	locate(o.joined, shards)
 
 	in := Input{Names: o.names, TTL: o.cfg.TTL, Shards: shards}
 	for _, cl := range o.joined {
@@ -97,6 +98,24 @@ func decide(o observation, st *status) (decision, error) {
 		d.hostnames = d.hostnames || s.Hostname != ""
 	}
 	return d, nil
+}
+
+// locate gives each shard its cluster's location, for readers that order
+// clusters by distance: the Cluster's own, else its region's place in kfed's
+// table of cloud regions. A shard kept from before whose Cluster is gone
+// keeps the location it was published with.
+func locate(joined map[string]*kfedv1alpha1.Cluster, shards []Shard) {
+	for i := range shards {
+		s := &shards[i]
+		cl := joined[s.Cluster]
+		if cl == nil {
+			continue
+		}
+		s.Location = nil
+		if p, ok, _ := cl.Coordinates(); ok {
+			s.Location = &p
+		}
+	}
 }
 
 // judge gives each shard the checkers' verdict: unhealthy only when a
