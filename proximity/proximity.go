@@ -1,0 +1,197 @@
+// Package proximity orders a federated Service's clusters for one client,
+// nearest first: for a client inside cluster C, C itself, then the clusters
+// that share one of C's zones, then C's region, then the rest; for a client
+// at a known place, by great-circle distance. Within a tier (or among
+// clusters at about the same distance) clusters are drawn in proportion to
+// their weights, clusters of weight 0 follow every other healthy cluster, and
+// unhealthy ones come last. It knows nothing of DNS: the CoreDNS plugin orders
+// its answers with it, and so may anything else that hands out endpoints.
+//
+// Everything here runs per query in the plugin, so nothing allocates for a
+// Service of up to 16 clusters.
+package proximity
+
+import (
+	"math"
+	"slices"
+
+	"github.com/kfed-io/kfed/geo"
+)
+
+// SameDistance is how close two clusters' distances from a client must be
+// for them to count as equally near: their weights then share the client's
+// queries, as within a zone. Distance is a proxy for latency, and 50 km is
+// well under a millisecond of fibre, so the clusters of one metro area (or
+// one cloud region, which the region table puts at one point) stay a pool.
+const SameDistance = 50.0
+
+// Tier numbers say how near a cluster is to a client's own cluster, by
+// labels: the lower, the nearer.
+const (
+	TierSelf   = 0 // the client's own cluster
+	TierZone   = 1 // shares one of its zones
+	TierRegion = 2 // in its region
+	TierOther  = 3 // anywhere else, or nowhere known
+)
+
+// Place is where a cluster is, as its Cluster says: region, zones and, when
+// known, coordinates.
+type Place struct {
+	Region  string
+	Zones   []string
+	Point   geo.Point
+	Located bool
+}
+
+// Tier says how near other is to self, a client's own cluster, by their
+// labels alone. It is not TierSelf: a cluster knows itself by name.
+func Tier(self, other Place) int {
+	if self.Region == "" || other.Region != self.Region {
+		return TierOther
+	}
+	for _, z := range other.Zones {
+		if slices.Contains(self.Zones, z) {
+			return TierZone
+		}
+	}
+	return TierRegion
+}
+
+// Cluster is what ordering knows of one cluster's endpoint.
+type Cluster struct {
+	Name string
+	Place
+	// Weight shares queries among equally near clusters; 0 puts the
+	// cluster after every healthy one of a positive weight.
+	Weight    int
+	Unhealthy bool
+}
+
+// FromCluster appends to dst the indexes of clusters in the order a client
+// inside the cluster named self gets them: self, its zone, its region, the
+// rest, weights drawn with intn within each tier (intn(n) returns a number in
+// [0, n); rand.IntN fits). Without self among clusters, every cluster is in
+// the last tier.
+func FromCluster(dst []int, clusters []Cluster, self string, intn func(int) int) []int {
+	var own Place
+	for _, c := range clusters {
+		if c.Name == self {
+			own = c.Place
+		}
+	}
+	var buf [16]Rank
+	ranks := buf[:0]
+	for _, c := range clusters {
+		key := Tier(own, c.Place)
+		if c.Name == self {
+			key = TierSelf
+		}
+		ranks = append(ranks, Rank{Key: float64(key), Weight: c.Weight, Unhealthy: c.Unhealthy})
+	}
+	return Order(dst, ranks, 0, intn)
+}
+
+// FromPoint appends to dst the indexes of clusters in the order a client at
+// p gets them: nearest first, weights drawn with intn among clusters whose
+// distances are within SameDistance of the nearest not yet placed, clusters
+// without a location after those with one.
+func FromPoint(dst []int, clusters []Cluster, p geo.Point, intn func(int) int) []int {
+	at := geo.Vector(p)
+	var buf [16]Rank
+	ranks := buf[:0]
+	for _, c := range clusters {
+		key := math.Inf(1)
+		if c.Located {
+			key = at.Distance(geo.Vector(c.Point))
+		}
+		ranks = append(ranks, Rank{Key: key, Weight: c.Weight, Unhealthy: c.Unhealthy})
+	}
+	return Order(dst, ranks, SameDistance, intn)
+}
+
+// Rank is one cluster as Order sees it: how far it is (a tier, a distance;
+// +Inf for unknown), its weight and health.
+type Rank struct {
+	Key       float64
+	Weight    int
+	Unhealthy bool
+}
+
+// class puts healthy clusters of a positive weight first, then those of
+// weight 0, then the unhealthy.
+func (r Rank) class() int {
+	switch {
+	case r.Unhealthy:
+		return 2
+	case r.Weight <= 0:
+		return 1
+	}
+	return 0
+}
+
+// Order appends to dst the indexes of ranks, nearest first: healthy ranks of
+// a positive weight by key, a group at a time (a group starts at the lowest
+// key not yet placed and holds every key within slack of it), each group's
+// ranks drawn in proportion to their weights with intn; then those of weight
+// 0, then the unhealthy, each by key and in their given order on a tie.
+func Order(dst []int, ranks []Rank, slack float64, intn func(int) int) []int {
+	var buf [16]int
+	idx := buf[:0]
+	if len(ranks) > len(buf) {
+		idx = make([]int, 0, len(ranks))
+	}
+	for i := range ranks {
+		idx = append(idx, i)
+	}
+	// Insertion sort: stable, and the fastest for the few clusters a
+	// Service has. slices.SortStableFunc would take a closure, which
+	// escapes.
+	for i := 1; i < len(idx); i++ {
+		for j := i; j > 0 && before(ranks[idx[j]], ranks[idx[j-1]]); j-- {
+			idx[j], idx[j-1] = idx[j-1], idx[j]
+		}
+	}
+	for start := 0; start < len(idx); {
+		first := ranks[idx[start]]
+		end := start + 1
+		for end < len(idx) && ranks[idx[end]].class() == first.class() && ranks[idx[end]].Key <= first.Key+slack {
+			end++
+		}
+		if first.class() == 0 {
+			dst = appendWeighted(dst, idx[start:end], ranks, intn)
+		} else {
+			dst = append(dst, idx[start:end]...)
+		}
+		start = end
+	}
+	return dst
+}
+
+func before(a, b Rank) bool {
+	if a.class() != b.class() {
+		return a.class() < b.class()
+	}
+	return a.Key < b.Key
+}
+
+// appendWeighted appends group, indexes of ranks of a positive weight, in a
+// weighted random order: each next one is drawn with a probability
+// proportional to its weight among those not drawn yet. It reorders group.
+func appendWeighted(dst []int, group []int, ranks []Rank, intn func(int) int) []int {
+	total := 0
+	for _, i := range group {
+		total += ranks[i].Weight
+	}
+	for len(group) > 1 {
+		r := intn(total)
+		j := 0
+		for r >= ranks[group[j]].Weight {
+			r -= ranks[group[j]].Weight
+			j++
+		}
+		dst = append(dst, group[j])
+		total -= ranks[group[j]].Weight
+		group = slices.Delete(group, j, j+1)
+	}
+	return append(dst, group...)
+}
