@@ -72,7 +72,7 @@ func (k *Kfed) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (
 		k.requests.count(qtype, dns.RcodeServerFailure)
 		return dns.RcodeServerFailure, nil
 	}
-	m := k.respond(request.Request{W: w, Req: r}, qname, zone)
+	m, _ := k.respond(request.Request{W: w, Req: r}, qname, zone, k.index.Inside())
 	if m.Rcode == dns.RcodeNameError && k.fall.Through(qname) {
 		return plugin.NextOrFailure(k.Name(), k.Next, ctx, w, r)
 	}

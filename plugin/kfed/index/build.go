@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/miekg/dns"
 
@@ -366,6 +367,12 @@ type clusterIDs struct {
 	mu    sync.RWMutex
 	ids   map[string]int
 	names []string // by number; 0 is "", an endpoint of no cluster
+	// own is the index's own cluster, whose tiers places are seen from.
+	own string
+	// places are where the clusters are, by number; table is their
+	// snapshot for queries (places.go).
+	places []place
+	table  atomic.Pointer[placeTable]
 }
 
 // id returns name's number, giving it one if it has none.

@@ -87,7 +87,7 @@ func (o *Object) has(name string) bool {
 // runs outside any member cluster), giving endpoints without a recordTTL the
 // TTL defaultTTL.
 func New(cluster string, defaultTTL uint32) *Index {
-	return &Index{
+	x := &Index{
 		cluster:    cluster,
 		defaultTTL: defaultTTL,
 		names:      map[string]*Records{},
@@ -95,6 +95,8 @@ func New(cluster string, defaultTTL uint32) *Index {
 		merged:     map[string][]*Records{},
 		objects:    map[string]*Object{},
 	}
+	x.clusterIDs.own = cluster
+	return x
 }
 
 // Lookup returns the records at name, a fully qualified lower-case name, and
@@ -160,6 +162,7 @@ func (x *Index) Set(object string, endpoints []extdnsv1alpha1.Endpoint, clusters
 // the DNSEndpoint need not be kept once parsed. Nothing of endpoints or
 // clusters is kept: the object's one string is new.
 func (x *Index) Parse(endpoints []extdnsv1alpha1.Endpoint, clusters dnsendpoint.Clusters) *Object {
+	x.clusterIDs.learnPlaces(clusters)
 	byName := map[string][]*extdnsv1alpha1.Endpoint{}
 	var errs []error
 	for i := range endpoints {
