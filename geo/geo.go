@@ -85,6 +85,12 @@ func Vector(p Point) Vec {
 	return Vec{cosLat * cosLon, cosLat * sinLon, sinLat}
 }
 
+// Within reports whether v and w are at most km apart, without the
+// arccosine Distance takes.
+func (v Vec) Within(w Vec, km float64) bool {
+	return v.X*w.X+v.Y*w.Y+v.Z*w.Z >= math.Cos(km/EarthRadius)
+}
+
 // Distance is the great-circle distance between v and w in kilometres.
 func (v Vec) Distance(w Vec) float64 {
 	dot := v.X*w.X + v.Y*w.Y + v.Z*w.Z

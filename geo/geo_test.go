@@ -68,3 +68,18 @@ func TestParse(t *testing.T) {
 		})
 	}
 }
+
+func TestWithin(t *testing.T) {
+	a, b := Vector(Point{50.11, 8.68}), Vector(Point{50.45, 3.82}) // Frankfurt, St. Ghislain: ~348 km
+	for _, tt := range []struct {
+		km   float64
+		want bool
+	}{{300, false}, {400, true}, {0, false}} {
+		if got := a.Within(b, tt.km); got != tt.want {
+			t.Errorf("Within(%v km) = %v, want %v (distance %.0f km)", tt.km, got, tt.want, a.Distance(b))
+		}
+	}
+	if !a.Within(a, 1) {
+		t.Error("a point is not within 1 km of itself")
+	}
+}

@@ -161,7 +161,7 @@ func (v Vantage) varies(groups []groupView) bool {
 		a := groups[i].cluster
 		for j := i + 1; j < len(groups); j++ {
 			b := groups[j].cluster
-			if located(a) != located(b) || (located(a) && t.vec[a].Distance(t.vec[b]) > proximity.SameDistance) {
+			if located(a) != located(b) || (located(a) && !t.vec[a].Within(t.vec[b], proximity.SameDistance)) {
 				return true
 			}
 		}
