@@ -86,10 +86,13 @@ func FromCluster(dst []int, clusters []Cluster, self string, intn func(int) int)
 		if c.Name == self {
 			key = TierSelf
 		}
-		ranks = append(ranks, Rank{Key: float64(key), Weight: c.Weight, Unhealthy: c.Unhealthy})
+		ranks = append(ranks, Rank{Key: float64(key), Weight: weight(c.Weight), Unhealthy: c.Unhealthy})
 	}
 	return Order(dst, ranks, 0, intn)
 }
+
+// weight is w as a Rank holds it: kfed's weights are at most 2^20.
+func weight(w int) int32 { return int32(max(min(w, 1<<30), 0)) }
 
 // FromPoint appends to dst the indexes of clusters in the order a client at
 // p gets them: nearest first, weights drawn with intn among clusters whose
@@ -104,16 +107,17 @@ func FromPoint(dst []int, clusters []Cluster, p geo.Point, intn func(int) int) [
 		if c.Located {
 			key = at.Distance(geo.Vector(c.Point))
 		}
-		ranks = append(ranks, Rank{Key: key, Weight: c.Weight, Unhealthy: c.Unhealthy})
+		ranks = append(ranks, Rank{Key: key, Weight: weight(c.Weight), Unhealthy: c.Unhealthy})
 	}
 	return Order(dst, ranks, SameDistance, intn)
 }
 
 // Rank is one cluster as Order sees it: how far it is (a tier, a distance;
-// +Inf for unknown), its weight and health.
+// +Inf for unknown), its weight and health. It is small, since the plugin
+// keeps a Service's ranks on the stack of every query.
 type Rank struct {
 	Key       float64
-	Weight    int
+	Weight    int32
 	Unhealthy bool
 }
 
@@ -134,35 +138,33 @@ func (r Rank) class() int {
 // key not yet placed and holds every key within slack of it), each group's
 // ranks drawn in proportion to their weights with intn; then those of weight
 // 0, then the unhealthy, each by key and in their given order on a tie.
+//
+// It orders the indexes where it appends them, with no buffer of its own: a
+// query's goroutine starts with a small stack, and every frame on the way to
+// the answer counts.
 func Order(dst []int, ranks []Rank, slack float64, intn func(int) int) []int {
-	var buf [16]int
-	idx := buf[:0]
-	if len(ranks) > len(buf) {
-		idx = make([]int, 0, len(ranks))
-	}
+	start := len(dst)
 	for i := range ranks {
-		idx = append(idx, i)
+		dst = append(dst, i)
 	}
+	idx := dst[start:]
 	// Insertion sort: stable, and the fastest for the few clusters a
-	// Service has. slices.SortStableFunc would take a closure, which
-	// escapes.
+	// Service has.
 	for i := 1; i < len(idx); i++ {
 		for j := i; j > 0 && before(ranks[idx[j]], ranks[idx[j-1]]); j-- {
 			idx[j], idx[j-1] = idx[j-1], idx[j]
 		}
 	}
-	for start := 0; start < len(idx); {
-		first := ranks[idx[start]]
-		end := start + 1
+	for g := 0; g < len(idx); {
+		first := ranks[idx[g]]
+		end := g + 1
 		for end < len(idx) && ranks[idx[end]].class() == first.class() && ranks[idx[end]].Key <= first.Key+slack {
 			end++
 		}
 		if first.class() == 0 {
-			dst = appendWeighted(dst, idx[start:end], ranks, intn)
-		} else {
-			dst = append(dst, idx[start:end]...)
+			drawWeighted(idx[g:end], ranks, intn)
 		}
-		start = end
+		g = end
 	}
 	return dst
 }
@@ -174,24 +176,26 @@ func before(a, b Rank) bool {
 	return a.Key < b.Key
 }
 
-// appendWeighted appends group, indexes of ranks of a positive weight, in a
-// weighted random order: each next one is drawn with a probability
-// proportional to its weight among those not drawn yet. It reorders group.
-func appendWeighted(dst []int, group []int, ranks []Rank, intn func(int) int) []int {
+// drawWeighted puts group, indexes of ranks of a positive weight, in a
+// weighted random order, in place: each next one is drawn with a
+// probability proportional to its weight among those not drawn yet.
+func drawWeighted(group []int, ranks []Rank, intn func(int) int) {
 	total := 0
 	for _, i := range group {
-		total += ranks[i].Weight
+		total += int(ranks[i].Weight)
 	}
 	for len(group) > 1 {
 		r := intn(total)
 		j := 0
-		for r >= ranks[group[j]].Weight {
-			r -= ranks[group[j]].Weight
+		for r >= int(ranks[group[j]].Weight) {
+			r -= int(ranks[group[j]].Weight)
 			j++
 		}
-		dst = append(dst, group[j])
-		total -= ranks[group[j]].Weight
-		group = slices.Delete(group, j, j+1)
+		// Move the drawn one to the front, keeping the others' order.
+		drawn := group[j]
+		copy(group[1:j+1], group[:j])
+		group[0] = drawn
+		total -= int(ranks[drawn].Weight)
+		group = group[1:]
 	}
-	return append(dst, group...)
 }

@@ -119,21 +119,36 @@ func (r *Records) AppendFrom(dst []dns.RR, qtype uint16, v Vantage, intn func(in
 	}
 	rest := s.groups[s.local:]
 	varies := false
-	if len(rest) == 1 {
+	switch len(rest) {
+	case 0:
+	case 1:
 		order = append(order, rest[0].lb)
-	} else if len(rest) > 1 {
-		var rbuf [8]proximity.Rank
-		var ibuf [8]int
-		ranks := rbuf[:0]
-		for _, g := range rest {
-			ranks = append(ranks, proximity.Rank{Key: v.key(g.cluster), Weight: g.weight})
-		}
-		for _, i := range proximity.Order(ibuf[:0], ranks, v.slack(), intn) {
-			order = append(order, rest[i].lb)
-		}
-		varies = v.varies(rest)
+	default:
+		order, varies = appendNearest(order, rest, v, intn)
 	}
 	return appendPacked(dst, r.name(), qtype, s.ttl, size, order), varies
+}
+
+// appendNearest appends the load-balancer addresses of groups in the order
+// a client at v gets them, and whether that order depends on where v is. It
+// is a function of its own, never inlined, so that its buffers are off the
+// stack by the time the records are made: a query runs on a goroutine of
+// its own, whose stack starts small and is copied whole each time it grows
+// (runtime.copystack was a quarter of a real server's CPU when these
+// buffers sat in AppendFrom's frame).
+//
+//go:noinline
+func appendNearest(order []string, groups []groupView, v Vantage, intn func(int) int) ([]string, bool) {
+	var rbuf [8]proximity.Rank
+	var ibuf [8]int
+	ranks := rbuf[:0]
+	for _, g := range groups {
+		ranks = append(ranks, proximity.Rank{Key: v.key(g.cluster), Weight: int32(g.weight)})
+	}
+	for _, i := range proximity.Order(ibuf[:0], ranks, v.slack(), intn) {
+		order = append(order, groups[i].lb)
+	}
+	return order, v.varies(groups)
 }
 
 // AppendAll appends every address record of type qtype (dns.TypeA or
