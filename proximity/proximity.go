@@ -81,14 +81,18 @@ func FromCluster(dst []int, clusters []Cluster, self string, intn func(int) int)
 	}
 	var buf [16]Rank
 	ranks := buf[:0]
-	for _, c := range clusters {
+	for i, c := range clusters {
 		key := Tier(own, c.Place)
 		if c.Name == self {
 			key = TierSelf
 		}
-		ranks = append(ranks, Rank{Key: float64(key), Weight: weight(c.Weight), Unhealthy: c.Unhealthy})
+		ranks = append(ranks, Rank{Key: float64(key), Weight: weight(c.Weight), ID: int16(i), Unhealthy: c.Unhealthy})
 	}
-	return Order(dst, ranks, 0, intn)
+	Order(ranks, 0, intn)
+	for _, r := range ranks {
+		dst = append(dst, int(r.ID))
+	}
+	return dst
 }
 
 // weight is w as a Rank holds it: kfed's weights are at most 2^20.
@@ -102,22 +106,28 @@ func FromPoint(dst []int, clusters []Cluster, p geo.Point, intn func(int) int) [
 	at := geo.Vector(p)
 	var buf [16]Rank
 	ranks := buf[:0]
-	for _, c := range clusters {
+	for i, c := range clusters {
 		key := math.Inf(1)
 		if c.Located {
 			key = at.Distance(geo.Vector(c.Point))
 		}
-		ranks = append(ranks, Rank{Key: key, Weight: weight(c.Weight), Unhealthy: c.Unhealthy})
+		ranks = append(ranks, Rank{Key: key, Weight: weight(c.Weight), ID: int16(i), Unhealthy: c.Unhealthy})
 	}
-	return Order(dst, ranks, SameDistance, intn)
+	Order(ranks, SameDistance, intn)
+	for _, r := range ranks {
+		dst = append(dst, int(r.ID))
+	}
+	return dst
 }
 
 // Rank is one cluster as Order sees it: how far it is (a tier, a distance;
-// +Inf for unknown), its weight and health. It is small, since the plugin
-// keeps a Service's ranks on the stack of every query.
+// +Inf for unknown), its weight and health, and the caller's number for it.
+// It is small, since the plugin keeps a Service's ranks on the stack of
+// every query.
 type Rank struct {
 	Key       float64
 	Weight    int32
+	ID        int16
 	Unhealthy bool
 }
 
@@ -133,40 +143,35 @@ func (r Rank) class() int {
 	return 0
 }
 
-// Order appends to dst the indexes of ranks, nearest first: healthy ranks of
-// a positive weight by key, a group at a time (a group starts at the lowest
-// key not yet placed and holds every key within slack of it), each group's
-// ranks drawn in proportion to their weights with intn; then those of weight
-// 0, then the unhealthy, each by key and in their given order on a tie.
+// Order puts ranks in the order a client gets them, nearest first: healthy
+// ranks of a positive weight by key, a group at a time (a group starts at
+// the lowest key not yet placed and holds every key within slack of it),
+// each group's ranks drawn in proportion to their weights with intn; then
+// those of weight 0, then the unhealthy, each by key and in their given
+// order on a tie.
 //
-// It orders the indexes where it appends them, with no buffer of its own: a
-// query's goroutine starts with a small stack, and every frame on the way to
-// the answer counts.
-func Order(dst []int, ranks []Rank, slack float64, intn func(int) int) []int {
-	start := len(dst)
-	for i := range ranks {
-		dst = append(dst, i)
-	}
-	idx := dst[start:]
+// It orders ranks in place, with no buffer of its own: a query's goroutine
+// starts with a small stack, copied whole each time it grows, and every
+// frame on the way to the answer counts.
+func Order(ranks []Rank, slack float64, intn func(int) int) {
 	// Insertion sort: stable, and the fastest for the few clusters a
 	// Service has.
-	for i := 1; i < len(idx); i++ {
-		for j := i; j > 0 && before(ranks[idx[j]], ranks[idx[j-1]]); j-- {
-			idx[j], idx[j-1] = idx[j-1], idx[j]
+	for i := 1; i < len(ranks); i++ {
+		for j := i; j > 0 && before(ranks[j], ranks[j-1]); j-- {
+			ranks[j], ranks[j-1] = ranks[j-1], ranks[j]
 		}
 	}
-	for g := 0; g < len(idx); {
-		first := ranks[idx[g]]
+	for g := 0; g < len(ranks); {
+		first := ranks[g]
 		end := g + 1
-		for end < len(idx) && ranks[idx[end]].class() == first.class() && ranks[idx[end]].Key <= first.Key+slack {
+		for end < len(ranks) && ranks[end].class() == first.class() && ranks[end].Key <= first.Key+slack {
 			end++
 		}
 		if first.class() == 0 {
-			drawWeighted(idx[g:end], ranks, intn)
+			drawWeighted(ranks[g:end], intn)
 		}
 		g = end
 	}
-	return dst
 }
 
 func before(a, b Rank) bool {
@@ -176,26 +181,26 @@ func before(a, b Rank) bool {
 	return a.Key < b.Key
 }
 
-// drawWeighted puts group, indexes of ranks of a positive weight, in a
-// weighted random order, in place: each next one is drawn with a
-// probability proportional to its weight among those not drawn yet.
-func drawWeighted(group []int, ranks []Rank, intn func(int) int) {
+// drawWeighted puts group, ranks of a positive weight, in a weighted random
+// order, in place: each next one is drawn with a probability proportional to
+// its weight among those not drawn yet.
+func drawWeighted(group []Rank, intn func(int) int) {
 	total := 0
-	for _, i := range group {
-		total += int(ranks[i].Weight)
+	for _, r := range group {
+		total += int(r.Weight)
 	}
 	for len(group) > 1 {
 		r := intn(total)
 		j := 0
-		for r >= int(ranks[group[j]].Weight) {
-			r -= int(ranks[group[j]].Weight)
+		for r >= int(group[j].Weight) {
+			r -= int(group[j].Weight)
 			j++
 		}
 		// Move the drawn one to the front, keeping the others' order.
 		drawn := group[j]
 		copy(group[1:j+1], group[:j])
 		group[0] = drawn
-		total -= int(ranks[drawn].Weight)
+		total -= int(drawn.Weight)
 		group = group[1:]
 	}
 }

@@ -113,8 +113,13 @@ func TestFromPoint(t *testing.T) {
 func TestOrderGroupsWithinSlackOfTheNearest(t *testing.T) {
 	// 0, 40 and 80 km: 40 is within 50 of 0, 80 is not, so it starts a
 	// group of its own even though it is within 50 of 40.
-	ranks := []Rank{{Key: 80, Weight: 1}, {Key: 40, Weight: 1}, {Key: 0, Weight: 1}}
-	if got := Order(nil, ranks, SameDistance, last); !slices.Equal(got, []int{1, 2, 0}) {
+	ranks := []Rank{{Key: 80, Weight: 1, ID: 0}, {Key: 40, Weight: 1, ID: 1}, {Key: 0, Weight: 1, ID: 2}}
+	Order(ranks, SameDistance, last)
+	var got []int16
+	for _, r := range ranks {
+		got = append(got, r.ID)
+	}
+	if !slices.Equal(got, []int16{1, 2, 0}) {
 		t.Errorf("order %v, want [1 2 0]", got)
 	}
 }

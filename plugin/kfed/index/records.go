@@ -139,14 +139,14 @@ func (r *Records) AppendFrom(dst []dns.RR, qtype uint16, v Vantage, intn func(in
 //
 //go:noinline
 func appendNearest(order []string, groups []groupView, v Vantage, intn func(int) int) ([]string, bool) {
-	var rbuf [8]proximity.Rank
-	var ibuf [8]int
-	ranks := rbuf[:0]
-	for _, g := range groups {
-		ranks = append(ranks, proximity.Rank{Key: v.key(g.cluster), Weight: int32(g.weight)})
+	var buf [8]proximity.Rank
+	ranks := buf[:0]
+	for i, g := range groups {
+		ranks = append(ranks, proximity.Rank{Key: v.key(g.cluster), Weight: int32(g.weight), ID: int16(i)})
 	}
-	for _, i := range proximity.Order(ibuf[:0], ranks, v.slack(), intn) {
-		order = append(order, groups[i].lb)
+	proximity.Order(ranks, v.slack(), intn)
+	for _, r := range ranks {
+		order = append(order, groups[r.ID].lb)
 	}
 	return order, v.varies(groups)
 }
