@@ -6,6 +6,7 @@ import (
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	"github.com/kfed-io/kfed/geo"
+	"github.com/kfed-io/kfed/geo/regions"
 	"github.com/kfed-io/kfed/proximity"
 )
 
@@ -38,12 +39,16 @@ type placeTable struct {
 	located []bool
 }
 
-// learnPlaces records where the clusters of a table are.
+// learnPlaces records where the clusters of a table are. A row without a
+// location (a table an older controller wrote, before it rewrites it) is
+// placed by its region, as the controller would place it.
 func (c *clusterIDs) learnPlaces(clusters dnsendpoint.Clusters) {
 	for _, cl := range clusters {
 		p := place{region: cl.Region, zones: cl.Zones}
 		if cl.Location != nil {
 			p.point, p.located = *cl.Location, true
+		} else if at, ok := regions.Lookup(cl.Region); ok {
+			p.point, p.located = at, true
 		}
 		if p.region == "" && !p.located {
 			continue // says nothing of where it is (an older table)

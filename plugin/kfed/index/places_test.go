@@ -151,3 +151,21 @@ func TestAppendFromDoesNotAllocateForOrdering(t *testing.T) {
 		}
 	}
 }
+
+func TestARowWithoutLocationIsPlacedByItsRegion(t *testing.T) {
+	x := New("", 30)
+	eps, table := placed(
+		member("cluster-1", "us-east1", "us-east1-b", nil, 1, "127.1.0.1"),
+		member("cluster-3", "europe-west1", "europe-west1-b", nil, 1, "127.3.0.1"),
+		member("cluster-9", "basement", "rack-1", nil, 1, "127.9.0.1"),
+	)
+	if err := x.Set("default/demo", eps, table); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := x.Lookup(global + ".")
+	frankfurt := geo.Point{Latitude: 50.11, Longitude: 8.68}
+	got, varies := r.AppendFrom(nil, dns.TypeA, x.At(frankfurt), first)
+	if want := []string{"127.3.0.1", "127.1.0.1", "127.9.0.1"}; !slices.Equal(addressesOf(got), want) || !varies {
+		t.Errorf("addresses %v (varies %v), want %v (varies true)", addressesOf(got), varies, want)
+	}
+}
