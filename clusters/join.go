@@ -5,6 +5,7 @@
 package clusters
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -94,7 +96,7 @@ func Join(ctx context.Context, fed client.Client, o JoinOptions) (*kfedv1alpha1.
 	secret := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: SecretName(o.Name), Namespace: o.Namespace,
-			Labels: map[string]string{kfedv1alpha1.LabelManagedBy: "kfed", kfedv1alpha1.LabelCluster: o.Name},
+			Labels: map[string]string{kfedv1alpha1.LabelManagedBy: kfedv1alpha1.ManagedBy, kfedv1alpha1.LabelCluster: o.Name},
 		},
 		Type: corev1.SecretTypeOpaque,
 		Data: map[string][]byte{kfedv1alpha1.DefaultKubeconfigKey: data},
@@ -252,11 +254,11 @@ func Probe(ctx context.Context, cfg *rest.Config) (string, error) {
 	return dc, nil
 }
 
-// Unjoin deletes the Cluster, waits up to wait for kfed-controller to
+// Unjoin deletes the Cluster, waits up to timeout for kfed-controller to
 // finish with it (its finalizer removes kfed's shards from the member), then
 // deletes the kubeconfig Secret kfed made for it. A Secret kfed did not make
 // is left alone.
-func Unjoin(ctx context.Context, fed client.Client, name string, wait time.Duration) error {
+func Unjoin(ctx context.Context, fed client.Client, name string, timeout time.Duration) error {
 	var c kfedv1alpha1.Cluster
 	if err := fed.Get(ctx, client.ObjectKey{Name: name}, &c); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -268,22 +270,16 @@ func Unjoin(ctx context.Context, fed client.Client, name string, wait time.Durat
 		return fmt.Errorf("deleting cluster %q: %w", name, err)
 	}
 	// The member's kubeconfig must outlive the finalizer that uses it.
-	deadline := time.Now().Add(wait)
-	for {
-		err := fed.Get(ctx, client.ObjectKey{Name: name}, &kfedv1alpha1.Cluster{})
-		if apierrors.IsNotFound(err) {
-			break
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("cluster %q is still being removed after %v (finalizers %v): is kfed-controller running? "+
-				"Its kubeconfig secret %s/%s is kept until it is gone", name, wait, c.Finalizers,
-				c.Spec.KubeconfigSecretRef.Namespace, c.Spec.KubeconfigSecretRef.Name)
-		}
-		select {
-		case <-ctx.Done():
+	gone := func(ctx context.Context) (bool, error) {
+		return apierrors.IsNotFound(fed.Get(ctx, client.ObjectKey{Name: name}, &kfedv1alpha1.Cluster{})), nil
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, gone); err != nil {
+		if ctx.Err() != nil {
 			return ctx.Err()
-		case <-time.After(200 * time.Millisecond):
 		}
+		return fmt.Errorf("cluster %q is still being removed after %v (finalizers %v): is kfed-controller running? "+
+			"Its kubeconfig secret %s/%s is kept until it is gone", name, timeout, c.Finalizers,
+			c.Spec.KubeconfigSecretRef.Namespace, c.Spec.KubeconfigSecretRef.Name)
 	}
 	ref := c.Spec.KubeconfigSecretRef
 	var s corev1.Secret
@@ -294,13 +290,75 @@ func Unjoin(ctx context.Context, fed client.Client, name string, wait time.Durat
 	if err != nil {
 		return fmt.Errorf("looking up secret %s/%s: %w", ref.Namespace, ref.Name, err)
 	}
-	if s.Labels[kfedv1alpha1.LabelManagedBy] != "kfed" || s.Labels[kfedv1alpha1.LabelCluster] != name {
+	if !isKubeconfigSecret(&s, name) {
 		return nil
 	}
 	if err := fed.Delete(ctx, &s); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting secret %s/%s: %w", ref.Namespace, ref.Name, err)
 	}
 	return nil
+}
+
+// RenewKubeconfig replaces the kubeconfig kfed stored for the joined cluster
+// name with member, once member reaches the cluster. It changes only a
+// Secret kfed made for that cluster.
+func RenewKubeconfig(ctx context.Context, fed client.Client, name string, member *clientcmdapi.Config) error {
+	var c kfedv1alpha1.Cluster
+	if err := fed.Get(ctx, client.ObjectKey{Name: name}, &c); err != nil {
+		return fmt.Errorf("looking up cluster %q: %w", name, err)
+	}
+	cfg, err := RESTConfig(member)
+	if err != nil {
+		return err
+	}
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if _, err := Probe(pctx, cfg); err != nil {
+		return fmt.Errorf("the new token does not reach cluster %q: %w", name, err)
+	}
+	ref := c.Spec.KubeconfigSecretRef
+	var s corev1.Secret
+	if err := fed.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, &s); err != nil {
+		return fmt.Errorf("kubeconfig secret of cluster %q: %w", name, err)
+	}
+	if !isKubeconfigSecret(&s, name) {
+		return fmt.Errorf("secret %s/%s was not made by kfed join for cluster %q; it is left alone", s.Namespace, s.Name, name)
+	}
+	data, err := clientcmd.Write(*member)
+	if err != nil {
+		return fmt.Errorf("encoding kubeconfig: %w", err)
+	}
+	key := cmp.Or(ref.Key, kfedv1alpha1.DefaultKubeconfigKey)
+	if s.Data == nil {
+		s.Data = map[string][]byte{}
+	}
+	s.Data[key] = data
+	if err := fed.Update(ctx, &s); err != nil {
+		return fmt.Errorf("updating secret %s/%s: %w", s.Namespace, s.Name, err)
+	}
+	// kfed-controller reloads a member's kubeconfig when its Cluster
+	// changes, not when the Secret does.
+	patch := client.MergeFrom(c.DeepCopy())
+	if c.Annotations == nil {
+		c.Annotations = map[string]string{}
+	}
+	c.Annotations[AnnotationKubeconfigRenewed] = time.Now().UTC().Format(time.RFC3339)
+	if err := fed.Patch(ctx, &c, patch); err != nil {
+		return fmt.Errorf("marking cluster %q renewed: %w", name, err)
+	}
+	return nil
+}
+
+// AnnotationKubeconfigRenewed records on a Cluster when its kubeconfig was
+// last renewed. Writing it is what makes kfed-controller load the renewed
+// kubeconfig: the registry reloads a member when its Cluster changes, not
+// when its Secret does.
+const AnnotationKubeconfigRenewed = "kfed.io/kubeconfig-renewed"
+
+// isKubeconfigSecret reports whether s is the kubeconfig Secret Join made for
+// cluster name: the only Secret kfed changes or deletes.
+func isKubeconfigSecret(s *corev1.Secret, name string) bool {
+	return s.Labels[kfedv1alpha1.LabelManagedBy] == kfedv1alpha1.ManagedBy && s.Labels[kfedv1alpha1.LabelCluster] == name
 }
 
 func ensureNamespace(ctx context.Context, c client.Client, name string) error {

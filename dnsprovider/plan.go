@@ -229,10 +229,9 @@ func (pl Planner) Plan(zone string, desired, current []RecordSet) Plan {
 
 // planName plans one name: its records and its mark.
 func (pl Planner) planName(p *Plan, name, resource string, want, have []RecordSet, markRS RecordSet) {
-	reg := pl.Registry
 	hasMark := markRS.Name != ""
 	mark, isKfed := ParseMark(markRS)
-	mine := hasMark && isKfed && mark.Owner == reg.OwnerID
+	mine := hasMark && isKfed && mark.Owner == pl.Registry.OwnerID
 	if hasMark && !mine {
 		if len(want) > 0 {
 			who := "a TXT record kfed did not write"
@@ -243,10 +242,26 @@ func (pl Planner) planName(p *Plan, name, resource string, want, have []RecordSe
 		}
 		return
 	}
+	owned, foreignTypes := splitOwned(have, mine, mark)
+	if clash := clashes(want, foreignTypes); len(clash) > 0 {
+		// Leave the name as it is, this owner's records included: half a
+		// change (say, A records gone and no CNAME) would be worse.
+		p.Conflicts = append(p.Conflicts, Conflict{Name: name, Resource: resource,
+			Reason: "holds " + strings.Join(clash, ", ") + " records without kfed's ownership mark"})
+		return
+	}
+	changes := recordChanges(name, want, owned)
+	if c, ok := pl.markChange(name, resource, want, mine, mark, markRS); ok {
+		changes = append(changes, c)
+	}
+	slices.SortStableFunc(changes, func(a, b Change) int { return int(a.Action) - int(b.Action) })
+	p.Changes = append(p.Changes, changes...)
+}
 
-	// Split what the name holds into this owner's records and others'.
-	var owned []RecordSet
-	foreignTypes := map[string]bool{}
+// splitOwned divides what a name holds into the records this owner's mark
+// covers and the types of everyone else's.
+func splitOwned(have []RecordSet, mine bool, mark Mark) (owned []RecordSet, foreignTypes map[string]bool) {
+	foreignTypes = map[string]bool{}
 	for _, h := range have {
 		if mine && mark.Owns(h.Type) {
 			owned = append(owned, h)
@@ -254,27 +269,29 @@ func (pl Planner) planName(p *Plan, name, resource string, want, have []RecordSe
 			foreignTypes[h.Type] = true
 		}
 	}
+	return owned, foreignTypes
+}
+
+// clashes are the types someone else holds at a name that publishing want
+// would touch: a desired type of theirs, their CNAME, or anything of theirs
+// beside a desired CNAME. Sorted.
+func clashes(want []RecordSet, foreignTypes map[string]bool) []string {
 	wantTypes := map[string]bool{}
 	for _, w := range want {
 		wantTypes[w.Type] = true
 	}
-	// A desired type someone else holds, or a CNAME beside anything else,
-	// cannot be published without touching their records.
 	var clash []string
 	for t := range foreignTypes {
 		if wantTypes[t] || t == TypeCNAME || (wantTypes[TypeCNAME] && len(foreignTypes) > 0) {
 			clash = append(clash, t)
 		}
 	}
-	if len(clash) > 0 {
-		slices.Sort(clash)
-		// Leave the name as it is, this owner's records included: half a
-		// change (say, A records gone and no CNAME) would be worse.
-		p.Conflicts = append(p.Conflicts, Conflict{Name: name, Resource: resource,
-			Reason: "holds " + strings.Join(clash, ", ") + " records without kfed's ownership mark"})
-		return
-	}
+	slices.Sort(clash)
+	return clash
+}
 
+// recordChanges turns owned into want at name: creates, updates, deletes.
+func recordChanges(name string, want, owned []RecordSet) []Change {
 	var changes []Change
 	wantByKey := map[Key]RecordSet{}
 	for _, w := range want {
@@ -296,8 +313,13 @@ func (pl Planner) planName(p *Plan, name, resource string, want, have []RecordSe
 			changes = append(changes, Change{Action: Create, New: w, Group: name})
 		}
 	}
+	return changes
+}
 
-	// The mark lists the types this owner holds at the name afterwards.
+// markChange is the change to the name's mark, which lists the types this
+// owner holds there afterwards; ok is false when the mark stays as it is.
+func (pl Planner) markChange(name, resource string, want []RecordSet, mine bool, mark Mark, markRS RecordSet) (Change, bool) {
+	reg := pl.Registry
 	types := map[string]bool{}
 	for _, w := range want {
 		types[w.Type] = true
@@ -312,18 +334,17 @@ func (pl Planner) planName(p *Plan, name, resource string, want, have []RecordSe
 	newMark := Mark{Owner: reg.OwnerID, Resource: resource, Types: slices.Sorted(maps.Keys(types))}
 	switch {
 	case len(types) == 0 && mine:
-		changes = append(changes, Change{Action: Delete, Old: markRS, Group: name})
+		return Change{Action: Delete, Old: markRS, Group: name}, true
 	case len(types) == 0:
+		return Change{}, false
 	case !mine:
-		changes = append(changes, Change{Action: Create, New: reg.Record(name, newMark, ttl), Group: name})
-	default:
-		if newMark.Resource == "" {
-			newMark.Resource = mark.Resource
-		}
-		if nm := reg.Record(name, newMark, markRS.TTL); !nm.Equal(markRS) {
-			changes = append(changes, Change{Action: Update, Old: markRS, New: nm, Group: name})
-		}
+		return Change{Action: Create, New: reg.Record(name, newMark, ttl), Group: name}, true
 	}
-	slices.SortStableFunc(changes, func(a, b Change) int { return int(a.Action) - int(b.Action) })
-	p.Changes = append(p.Changes, changes...)
+	if newMark.Resource == "" {
+		newMark.Resource = mark.Resource
+	}
+	if nm := reg.Record(name, newMark, markRS.TTL); !nm.Equal(markRS) {
+		return Change{Action: Update, Old: markRS, New: nm, Group: name}, true
+	}
+	return Change{}, false
 }

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -210,16 +209,11 @@ func normalizeTarget(typ, t string) (string, error) {
 		}
 		return NormalizeName(t), nil
 	case TypeSRV:
-		f := strings.Fields(t)
-		if len(f) != 4 {
-			return "", fmt.Errorf("SRV target %q is not \"priority weight port target\"", t)
+		v, err := ParseSRV(t)
+		if err != nil {
+			return "", err
 		}
-		for _, n := range f[:3] {
-			if v, err := strconv.ParseUint(n, 10, 16); err != nil || v > 65535 {
-				return "", fmt.Errorf("SRV target %q: %q is not a 16-bit number", t, n)
-			}
-		}
-		return strings.Join([]string{f[0], f[1], f[2], NormalizeName(f[3])}, " "), nil
+		return strings.TrimSuffix(v.String(), "."), nil
 	case TypeTXT:
 		return QuoteTXT(t), nil
 	default:

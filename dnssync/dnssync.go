@@ -16,6 +16,8 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/utils/clock"
+
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/dnsprovider"
@@ -74,8 +76,8 @@ type Syncer struct {
 	// writers to the zone are noticed then, or at once by a failed
 	// precondition.
 	Relist time.Duration
-	// Now returns the time; time.Now when nil (tests move it).
-	Now func() time.Time
+	// Clock tells the time; the real one when nil (tests move a fake).
+	Clock clock.PassiveClock
 
 	mu    sync.Mutex
 	zones []dnsprovider.Zone
@@ -394,8 +396,8 @@ func (s *Syncer) relist() time.Duration {
 }
 
 func (s *Syncer) now() time.Time {
-	if s.Now != nil {
-		return s.Now()
+	if s.Clock != nil {
+		return s.Clock.Now()
 	}
 	return time.Now()
 }

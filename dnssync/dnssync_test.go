@@ -9,6 +9,7 @@ import (
 
 	"github.com/miekg/dns"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
@@ -103,8 +104,7 @@ func TestSyncPublishesToBINDAndStaysQuietInSteadyState(t *testing.T) {
 	})
 
 	t.Run("the cache is re-listed after Relist", func(t *testing.T) {
-		now := time.Now().Add(2 * time.Hour)
-		s.Now = func() time.Time { return now }
+		s.Clock = clocktesting.NewFakePassiveClock(time.Now().Add(2 * time.Hour))
 		res, err := s.Sync(ctx, dnssync.Desired(dnsendpoint.NewTenancy("fed", nil), []extdnsv1alpha1.DNSEndpoint{endpointFor(t, map[string]string{"c1": "127.1.0.1"})}), false)
 		if err != nil || res.Listed != 1 || res.Changes() != 0 {
 			t.Errorf("after an hour: listed %d, %d changes, %v", res.Listed, res.Changes(), err)
@@ -207,8 +207,8 @@ func TestSyncerIsFreshOnlyWhileItsListingsAreTrusted(t *testing.T) {
 	srv := bindtest.Start(t, zone)
 	s, _ := newSyncer(t, srv)
 	ctx := context.Background()
-	now := time.Now()
-	s.Now = func() time.Time { return now }
+	now := clocktesting.NewFakePassiveClock(time.Now())
+	s.Clock = now
 	desired := dnssync.Desired(dnsendpoint.NewTenancy("fed", nil), []extdnsv1alpha1.DNSEndpoint{endpointFor(t, map[string]string{"c1": "127.1.0.1"})})
 	sync := func(t *testing.T) {
 		if _, err := s.Sync(ctx, desired, false); err != nil {
@@ -222,8 +222,8 @@ func TestSyncerIsFreshOnlyWhileItsListingsAreTrusted(t *testing.T) {
 	}{
 		{"before the first sync nothing is listed", func(*testing.T) {}, false},
 		{"after a sync its listing is trusted", sync, true},
-		{"just before Relist it still is", func(*testing.T) { now = now.Add(time.Hour - time.Second) }, true},
-		{"at Relist it is not", func(*testing.T) { now = now.Add(time.Second) }, false},
+		{"just before Relist it still is", func(*testing.T) { now.SetTime(now.Now().Add(time.Hour - time.Second)) }, true},
+		{"at Relist it is not", func(*testing.T) { now.SetTime(now.Now().Add(time.Second)) }, false},
 		{"a sync lists again", sync, true},
 		{"after Invalidate (a failed precondition) it is not", func(*testing.T) { s.Invalidate() }, false},
 	}

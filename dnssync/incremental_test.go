@@ -15,6 +15,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
@@ -200,8 +202,8 @@ func newMemProvider(weighted bool, seed []dnsprovider.RecordSet) *memProvider {
 	return p
 }
 
-func newTestController(p *memProvider, now *time.Time) *Controller {
-	return &Controller{Syncer: &Syncer{Provider: p, Planner: dnsprovider.Planner{Registry: testRegistry}, Now: func() time.Time { return *now }},
+func newTestController(p *memProvider, now clock.PassiveClock) *Controller {
+	return &Controller{Syncer: &Syncer{Provider: p, Planner: dnsprovider.Planner{Registry: testRegistry}, Clock: now},
 		Tenancy: testTenancy}
 }
 
@@ -313,9 +315,9 @@ func equivalence(t *testing.T, weighted bool, seed uint64) {
 	ctx := context.Background()
 	r := rand.New(rand.NewPCG(seed, 16))
 	start := append(foreign(), leftover()...)
-	now := time.Now()
+	now := clocktesting.NewFakePassiveClock(time.Now())
 	incP, fullP := newMemProvider(weighted, start), newMemProvider(weighted, start)
-	inc, full := newTestController(incP, &now), newTestController(fullP, &now)
+	inc, full := newTestController(incP, now), newTestController(fullP, now)
 
 	var eps []extdnsv1alpha1.DNSEndpoint
 	next := 0
@@ -347,7 +349,7 @@ func equivalence(t *testing.T, weighted bool, seed uint64) {
 			inc.Syncer.Invalidate()
 			what, mustFull = append(what, "invalidate"), true
 		case 1:
-			now = now.Add(2 * time.Hour)
+			now.SetTime(now.Now().Add(2 * time.Hour))
 			what, mustFull = append(what, "relist"), true
 		}
 		// The cache lists in no particular order.
@@ -424,9 +426,9 @@ func endpointAt(ns, name, rv string, dnsNames ...string) extdnsv1alpha1.DNSEndpo
 // be trusted, and every name otherwise.
 func TestDNSSyncPlansEveryNameWhenItCannotTrustWhatItRemembers(t *testing.T) {
 	ctx := context.Background()
-	now := time.Now()
+	now := clocktesting.NewFakePassiveClock(time.Now())
 	p := newMemProvider(false, foreign())
-	c := newTestController(p, &now)
+	c := newTestController(p, now)
 	eps := []extdnsv1alpha1.DNSEndpoint{
 		endpointAt("ns", "a", "1", "a.kfed.test", "shared.kfed.test"),
 		endpointAt("ns", "b", "1", "b.kfed.test", "shared.kfed.test"),
@@ -459,7 +461,7 @@ func TestDNSSyncPlansEveryNameWhenItCannotTrustWhatItRemembers(t *testing.T) {
 		{"a shared name changed: the names of the one that changed", bump(0), incremental, 2, nil},
 		{"a DNSEndpoint removed: the names it had", func() { eps = slices.Delete(eps, 1, 2) }, incremental, 2, nil},
 		{"one added", func() { eps = append(eps, endpointAt("ns", "b", "2", "b.kfed.test")) }, incremental, 1, nil},
-		{"at Relist every name is planned", func() { now = now.Add(2 * time.Hour) }, full, 0, nil},
+		{"at Relist every name is planned", func() { now.SetTime(now.Now().Add(2 * time.Hour)) }, full, 0, nil},
 		{"after Invalidate (a failed precondition) every name", func() { bump(2)(); c.Syncer.Invalidate() }, full, 0, nil},
 		{"the provider fails", func() { retarget(1)(); p.failNext = true }, failed, 0, nil},
 		{"after an error every name", retarget(1), full, 0, func() { c.statusesWritten(false, false) }},
@@ -495,9 +497,9 @@ func TestDNSSyncPlansEveryNameWhenItCannotTrustWhatItRemembers(t *testing.T) {
 // pass rewrites its mark (and reports its conflicts to the other).
 func TestANameTwoDNSEndpointsAskForKeepsItsMarkWhateverTheListOrder(t *testing.T) {
 	ctx := context.Background()
-	now := time.Now()
+	now := clocktesting.NewFakePassiveClock(time.Now())
 	p := newMemProvider(false, foreign())
-	c := newTestController(p, &now)
+	c := newTestController(p, now)
 	a := endpointAt("ns", "a", "1", "shared.kfed.test")
 	b := endpointAt("ns", "b", "1", "shared.kfed.test", "taken.kfed.test")
 	b.Spec.Endpoints[0].Targets = []string{"127.0.0.9"}
@@ -548,9 +550,9 @@ func BenchmarkDNSSyncPassOneChanged10000(b *testing.B) {
 	for _, mode := range []string{"full", "incremental"} {
 		b.Run(mode, func(b *testing.B) {
 			ctx := context.Background()
-			now := time.Now()
+			now := clocktesting.NewFakePassiveClock(time.Now())
 			p := newMemProvider(false, nil)
-			c := newTestController(p, &now)
+			c := newTestController(p, now)
 			eps := scaleEndpoints(b, 10000)
 			if _, _, err := c.sync(ctx, eps); err != nil {
 				b.Fatal(err)

@@ -51,7 +51,7 @@ const (
 	KindHTTPS Kind = "https"
 )
 
-// Limits on the settings, the same for annotations, flags and ParseSpec.
+// Limits on the settings, the same for annotations and flags.
 const (
 	MinInterval  = time.Second
 	MaxInterval  = time.Hour
@@ -106,115 +106,165 @@ func Defaults() Spec {
 //     default timeout or 40 % of the interval, whichever is shorter (10 s
 //     and 4 s keep that ratio), so a short interval alone is valid.
 func ParseAnnotations(annotations map[string]string, defaults Spec) (Spec, error) {
-	var errs []error
-	bad := func(key, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("annotation %s=%q: %s", key, annotations[key], fmt.Sprintf(format, args...)))
-	}
+	r := annotationReader{annotations: annotations}
 	s := defaults
-	if v, ok := annotations[AnnotationCheck]; ok {
-		switch k := Kind(strings.ToLower(strings.TrimSpace(v))); k {
-		case KindTCP, KindHTTP, KindHTTPS:
-			s.Kind = k
-		default:
-			bad(AnnotationCheck, "must be tcp, http or https")
-		}
-	}
-	web := s.Kind == KindHTTP || s.Kind == KindHTTPS
-	if !web {
-		s.Path, s.StatusMin, s.StatusMax = "", 0, 0
-	} else {
-		if s.Path == "" {
-			s.Path = DefaultPath
-		}
-		if s.StatusMin == 0 && s.StatusMax == 0 {
-			s.StatusMin, s.StatusMax = DefaultStatusMin, DefaultStatusMax
-		}
-	}
-	if v, ok := annotations[AnnotationPath]; ok {
-		p := strings.TrimSpace(v)
-		switch {
-		case !web:
-			bad(AnnotationPath, "a path needs %s http or https", AnnotationCheck)
-		default:
-			if err := checkPath(p); err != nil {
-				bad(AnnotationPath, "%v", err)
-			} else {
-				s.Path = p
-			}
-		}
-	}
-	if v, ok := annotations[AnnotationPort]; ok {
-		p, err := strconv.ParseUint(strings.TrimSpace(v), 10, 16)
-		if err != nil || p == 0 {
-			bad(AnnotationPort, "must be a port number from 1 to 65535")
-		} else {
-			s.Port = uint16(p)
-		}
-	}
-	if v, ok := annotations[AnnotationStatus]; ok {
-		lo, hi, err := parseStatus(strings.TrimSpace(v))
-		switch {
-		case !web:
-			bad(AnnotationStatus, "a status range needs %s http or https", AnnotationCheck)
-		case err != nil:
-			bad(AnnotationStatus, "%v", err)
-		default:
-			s.StatusMin, s.StatusMax = lo, hi
-		}
-	}
-	intervalOK := true
-	if v, ok := annotations[AnnotationInterval]; ok {
-		d, err := time.ParseDuration(strings.TrimSpace(v))
-		switch {
-		case err != nil:
-			intervalOK = false
-			bad(AnnotationInterval, "not a duration such as 10s or 1m")
-		case d < MinInterval || d > MaxInterval:
-			intervalOK = false
-			bad(AnnotationInterval, "must be from %v to %v", MinInterval, MaxInterval)
-		default:
-			s.Interval = d
-			if _, set := annotations[AnnotationTimeout]; !set {
-				s.Timeout = min(defaults.Timeout, d*2/5)
-			}
-		}
-	}
-	if v, ok := annotations[AnnotationTimeout]; ok {
-		d, err := time.ParseDuration(strings.TrimSpace(v))
-		switch {
-		case err != nil:
-			bad(AnnotationTimeout, "not a duration such as 4s or 500ms")
-		case d < MinTimeout:
-			bad(AnnotationTimeout, "must be at least %v", MinTimeout)
-		case intervalOK && d >= s.Interval:
-			bad(AnnotationTimeout, "must be shorter than the interval, %v", s.Interval)
-		default:
-			s.Timeout = d
-		}
-	}
-	for _, a := range []struct {
-		key string
-		to  *int
-	}{{AnnotationRise, &s.Rise}, {AnnotationFall, &s.Fall}} {
-		v, ok := annotations[a.key]
-		if !ok {
-			continue
-		}
-		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil || n < 1 || n > MaxThreshold {
-			bad(a.key, "must be a whole number from 1 to %d", MaxThreshold)
-			continue
-		}
-		*a.to = n
-	}
-	if len(errs) > 0 {
-		return Spec{}, errors.Join(errs...)
+	web := r.kind(&s)
+	r.path(&s, web)
+	r.port(&s)
+	r.status(&s, web)
+	r.timing(&s, defaults.Timeout)
+	r.thresholds(&s)
+	if len(r.errs) > 0 {
+		return Spec{}, errors.Join(r.errs...)
 	}
 	if err := s.Validate(); err != nil {
 		// Only the defaults can be at fault here: every annotation was checked.
 		return Spec{}, fmt.Errorf("health-check defaults: %w", err)
 	}
 	return s, nil
+}
+
+// annotationReader reads a Service's health annotations into a Spec, one
+// setting at a time, and gathers every problem rather than stopping at the
+// first.
+type annotationReader struct {
+	annotations map[string]string
+	errs        []error
+}
+
+// bad records a problem with the annotation key.
+func (r *annotationReader) bad(key, format string, args ...any) {
+	r.errs = append(r.errs, fmt.Errorf("annotation %s=%q: %s", key, r.annotations[key], fmt.Sprintf(format, args...)))
+}
+
+// kind reads the probe kind and reports whether it is http or https. A tcp
+// check drops the path and status range the defaults may carry; an http or
+// https one without them takes DefaultPath and 200–399.
+func (r *annotationReader) kind(s *Spec) (web bool) {
+	if v, ok := r.annotations[AnnotationCheck]; ok {
+		switch k := Kind(strings.ToLower(strings.TrimSpace(v))); k {
+		case KindTCP, KindHTTP, KindHTTPS:
+			s.Kind = k
+		default:
+			r.bad(AnnotationCheck, "must be tcp, http or https")
+		}
+	}
+	web = s.Kind == KindHTTP || s.Kind == KindHTTPS
+	if !web {
+		s.Path, s.StatusMin, s.StatusMax = "", 0, 0
+		return false
+	}
+	if s.Path == "" {
+		s.Path = DefaultPath
+	}
+	if s.StatusMin == 0 && s.StatusMax == 0 {
+		s.StatusMin, s.StatusMax = DefaultStatusMin, DefaultStatusMax
+	}
+	return true
+}
+
+func (r *annotationReader) path(s *Spec, web bool) {
+	v, ok := r.annotations[AnnotationPath]
+	if !ok {
+		return
+	}
+	p := strings.TrimSpace(v)
+	if !web {
+		r.bad(AnnotationPath, "a path needs %s http or https", AnnotationCheck)
+		return
+	}
+	if err := checkPath(p); err != nil {
+		r.bad(AnnotationPath, "%v", err)
+		return
+	}
+	s.Path = p
+}
+
+func (r *annotationReader) port(s *Spec) {
+	v, ok := r.annotations[AnnotationPort]
+	if !ok {
+		return
+	}
+	p, err := strconv.ParseUint(strings.TrimSpace(v), 10, 16)
+	if err != nil || p == 0 {
+		r.bad(AnnotationPort, "must be a port number from 1 to 65535")
+		return
+	}
+	s.Port = uint16(p)
+}
+
+func (r *annotationReader) status(s *Spec, web bool) {
+	v, ok := r.annotations[AnnotationStatus]
+	if !ok {
+		return
+	}
+	lo, hi, err := parseStatus(strings.TrimSpace(v))
+	switch {
+	case !web:
+		r.bad(AnnotationStatus, "a status range needs %s http or https", AnnotationCheck)
+	case err != nil:
+		r.bad(AnnotationStatus, "%v", err)
+	default:
+		s.StatusMin, s.StatusMax = lo, hi
+	}
+}
+
+// timing reads the interval and the timeout. An interval set without a
+// timeout takes defaultTimeout or 40 % of the interval, whichever is
+// shorter; a timeout is checked against the interval only when the
+// interval annotation, if any, was valid, so one mistake is reported once.
+func (r *annotationReader) timing(s *Spec, defaultTimeout time.Duration) {
+	intervalOK := true
+	if v, ok := r.annotations[AnnotationInterval]; ok {
+		d, err := time.ParseDuration(strings.TrimSpace(v))
+		switch {
+		case err != nil:
+			intervalOK = false
+			r.bad(AnnotationInterval, "not a duration such as 10s or 1m")
+		case d < MinInterval || d > MaxInterval:
+			intervalOK = false
+			r.bad(AnnotationInterval, "must be from %v to %v", MinInterval, MaxInterval)
+		default:
+			s.Interval = d
+			if _, set := r.annotations[AnnotationTimeout]; !set {
+				s.Timeout = min(defaultTimeout, d*2/5)
+			}
+		}
+	}
+	v, ok := r.annotations[AnnotationTimeout]
+	if !ok {
+		return
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(v))
+	switch {
+	case err != nil:
+		r.bad(AnnotationTimeout, "not a duration such as 4s or 500ms")
+	case d < MinTimeout:
+		r.bad(AnnotationTimeout, "must be at least %v", MinTimeout)
+	case intervalOK && d >= s.Interval:
+		r.bad(AnnotationTimeout, "must be shorter than the interval, %v", s.Interval)
+	default:
+		s.Timeout = d
+	}
+}
+
+// thresholds reads rise and fall.
+func (r *annotationReader) thresholds(s *Spec) {
+	for _, a := range []struct {
+		key string
+		to  *int
+	}{{AnnotationRise, &s.Rise}, {AnnotationFall, &s.Fall}} {
+		v, ok := r.annotations[a.key]
+		if !ok {
+			continue
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 1 || n > MaxThreshold {
+			r.bad(a.key, "must be a whole number from 1 to %d", MaxThreshold)
+			continue
+		}
+		*a.to = n
+	}
 }
 
 // Validate reports every way s is not a Spec the agent can probe with.
@@ -253,135 +303,6 @@ func (s Spec) validate(minInterval, minTimeout time.Duration) error {
 		errs = append(errs, fmt.Errorf("fall %d: must be from 1 to %d", s.Fall, MaxThreshold))
 	}
 	return errors.Join(errs...)
-}
-
-// String is the Spec's compact form, one line that ParseSpec reads back:
-//
-//	tcp 10s/4s rise 2 fall 3
-//	http /healthz 200-399 port 8080 10s/4s rise 2 fall 3
-//
-// The form is kind, then for http and https the path and status range (one
-// number when the range is a single status), then "port N" if a port is set,
-// then interval/timeout, rise and fall.
-func (s Spec) String() string {
-	var b strings.Builder
-	b.WriteString(string(s.Kind))
-	if s.Kind == KindHTTP || s.Kind == KindHTTPS {
-		b.WriteString(" " + s.Path + " " + strconv.Itoa(s.StatusMin))
-		if s.StatusMax != s.StatusMin {
-			b.WriteString("-" + strconv.Itoa(s.StatusMax))
-		}
-	}
-	if s.Port != 0 {
-		b.WriteString(" port " + strconv.Itoa(int(s.Port)))
-	}
-	fmt.Fprintf(&b, " %v/%v rise %d fall %d", s.Interval, s.Timeout, s.Rise, s.Fall)
-	return b.String()
-}
-
-// ParseSpec reads the form String writes and validates it.
-func ParseSpec(text string) (Spec, error) {
-	s, err := parseSpec(strings.Fields(text))
-	if err != nil {
-		return Spec{}, fmt.Errorf("health-check spec %q: %w", text, err)
-	}
-	if err := s.Validate(); err != nil {
-		return Spec{}, fmt.Errorf("health-check spec %q: %w", text, err)
-	}
-	return s, nil
-}
-
-func parseSpec(f []string) (Spec, error) {
-	var s Spec
-	next := func(what string) (string, error) {
-		if len(f) == 0 {
-			return "", fmt.Errorf("%s missing", what)
-		}
-		v := f[0]
-		f = f[1:]
-		return v, nil
-	}
-	word := func(want string) error {
-		v, err := next(want)
-		if err == nil && v != want {
-			err = fmt.Errorf("%q where %q belongs", v, want)
-		}
-		return err
-	}
-	number := func(what string) (int, error) {
-		v, err := next(what)
-		if err != nil {
-			return 0, err
-		}
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return 0, fmt.Errorf("%s %q: not a number", what, v)
-		}
-		return n, nil
-	}
-	k, err := next("kind")
-	if err != nil {
-		return s, err
-	}
-	s.Kind = Kind(k)
-	switch s.Kind {
-	case KindTCP:
-	case KindHTTP, KindHTTPS:
-		if s.Path, err = next("path"); err != nil {
-			return s, err
-		}
-		v, err := next("status range")
-		if err != nil {
-			return s, err
-		}
-		if s.StatusMin, s.StatusMax, err = parseStatus(v); err != nil {
-			return s, err
-		}
-	default:
-		return s, fmt.Errorf("kind %q: must be tcp, http or https", k)
-	}
-	if len(f) > 0 && f[0] == "port" {
-		f = f[1:]
-		v, err := next("port")
-		if err != nil {
-			return s, err
-		}
-		p, err := strconv.ParseUint(v, 10, 16)
-		if err != nil || p == 0 {
-			return s, fmt.Errorf("port %q: must be from 1 to 65535", v)
-		}
-		s.Port = uint16(p)
-	}
-	v, err := next("interval/timeout")
-	if err != nil {
-		return s, err
-	}
-	iv, tv, ok := strings.Cut(v, "/")
-	if !ok {
-		return s, fmt.Errorf("%q: want interval/timeout such as 10s/4s", v)
-	}
-	if s.Interval, err = time.ParseDuration(iv); err != nil {
-		return s, fmt.Errorf("interval %q: %w", iv, err)
-	}
-	if s.Timeout, err = time.ParseDuration(tv); err != nil {
-		return s, fmt.Errorf("timeout %q: %w", tv, err)
-	}
-	if err := word("rise"); err != nil {
-		return s, err
-	}
-	if s.Rise, err = number("rise"); err != nil {
-		return s, err
-	}
-	if err := word("fall"); err != nil {
-		return s, err
-	}
-	if s.Fall, err = number("fall"); err != nil {
-		return s, err
-	}
-	if len(f) > 0 {
-		return s, fmt.Errorf("unexpected %q after fall", strings.Join(f, " "))
-	}
-	return s, nil
 }
 
 // parseStatus reads "200-399" or "200".

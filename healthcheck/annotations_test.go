@@ -127,62 +127,6 @@ func TestParseAnnotations(t *testing.T) {
 	}
 }
 
-func TestSpecString(t *testing.T) {
-	tests := []struct {
-		name string
-		spec Spec
-		want string
-	}{
-		{name: "defaults", spec: Defaults(), want: "tcp 10s/4s rise 2 fall 3"},
-		{name: "http with a range and a port",
-			spec: Spec{Kind: KindHTTP, Path: "/healthz", StatusMin: 200, StatusMax: 399, Port: 8080, Interval: time.Minute, Timeout: 1500 * time.Millisecond, Rise: 1, Fall: 10},
-			want: "http /healthz 200-399 port 8080 1m0s/1.5s rise 1 fall 10"},
-		{name: "https with one status",
-			spec: Spec{Kind: KindHTTPS, Path: "/", StatusMin: 204, StatusMax: 204, Interval: time.Second, Timeout: 100 * time.Millisecond, Rise: 2, Fall: 3},
-			want: "https / 204 1s/100ms rise 2 fall 3"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := tt.spec.String(); got != tt.want {
-				t.Errorf("String() = %q, want %q", got, tt.want)
-			}
-			back, err := ParseSpec(tt.want)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if back != tt.spec {
-				t.Errorf("ParseSpec(%q) = %#v, want %#v", tt.want, back, tt.spec)
-			}
-		})
-	}
-}
-
-func TestParseSpecRefuses(t *testing.T) {
-	tests := []struct {
-		name, text, errHas string
-	}{
-		{name: "empty", text: "", errHas: "kind missing"},
-		{name: "unknown kind", text: "udp 10s/4s rise 2 fall 3", errHas: `kind "udp"`},
-		{name: "http without status", text: "http /", errHas: "status range missing"},
-		{name: "bad status", text: "http / ok 10s/4s rise 2 fall 3", errHas: "want a status"},
-		{name: "bad port", text: "tcp port 0 10s/4s rise 2 fall 3", errHas: `port "0"`},
-		{name: "no timeout", text: "tcp 10s rise 2 fall 3", errHas: "want interval/timeout"},
-		{name: "bad interval", text: "tcp x/4s rise 2 fall 3", errHas: `interval "x"`},
-		{name: "words out of order", text: "tcp 10s/4s fall 3 rise 2", errHas: `"fall" where "rise" belongs`},
-		{name: "trailing words", text: "tcp 10s/4s rise 2 fall 3 please", errHas: `unexpected "please"`},
-		{name: "valid form, invalid values", text: "tcp 10s/10s rise 0 fall 3", errHas: "timeout 10s"},
-		{name: "path on tcp cannot be said", text: "tcp /x 10s/4s rise 2 fall 3", errHas: `interval ""`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := ParseSpec(tt.text)
-			if err == nil || !strings.Contains(err.Error(), tt.errHas) {
-				t.Errorf("ParseSpec(%q) error %v, want one saying %q", tt.text, err, tt.errHas)
-			}
-		})
-	}
-}
-
 func TestValidate(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -220,8 +164,8 @@ func TestValidate(t *testing.T) {
 
 // FuzzParseAnnotations feeds arbitrary annotation values; present is a bit
 // mask saying which annotations exist at all (an empty value is not an
-// absent one). Whatever the input, ParseAnnotations must not panic, and a
-// Spec it accepts must validate and survive String and ParseSpec unchanged.
+// absent one). Whatever the input, ParseAnnotations must not panic, a Spec
+// it accepts must validate, and a refusal must come with the zero Spec.
 func FuzzParseAnnotations(f *testing.F) {
 	keys := []string{AnnotationCheck, AnnotationPath, AnnotationPort, AnnotationStatus,
 		AnnotationInterval, AnnotationTimeout, AnnotationRise, AnnotationFall}
@@ -242,36 +186,6 @@ func FuzzParseAnnotations(f *testing.F) {
 		}
 		if err := spec.Validate(); err != nil {
 			t.Fatalf("accepted %v, which does not validate: %v", spec, err)
-		}
-		back, err := ParseSpec(spec.String())
-		if err != nil {
-			t.Fatalf("ParseSpec(%q): %v", spec.String(), err)
-		}
-		if back != spec {
-			t.Fatalf("round trip of %q: got %#v, want %#v", spec.String(), back, spec)
-		}
-	})
-}
-
-// FuzzParseSpec feeds arbitrary text to ParseSpec: it must not panic, and
-// a Spec it accepts must validate and print back to text that parses to
-// the same Spec.
-func FuzzParseSpec(f *testing.F) {
-	for _, s := range []string{"tcp 10s/4s rise 2 fall 3", "http /healthz 200-399 port 8080 1m0s/1.5s rise 1 fall 10",
-		"https / 204 1s/100ms rise 2 fall 3", "http / 200-", "tcp port 65536 1s/1s rise 1 fall 1"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, text string) {
-		spec, err := ParseSpec(text)
-		if err != nil {
-			return
-		}
-		if err := spec.Validate(); err != nil {
-			t.Fatalf("ParseSpec(%q) accepted %#v, which does not validate: %v", text, spec, err)
-		}
-		back, err := ParseSpec(spec.String())
-		if err != nil || back != spec {
-			t.Fatalf("round trip of %q: %#v, %v; want %#v", spec.String(), back, err, spec)
 		}
 	})
 }

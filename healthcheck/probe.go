@@ -28,21 +28,6 @@ type Result struct {
 // business being large.
 const maxDrain = 4 << 10
 
-// Probe probes addr once as spec says (at spec.Port instead of addr's port
-// when that is set), within spec.Timeout and ctx:
-//   - tcp passes when a connection is established; it is closed at once;
-//   - http and https GET spec.Path with the Host header being the address,
-//     and pass when the status lies in spec's range. Redirects are not
-//     followed (a 3xx is a status like any other), the body is read up to
-//     4 KiB and discarded, and the connection is not kept alive: each probe
-//     is a fresh connection, as a new client's would be. https does not
-//     verify the server's certificate: a load balancer's address has no name
-//     to verify it against, and the check is whether the endpoint answers,
-//     not whom it belongs to. Proxy settings in the environment are ignored.
-func Probe(ctx context.Context, addr netip.AddrPort, spec Spec) Result {
-	return newProber(netip.Addr{}).probe(ctx, addr, spec)
-}
-
 // prober holds what probes can share: an HTTP client whose transport keeps
 // no connections, so sharing it shares no state between probes.
 type prober struct {
@@ -61,7 +46,7 @@ func newProber(source netip.Addr) *prober {
 		Transport: &http.Transport{
 			Proxy:                  nil,
 			DialContext:            p.dialer.DialContext,
-			TLSClientConfig:        &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // see Probe: an address has no name to verify
+			TLSClientConfig:        &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // see probe: an address has no name to verify
 			DisableKeepAlives:      true,
 			DisableCompression:     true,
 			MaxResponseHeaderBytes: 64 << 10,
@@ -71,6 +56,17 @@ func newProber(source netip.Addr) *prober {
 	return p
 }
 
+// probe probes addr once as spec says (at spec.Port instead of addr's port
+// when that is set), within spec.Timeout and ctx:
+//   - tcp passes when a connection is established; it is closed at once;
+//   - http and https GET spec.Path with the Host header being the address,
+//     and pass when the status lies in spec's range. Redirects are not
+//     followed (a 3xx is a status like any other), the body is read up to
+//     4 KiB and discarded, and the connection is not kept alive: each probe
+//     is a fresh connection, as a new client's would be. https does not
+//     verify the server's certificate: a load balancer's address has no name
+//     to verify it against, and the check is whether the endpoint answers,
+//     not whom it belongs to. Proxy settings in the environment are ignored.
 func (p *prober) probe(ctx context.Context, addr netip.AddrPort, spec Spec) Result {
 	if spec.Port != 0 {
 		addr = netip.AddrPortFrom(addr.Addr(), spec.Port)

@@ -119,7 +119,7 @@ func TestProbe(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := Probe(context.Background(), tt.addr, tt.spec)
+			r := newProber(netip.Addr{}).probe(context.Background(), tt.addr, tt.spec)
 			if r.OK != tt.ok || !strings.Contains(r.Reason, tt.reason) {
 				t.Errorf("got ok %v reason %q, want ok %v reason %q", r.OK, r.Reason, tt.ok, tt.reason)
 			}
@@ -142,7 +142,7 @@ func TestProbeHTTPRequest(t *testing.T) {
 	spec := Defaults()
 	spec.Kind, spec.Path, spec.StatusMin, spec.StatusMax = KindHTTP, "/healthz?deep=1", 200, 399
 	addr := serverAddr(t, s)
-	if r := Probe(context.Background(), addr, spec); !r.OK {
+	if r := newProber(netip.Addr{}).probe(context.Background(), addr, spec); !r.OK {
 		t.Fatal(r.Reason)
 	}
 	if host != addr.String() {
@@ -173,7 +173,7 @@ func TestProbeTimeoutIsBounded(t *testing.T) {
 	spec := Defaults()
 	spec.Kind, spec.Path, spec.StatusMin, spec.StatusMax, spec.Timeout = KindHTTP, "/", 200, 399, 200*time.Millisecond
 	start := time.Now()
-	r := Probe(context.Background(), addrOf(t, hang.Addr()), spec)
+	r := newProber(netip.Addr{}).probe(context.Background(), addrOf(t, hang.Addr()), spec)
 	if r.OK || r.Reason != "timeout" {
 		t.Errorf("got %+v, want a timeout", r)
 	}
@@ -185,7 +185,7 @@ func TestProbeTimeoutIsBounded(t *testing.T) {
 func TestProbeCanceled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	r := Probe(ctx, addrOf(t, listen(t).Addr()), Defaults())
+	r := newProber(netip.Addr{}).probe(ctx, addrOf(t, listen(t).Addr()), Defaults())
 	if r.OK || r.Reason != "canceled" {
 		t.Errorf("got %+v, want canceled", r)
 	}

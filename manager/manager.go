@@ -121,6 +121,35 @@ func cacheOptions(namespace string) cache.Options {
 
 // New builds the manager with every kfed controller registered; Start it to run.
 func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
+	// Checked first, so that bad options leave no half-built manager.
+	if o.Federation == "" || o.Domain == "" {
+		return nil, fmt.Errorf("a federation name and a DNS domain are required")
+	}
+	if o.Namespace == "" {
+		o.Namespace = kfedv1alpha1.DefaultNamespace
+	}
+	if len(o.TrustedNamespaces) == 0 {
+		o.TrustedNamespaces = []string{o.Namespace}
+	}
+	mgr, err := newManager(cfg, o)
+	if err != nil {
+		return nil, err
+	}
+	members, err := addClusters(mgr, o)
+	if err != nil {
+		return nil, err
+	}
+	for _, add := range []func(ctrl.Manager, Options, *clusters.Registry) error{addServices, addReplicas, addDNS} {
+		if err := add(mgr, o, members); err != nil {
+			return nil, err
+		}
+	}
+	return mgr, nil
+}
+
+// newManager is the controller-runtime manager kfed's controllers run in,
+// with its health checks.
+func newManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	scheme, err := NewScheme()
 	if err != nil {
 		return nil, err
@@ -128,9 +157,6 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if o.WrapTransport != nil {
 		cfg = rest.CopyConfig(cfg)
 		cfg.Wrap(o.WrapTransport)
-	}
-	if o.Namespace == "" {
-		o.Namespace = kfedv1alpha1.DefaultNamespace
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
@@ -155,6 +181,12 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
 		return nil, err
 	}
+	return mgr, nil
+}
+
+// addClusters registers the Cluster controller, its metrics and the
+// registry of member clients the other controllers share.
+func addClusters(mgr ctrl.Manager, o Options) (*clusters.Registry, error) {
 	cc := &clusters.Controller{
 		Client:   mgr.GetClient(),
 		Recorder: mgr.GetEventRecorder("kfed-cluster-controller"),
@@ -167,17 +199,26 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		return nil, fmt.Errorf("registering cluster metrics: %w", err)
 	}
 	members := &clusters.Registry{
-		Fed: mgr.GetClient(), Scheme: scheme, Logger: o.Logger.WithName("members"), WrapTransport: o.WrapTransport,
+		Fed: mgr.GetClient(), Scheme: mgr.GetScheme(), Logger: o.Logger.WithName("members"), WrapTransport: o.WrapTransport,
 	}
 	if err := members.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up the member registry: %w", err)
 	}
-	if o.Federation == "" || o.Domain == "" {
-		return nil, fmt.Errorf("a federation name and a DNS domain are required")
+	mc := &clusters.MemberCleanup{
+		Fed: mgr.GetClient(), Recorder: mgr.GetEventRecorder("kfed-member-cleanup"), Federation: o.Federation,
+		Kinds: []client.ObjectList{&corev1.ServiceList{}, &appsv1.DeploymentList{}},
 	}
+	if err := mc.SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("setting up member cleanup: %w", err)
+	}
+	return members, nil
+}
+
+// addServices registers the federated Service controller and its metrics.
+func addServices(mgr ctrl.Manager, o Options, members *clusters.Registry) error {
 	metrics, err := services.NewMetrics(ctrlmetrics.Registry, mgr.GetClient(), func() int { return len(members.Ready()) }, o.HealthFreshness)
 	if err != nil {
-		return nil, fmt.Errorf("registering metrics: %w", err)
+		return fmt.Errorf("registering metrics: %w", err)
 	}
 	sc := &services.Controller{
 		Metrics:    metrics,
@@ -191,19 +232,24 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		Freshness:  o.HealthFreshness,
 	}
 	if err := sc.SetupWithManager(mgr); err != nil {
-		return nil, fmt.Errorf("setting up the service controller: %w", err)
+		return fmt.Errorf("setting up the service controller: %w", err)
 	}
+	return nil
+}
+
+// addReplicas registers the Balancer and federated Deployment controllers.
+func addReplicas(mgr ctrl.Manager, o Options, members *clusters.Registry) error {
 	bm, err := balancer.NewMetrics(ctrlmetrics.Registry)
 	if err != nil {
-		return nil, fmt.Errorf("registering Balancer metrics: %w", err)
+		return fmt.Errorf("registering Balancer metrics: %w", err)
 	}
 	bc := &balancer.Reconciler{Fed: mgr.GetClient(), Members: members, Metrics: bm}
 	if err := bc.SetupWithManager(mgr); err != nil {
-		return nil, fmt.Errorf("setting up the Balancer controller: %w", err)
+		return fmt.Errorf("setting up the Balancer controller: %w", err)
 	}
 	dm, err := deployments.NewMetrics(ctrlmetrics.Registry)
 	if err != nil {
-		return nil, fmt.Errorf("registering federated Deployment metrics: %w", err)
+		return fmt.Errorf("registering federated Deployment metrics: %w", err)
 	}
 	dc := &deployments.Controller{
 		Fed: mgr.GetClient(), Members: members, Recorder: mgr.GetEventRecorder("kfed-deployment-controller"),
@@ -211,43 +257,35 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		GracePeriod: o.MemberGracePeriod,
 	}
 	if err := dc.SetupWithManager(mgr); err != nil {
-		return nil, fmt.Errorf("setting up the federated Deployment controller: %w", err)
+		return fmt.Errorf("setting up the federated Deployment controller: %w", err)
 	}
-	trusted := o.TrustedNamespaces
-	if len(trusted) == 0 {
-		trusted = []string{o.Namespace}
-	}
-	rule := dnsendpoint.NewTenancy(o.Federation, trusted)
+	return nil
+}
+
+// addDNS registers what reads the DNSEndpoints: the tenancy reporter and,
+// with a provider, the DNS sync.
+func addDNS(mgr ctrl.Manager, o Options, _ *clusters.Registry) error {
+	rule := dnsendpoint.NewTenancy(o.Federation, o.TrustedNamespaces)
 	tr := &tenancy.Reporter{
 		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("kfed-tenancy"), Federation: o.Federation, Rule: rule,
 	}
 	if err := tr.SetupWithManager(mgr, ctrlmetrics.Registry); err != nil {
-		return nil, fmt.Errorf("setting up the tenancy reporter: %w", err)
+		return fmt.Errorf("setting up the tenancy reporter: %w", err)
 	}
-	mc := &clusters.MemberCleanup{
-		Fed: mgr.GetClient(), Recorder: mgr.GetEventRecorder("kfed-member-cleanup"), Federation: o.Federation,
-		Kinds: []client.ObjectList{&corev1.ServiceList{}, &appsv1.DeploymentList{}},
+	if o.DNS.Provider == "" {
+		return nil
 	}
-	if err := mc.SetupWithManager(mgr); err != nil {
-		return nil, fmt.Errorf("setting up member cleanup: %w", err)
+	prov, planner, err := o.DNS.New(context.Background())
+	if err != nil {
+		return fmt.Errorf("DNS provider: %w", err)
 	}
-	if o.DNS.Provider != "" {
-		prov, planner, err := o.DNS.New(context.Background())
-		if err != nil {
-			return nil, fmt.Errorf("DNS provider: %w", err)
-		}
-		dm, err := dnssync.NewMetrics(ctrlmetrics.Registry)
-		if err != nil {
-			return nil, fmt.Errorf("registering DNS metrics: %w", err)
-		}
-		err = mgr.Add(&dnssync.Controller{
-			Syncer: &dnssync.Syncer{Provider: prov, Planner: planner},
-			Fed:    mgr.GetClient(), Cache: mgr.GetCache(), Recorder: mgr.GetEventRecorder("kfed-dns-sync"),
-			Federation: o.Federation, Tenancy: rule, Logger: o.Logger.WithName("dns-sync"), Interval: o.DNSInterval, Metrics: dm,
-		})
-		if err != nil {
-			return nil, err
-		}
+	dm, err := dnssync.NewMetrics(ctrlmetrics.Registry)
+	if err != nil {
+		return fmt.Errorf("registering DNS metrics: %w", err)
 	}
-	return mgr, nil
+	return mgr.Add(&dnssync.Controller{
+		Syncer: &dnssync.Syncer{Provider: prov, Planner: planner},
+		Fed:    mgr.GetClient(), Cache: mgr.GetCache(), Recorder: mgr.GetEventRecorder("kfed-dns-sync"),
+		Federation: o.Federation, Tenancy: rule, Logger: o.Logger.WithName("dns-sync"), Interval: o.DNSInterval, Metrics: dm,
+	})
 }

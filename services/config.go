@@ -20,10 +20,6 @@ const (
 	// AnnotationClusters places the Service in the named clusters only
 	// (comma-separated).
 	AnnotationClusters = placement.AnnotationClusters
-	// AnnotationClusterSelector places the Service in clusters whose labels
-	// match this label selector; each cluster also has the implicit label
-	// kfed.io/region=<its region>.
-	AnnotationClusterSelector = placement.AnnotationClusterSelector
 )
 
 // IsFederated reports whether svc opted in to federation.

@@ -6,6 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kfed-io/kfed/placement"
 )
 
 func TestParseConfig(t *testing.T) {
@@ -38,7 +40,7 @@ func TestParseConfig(t *testing.T) {
 			errHas: []string{"names no cluster"}},
 		{name: "cluster name that is not a DNS label is refused", svc: svc(map[string]string{AnnotationClusters: "Cluster_1"}),
 			errHas: []string{`"Cluster_1" is not a cluster name`}},
-		{name: "malformed selector is refused", svc: svc(map[string]string{AnnotationClusterSelector: "region in (a"}),
+		{name: "malformed selector is refused", svc: svc(map[string]string{placement.AnnotationClusterSelector: "region in (a"}),
 			errHas: []string{"kfed.io/cluster-selector"}},
 		{name: "ExternalName cannot be federated",
 			svc:    svc(nil, func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeExternalName }),
@@ -52,7 +54,7 @@ func TestParseConfig(t *testing.T) {
 		{name: "unknown health check kind is refused", svc: svc(map[string]string{"kfed.io/health-check": "icmp"}),
 			errHas: []string{`kfed.io/health-check="icmp"`}},
 		{name: "every problem is reported at once",
-			svc:    svc(map[string]string{AnnotationTTL: "x", AnnotationClusterSelector: "=="}),
+			svc:    svc(map[string]string{AnnotationTTL: "x", placement.AnnotationClusterSelector: "=="}),
 			errHas: []string{"kfed.io/ttl", "kfed.io/cluster-selector"}},
 		{name: "spec and annotation problems are reported together",
 			svc:    svc(map[string]string{AnnotationTTL: "0"}, func(s *corev1.Service) { s.Spec.Ports = nil }),

@@ -17,20 +17,20 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/failover"
 )
 
 // Resolver looks up the addresses of a load balancer's hostname.
@@ -74,12 +74,12 @@ type Controller struct {
 	// Freshness is how long a checker's heartbeat counts; DefaultFreshness
 	// when zero.
 	Freshness time.Duration
-	// Now returns the time; time.Now when nil (tests move it).
-	Now func() time.Time
+	// Clock tells the time; the real one when nil.
+	Clock clock.PassiveClock
 
-	shardEvents  chan event.GenericEvent
-	healthEvents chan event.GenericEvent
-	stopped      chan struct{} // closed when the manager stops
+	// shards carries changes of shards, health changes of verdicts, as
+	// stubs of the federated Services to reconcile.
+	shards, health *clusters.Channel[client.Object]
 }
 
 // SetupWithManager registers the controller: it watches federated Services
@@ -87,24 +87,17 @@ type Controller struct {
 // whose ready replicas weigh them, shards in every member, and the set of
 // Ready members.
 func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
-	c.shardEvents = make(chan event.GenericEvent, 1024)
-	c.healthEvents = make(chan event.GenericEvent, 1024)
-	c.stopped = make(chan struct{})
-	// Informer goroutines of member caches block on shardEvents when it is
-	// full; once the manager stops nobody drains it, so they must stop
-	// waiting then, or stopping a member's cache would hang.
-	err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-		<-ctx.Done()
-		close(c.stopped)
-		return nil
-	}))
-	if err != nil {
+	var err error
+	if c.shards, err = clusters.NewChannel[client.Object](mgr); err != nil {
 		return err
 	}
-	if err := mgr.Add(&healthWatch{c: c, cache: mgr.GetCache(), events: c.healthEvents}); err != nil {
+	if c.health, err = clusters.NewChannel[client.Object](mgr); err != nil {
 		return err
 	}
-	c.Members.Watch(&corev1.Service{}, c.onShard)
+	if err := mgr.Add(&healthWatch{c: c, cache: mgr.GetCache(), events: c.health}); err != nil {
+		return err
+	}
+	c.Members.Watch(&corev1.Service{}, clusters.ToOrigin(c.shards, c.Federation, newService))
 	interesting := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		svc, ok := o.(*corev1.Service)
 		return ok && (IsFederated(svc) || controllerutil.ContainsFinalizer(svc, Finalizer))
@@ -113,27 +106,15 @@ func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
 		Named("federated-service").
 		For(&corev1.Service{}, builder.WithPredicates(interesting)).
 		Owns(&extdnsv1alpha1.DNSEndpoint{}).
-		WatchesRawSource(source.Channel(c.shardEvents, &handler.EnqueueRequestForObject{})).
-		WatchesRawSource(source.Channel(c.healthEvents, &handler.EnqueueRequestForObject{})).
+		WatchesRawSource(clusters.ChannelSource(c.shards, &handler.EnqueueRequestForObject{})).
+		WatchesRawSource(clusters.ChannelSource(c.health, &handler.EnqueueRequestForObject{})).
 		WatchesRawSource(source.Channel(c.Members.Changes(), handler.EnqueueRequestsFromMapFunc(c.allFederated))).
 		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(c.servicesSelecting), builder.WithPredicates(hasTable)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: cmp.Or(c.Workers, 8)}).
 		Complete(c)
 }
 
-// onShard turns a change of a member Service that mirrors a federated one
-// into a reconcile of the federated one.
-func (c *Controller) onShard(_ string, obj client.Object) {
-	key, ok := clusters.Origin(obj, c.Federation)
-	if !ok {
-		return
-	}
-	stub := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
-	select {
-	case c.shardEvents <- event.GenericEvent{Object: stub}:
-	case <-c.stopped:
-	}
-}
+func newService() client.Object { return &corev1.Service{} }
 
 // allFederated answers a change of the Ready members: every federated
 // Service, and the origin of every shard kfed made in a Ready member. The
@@ -237,6 +218,7 @@ func (c *Controller) reconcile(ctx context.Context, svc *corev1.Service, st *sta
 		retry = errors.Join(retry, err)
 	} else {
 		c.verdictEvents(svc, st.verdicts)
+		c.failoverEvents(svc, st)
 	}
 	if o.published != nil {
 		// writeEndpoint bumped the generation if the records changed.
@@ -245,6 +227,10 @@ func (c *Controller) reconcile(ctx context.Context, svc *corev1.Service, st *sta
 	var res ctrl.Result
 	if d.hostnames {
 		res.RequeueAfter = cmp.Or(c.Resync, time.Minute)
+	}
+	if d.due > 0 && (res.RequeueAfter == 0 || d.due < res.RequeueAfter) {
+		// A failback waits out its hold: look again when it ends.
+		res.RequeueAfter = d.due + 100*time.Millisecond
 	}
 	return res, retry
 }
@@ -282,6 +268,25 @@ func (c *Controller) verdictEvents(svc *corev1.Service, verdicts []endpointVerdi
 			c.clusterEvent(svc, v.cluster, corev1.EventTypeNormal, "EndpointHealthy", "the endpoint in cluster %s is back in DNS: %s", v.cluster, v)
 		}
 	}
+}
+
+// failoverEvents tells of a switch of the serving place, once it is
+// published.
+func (c *Controller) failoverEvents(svc *corev1.Service, st *status) {
+	d := st.failoverDecision
+	if d == nil || !d.Switched(st.failoverPrev) {
+		return
+	}
+	c.Metrics.failoverSwitch()
+	typ := corev1.EventTypeNormal
+	if d.State.Active == "" || d.Reason == failover.ReasonFailedOver || d.Reason == failover.ReasonPinnedPlaceDown {
+		typ = corev1.EventTypeWarning
+	}
+	reason := d.Reason
+	if reason == failover.ReasonPrimary {
+		reason = "FailedBack"
+	}
+	c.event(svc, typ, reason, "%s no longer serves: %s", st.failoverPrev.Active, d.Message)
 }
 
 // events tells users about conditions that turned bad or good again.

@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/failover"
 	"github.com/kfed-io/kfed/healthcheck"
 	"github.com/kfed-io/kfed/services/serviceconfig"
 )
@@ -21,6 +23,11 @@ type decision struct {
 	// hostnames is true when an endpoint is a hostname, which is resolved
 	// again every resync.
 	hostnames bool
+	// failover is the state of a failover order to keep with the records,
+	// "" without failover routing; due is when a pending failback is to be
+	// looked at again (0 for never).
+	failover string
+	due      time.Duration
 }
 
 // decide computes the Service's records from what observe found and what
@@ -78,6 +85,17 @@ func decide(o observation, st *status) (decision, error) {
 	locate(o.joined, shards)
 
 	in := Input{Names: o.names, TTL: o.cfg.TTL, Shards: shards}
+	var fo *failover.Decision
+	if o.cfg.Routing == serviceconfig.RoutingFailover {
+		d := decideFailover(o, shards, st)
+		fo = &d
+		if d.State.Active != "" {
+			in.Serving = map[string]bool{}
+			for _, name := range d.Clusters {
+				in.Serving[name] = true
+			}
+		}
+	}
 	for _, cl := range o.joined {
 		region, zones := cl.Location()
 		in.Regions = append(in.Regions, region)
@@ -94,6 +112,9 @@ func decide(o observation, st *status) (decision, error) {
 	}
 	st.published(o.names.Global(), shards, len(o.placed))
 	d := decision{endpoints: eps, clusters: table, health: o.cfg.Health}
+	if fo != nil {
+		d.failover, d.due = fo.State.Encode(), fo.Due
+	}
 	for _, s := range shards {
 		d.hostnames = d.hostnames || s.Hostname != ""
 	}
@@ -118,6 +139,27 @@ func locate(joined map[string]*kfedv1alpha1.Cluster, shards []Shard) {
 	}
 }
 
+// decideFailover chooses the serving place of a Service routed by failover,
+// from the order, the shards' verdicts and weights, and the state published
+// with its records, and tells st.
+func decideFailover(o observation, shards []Shard, st *status) failover.Decision {
+	var prev failover.State
+	if o.published != nil {
+		// A state kfed did not write reads as none: the order decides anew.
+		prev, _ = failover.ParseState(o.published.Annotations[dnsendpoint.AnnotationFailover])
+	}
+	clusters := make([]failover.Cluster, len(shards))
+	for i, s := range shards {
+		clusters[i] = failover.Cluster{Name: s.Cluster, Region: s.Region, Zones: s.Zones, Healthy: !s.Unhealthy, Weight: s.Weight}
+	}
+	d := failover.Decide(o.cfg.Failover, clusters, prev, o.now)
+	if o.cfg.Within != nil {
+		d.Message += "; fails over within " + o.cfg.Within.String()
+	}
+	st.failover(d, prev)
+	return d
+}
+
 // judge gives each shard the checkers' verdict: unhealthy only when a
 // strict majority of a quorum of fresh checkers says so; with too few fresh
 // checkers the verdict published last stands, so neither a partitioned
@@ -133,7 +175,7 @@ func judge(o observation, previous map[string]Shard, shards []Shard, st *status)
 		if p, had := previous[s.Cluster]; had {
 			was = !p.Unhealthy
 		}
-		ballots, reason := o.checkers.ballots(endpointKey(o.key.Namespace, o.key.Name, s.Cluster))
+		ballots, reason := o.checkers.ballots(kfedv1alpha1.EndpointKey(o.key.Namespace, o.key.Name, s.Cluster))
 		healthy, tally := healthcheck.Verdict(len(o.checkers), o.freshness, ballots, was)
 		s.Unhealthy = !healthy
 		st.verdict(endpointVerdict{cluster: s.Cluster, healthy: healthy, was: was, tally: tally, reason: reason})

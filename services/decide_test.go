@@ -210,37 +210,6 @@ func shardService(mutate ...func(*corev1.Service)) *corev1.Service {
 	return s
 }
 
-func TestClassify(t *testing.T) {
-	mark := func(federation, origin, adopted string) func(*corev1.Service) {
-		return func(s *corev1.Service) {
-			s.Labels = map[string]string{kfedv1alpha1.LabelFederation: federation}
-			s.Annotations = map[string]string{AnnotationOrigin: origin}
-			if adopted != "" {
-				s.Annotations[AnnotationAdopted] = adopted
-			}
-		}
-	}
-	tests := []struct {
-		name     string
-		existing *corev1.Service
-		want     shardState
-	}{
-		{"no member Service: absent", nil, shardAbsent},
-		{"made by kfed for this Service in this federation: ours", shardService(mark("fed", "ns/web", "")), shardOurs},
-		{"taken over by kfed: adopted", shardService(mark("fed", "ns/web", "true")), shardAdopted},
-		{"another federation's: conflict", shardService(mark("other", "ns/web", "")), shardConflict},
-		{"this federation's, for another Service: conflict", shardService(mark("fed", "ns/other", "")), shardConflict},
-		{"nobody's: may be adopted if it matches", shardService(), shardMatching},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := classify(tt.existing, "ns/web", "fed"); got != tt.want {
-				t.Errorf("classify = %d, want %d", got, tt.want)
-			}
-		})
-	}
-}
-
 func TestMatches(t *testing.T) {
 	fed := shardService(func(s *corev1.Service) {
 		s.Spec.Ports = append(s.Spec.Ports, corev1.ServicePort{Name: "grpc", Protocol: "TCP", Port: 9090})

@@ -6,20 +6,12 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	toolscache "k8s.io/client-go/tools/cache"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 
-	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
-	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/healthcheck"
 )
@@ -40,11 +32,6 @@ type checkerView struct {
 	degraded bool
 	// unhealthy maps the endpoints the checker finds down to the reason.
 	unhealthy map[string]string
-}
-
-// endpointKey names one cluster's endpoint of a Service, as checkers report it.
-func endpointKey(namespace, service, cluster string) string {
-	return namespace + "/" + service + "/" + cluster
 }
 
 // ballots are the checkers' votes on one endpoint, and the reason the first
@@ -119,8 +106,8 @@ func (c *Controller) namespace() string {
 }
 
 func (c *Controller) now() time.Time {
-	if c.Now != nil {
-		return c.Now()
+	if c.Clock != nil {
+		return c.Clock.Now()
 	}
 	return time.Now()
 }
@@ -130,204 +117,4 @@ func (c *Controller) freshness() time.Duration {
 		return c.Freshness
 	}
 	return DefaultFreshness
-}
-
-// healthWatch turns what checkers say into reconciles of the Services it
-// may change, so that a verdict reaches DNS within a second of a report:
-//   - a report's list of unhealthy endpoints changes: the Services in the old
-//     and the new list;
-//   - a checker appears, is retired, or turns degraded or back: every
-//     Service (the quorum changed), which is rare;
-//   - a checker's heartbeat turns stale or fresh again — noticed by a timer
-//     set to the moment the next one goes stale, not by polling: the
-//     Services some checker finds down, and those published with an unhealthy
-//     cluster, the only ones a changed quorum can change.
-type healthWatch struct {
-	c      *Controller
-	cache  cache.Cache
-	events chan<- event.GenericEvent
-
-	mu    sync.Mutex
-	fresh map[string]time.Time // checker → heartbeat, while fresh
-	poke  chan struct{}
-}
-
-// Start watches until ctx ends; it is a manager Runnable.
-func (w *healthWatch) Start(ctx context.Context) error {
-	w.fresh = map[string]time.Time{}
-	w.poke = make(chan struct{}, 1)
-	reports, err := w.cache.GetInformer(ctx, &kfedv1alpha1.HealthReport{})
-	if meta.IsNoMatchError(err) {
-		return nil // no HealthReport CRD, no checkers: nothing to watch
-	}
-	if err != nil {
-		return fmt.Errorf("watching health reports: %w", err)
-	}
-	leases, err := w.cache.GetInformer(ctx, &coordinationv1.Lease{})
-	if err != nil {
-		return fmt.Errorf("watching checker heartbeats: %w", err)
-	}
-	r1, err := reports.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { w.all(ctx) },
-		DeleteFunc: func(any) { w.all(ctx) },
-		UpdateFunc: w.reportChanged(ctx),
-	})
-	if err != nil {
-		return err
-	}
-	defer func() { _ = reports.RemoveEventHandler(r1) }()
-	r2, err := leases.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    func(o any) { w.heartbeat(o, false) },
-		UpdateFunc: func(_, o any) { w.heartbeat(o, false) },
-		DeleteFunc: func(o any) { w.heartbeat(o, true) },
-	})
-	if err != nil {
-		return err
-	}
-	defer func() { _ = leases.RemoveEventHandler(r2) }()
-
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
-	for {
-		if w.expire() {
-			w.affected(ctx)
-		}
-		timer.Reset(w.nextExpiry())
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-timer.C:
-		case <-w.poke:
-		}
-	}
-}
-
-func (w *healthWatch) reportChanged(ctx context.Context) func(old, cur any) {
-	return func(old, cur any) {
-		o, ok1 := old.(*kfedv1alpha1.HealthReport)
-		n, ok2 := cur.(*kfedv1alpha1.HealthReport)
-		if !ok1 || !ok2 || o.Federation != w.c.Federation && n.Federation != w.c.Federation {
-			return
-		}
-		if o.Degraded != n.Degraded {
-			w.all(ctx)
-			return
-		}
-		was := map[string]bool{}
-		for _, u := range o.Unhealthy {
-			was[u.Endpoint] = true
-		}
-		changed := map[string]bool{}
-		for _, u := range n.Unhealthy {
-			if !was[u.Endpoint] {
-				changed[u.Endpoint] = true
-			}
-			delete(was, u.Endpoint)
-		}
-		for k := range was {
-			changed[k] = true
-		}
-		for k := range changed {
-			w.enqueueEndpoint(k)
-		}
-	}
-}
-
-// heartbeat notes a checker's Lease, or its deletion (a retired checker);
-// a checker that turns fresh or stale may change verdicts at once.
-func (w *healthWatch) heartbeat(obj any, deleted bool) {
-	if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
-		obj = tomb.Obj
-	}
-	l, ok := obj.(*coordinationv1.Lease)
-	if !ok || l.Labels[kfedv1alpha1.LabelChecker] == "" || l.Labels[kfedv1alpha1.LabelFederation] != w.c.Federation {
-		return
-	}
-	w.mu.Lock()
-	_, wasFresh := w.fresh[l.Name]
-	t := renewTime(l)
-	delete(w.fresh, l.Name)
-	if !deleted && !t.IsZero() && w.c.now().Sub(t) < w.c.freshness() {
-		w.fresh[l.Name] = t
-	}
-	_, isFresh := w.fresh[l.Name]
-	w.mu.Unlock()
-	if wasFresh != isFresh {
-		w.affected(context.Background())
-	}
-	select {
-	case w.poke <- struct{}{}:
-	default:
-	}
-}
-
-// expire drops checkers whose heartbeat is no longer fresh, and reports
-// whether any was.
-func (w *healthWatch) expire() bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	now, expired := w.c.now(), false
-	for name, t := range w.fresh {
-		if now.Sub(t) >= w.c.freshness() {
-			delete(w.fresh, name)
-			expired = true
-		}
-	}
-	return expired
-}
-
-func (w *healthWatch) nextExpiry() time.Duration {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	next := time.Hour
-	for _, t := range w.fresh {
-		next = min(next, time.Until(t.Add(w.c.freshness())))
-	}
-	return max(next, time.Millisecond)
-}
-
-// affected enqueues the Services a change of quorum can change.
-func (w *healthWatch) affected(ctx context.Context) {
-	var reports kfedv1alpha1.HealthReportList
-	if err := w.cache.List(ctx, &reports); err == nil {
-		for _, r := range reports.Items {
-			for _, u := range r.Unhealthy {
-				w.enqueueEndpoint(u.Endpoint)
-			}
-		}
-	}
-	var eps extdnsv1alpha1.DNSEndpointList // the cache's own: read only
-	if err := w.cache.List(ctx, &eps, client.MatchingLabels(dnsendpoint.Selector(w.c.Federation)), client.UnsafeDisableDeepCopy); err == nil {
-		for i := range eps.Items {
-			table, _ := dnsendpoint.ReadClusters(&eps.Items[i])
-			for _, cl := range table {
-				if cl.Unhealthy {
-					w.enqueue(eps.Items[i].Namespace, eps.Items[i].Name)
-					break
-				}
-			}
-		}
-	}
-}
-
-// all enqueues every federated Service.
-func (w *healthWatch) all(ctx context.Context) {
-	for _, r := range w.c.allFederated(ctx, nil) {
-		w.enqueue(r.Namespace, r.Name)
-	}
-}
-
-func (w *healthWatch) enqueueEndpoint(key string) {
-	parts := strings.SplitN(key, "/", 3)
-	if len(parts) == 3 {
-		w.enqueue(parts[0], parts[1])
-	}
-}
-
-func (w *healthWatch) enqueue(namespace, name string) {
-	stub := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
-	select {
-	case w.events <- event.GenericEvent{Object: stub}:
-	case <-w.c.stopped:
-	}
 }

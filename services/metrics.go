@@ -13,14 +13,16 @@ import (
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/failover"
 
 	"github.com/kfed-io/kfed/promreg"
 )
 
 // Metrics are the service controller's Prometheus collectors.
 type Metrics struct {
-	shardOps       *prometheus.CounterVec
-	endpointWrites *prometheus.CounterVec
+	shardOps         *prometheus.CounterVec
+	endpointWrites   *prometheus.CounterVec
+	failoverSwitches prometheus.Counter
 }
 
 // NewMetrics creates the collectors and registers them with reg. A collector
@@ -38,7 +40,14 @@ func NewMetrics(reg prometheus.Registerer, fed client.Reader, members func() int
 			Help: "DNSEndpoint objects created and updated in the control plane.",
 		}, []string{"operation"}),
 	}
+	m.failoverSwitches = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: "kfed", Name: "failover_switches_total",
+		Help: "Times a Service routed by failover changed the place that serves it (failover, failback, pin, or every cluster when no place is up).",
+	})
 	var err error
+	if m.failoverSwitches, err = promreg.Register(reg, m.failoverSwitches); err != nil {
+		return nil, err
+	}
 	if m.shardOps, err = promreg.Register(reg, m.shardOps); err != nil {
 		return nil, err
 	}
@@ -57,6 +66,12 @@ func (m *Metrics) shard(cluster, op string) {
 	}
 }
 
+func (m *Metrics) failoverSwitch() {
+	if m != nil {
+		m.failoverSwitches.Inc()
+	}
+}
+
 func (m *Metrics) endpoint(op string) {
 	if m != nil {
 		m.endpointWrites.WithLabelValues(op).Inc()
@@ -72,6 +87,9 @@ var (
 		"Federated Services with no healthy endpoint anywhere, whose global name keeps them all (fail open).", nil, nil)
 	verdictsDesc = prometheus.NewDesc("kfed_endpoint_verdicts",
 		"Endpoints of federated Services by the health checkers' published verdict.", []string{"verdict"}, nil)
+	activeDesc = prometheus.NewDesc("kfed_failover_active_place",
+		"1 for the place that serves each Service routed by failover; none while no place of its order is up.",
+		[]string{"namespace", "service", "place"}, nil)
 	checkersDesc = prometheus.NewDesc("kfed_health_checkers",
 		"Configured health checkers by state: fresh (heartbeat within the freshness window), stale, degraded (fresh but abstaining).",
 		[]string{"state"}, nil)
@@ -90,6 +108,7 @@ func (c stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- servicesDesc
 	ch <- failOpenDesc
 	ch <- verdictsDesc
+	ch <- activeDesc
 	ch <- checkersDesc
 }
 
@@ -141,10 +160,14 @@ func countServices(list []corev1.Service) (counts map[[2]string]int, failingOpen
 func (c stateCollector) collectHealth(ch chan<- prometheus.Metric) {
 	ctx := context.Background()
 	var eps extdnsv1alpha1.DNSEndpointList
-	if err := c.fed.List(ctx, &eps, client.MatchingLabels{kfedv1alpha1.LabelManagedBy: kfedv1alpha1.ManagedBy}, client.UnsafeDisableDeepCopy); err == nil {
+	if err := c.fed.List(ctx, &eps, client.MatchingLabels(dnsendpoint.Selector("")), client.UnsafeDisableDeepCopy); err == nil {
 		healthy, unhealthy := 0, 0
 		for i := range eps.Items {
-			table, _ := dnsendpoint.ReadClusters(&eps.Items[i])
+			ep := &eps.Items[i]
+			if st, err := failover.ParseState(ep.Annotations[dnsendpoint.AnnotationFailover]); err == nil && st.Active != "" {
+				ch <- prometheus.MustNewConstMetric(activeDesc, prometheus.GaugeValue, 1, ep.Namespace, ep.Name, st.Active)
+			}
+			table, _ := dnsendpoint.ReadClusters(ep)
 			for _, cl := range table {
 				if cl.Unhealthy {
 					unhealthy++

@@ -47,6 +47,8 @@ type observation struct {
 	// weights are each cluster's ready replicas of the federated
 	// Deployments the Service selects; nil when it selects none.
 	weights weights
+	// now is when the world was read.
+	now time.Time
 }
 
 // memberShard is what one member's shard gave this reconcile.
@@ -86,6 +88,7 @@ func (c *Controller) observe(ctx context.Context, svc *corev1.Service, cfg servi
 		cfg:     cfg,
 		joined:  map[string]*kfedv1alpha1.Cluster{},
 		members: map[string]memberShard{},
+		now:     c.now(),
 	}
 	var all kfedv1alpha1.ClusterList
 	if err := c.Fed.List(ctx, &all); err != nil {
@@ -167,8 +170,8 @@ func (c *Controller) ensureShard(ctx context.Context, m clusters.Member, svc *co
 	if apierrors.IsNotFound(err) {
 		existing = nil
 	}
-	switch classify(existing, origin, c.Federation) {
-	case shardAbsent:
+	switch clusters.Classify(existing, origin, c.Federation) {
+	case clusters.Absent:
 		err := m.Client.Create(ctx, want)
 		if apierrors.IsNotFound(err) {
 			// The namespace is missing in this member: create it and retry.
@@ -190,10 +193,10 @@ func (c *Controller) ensureShard(ctx context.Context, m clusters.Member, svc *co
 		c.Metrics.shard(m.Name, "create")
 		c.clusterEvent(svc, m.Name, corev1.EventTypeNormal, "ShardCreated", "created shard in cluster %s", m.Name)
 		return want, nil
-	case shardConflict:
+	case clusters.Conflict:
 		st.shardProblem(m.Name, reasonShardConflict, fmt.Sprintf("cluster %s has a Service %s that another federation or Service manages; left alone", m.Name, origin))
 		return nil, nil
-	case shardMatching:
+	case clusters.Foreign:
 		if !matches(existing, svc) {
 			st.shardProblem(m.Name, reasonShardConflict, fmt.Sprintf("cluster %s already has a Service %s that kfed did not create and that differs (type, selector or ports); left alone", m.Name, origin))
 			return nil, nil
@@ -201,7 +204,7 @@ func (c *Controller) ensureShard(ctx context.Context, m clusters.Member, svc *co
 		want.Annotations[AnnotationAdopted] = "true"
 		c.Metrics.shard(m.Name, "adopt")
 		c.clusterEvent(svc, m.Name, corev1.EventTypeNormal, "ShardAdopted", "adopted the matching Service already in cluster %s", m.Name)
-	case shardAdopted:
+	case clusters.Adopted:
 		want.Annotations[AnnotationAdopted] = "true"
 	}
 	if mergeShard(existing, want) {
@@ -254,7 +257,7 @@ func (c *Controller) readIngress(ctx context.Context, m clusters.Member, shard *
 }
 
 func createNamespace(ctx context.Context, c client.Client, name string) error {
-	ns := corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{kfedv1alpha1.LabelManagedBy: "kfed"}}}
+	ns := corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{kfedv1alpha1.LabelManagedBy: kfedv1alpha1.ManagedBy}}}
 	if err := c.Create(ctx, &ns); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating namespace %s: %w", name, err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	"github.com/kfed-io/kfed/dnsprovider"
 	"github.com/kfed-io/kfed/geo"
 	"github.com/kfed-io/kfed/services/serviceconfig"
 )
@@ -72,6 +73,10 @@ type Input struct {
 	// CNAME fallback.
 	Regions []string
 	Zones   []string
+	// Serving, when not nil, are the clusters that may answer the shared
+	// names (global, region, zone, SRV): those of the active place of a
+	// failover order. Every other cluster keeps its own name only.
+	Serving map[string]bool
 }
 
 // Endpoints computes the desired DNS records of one Service: A and AAAA at
@@ -89,82 +94,93 @@ func Endpoints(in Input) ([]extdnsv1alpha1.Endpoint, []dnsendpoint.Cluster, erro
 		return nil, nil, err
 	}
 	n := in.Names
-	ttl := cmp.Or(in.TTL, DefaultTTL)
-	var out []extdnsv1alpha1.Endpoint
-	add := func(name, typ string, targets []string) {
-		out = append(out, extdnsv1alpha1.Endpoint{DNSName: name, RecordType: typ, Targets: targets, RecordTTL: ttl})
-	}
+	out := endpoints{ttl: cmp.Or(in.TTL, DefaultTTL)}
 	shards := slices.Clone(in.Shards)
 	slices.SortFunc(shards, func(a, b Shard) int { return strings.Compare(a.Cluster, b.Cluster) })
 
-	// addressRecords publishes the shards at name: the addresses of all of
-	// them in one A and one AAAA endpoint, or a CNAME when the name's sole
-	// target is one hostname ingress (a CNAME cannot share its name, so only
-	// then).
-	addressRecords := func(name string, at []Shard) {
-		if len(at) == 1 && at[0].Hostname != "" {
-			add(name, "CNAME", []string{at[0].Hostname})
-			return
-		}
-		var ips []netip.Addr
-		for _, s := range at {
-			ips = append(ips, s.IPs...)
-		}
-		v4, v6 := split(ips)
-		if len(v4) > 0 {
-			add(name, "A", v4)
-		}
-		if len(v6) > 0 {
-			add(name, "AAAA", v6)
-		}
-	}
-
-	healthy := filter(shards, func(s Shard) bool { return !s.Unhealthy })
+	healthy := filter(shards, func(s Shard) bool { return !s.Unhealthy && (in.Serving == nil || in.Serving[s.Cluster]) })
 	global := healthy
 	if len(healthy) == 0 {
 		global = shards // fail open
 	}
-	addressRecords(n.Global(), global)
+	out.addresses(n.Global(), global)
 	for _, s := range shards {
-		addressRecords(n.Cluster(s.Cluster), []Shard{s})
+		out.addresses(n.Cluster(s.Cluster), []Shard{s})
 	}
 	for _, r := range sortedUnique(in.Regions) {
 		at := filter(healthy, func(s Shard) bool { return s.Region == r })
 		if len(at) == 0 {
-			add(n.Region(r), "CNAME", []string{n.Global()})
+			out.add(n.Region(r), "CNAME", []string{n.Global()})
 			continue
 		}
-		addressRecords(n.Region(r), at)
+		out.addresses(n.Region(r), at)
 	}
 	for _, zr := range sortedUnique(in.Zones) {
 		z, r, _ := strings.Cut(zr, "/")
 		at := filter(healthy, func(s Shard) bool { return s.Region == r && slices.Contains(s.Zones, z) })
 		if len(at) == 0 {
-			add(n.Zone(z, r), "CNAME", []string{n.Region(r)})
+			out.add(n.Zone(z, r), "CNAME", []string{n.Region(r)})
 			continue
 		}
-		addressRecords(n.Zone(z, r), at)
+		out.addresses(n.Zone(z, r), at)
 	}
-	for _, p := range srvPorts(global) {
-		var targets []string
-		for _, s := range global {
-			for _, sp := range s.Ports {
-				if sp.Name == p.Name && strings.EqualFold(sp.Protocol, p.Protocol) {
-					t := dnsendpoint.SRVTarget{Weight: dnsendpoint.SRVWeight(s.Weight), Port: uint16(sp.Port), Target: n.Cluster(s.Cluster)}
-					targets = append(targets, t.String())
-				}
-			}
-		}
-		add(n.SRV(p.Name, p.Protocol), "SRV", targets)
-	}
-	slices.SortFunc(out, func(a, b extdnsv1alpha1.Endpoint) int {
+	out.srv(n, global)
+	slices.SortFunc(out.list, func(a, b extdnsv1alpha1.Endpoint) int {
 		return cmp.Or(strings.Compare(a.DNSName, b.DNSName), strings.Compare(a.RecordType, b.RecordType))
 	})
 	table := make([]dnsendpoint.Cluster, len(shards))
 	for i, s := range shards {
 		table[i] = clusterOf(s)
 	}
-	return out, table, nil
+	return out.list, table, nil
+}
+
+// endpoints collects one Service's endpoints, each with the Service's TTL.
+type endpoints struct {
+	ttl  int64
+	list []extdnsv1alpha1.Endpoint
+}
+
+func (e *endpoints) add(name, typ string, targets []string) {
+	e.list = append(e.list, extdnsv1alpha1.Endpoint{DNSName: name, RecordType: typ, Targets: targets, RecordTTL: e.ttl})
+}
+
+// addresses publishes the shards at name: the addresses of all of them in
+// one A and one AAAA endpoint, or a CNAME when the name's sole target is
+// one hostname ingress (a CNAME cannot share its name, so only then).
+func (e *endpoints) addresses(name string, at []Shard) {
+	if len(at) == 1 && at[0].Hostname != "" {
+		e.add(name, "CNAME", []string{at[0].Hostname})
+		return
+	}
+	var ips []netip.Addr
+	for _, s := range at {
+		ips = append(ips, s.IPs...)
+	}
+	v4, v6 := split(ips)
+	if len(v4) > 0 {
+		e.add(name, "A", v4)
+	}
+	if len(v6) > 0 {
+		e.add(name, "AAAA", v6)
+	}
+}
+
+// srv publishes an SRV endpoint per named port of the shards at, each
+// target a shard's per-cluster name with its weight.
+func (e *endpoints) srv(n Names, at []Shard) {
+	for _, p := range srvPorts(at) {
+		var targets []string
+		for _, s := range at {
+			for _, sp := range s.Ports {
+				if sp.Name == p.Name && strings.EqualFold(sp.Protocol, p.Protocol) {
+					t := dnsprovider.SRV{Weight: dnsendpoint.SRVWeight(s.Weight), Port: uint16(sp.Port), Target: n.Cluster(s.Cluster)}
+					targets = append(targets, t.String())
+				}
+			}
+		}
+		e.add(n.SRV(p.Name, p.Protocol), "SRV", targets)
+	}
 }
 
 // clusterOf is a shard as a row of the DNSEndpoint's cluster table.

@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
 )
 
@@ -25,28 +24,6 @@ const (
 	// Finalizer holds a federated Service until its shards and records are gone.
 	Finalizer = "kfed.io/service-cleanup"
 )
-
-// shardState says how kfed stands to an existing member Service of a
-// federated Service's name.
-type shardState int
-
-const (
-	shardAbsent   shardState = iota
-	shardOurs                // created by kfed for this origin
-	shardAdopted             // taken over by kfed
-	shardMatching            // not kfed's, but matches: may be adopted
-	shardConflict            // not kfed's and different: left alone
-)
-
-func classify(existing *corev1.Service, origin, federation string) shardState {
-	if existing == nil {
-		return shardAbsent
-	}
-	return [...]shardState{
-		clusters.Absent: shardAbsent, clusters.Ours: shardOurs, clusters.Adopted: shardAdopted,
-		clusters.Foreign: shardMatching, clusters.Conflict: shardConflict,
-	}[clusters.Classify(existing, origin, federation)]
-}
 
 // matches reports whether an existing Service that kfed did not create is
 // close enough to the federated one to be taken over: a load balancer with
@@ -88,9 +65,7 @@ func desiredShard(svc *corev1.Service, federation string) *corev1.Service {
 		}
 		shard.Annotations[k] = v
 	}
-	shard.Labels[kfedv1alpha1.LabelManagedBy] = "kfed"
-	shard.Labels[kfedv1alpha1.LabelFederation] = federation
-	shard.Annotations[AnnotationOrigin] = svc.Namespace + "/" + svc.Name
+	clusters.Mark(shard, svc.Namespace+"/"+svc.Name, federation)
 
 	spec := svc.Spec.DeepCopy()
 	spec.Type = corev1.ServiceTypeLoadBalancer

@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	"github.com/kfed-io/kfed/failover"
 	"github.com/kfed-io/kfed/healthcheck"
 )
 
@@ -30,6 +32,9 @@ const (
 	// the current records, and False when one leaves a name alone because a
 	// record kfed does not own holds it. Absent when no provider is set up.
 	CondDNSPublished = "kfed.io/DNSPublished"
+	// CondFailover says, for a Service routed by failover, which place
+	// serves, why and since when.
+	CondFailover = "kfed.io/Failover"
 )
 
 // Condition reasons.
@@ -47,7 +52,7 @@ const (
 	reasonWaiting           = "WaitingForIngress"
 	reasonDNSConflict       = "DNSConflict"
 	reasonDNSPending        = "Publishing"
-	reasonDNSPublished      = "Published"
+	reasonDNSPublished      = "ProvidersUpToDate"
 	reasonHealthy           = "Healthy"
 	reasonUnhealthy         = "EndpointsUnhealthy"
 	reasonNoneHealthy       = "NoEndpointHealthy"
@@ -74,6 +79,11 @@ type status struct {
 	// the health checkers' verdicts, one per endpoint; none when no
 	// checker is configured
 	verdicts []endpointVerdict
+
+	// the failover decision, for a Service routed by failover, and the
+	// state before it
+	failoverDecision *failover.Decision
+	failoverPrev     failover.State
 }
 
 // endpointVerdict is the checkers' verdict on one cluster's endpoint.
@@ -104,6 +114,9 @@ func (s *status) shardProblem(cluster, reason, msg string) {
 func (s *status) waiting(cluster string)    { s.waitingOn = append(s.waitingOn, cluster) }
 func (s *status) verdict(v endpointVerdict) { s.verdicts = append(s.verdicts, v) }
 func (s *status) offline(cluster string)    { s.notReady = append(s.notReady, cluster) }
+func (s *status) failover(d failover.Decision, prev failover.State) {
+	s.failoverDecision, s.failoverPrev = &d, prev
+}
 
 // providers records the publish status the DNS sync wrote on the
 // Service's DNSEndpoint of generation gen.
@@ -184,6 +197,25 @@ func (s *status) apply(svc *corev1.Service) {
 	}
 	s.applyHealth(set)
 	s.applyDNS(set)
+	s.applyFailover(svc)
+}
+
+// applyFailover turns the failover decision into CondFailover, which is
+// True while a place of the order serves and False when none is up (every
+// cluster serves); a Service not routed by failover has none.
+func (s *status) applyFailover(svc *corev1.Service) {
+	d := s.failoverDecision
+	if d == nil {
+		meta.RemoveStatusCondition(&svc.Status.Conditions, CondFailover)
+		return
+	}
+	cond := metav1.Condition{Type: CondFailover, Status: metav1.ConditionTrue, Reason: d.Reason, ObservedGeneration: s.gen, Message: d.Message}
+	if d.State.Active == "" {
+		cond.Status = metav1.ConditionFalse
+	} else {
+		cond.Message += " (since " + d.State.Since.UTC().Format(time.RFC3339) + ")"
+	}
+	meta.SetStatusCondition(&svc.Status.Conditions, cond)
 }
 
 // applyHealth turns the checkers' verdicts into CondHealthy.

@@ -29,7 +29,7 @@ func (c *Controller) writeEndpoint(ctx context.Context, svc *corev1.Service, cur
 	want := &extdnsv1alpha1.DNSEndpoint{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: svc.Name, Namespace: svc.Namespace,
-			Labels:      map[string]string{kfedv1alpha1.LabelManagedBy: "kfed", kfedv1alpha1.LabelFederation: c.Federation},
+			Labels:      dnsendpoint.Selector(c.Federation),
 			Annotations: map[string]string{},
 		},
 		Spec: extdnsv1alpha1.DNSEndpointSpec{Endpoints: d.endpoints},
@@ -37,6 +37,9 @@ func (c *Controller) writeEndpoint(ctx context.Context, svc *corev1.Service, cur
 	dnsendpoint.SetClusters(want, d.clusters)
 	for k, v := range d.health {
 		want.Annotations[k] = v
+	}
+	if d.failover != "" {
+		want.Annotations[dnsendpoint.AnnotationFailover] = d.failover
 	}
 	if err := controllerutil.SetControllerReference(svc, want, c.Fed.Scheme()); err != nil {
 		return err
@@ -48,7 +51,7 @@ func (c *Controller) writeEndpoint(ctx context.Context, svc *corev1.Service, cur
 		c.Metrics.endpoint("create")
 		return nil
 	}
-	if cur.Labels[kfedv1alpha1.LabelManagedBy] != "kfed" {
+	if cur.Labels[kfedv1alpha1.LabelManagedBy] != kfedv1alpha1.ManagedBy {
 		return fmt.Errorf("DNSEndpoint %s/%s exists and is not kfed's; not touched", cur.Namespace, cur.Name)
 	}
 	annotations := kfedAnnotations(cur.Annotations)
@@ -75,11 +78,11 @@ func (c *Controller) writeEndpoint(ctx context.Context, svc *corev1.Service, cur
 }
 
 // kfedAnnotations are the annotations of a DNSEndpoint that kfed writes: the
-// cluster table and the health settings.
+// cluster table, the failover state and the health settings.
 func kfedAnnotations(all map[string]string) map[string]string {
 	out := map[string]string{}
 	for k, v := range all {
-		if k == dnsendpoint.AnnotationClusters || strings.HasPrefix(k, healthcheck.AnnotationPrefix) {
+		if k == dnsendpoint.AnnotationClusters || k == dnsendpoint.AnnotationFailover || strings.HasPrefix(k, healthcheck.AnnotationPrefix) {
 			out[k] = v
 		}
 	}
@@ -109,7 +112,7 @@ func (c *Controller) finalize(ctx context.Context, svc *corev1.Service) error {
 	// finalizer must not go while it exists (it was left behind for the
 	// garbage collector, minutes later, under a control plane restart).
 	var ep extdnsv1alpha1.DNSEndpoint
-	if err := c.live().Get(ctx, key, &ep); err == nil && ep.Labels[kfedv1alpha1.LabelManagedBy] == "kfed" {
+	if err := c.live().Get(ctx, key, &ep); err == nil && ep.Labels[kfedv1alpha1.LabelManagedBy] == kfedv1alpha1.ManagedBy {
 		if err := c.Fed.Delete(ctx, &ep); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("deleting DNSEndpoint: %w", err)
 		}
@@ -153,7 +156,7 @@ func (c *Controller) markDeletion(ctx context.Context, svc *corev1.Service) erro
 	if apierrors.IsNotFound(err) {
 		marker = extdnsv1alpha1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{
 			Namespace: key.Namespace, Name: key.Name,
-			Labels:      map[string]string{kfedv1alpha1.LabelManagedBy: kfedv1alpha1.ManagedBy, kfedv1alpha1.LabelFederation: c.Federation},
+			Labels:      dnsendpoint.Selector(c.Federation),
 			Annotations: map[string]string{dnsendpoint.AnnotationLastDeleted: value},
 		}}
 		switch err := c.Fed.Create(ctx, &marker); {
@@ -202,13 +205,13 @@ func (c *Controller) deleteShard(ctx context.Context, m clusters.Member, key typ
 	if err := m.Client.Get(ctx, key, &cur); err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	switch classify(&cur, key.String(), c.Federation) {
-	case shardOurs:
+	switch clusters.Classify(&cur, key.String(), c.Federation) {
+	case clusters.Ours:
 		if err := m.Client.Delete(ctx, &cur, client.Preconditions{UID: &cur.UID}); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("deleting shard in %s: %w", m.Name, err)
 		}
 		c.Metrics.shard(m.Name, "delete")
-	case shardAdopted:
+	case clusters.Adopted:
 		releaseShard(&cur)
 		if err := m.Client.Update(ctx, &cur); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("releasing adopted shard in %s: %w", m.Name, err)

@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"strings"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -52,9 +54,27 @@ type HealthReport struct {
 	Unhealthy []UnhealthyEndpoint `json:"unhealthy,omitempty"`
 }
 
+// EndpointKey names one cluster's endpoint of a federated Service as reports
+// carry it: "namespace/service/cluster".
+func EndpointKey(namespace, service, cluster string) string {
+	return namespace + "/" + service + "/" + cluster
+}
+
+// ParseEndpointKey reads an EndpointKey back; ok is false for a string with
+// fewer than three parts or an empty one. Namespaces and Service names have
+// no "/", so the cluster is the rest.
+func ParseEndpointKey(key string) (namespace, service, cluster string, ok bool) {
+	namespace, rest, ok1 := strings.Cut(key, "/")
+	service, cluster, ok2 := strings.Cut(rest, "/")
+	if !ok1 || !ok2 || namespace == "" || service == "" || cluster == "" {
+		return "", "", "", false
+	}
+	return namespace, service, cluster, true
+}
+
 // UnhealthyEndpoint is one endpoint a checker finds unhealthy.
 type UnhealthyEndpoint struct {
-	// Endpoint is "namespace/service/cluster".
+	// Endpoint is "namespace/service/cluster" (EndpointKey).
 	Endpoint string `json:"endpoint"`
 	// Since is when the checker's verdict turned unhealthy.
 	Since metav1.Time `json:"since"`

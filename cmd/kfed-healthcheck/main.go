@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -88,19 +89,8 @@ func run() error {
 		}
 		o.Checker = host
 	}
-	o.Defaults.Kind = healthcheck.Kind(*check)
-	if o.Defaults.Kind != healthcheck.KindTCP {
-		o.Defaults.Path, o.Defaults.StatusMin, o.Defaults.StatusMax = *path, healthcheck.DefaultStatusMin, healthcheck.DefaultStatusMax
-	}
-	if err := o.Defaults.Validate(); err != nil {
-		return fmt.Errorf("probe flags: %w", err)
-	}
-	if *source != "" {
-		a, err := netip.ParseAddr(*source)
-		if err != nil {
-			return fmt.Errorf("--probe-source %q: %w", *source, err)
-		}
-		o.Engine.Source = a
+	if err := probeDefaults(&o, *check, *path, *source); err != nil {
+		return err
 	}
 
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
@@ -116,21 +106,50 @@ func run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	if *metricsAddr != "0" {
-		ln, err := net.Listen("tcp", *metricsAddr)
+		stop, err := serveMetrics(reg, *metricsAddr, o.Logger)
 		if err != nil {
-			return fmt.Errorf("metrics: %w", err)
+			return err
 		}
-		mux := http.NewServeMux()
-		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-		go func() {
-			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				o.Logger.Error(err, "metrics server")
-			}
-		}()
-		defer srv.Close()
+		defer stop()
 	}
 	return agent.Run(ctx, o)
+}
+
+// probeDefaults sets the probe settings a Service does not set itself from
+// the flags --check, --path and --probe-source.
+func probeDefaults(o *agent.Options, check, path, source string) error {
+	o.Defaults.Kind = healthcheck.Kind(check)
+	if o.Defaults.Kind != healthcheck.KindTCP {
+		o.Defaults.Path, o.Defaults.StatusMin, o.Defaults.StatusMax = path, healthcheck.DefaultStatusMin, healthcheck.DefaultStatusMax
+	}
+	if err := o.Defaults.Validate(); err != nil {
+		return fmt.Errorf("probe flags: %w", err)
+	}
+	if source != "" {
+		a, err := netip.ParseAddr(source)
+		if err != nil {
+			return fmt.Errorf("--probe-source %q: %w", source, err)
+		}
+		o.Engine.Source = a
+	}
+	return nil
+}
+
+// serveMetrics serves reg at /metrics on addr until stop is called.
+func serveMetrics(reg *prometheus.Registry, addr string, log logr.Logger) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error(err, "metrics server")
+		}
+	}()
+	return func() { _ = srv.Close() }, nil
 }
 
 // newRegistry is the agent's metrics registry: Go and process collectors,

@@ -16,7 +16,6 @@ import (
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
-	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/dnssync"
 )
 
@@ -71,7 +70,7 @@ deletes, and names left alone because kfed does not own them), and changes nothi
 				eps = append(eps, ep)
 			} else {
 				var list extdnsv1alpha1.DNSEndpointList
-				opts := []client.ListOption{client.MatchingLabels{kfedv1alpha1.LabelManagedBy: kfedv1alpha1.ManagedBy}}
+				opts := []client.ListOption{client.MatchingLabels(dnsendpoint.Selector(""))}
 				if !allNamespaces {
 					opts = append(opts, client.InNamespace(namespace))
 				}

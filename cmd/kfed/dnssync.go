@@ -13,7 +13,6 @@ import (
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
-	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/dnssync"
 )
 
@@ -80,12 +79,8 @@ prints the plan and changes nothing. Without --once it syncs every --interval un
 
 // syncOnce publishes the current DNSEndpoints once and reports.
 func syncOnce(ctx context.Context, out io.Writer, fed client.Client, s *dnssync.Syncer, f syncFlags) error {
-	labels := client.MatchingLabels{kfedv1alpha1.LabelManagedBy: kfedv1alpha1.ManagedBy}
-	if f.federation != "" {
-		labels = dnsendpoint.Selector(f.federation)
-	}
 	var list extdnsv1alpha1.DNSEndpointList
-	if err := fed.List(ctx, &list, labels); err != nil {
+	if err := fed.List(ctx, &list, client.MatchingLabels(dnsendpoint.Selector(f.federation))); err != nil {
 		return fmt.Errorf("listing DNSEndpoints: %w", err)
 	}
 	_, refusals := f.tenancy.admit(list.Items)

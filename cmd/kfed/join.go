@@ -9,14 +9,12 @@ import (
 
 	"github.com/spf13/cobra"
 	authenticationv1 "k8s.io/api/authentication/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/geo"
 	"github.com/kfed-io/kfed/manager"
@@ -110,7 +108,7 @@ aws-iam-authenticator or gke-gcloud-auth-plugin) and which grant more than kfed 
 				}
 			}
 			if renew {
-				if err := renewKubeconfig(cmd.Context(), fed, opts.Name, opts.Kubeconfig); err != nil {
+				if err := clusters.RenewKubeconfig(cmd.Context(), fed, opts.Name, opts.Kubeconfig); err != nil {
 					return fmt.Errorf("join %s --renew: %w", args[0], err)
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "cluster %s: kfed acts there as ServiceAccount %s with a new token, which expires %s\n",
@@ -152,59 +150,6 @@ aws-iam-authenticator or gke-gcloud-auth-plugin) and which grant more than kfed 
 	cmd.Flags().BoolVar(&renew, "renew", false, "the cluster is joined already: replace its stored --service-account token with a new one")
 	return cmd
 }
-
-// renewKubeconfig replaces the kubeconfig kfed stored for the joined cluster
-// name with member, once member reaches the cluster. It changes only a
-// Secret kfed made for that cluster.
-func renewKubeconfig(ctx context.Context, fed client.Client, name string, member *clientcmdapi.Config) error {
-	var c kfedv1alpha1.Cluster
-	if err := fed.Get(ctx, client.ObjectKey{Name: name}, &c); err != nil {
-		return fmt.Errorf("looking up cluster %q: %w", name, err)
-	}
-	cfg, err := clusters.RESTConfig(member)
-	if err != nil {
-		return err
-	}
-	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if _, err := clusters.Probe(pctx, cfg); err != nil {
-		return fmt.Errorf("the new token does not reach cluster %q: %w", name, err)
-	}
-	ref := c.Spec.KubeconfigSecretRef
-	var s corev1.Secret
-	if err := fed.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, &s); err != nil {
-		return fmt.Errorf("kubeconfig secret of cluster %q: %w", name, err)
-	}
-	if s.Labels[kfedv1alpha1.LabelManagedBy] != kfedv1alpha1.ManagedBy || s.Labels[kfedv1alpha1.LabelCluster] != name {
-		return fmt.Errorf("secret %s/%s was not made by kfed join for cluster %q; it is left alone", s.Namespace, s.Name, name)
-	}
-	data, err := clientcmd.Write(*member)
-	if err != nil {
-		return fmt.Errorf("encoding kubeconfig: %w", err)
-	}
-	key := cmp.Or(ref.Key, kfedv1alpha1.DefaultKubeconfigKey)
-	if s.Data == nil {
-		s.Data = map[string][]byte{}
-	}
-	s.Data[key] = data
-	if err := fed.Update(ctx, &s); err != nil {
-		return fmt.Errorf("updating secret %s/%s: %w", s.Namespace, s.Name, err)
-	}
-	// kfed-controller reloads a member's kubeconfig when its Cluster
-	// changes, not when the Secret does.
-	patch := client.MergeFrom(c.DeepCopy())
-	if c.Annotations == nil {
-		c.Annotations = map[string]string{}
-	}
-	c.Annotations[annotationRenewed] = time.Now().UTC().Format(time.RFC3339)
-	if err := fed.Patch(ctx, &c, patch); err != nil {
-		return fmt.Errorf("marking cluster %q renewed: %w", name, err)
-	}
-	return nil
-}
-
-// annotationRenewed records on a Cluster when its token was last renewed.
-const annotationRenewed = "kfed.io/kubeconfig-renewed"
 
 // serviceAccountKubeconfig returns the kubeconfig of the member's context
 // ctxName with its credentials replaced by a token of ServiceAccount sa

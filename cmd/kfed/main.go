@@ -40,6 +40,7 @@ func newRootCommand() *cobra.Command {
 		newUnjoinCommand(),
 		newStatusCommand(),
 		newDNSCommand(),
+		newFailoverCommand(),
 		newPlanCommand(),
 		newVersionCommand(),
 	)

@@ -111,15 +111,15 @@ func printStatus(ctx context.Context, w io.Writer, fed client.Client, tf *tenanc
 			continue
 		}
 		key := client.ObjectKeyFromObject(svc)
-		verdicts := publishedVerdicts(ctx, fed, key)
+		verdicts, federation := publishedVerdicts(ctx, fed, key)
 		for j, m := range members {
 			name := ""
 			if j == 0 {
 				name = key.String()
 			}
-			shard, ingress := shardView(ctx, m, key)
+			shard, ingress := shardView(ctx, m, key, federation)
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", name, m.name, p.ready(m.ready), p.shard(shard), p.pending(ingress),
-				p.verdict(votes.describe(key.Namespace+"/"+key.Name+"/"+m.name, verdicts, m.name)))
+				p.verdict(votes.describe(kfedv1alpha1.EndpointKey(key.Namespace, key.Name, m.name), verdicts, m.name)))
 		}
 		var conds []string
 		for _, c := range svc.Status.Conditions {
@@ -151,7 +151,7 @@ func printStatus(ctx context.Context, w io.Writer, fed client.Client, tf *tenanc
 // why. Nothing when there is none.
 func printRefused(ctx context.Context, w io.Writer, fed client.Client, tf *tenancyFlags, p palette) error {
 	var list extdnsv1alpha1.DNSEndpointList
-	if err := fed.List(ctx, &list, client.MatchingLabels{kfedv1alpha1.LabelManagedBy: kfedv1alpha1.ManagedBy}); err != nil {
+	if err := fed.List(ctx, &list, client.MatchingLabels(dnsendpoint.Selector(""))); err != nil {
 		return fmt.Errorf("listing DNSEndpoints: %w", err)
 	}
 	rows := refusedRows(list.Items, tf)
@@ -295,9 +295,10 @@ func balancerRow(p palette, cluster string, b *kfedv1alpha1.Balancer) string {
 		b.Spec.Policy.PolicyName, strings.Join(targets, " "), strings.Join(conds, " "))
 }
 
-// shardView describes the shard of key in m: whether kfed created or
-// adopted it, and its ingress.
-func shardView(ctx context.Context, m memberView, key client.ObjectKey) (string, string) {
+// shardView describes the shard of key in m as the member-object rule
+// classifies it for federation: whether kfed created or adopted it, and its
+// ingress.
+func shardView(ctx context.Context, m memberView, key client.ObjectKey, federation string) (string, string) {
 	if m.err != nil {
 		return "unknown (" + m.err.Error() + ")", "-"
 	}
@@ -308,13 +309,10 @@ func shardView(ctx context.Context, m memberView, key client.ObjectKey) (string,
 		}
 		return "unreachable", "-"
 	}
-	state := "not kfed's"
-	if s.Annotations[services.AnnotationOrigin] == key.String() {
-		state = "created"
-		if s.Annotations[services.AnnotationAdopted] == "true" {
-			state = "adopted"
-		}
-	}
+	state := map[clusters.Standing]string{
+		clusters.Ours: "created", clusters.Adopted: "adopted",
+		clusters.Foreign: "not kfed's", clusters.Conflict: "another federation's",
+	}[clusters.Classify(&s, key.String(), federation)]
 	var ing []string
 	for _, i := range s.Status.LoadBalancer.Ingress {
 		ing = append(ing, i.IP+i.Hostname)
@@ -346,19 +344,20 @@ func healthVotes(ctx context.Context, fed client.Client) (checkerVotes, error) {
 	return v, nil
 }
 
-// publishedVerdicts are the verdicts in the Service's DNSEndpoint: cluster →
-// healthy. Nil when it has none.
-func publishedVerdicts(ctx context.Context, fed client.Client, key client.ObjectKey) map[string]bool {
+// publishedVerdicts are the verdicts in the Service's DNSEndpoint (cluster →
+// healthy; nil when it has none) and the federation the DNSEndpoint belongs
+// to, which its shards carry too.
+func publishedVerdicts(ctx context.Context, fed client.Client, key client.ObjectKey) (map[string]bool, string) {
 	var ep extdnsv1alpha1.DNSEndpoint
 	if err := fed.Get(ctx, key, &ep); err != nil {
-		return nil
+		return nil, ""
 	}
 	table, _ := dnsendpoint.ReadClusters(&ep)
 	out := map[string]bool{}
 	for name, c := range table {
 		out[name] = !c.Unhealthy
 	}
-	return out
+	return out, ep.Labels[kfedv1alpha1.LabelFederation]
 }
 
 // describe says an endpoint's verdict and who finds it down: "healthy

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -28,6 +29,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -274,7 +276,10 @@ func (a *agent) reports(ctx context.Context) {
 	debounce := cmpDuration(a.o.Debounce, 200*time.Millisecond)
 	resync := time.NewTicker(cmpDuration(a.o.Resync, 10*time.Minute))
 	defer resync.Stop()
-	backoff := time.Duration(0)
+	// A failed write is tried again after a second, then after twice as
+	// long each time, up to a minute, until one succeeds.
+	retry := wait.Backoff{Duration: time.Second, Factor: 2, Cap: time.Minute, Steps: math.MaxInt32}
+	backoff := retry
 	for {
 		select {
 		case <-ctx.Done():
@@ -292,16 +297,15 @@ func (a *agent) reports(ctx context.Context) {
 		}
 		if err := a.writeReport(ctx); err != nil {
 			a.o.Logger.Error(err, "writing the health report")
-			backoff = min(max(2*backoff, time.Second), time.Minute)
 			a.markDirty()
 			select {
 			case <-ctx.Done():
 				return
-			case <-time.After(backoff):
+			case <-time.After(backoff.Step()):
 			}
 			continue
 		}
-		backoff = 0
+		backoff = retry
 	}
 }
 
@@ -389,22 +393,18 @@ func sameReport(a, b *kfedv1alpha1.HealthReport) bool {
 	return true
 }
 
-// heartbeats renews the checker's Lease every heartbeat interval.
+// heartbeats renews the checker's Lease every heartbeat interval, the
+// first at once, until ctx ends. The interval runs from one renewal's
+// start to the next (non-sliding), so a slow write does not stretch it.
 func (a *agent) heartbeats(ctx context.Context) {
-	t := time.NewTicker(a.o.Heartbeat)
-	defer t.Stop()
-	for {
+	wait.NonSlidingUntilWithContext(ctx, func(ctx context.Context) {
 		if a.off.Load() {
-			// retired: no heartbeat
-		} else if err := a.renew(ctx); err != nil && ctx.Err() == nil {
+			return // retired: no heartbeat
+		}
+		if err := a.renew(ctx); err != nil && ctx.Err() == nil {
 			a.o.Logger.Error(err, "renewing the heartbeat")
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	}, a.o.Heartbeat)
 }
 
 func (a *agent) renew(ctx context.Context) error {

@@ -8,14 +8,9 @@ import (
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/healthcheck"
 )
-
-// EndpointKey names one cluster's endpoint of a Service as reports carry it:
-// "namespace/service/cluster".
-func EndpointKey(namespace, service, cluster string) string {
-	return namespace + "/" + service + "/" + cluster
-}
 
 // Targets turns the federation's DNSEndpoints into what a checker probes:
 // one target per Service and cluster, the cluster's load-balancer addresses
@@ -59,7 +54,7 @@ func Targets(rule dnsendpoint.Tenancy, eps []extdnsv1alpha1.DNSEndpoint, default
 			if port == 0 {
 				continue
 			}
-			t := healthcheck.Target{Key: EndpointKey(ep.Namespace, ep.Name, c.Name), Cluster: c.Name, Spec: spec}
+			t := healthcheck.Target{Key: kfedv1alpha1.EndpointKey(ep.Namespace, ep.Name, c.Name), Cluster: c.Name, Spec: spec}
 			for _, a := range c.Addresses {
 				if published[a.String()] || (c.Hostname != "" && published[strings.ToLower(strings.TrimSuffix(c.Hostname, "."))]) {
 					t.Addrs = append(t.Addrs, netip.AddrPortFrom(a, port))

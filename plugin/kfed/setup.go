@@ -142,6 +142,10 @@ func newKfed(cfg config) *Kfed {
 //	    soa REFRESH RETRY EXPIRE
 //	    fallthrough [ZONES...]
 //	}
+//
+// It is longer than kfed's other functions on purpose: one case per
+// property, as CoreDNS's plugins parse, so that the block's syntax reads in
+// one place.
 func parse(c *caddy.Controller) (config, error) {
 	cfg := config{ttl: defaultTTL, timers: defaultTimers, trusted: []string{kfedv1alpha1.DefaultNamespace}}
 	blocks := 0

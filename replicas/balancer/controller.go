@@ -12,13 +12,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
@@ -74,11 +73,10 @@ type Reconciler struct {
 	Metrics *Metrics
 	// Workers is the number of concurrent reconciles; 4 when zero.
 	Workers int
-	// Now is the clock; time.Now when nil.
-	Now func() time.Time
+	// Clock tells the time; the real one when nil.
+	Clock clock.PassiveClock
 
-	memberEvents chan event.TypedGenericEvent[memberObject]
-	stopped      chan struct{}
+	members *clusters.Channel[memberObject]
 }
 
 // memberObject is an object that changed in a member cluster.
@@ -89,16 +87,8 @@ type memberObject struct {
 
 // SetupWithManager registers the controller with mgr.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	r.memberEvents = make(chan event.TypedGenericEvent[memberObject], 1024)
-	r.stopped = make(chan struct{})
-	// Member informers block on memberEvents when it is full; once the
-	// manager stops nobody drains it, so they must stop waiting then.
-	err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-		<-ctx.Done()
-		close(r.stopped)
-		return nil
-	}))
-	if err != nil {
+	var err error
+	if r.members, err = clusters.NewChannel[memberObject](mgr); err != nil {
 		return err
 	}
 	log := mgr.GetLogger().WithValues("controller", "balancer")
@@ -127,7 +117,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		for _, o := range []client.Object{&kfedv1alpha1.Balancer{}, &corev1.Pod{}, &appsv1.Deployment{}} {
 			r.Members.WatchOptional(o, r.onMember)
 		}
-		b = b.WatchesRawSource(source.TypedChannel(r.memberEvents,
+		b = b.WatchesRawSource(clusters.ChannelSource(r.members,
 			handler.TypedEnqueueRequestsFromMapFunc(r.mapMember))).
 			// A member's objects arrive while its cache syncs, before it
 			// is Ready; once it is, every Balancer there is looked at.
@@ -139,10 +129,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 
 // onMember hands a member object's change to the controller.
 func (r *Reconciler) onMember(cluster string, obj client.Object) {
-	select {
-	case r.memberEvents <- event.TypedGenericEvent[memberObject]{Object: memberObject{cluster, obj}}:
-	case <-r.stopped:
-	}
+	r.members.Send(memberObject{cluster, obj})
 }
 
 func (r *Reconciler) mapMember(ctx context.Context, mo memberObject) []Request {

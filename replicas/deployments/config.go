@@ -3,7 +3,6 @@ package deployments
 import (
 	appsv1 "k8s.io/api/apps/v1"
 
-	"github.com/kfed-io/kfed/placement"
 	"github.com/kfed-io/kfed/replicas/deployments/deploymentconfig"
 )
 
@@ -15,20 +14,10 @@ const (
 	// AnnotationFederated: "true" opts a Deployment in with an even spread
 	// over its clusters.
 	AnnotationFederated = deploymentconfig.AnnotationFederated
-	// AnnotationClusters places the Deployment in the named clusters only
-	// (comma-separated), as for federated Services.
-	AnnotationClusters = placement.AnnotationClusters
-	// AnnotationClusterSelector places the Deployment in clusters whose
-	// labels match this label selector; each cluster also has the implicit
-	// label kfed.io/region=<its region>.
-	AnnotationClusterSelector = placement.AnnotationClusterSelector
 	// AnnotationAdoptExisting: "true" lets kfed take over a member
 	// Deployment of the same name that it did not create. Without it such
 	// a Deployment is a conflict and is left alone.
 	AnnotationAdoptExisting = deploymentconfig.AnnotationAdoptExisting
-	// AnnotationUnschedulableThreshold overrides the threshold for one
-	// Deployment, as a Go duration ("30s").
-	AnnotationUnschedulableThreshold = deploymentconfig.AnnotationUnschedulableThreshold
 )
 
 // IsFederated reports whether d opted in to federation.

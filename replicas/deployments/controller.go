@@ -15,21 +15,18 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/kfed-io/kfed/api/clusterreplicas"
-	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
-	"github.com/kfed-io/kfed/replicas/deployments/deploymentconfig"
 )
 
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;update;patch
@@ -58,11 +55,12 @@ type Controller struct {
 	// replicas before they are planned elsewhere; DefaultGracePeriod when
 	// zero.
 	GracePeriod time.Duration
-	// Now is the clock; time.Now when nil.
-	Now func() time.Time
+	// Clock tells the time; the real one when nil.
+	Clock clock.PassiveClock
 
-	memberEvents chan event.GenericEvent
-	stopped      chan struct{}
+	// copies carries changes of member copies and their pods, as stubs of
+	// the federated Deployments to reconcile.
+	copies *clusters.Channel[client.Object]
 }
 
 // SetupWithManager registers the controller: it watches federated
@@ -70,16 +68,8 @@ type Controller struct {
 // them in the control plane, their copies in every member, and the set of
 // Ready members.
 func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
-	c.memberEvents = make(chan event.GenericEvent, 1024)
-	c.stopped = make(chan struct{})
-	// Member informers block on memberEvents when it is full; once the
-	// manager stops nobody drains it, so they must stop waiting then.
-	err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-		<-ctx.Done()
-		close(c.stopped)
-		return nil
-	}))
-	if err != nil {
+	var err error
+	if c.copies, err = clusters.NewChannel[client.Object](mgr); err != nil {
 		return err
 	}
 	// Optional: a member whose RBAC predates federated Deployments keeps
@@ -99,7 +89,7 @@ func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
 		For(&appsv1.Deployment{}, builder.WithPredicates(interesting)).
 		Watches(&appsv1.ReplicaSet{}, handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(),
 			&appsv1.Deployment{}, handler.OnlyControllerOwner())).
-		WatchesRawSource(source.Channel(c.memberEvents, &handler.EnqueueRequestForObject{})).
+		WatchesRawSource(clusters.ChannelSource(c.copies, &handler.EnqueueRequestForObject{})).
 		WatchesRawSource(source.Channel(c.Members.Changes(), handler.EnqueueRequestsFromMapFunc(c.allFederated))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: cmp.Or(c.Workers, 4)}).
 		Complete(c)
@@ -108,16 +98,12 @@ func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
 // onMember turns a change of a member copy into a reconcile of the
 // federated Deployment it was made from.
 func (c *Controller) onMember(_ string, obj client.Object) {
-	key, ok := clusters.Origin(obj, c.Federation)
-	if !ok {
-		return
-	}
-	stub := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
-	select {
-	case c.memberEvents <- event.GenericEvent{Object: stub}:
-	case <-c.stopped:
+	if key, ok := clusters.Origin(obj, c.Federation); ok {
+		c.copies.Send(clusters.Stub(newDeployment, key))
 	}
 }
+
+func newDeployment() client.Object { return &appsv1.Deployment{} }
 
 // onMemberPod turns a change of a pod of a member copy into a reconcile of
 // the federated Deployment. A pod's ReplicaSet is named after its
@@ -192,7 +178,7 @@ func (c *Controller) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, fmt.Errorf("adding finalizer: %w", err)
 		}
 	}
-	o := c.sync(ctx, &d)
+	o := c.write(ctx, &d, c.observe(ctx, &d))
 	if err := c.writeStatus(ctx, &d, o); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -213,144 +199,6 @@ func (c *Controller) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{RequeueAfter: o.due + 100*time.Millisecond}, nil
 	}
 	return ctrl.Result{}, nil
-}
-
-// sync runs observe → decide → write for d and returns what happened.
-func (c *Controller) sync(ctx context.Context, d *appsv1.Deployment) outcome {
-	var o outcome
-	o.controlPlaneWorkloads = c.controlPlaneReplicaSet(ctx, d)
-	cfg, err := deploymentconfig.Parse(d.Annotations)
-	if err != nil {
-		// Bad input freezes the copies as they are until the user fixes it.
-		o.invalid = err
-		return o
-	}
-	members := c.readyMembers()
-	origin := d.Namespace + "/" + d.Name
-	existing := map[string]*appsv1.Deployment{}
-	copies := map[string]observedCopy{}
-	capacity := map[string]int64{}
-	var infos []clusterInfo
-	o.failed = map[string]string{}
-	for _, m := range members {
-		infos = append(infos, clusterInfo{Name: m.Name, Region: m.Region, Labels: m.Labels})
-		var cur appsv1.Deployment
-		switch err := m.Client.Get(ctx, client.ObjectKeyFromObject(d), &cur); {
-		case apierrors.IsNotFound(err):
-			copies[m.Name] = observedCopy{state: copyAbsent}
-		case err != nil:
-			o.failed[m.Name] = fmt.Sprintf("reading the copy in cluster %s: %v", m.Name, err)
-			copies[m.Name] = observedCopy{state: copyConflict} // neither planned nor touched
-		default:
-			existing[m.Name] = &cur
-			oc := observedCopy{state: classify(&cur, origin, c.Federation)}
-			if cur.Spec.Replicas != nil {
-				oc.replicas = *cur.Spec.Replicas
-			}
-			copies[m.Name] = oc
-			if oc.state != copyOurs && oc.state != copyAdopted {
-				continue
-			}
-			pods, err := observePods(ctx, m, &cur)
-			if err != nil {
-				o.failed[m.Name] = err.Error()
-				continue
-			}
-			n, limited, due := capacityOf(pods, c.threshold(cfg), c.now())
-			if limited {
-				capacity[m.Name] = n
-			}
-			if due > 0 && (o.due == 0 || due < o.due) {
-				o.due = due
-			}
-		}
-	}
-	total := int32(1)
-	if d.Spec.Replicas != nil {
-		total = *d.Spec.Replicas
-	}
-	held, due, err := c.held(ctx, d, cfg, members)
-	if err != nil {
-		o.failed[""] = err.Error()
-		return o
-	}
-	if due > 0 && (o.due == 0 || due < o.due) {
-		o.due = due
-	}
-	in := planInput{key: origin, total: total, cfg: cfg, ready: infos, copies: copies, capacity: capacity,
-		held: held, rejected: map[string]bool{}}
-	o.capacity = capacity
-	o.copies = map[string]*appsv1.Deployment{}
-	o.hash = desiredCopy(d, c.Federation, 0).Annotations[AnnotationSpecHash]
-	// Copies to create go first: a member that refuses one is planned
-	// around before any other member is written, so the others are not
-	// scaled down and up again within one reconcile.
-	members = slices.Clone(members)
-	slices.SortStableFunc(members, func(a, b clusters.Member) int {
-		return cmpBool(copies[b.Name].state == copyAbsent, copies[a.Name].state == copyAbsent)
-	})
-	var plan decision
-	for {
-		if plan, err = decide(in); err != nil {
-			o.invalid = err
-			return o
-		}
-		refused := c.writeCopies(ctx, d, members, plan, existing, copies, &o)
-		if refused == "" || in.rejected[refused] {
-			break
-		}
-		// Retried with backoff; planned elsewhere meanwhile.
-		in.rejected[refused] = true
-	}
-	for name := range o.failed {
-		plan.conflicts = slices.DeleteFunc(plan.conflicts, func(s string) bool { return s == name })
-	}
-	o.plan = plan
-	o.held = held
-	return o
-}
-
-// held lists the Clusters and returns heldMembers of them.
-func (c *Controller) held(ctx context.Context, d *appsv1.Deployment, cfg deploymentconfig.Config, ready []clusters.Member) (map[string]int32, time.Duration, error) {
-	table, _, _ := clusterreplicas.Read(d.Annotations)
-	if len(table) == 0 {
-		return nil, 0, nil
-	}
-	var all kfedv1alpha1.ClusterList
-	if err := c.Fed.List(ctx, &all); err != nil {
-		return nil, 0, fmt.Errorf("listing Clusters: %w", err)
-	}
-	names := map[string]bool{}
-	for _, m := range ready {
-		names[m.Name] = true
-	}
-	held, due := heldMembers(table, all.Items, names, cfg, cmp.Or(c.GracePeriod, DefaultGracePeriod), c.now())
-	return held, due, nil
-}
-
-func cmpBool(a, b bool) int {
-	switch {
-	case a == b:
-		return 0
-	case a:
-		return 1
-	}
-	return -1
-}
-
-// controlPlaneReplicaSet names a ReplicaSet the control plane made for d,
-// "" when there is none (or they cannot be listed).
-func (c *Controller) controlPlaneReplicaSet(ctx context.Context, d *appsv1.Deployment) string {
-	var list appsv1.ReplicaSetList
-	if err := c.Fed.List(ctx, &list, client.InNamespace(d.Namespace)); err != nil {
-		return ""
-	}
-	for _, rs := range list.Items {
-		if ref := metav1.GetControllerOf(&rs); ref != nil && ref.UID == d.UID {
-			return rs.Name
-		}
-	}
-	return ""
 }
 
 // finalize deletes d's copies, or lets go of them when d is deleted with
@@ -404,7 +252,7 @@ func (c *Controller) removeCopies(ctx context.Context, key types.NamespacedName,
 			errs = append(errs, fmt.Errorf("reading the copy in cluster %s: %w", m.Name, err))
 			continue
 		}
-		if err := c.removeCopy(ctx, m, &cur, classify(&cur, key.String(), c.Federation), orphan); err != nil {
+		if err := c.removeCopy(ctx, m, &cur, clusters.Classify(&cur, key.String(), c.Federation), orphan); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -418,8 +266,8 @@ func (c *Controller) event(d *appsv1.Deployment, typ, reason, format string, arg
 }
 
 func (c *Controller) now() time.Time {
-	if c.Now != nil {
-		return c.Now()
+	if c.Clock != nil {
+		return c.Clock.Now()
 	}
 	return time.Now()
 }

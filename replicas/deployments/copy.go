@@ -32,26 +32,6 @@ const (
 	Finalizer = "kfed.io/deployment-cleanup"
 )
 
-// copyState says how kfed stands to a member Deployment of a federated
-// Deployment's name.
-type copyState = clusters.Standing
-
-const (
-	copyAbsent   = clusters.Absent
-	copyOurs     = clusters.Ours     // created by kfed for this origin
-	copyAdopted  = clusters.Adopted  // taken over by kfed
-	copyForeign  = clusters.Foreign  // not kfed's: adopted only on opt-in
-	copyConflict = clusters.Conflict // another federation's or another origin's
-)
-
-// classify says how kfed stands to existing (nil when there is none).
-func classify(existing *appsv1.Deployment, origin, federation string) copyState {
-	if existing == nil {
-		return copyAbsent
-	}
-	return clusters.Classify(existing, origin, federation)
-}
-
 // desiredCopy is the member copy of d with replicas: the same spec, the
 // same labels and annotations less kfed's own, and kfed's marks.
 func desiredCopy(d *appsv1.Deployment, federation string, replicas int32) *appsv1.Deployment {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/replicas/deployments/deploymentconfig"
 	"github.com/kfed-io/kfed/replicas/planner"
 )
@@ -11,7 +12,7 @@ import (
 // observedCopy is what observe found of a Deployment's copy in one Ready
 // member.
 type observedCopy struct {
-	state copyState
+	state clusters.Standing
 	// replicas is the copy's spec.replicas (ours or adopted).
 	replicas int32
 }
@@ -76,17 +77,17 @@ func decide(in planInput) (decision, error) {
 		}
 		oc := in.copies[c.Name]
 		switch oc.state {
-		case copyConflict:
+		case clusters.Conflict:
 			d.conflicts = append(d.conflicts, c.Name)
 			continue
-		case copyForeign:
+		case clusters.Foreign:
 			if !cfg.Adopt {
 				d.conflicts = append(d.conflicts, c.Name)
 				continue
 			}
 		}
 		names = append(names, c.Name)
-		if oc.state != copyAbsent {
+		if oc.state != clusters.Absent {
 			currentReplicas[c.Name] = int64(oc.replicas)
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/placement"
 	"github.com/kfed-io/kfed/replicas/deployments/deploymentconfig"
 )
 
@@ -61,41 +63,41 @@ func TestDecide(t *testing.T) {
 		{
 			name:        "without rebalance running replicas stay (scenario 7)",
 			annotations: map[string]string{AnnotationPreferences: `{"clusters": {"*": {"weight": 1}}}`},
-			total:       50, copies: map[string]observedCopy{"a": {state: copyOurs, replicas: 20}},
+			total:       50, copies: map[string]observedCopy{"a": {state: clusters.Ours, replicas: 20}},
 			want: "a=20 b=15 c=15",
 		},
 		{
 			name:        "with rebalance running replicas move to the weighted layout",
 			annotations: map[string]string{AnnotationPreferences: `{"rebalance": true, "clusters": {"*": {"weight": 1}}}`},
-			total:       3, copies: map[string]observedCopy{"a": {state: copyOurs, replicas: 3}},
+			total:       3, copies: map[string]observedCopy{"a": {state: clusters.Ours, replicas: 3}},
 			want: "a=1 b=1 c=1",
 		},
 		{
 			name:        "a cluster holding someone else's Deployment is left out and its share goes elsewhere",
 			annotations: map[string]string{AnnotationFederated: "true"},
-			total:       4, copies: map[string]observedCopy{"b": {state: copyForeign, replicas: 9}},
+			total:       4, copies: map[string]observedCopy{"b": {state: clusters.Foreign, replicas: 9}},
 			want: "a=2 c=2", conflicts: []string{"b"},
 		},
 		{
 			name:        "another federation's copy is a conflict even with adopt-existing",
 			annotations: map[string]string{AnnotationFederated: "true", AnnotationAdoptExisting: "true"},
-			total:       4, copies: map[string]observedCopy{"b": {state: copyConflict}},
+			total:       4, copies: map[string]observedCopy{"b": {state: clusters.Conflict}},
 			want: "a=2 c=2", conflicts: []string{"b"},
 		},
 		{
 			name:        "adopt-existing takes a foreign Deployment into the plan",
 			annotations: map[string]string{AnnotationFederated: "true", AnnotationAdoptExisting: "true"},
-			total:       3, copies: map[string]observedCopy{"b": {state: copyForeign, replicas: 9}},
+			total:       3, copies: map[string]observedCopy{"b": {state: clusters.Foreign, replicas: 9}},
 			want: "a=1 b=1 c=1",
 		},
 		{
 			name:        "kfed.io/clusters places it in the named clusters only",
-			annotations: map[string]string{AnnotationFederated: "true", AnnotationClusters: "a, c"},
+			annotations: map[string]string{AnnotationFederated: "true", placement.AnnotationClusters: "a, c"},
 			total:       4, want: "a=2 c=2",
 		},
 		{
 			name:        "kfed.io/cluster-selector matches the implicit region label",
-			annotations: map[string]string{AnnotationFederated: "true", AnnotationClusterSelector: "kfed.io/region=us-east1"},
+			annotations: map[string]string{AnnotationFederated: "true", placement.AnnotationClusterSelector: "kfed.io/region=us-east1"},
 			total:       4, want: "a=2 b=2",
 		},
 		{
@@ -120,7 +122,7 @@ func TestDecide(t *testing.T) {
 			name:        "without rebalance a full cluster keeps what it runs and the new replicas go elsewhere",
 			annotations: map[string]string{AnnotationPreferences: `{"clusters": {"*": {"weight": 1}}}`},
 			total:       50, capacity: map[string]int64{"a": 6},
-			copies: map[string]observedCopy{"a": {state: copyOurs, replicas: 17}, "b": {state: copyOurs, replicas: 17}, "c": {state: copyOurs, replicas: 16}},
+			copies: map[string]observedCopy{"a": {state: clusters.Ours, replicas: 17}, "b": {state: clusters.Ours, replicas: 17}, "c": {state: clusters.Ours, replicas: 16}},
 			want:   "a=8 b=22 c=22", waiting: "a=2",
 		},
 		{

@@ -5,14 +5,15 @@
 // with replicas/planner, and copied into each of them with the planned
 // spec.replicas. Its status is the sum of its copies'.
 //
-// A reconcile is split observe → decide → write, like the Balancer
-// controller: deploymentconfig reads the annotations (pure), copy.go says what a
-// member copy should be and how kfed stands to one that exists (pure),
-// decide.go plans (pure), status.go computes the next status, the
+// A reconcile is observe → decide → write → status, a file each, as the
+// services and Balancer controllers: observe.go reads the annotations
+// (through deploymentconfig), the Ready members' copies, their pods and the
+// unreachable members; decide.go plans (pure), with copy.go saying what a
+// member copy should be (pure); write.go writes the copies, planning again
+// around a member that refuses one; status.go computes the next status, the
 // per-cluster table (api/clusterreplicas) and the Events it calls for
-// (pure), and sync.go writes the copies, the status and the Events. Bad
-// input stops a reconcile before any member is written, so copies keep
-// their last good replica counts.
+// (pure), and writes them. Bad input stops a reconcile before any member is
+// written, so copies keep their last good replica counts.
 //
 // The control plane stores federated Deployments only: it must not run the
 // Deployment controller, which would make ReplicaSets and pods there and

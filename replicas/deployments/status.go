@@ -1,6 +1,7 @@
 package deployments
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -8,7 +9,9 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kfed-io/kfed/api/clusterreplicas"
 )
@@ -62,6 +65,47 @@ type outcome struct {
 	controlPlaneWorkloads string
 }
 
+// sumCopies sums the status of the planned clusters' copies, and makes the
+// per-cluster table from the plan and the copies; old is the table last
+// written, whose rows stand for the clusters that cannot be reached. The
+// sum's observedGeneration is d's only when every copy carries its spec,
+// else the one last reported (was).
+func sumCopies(d *appsv1.Deployment, o outcome, old map[string]clusterreplicas.Cluster, was int64) (appsv1.DeploymentStatus, map[string]clusterreplicas.Cluster) {
+	table := map[string]clusterreplicas.Cluster{}
+	sum := appsv1.DeploymentStatus{ObservedGeneration: d.Generation}
+	for _, name := range sortedKeys(o.plan.replicas) {
+		if _, ok := o.held[name]; ok {
+			// Unreachable: what was last seen there stands.
+			row := old[name]
+			sum.Replicas += row.Ready
+			sum.UpdatedReplicas += row.Ready
+			sum.ReadyReplicas += row.Ready
+			sum.AvailableReplicas += row.Ready
+			table[name] = row
+			continue
+		}
+		row := clusterreplicas.Cluster{Planned: o.plan.replicas[name], Waiting: o.plan.waiting[name]}
+		if n, ok := o.capacity[name]; ok {
+			row.Capacity = new(int32(n))
+		}
+		c := o.copies[name]
+		if c == nil || !current(c, o.hash) {
+			sum.ObservedGeneration = was
+		}
+		if c != nil {
+			sum.Replicas += c.Status.Replicas
+			sum.UpdatedReplicas += c.Status.UpdatedReplicas
+			sum.ReadyReplicas += c.Status.ReadyReplicas
+			sum.AvailableReplicas += c.Status.AvailableReplicas
+			sum.UnavailableReplicas += c.Status.UnavailableReplicas
+			row.Ready = c.Status.ReadyReplicas
+			row.Reported = current(c, o.hash) && c.Status.Replicas >= row.Planned
+		}
+		table[name] = row
+	}
+	return sum, table
+}
+
 // notice is an Event to record.
 type notice struct {
 	Type, Reason, Message string
@@ -81,39 +125,8 @@ func nextStatus(d *appsv1.Deployment, o outcome, now time.Time) (appsv1.Deployme
 		synced.Status, synced.Reason = corev1.ConditionFalse, ReasonInvalidPreferences
 		synced.Message = o.invalid.Error() + "; member copies keep their replicas"
 	default:
-		old := table
-		table = map[string]clusterreplicas.Cluster{}
-		sum := appsv1.DeploymentStatus{ObservedGeneration: d.Generation}
-		for _, name := range sortedKeys(o.plan.replicas) {
-			if _, ok := o.held[name]; ok {
-				// Unreachable: what was last seen there stands.
-				row := old[name]
-				sum.Replicas += row.Ready
-				sum.UpdatedReplicas += row.Ready
-				sum.ReadyReplicas += row.Ready
-				sum.AvailableReplicas += row.Ready
-				table[name] = row
-				continue
-			}
-			row := clusterreplicas.Cluster{Planned: o.plan.replicas[name], Waiting: o.plan.waiting[name]}
-			if n, ok := o.capacity[name]; ok {
-				row.Capacity = new(int32(n))
-			}
-			c := o.copies[name]
-			if c == nil || !current(c, o.hash) {
-				sum.ObservedGeneration = st.ObservedGeneration
-			}
-			if c != nil {
-				sum.Replicas += c.Status.Replicas
-				sum.UpdatedReplicas += c.Status.UpdatedReplicas
-				sum.ReadyReplicas += c.Status.ReadyReplicas
-				sum.AvailableReplicas += c.Status.AvailableReplicas
-				sum.UnavailableReplicas += c.Status.UnavailableReplicas
-				row.Ready = c.Status.ReadyReplicas
-				row.Reported = current(c, o.hash) && c.Status.Replicas >= row.Planned
-			}
-			table[name] = row
-		}
+		var sum appsv1.DeploymentStatus
+		sum, table = sumCopies(d, o, table, st.ObservedGeneration)
 		st.ObservedGeneration = sum.ObservedGeneration
 		st.Replicas, st.UpdatedReplicas = sum.Replicas, sum.UpdatedReplicas
 		st.ReadyReplicas, st.AvailableReplicas, st.UnavailableReplicas = sum.ReadyReplicas, sum.AvailableReplicas, sum.UnavailableReplicas
@@ -249,4 +262,34 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// writeStatus records o in d's status and per-cluster table and sends the
+// Events nextStatus asks for. It writes nothing that is unchanged.
+func (c *Controller) writeStatus(ctx context.Context, d *appsv1.Deployment, o outcome) error {
+	st, table, notices := nextStatus(d, o, c.now())
+	for _, n := range notices {
+		c.event(d, n.Type, n.Reason, "%s", n.Message)
+	}
+	if table != nil {
+		if enc := clusterreplicas.Encode(table); d.Annotations[clusterreplicas.Annotation] != enc {
+			patch := client.MergeFrom(d.DeepCopy())
+			if d.Annotations == nil {
+				d.Annotations = map[string]string{}
+			}
+			d.Annotations[clusterreplicas.Annotation] = enc
+			if err := c.Fed.Patch(ctx, d, patch); err != nil {
+				return fmt.Errorf("writing the per-cluster table of Deployment %s/%s: %w", d.Namespace, d.Name, err)
+			}
+		}
+	}
+	if equality.Semantic.DeepEqual(st, d.Status) {
+		return nil
+	}
+	patch := client.MergeFrom(d.DeepCopy())
+	d.Status = st
+	if err := c.Fed.Status().Patch(ctx, d, patch); err != nil {
+		return fmt.Errorf("writing status of Deployment %s/%s: %w", d.Namespace, d.Name, err)
+	}
+	return nil
 }

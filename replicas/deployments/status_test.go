@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kfed-io/kfed/api/clusterreplicas"
+	"github.com/kfed-io/kfed/clusters"
 )
 
 func memberCopy(hash string, gen, observed int64, replicas, ready int32) *appsv1.Deployment {
@@ -179,14 +180,14 @@ func TestCopies(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		obj  *appsv1.Deployment
-		want copyState
+		want clusters.Standing
 	}{
-		{"none", nil, copyAbsent},
-		{"kfed's", c, copyOurs},
-		{"a user's", fedDeployment(nil), copyForeign},
-		{"another federation's", desiredCopy(d, "other", 1), copyConflict},
+		{"none", nil, clusters.Absent},
+		{"kfed's", c, clusters.Ours},
+		{"a user's", fedDeployment(nil), clusters.Foreign},
+		{"another federation's", desiredCopy(d, "other", 1), clusters.Conflict},
 	} {
-		if got := classify(tt.obj, "ns/web", "fed"); got != tt.want {
+		if got := clusters.Classify(tt.obj, "ns/web", "fed"); got != tt.want {
 			t.Errorf("%s: %s, want %s", tt.name, got, tt.want)
 		}
 	}
@@ -198,7 +199,7 @@ func TestCopies(t *testing.T) {
 		t.Error("a new replica count is not written")
 	}
 	release(existing)
-	if classify(existing, "ns/web", "fed") != copyForeign {
+	if clusters.Classify(existing, "ns/web", "fed") != clusters.Foreign {
 		t.Error("a released copy still reads as kfed's")
 	}
 }

@@ -73,6 +73,32 @@ func (in BalancerInput) Validate() error {
 			return fmt.Errorf("preferences[%q]: weight is not used by the %s policy (%s)", name, in.Policy, in.Policy.how())
 		}
 	}
+	if err := in.validatePolicy(known, unknown); err != nil {
+		return err
+	}
+	if err := checkCounts("current", in.Current); err != nil {
+		return err
+	}
+	if err := unknown("current", sortedKeys(in.Current)); err != nil {
+		return err
+	}
+	if err := checkCounts("notStarted", in.NotStarted); err != nil {
+		return err
+	}
+	if err := unknown("notStarted", sortedKeys(in.NotStarted)); err != nil {
+		return err
+	}
+	for _, name := range sortedKeys(in.NotStarted) {
+		if ns, pods := in.NotStarted[name], in.Current[name]; ns > pods {
+			return fmt.Errorf("notStarted[%q] is %d but current[%q] is %d: not-started pods are counted in current", name, ns, name, pods)
+		}
+	}
+	return nil
+}
+
+// validatePolicy checks the policy and what it needs: the target order of
+// priority, the proportions of proportional, nothing of the other's.
+func (in BalancerInput) validatePolicy(known map[string]bool, unknown func(string, []string) error) error {
 	switch in.Policy {
 	case Priority:
 		if len(in.TargetOrder) == 0 {
@@ -108,23 +134,6 @@ func (in BalancerInput) Validate() error {
 		}
 	default:
 		return fmt.Errorf(`unknown policy %q (want "priority" or "proportional")`, in.Policy)
-	}
-	if err := checkCounts("current", in.Current); err != nil {
-		return err
-	}
-	if err := unknown("current", sortedKeys(in.Current)); err != nil {
-		return err
-	}
-	if err := checkCounts("notStarted", in.NotStarted); err != nil {
-		return err
-	}
-	if err := unknown("notStarted", sortedKeys(in.NotStarted)); err != nil {
-		return err
-	}
-	for _, name := range sortedKeys(in.NotStarted) {
-		if ns, pods := in.NotStarted[name], in.Current[name]; ns > pods {
-			return fmt.Errorf("notStarted[%q] is %d but current[%q] is %d: not-started pods are counted in current", name, ns, name, pods)
-		}
 	}
 	return nil
 }

@@ -8,9 +8,14 @@ package serviceconfig
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/kfed-io/kfed/failover"
 	"github.com/kfed-io/kfed/healthcheck"
 	"github.com/kfed-io/kfed/placement"
 )
@@ -25,11 +30,46 @@ const DefaultTTL = 30
 // MaxTTL is a week, the most any provider kfed writes to accepts.
 const MaxTTL = 604800
 
+// Annotations of routing (docs/design.md, "Routing").
+const (
+	// AnnotationRouting chooses how clients are sent among the Service's
+	// clusters: RoutingWeighted, RoutingProximity or RoutingFailover.
+	AnnotationRouting = "kfed.io/routing"
+	// AnnotationFailoverOrder lists the places, in order, that serve the
+	// Service with routing failover: regions, zones or cluster names.
+	AnnotationFailoverOrder = "kfed.io/failover-order"
+	// AnnotationFailbackHold is how long a better place must be up before
+	// traffic returns to it (a Go duration; failover.DefaultHold when
+	// absent).
+	AnnotationFailbackHold = "kfed.io/failback-hold"
+	// AnnotationFailoverPin pins the serving place, a place of the order
+	// (kfed failover SERVICE --to PLACE writes it; --auto removes it).
+	AnnotationFailoverPin = "kfed.io/failover-pin"
+)
+
+// Routing is how clients are sent among a Service's clusters.
+type Routing string
+
+const (
+	// RoutingWeighted answers every healthy cluster, by weight (the default).
+	RoutingWeighted Routing = "weighted"
+	// RoutingProximity answers the nearest healthy cluster first.
+	RoutingProximity Routing = "proximity"
+	// RoutingFailover answers only the first place of an order that is up.
+	RoutingFailover Routing = "failover"
+)
+
 // Config is what a federated Service's annotations ask of kfed.
 type Config struct {
 	// TTL of the Service's records, in seconds.
 	TTL       int64
 	Placement placement.Placement
+	Routing   Routing
+	// Failover is the active/passive policy, with Routing failover.
+	Failover failover.Policy
+	// Within is the timing derived from kfed.io/failover-within, nil
+	// without it; its settings are in TTL and Health too.
+	Within *Timing
 	// Health holds the Service's kfed.io/health-* annotations, checked; the
 	// checkers read them from the DNSEndpoint and fill in their own
 	// defaults. Nil when there are none.
@@ -42,7 +82,7 @@ type Config struct {
 // place of the rest.
 func Parse(annotations map[string]string) (Config, error) {
 	var errs []error
-	cfg := Config{TTL: DefaultTTL}
+	cfg := Config{TTL: DefaultTTL, Routing: RoutingWeighted}
 	if v, ok := annotations[AnnotationTTL]; ok {
 		ttl, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 		switch {
@@ -53,6 +93,9 @@ func Parse(annotations map[string]string) (Config, error) {
 		default:
 			cfg.TTL = ttl
 		}
+	}
+	if err := parseRouting(annotations, &cfg); err != nil {
+		errs = append(errs, err)
 	}
 	p, err := placement.Parse(annotations)
 	if err != nil {
@@ -70,5 +113,70 @@ func Parse(annotations map[string]string) (Config, error) {
 	if _, err := healthcheck.ParseAnnotations(cfg.Health, healthcheck.Defaults()); err != nil {
 		errs = append(errs, err)
 	}
+	if v, ok := annotations[AnnotationFailoverWithin]; ok {
+		d, err := time.ParseDuration(strings.TrimSpace(v))
+		switch {
+		case err != nil || d <= 0:
+			errs = append(errs, fmt.Errorf("annotation %s=%q: want a duration such as 30s", AnnotationFailoverWithin, v))
+		case cfg.Routing != RoutingFailover:
+			errs = append(errs, fmt.Errorf("annotation %s applies only with %s: %s", AnnotationFailoverWithin, AnnotationRouting, RoutingFailover))
+		default:
+			if err := applyWithin(annotations, d, &cfg); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
 	return cfg, errors.Join(errs...)
+}
+
+// parseRouting reads the routing annotations into cfg.
+func parseRouting(annotations map[string]string, cfg *Config) error {
+	var errs []error
+	if v, ok := annotations[AnnotationRouting]; ok {
+		switch r := Routing(strings.TrimSpace(v)); r {
+		case RoutingWeighted, RoutingProximity, RoutingFailover:
+			cfg.Routing = r
+		default:
+			errs = append(errs, fmt.Errorf("annotation %s=%q: want %s, %s or %s", AnnotationRouting, v, RoutingWeighted, RoutingProximity, RoutingFailover))
+		}
+	}
+	order, hasOrder := annotations[AnnotationFailoverOrder]
+	for _, p := range strings.Split(order, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		if msgs := validation.IsDNS1123Label(p); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("annotation %s: %q is not a region, zone or cluster name: %s", AnnotationFailoverOrder, p, strings.Join(msgs, "; ")))
+			continue
+		}
+		if slices.Contains(cfg.Failover.Order, p) {
+			errs = append(errs, fmt.Errorf("annotation %s: %q is listed twice", AnnotationFailoverOrder, p))
+			continue
+		}
+		cfg.Failover.Order = append(cfg.Failover.Order, p)
+	}
+	switch {
+	case cfg.Routing == RoutingFailover && len(cfg.Failover.Order) == 0:
+		errs = append(errs, fmt.Errorf("annotation %s: failover needs %s, the places in the order they serve", AnnotationRouting, AnnotationFailoverOrder))
+	case cfg.Routing != RoutingFailover && hasOrder:
+		errs = append(errs, fmt.Errorf("annotation %s applies only with %s: %s", AnnotationFailoverOrder, AnnotationRouting, RoutingFailover))
+	}
+	cfg.Failover.Hold = failover.DefaultHold
+	if v, ok := annotations[AnnotationFailbackHold]; ok {
+		d, err := time.ParseDuration(strings.TrimSpace(v))
+		if err != nil || d < 0 || d > 24*time.Hour {
+			errs = append(errs, fmt.Errorf("annotation %s=%q: want a duration from 0s to 24h", AnnotationFailbackHold, v))
+		} else {
+			cfg.Failover.Hold = d
+		}
+	}
+	if v, ok := annotations[AnnotationFailoverPin]; ok {
+		pin := strings.TrimSpace(v)
+		if !slices.Contains(cfg.Failover.Order, pin) {
+			errs = append(errs, fmt.Errorf("annotation %s=%q: not a place of %s %v", AnnotationFailoverPin, v, AnnotationFailoverOrder, cfg.Failover.Order))
+		} else {
+			cfg.Failover.Pin = pin
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -350,11 +350,17 @@ func TestHealthChecksTakeADeadEndpointOutOfDNSByQuorum(t *testing.T) {
 // removes the rule; the test's cleanup removes it too.
 func nftDrop(t *testing.T, src netip.Addr, f *framework.Federation, probe string) func() {
 	t.Helper()
-	table := fmt.Sprintf("kfed_e2e_%d", rand.IntN(1<<30))
 	var blocks []string
 	for i := range f.Members {
 		blocks = append(blocks, loopbacklb.Block(f.LBBase, i).String())
 	}
+	return nftDropTo(t, src, blocks, probe)
+}
+
+// nftDropTo is nftDrop for the address blocks given only.
+func nftDropTo(t *testing.T, src netip.Addr, blocks []string, probe string) func() {
+	t.Helper()
+	table := fmt.Sprintf("kfed_e2e_%d", rand.IntN(1<<30))
 	script := fmt.Sprintf("add table inet %[1]s\nadd chain inet %[1]s out { type filter hook output priority 0; }\n"+
 		"add rule inet %[1]s out ip saddr %[2]s ip daddr { %[3]s } drop\n", table, src, strings.Join(blocks, ", "))
 	cmd := exec.Command("nft", "-f", "-")

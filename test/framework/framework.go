@@ -23,6 +23,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/klog/v2/textlogger"
@@ -189,18 +190,13 @@ func NewScheme(t testing.TB) *k8sruntime.Scheme {
 // fails the test with f's last error.
 func Eventually(t testing.TB, timeout time.Duration, f func(ctx context.Context) error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	var err error
-	for {
-		if err = f(ctx); err == nil {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("not true after %v: %v", timeout, err)
-		case <-time.After(100 * time.Millisecond):
-		}
+	var last error
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		last = f(ctx)
+		return last == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("not true after %v: %v", timeout, last)
 	}
 }
 

@@ -228,6 +228,7 @@ func TestCatalogueDashboardAndAlertsMatchTheRunningBinaries(t *testing.T) {
 		// Probed on a port nothing listens on: every endpoint fails.
 		loadBalanced("broken", map[string]string{"kfed.io/health-port": "1"}),
 		loadBalanced("taken", nil),
+		loadBalanced("primary", map[string]string{"kfed.io/routing": "failover", "kfed.io/failover-order": "cluster-2,cluster-1"}),
 		deployment("app", map[string]string{"kfed.io/federated": "true"}),
 		// Another namespace's name: refused by every reader.
 		&extdnsv1alpha1.DNSEndpoint{
@@ -333,6 +334,9 @@ func TestCatalogueDashboardAndAlertsMatchTheRunningBinaries(t *testing.T) {
 		limit := int64(containerLimit)
 		want := float64(int64(float64(limit) * memlimit.Share))
 		wantMetric(10*time.Second, "go_gc_gomemlimit_bytes", nil, func(v float64) bool { return v == want }, fmt.Sprint(want))
+	})
+	t.Run("a Service routed by failover names the place that serves it", func(t *testing.T) {
+		wantMetric(60*time.Second, "kfed_failover_active_place", map[string]string{"namespace": "default", "service": "primary", "place": "cluster-2"}, one, "1")
 	})
 	t.Run("a name the namespace may not publish is refused", func(t *testing.T) {
 		wantMetric(30*time.Second, "kfed_dnsendpoint_refused_endpoints", map[string]string{"namespace": "default"}, one, "1")

@@ -39,6 +39,12 @@ import (
 // Cluster, sorted by name.
 const AnnotationClusters = "kfed.io/clusters"
 
+// AnnotationFailover holds, on the DNSEndpoint of a name routed by failover,
+// the active place and since when, and a better place waiting out its
+// failback hold (failover.State as JSON), so that the decision outlives the
+// controller that made it.
+const AnnotationFailover = "kfed.io/failover"
+
 // DefaultWeight is the weight of a cluster that names none, or names one that
 // is not a non-negative integer.
 const DefaultWeight = 1

@@ -16,11 +16,15 @@ import (
 // writes. Labels say which objects to read, not which names to believe: any
 // tenant can copy them, so what a reader takes from the objects selected is
 // decided by Tenancy.
+//
+// An empty federation selects every federation's DNSEndpoints, as the CLI
+// lists them when it is not told one.
 func Selector(federation string) map[string]string {
-	return map[string]string{
-		kfedv1alpha1.LabelManagedBy:  kfedv1alpha1.ManagedBy,
-		kfedv1alpha1.LabelFederation: federation,
+	sel := map[string]string{kfedv1alpha1.LabelManagedBy: kfedv1alpha1.ManagedBy}
+	if federation != "" {
+		sel[kfedv1alpha1.LabelFederation] = federation
 	}
+	return sel
 }
 
 // Tenancy is the rule that says which names a DNSEndpoint may publish

@@ -113,6 +113,9 @@ func TestSelectorHasBothLabels(t *testing.T) {
 	if sel["app.kubernetes.io/managed-by"] != "kfed" || sel["kfed.io/federation"] != "dev" || len(sel) != 2 {
 		t.Errorf("Selector(dev) = %v", sel)
 	}
+	if all := Selector(""); all["app.kubernetes.io/managed-by"] != "kfed" || len(all) != 1 {
+		t.Errorf("Selector(\"\") = %v, want kfed's objects of every federation", all)
+	}
 }
 
 // BenchmarkTenancyAdmit is the rule's cost on one federated Service's

@@ -247,13 +247,6 @@ func (s *Server) answersSOA() bool {
 // Log returns what named has written so far.
 func (s *Server) Log() string { return s.log.String() }
 
-// PID returns named's process ID.
-func (s *Server) PID() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.cmd.Process.Pid
-}
-
 // Query asks the server for name/type over UDP (TCP if truncated) and
 // returns the answer section: what a resolver would see, not the provider's
 // listing.

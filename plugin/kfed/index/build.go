@@ -16,6 +16,7 @@ import (
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	"github.com/kfed-io/kfed/dnsprovider"
 )
 
 // build merges one object's endpoints at name into its packed records
@@ -166,7 +167,7 @@ func (b *builder) add(ep *extdnsv1alpha1.Endpoint, clusters dnsendpoint.Clusters
 	case "SRV":
 		var errs []error
 		for _, t := range ep.Targets {
-			v, err := dnsendpoint.ParseSRVTarget(t)
+			v, err := dnsprovider.ParseSRV(t)
 			if err != nil {
 				errs = append(errs, err)
 				continue

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	"github.com/kfed-io/kfed/dnsprovider"
 	"github.com/kfed-io/kfed/plugin/kfed/index"
 )
 
@@ -192,7 +193,7 @@ func checkInvented(t *testing.T, x *index.Index, objects []extdnsv1alpha1.DNSEnd
 				case "CNAME":
 					add(ep.DNSName, typ, strings.ToLower(dns.Fqdn(target)))
 				case "SRV":
-					if v, err := dnsendpoint.ParseSRVTarget(target); err == nil {
+					if v, err := dnsprovider.ParseSRV(target); err == nil {
 						add(ep.DNSName, typ, fmt.Sprintf("%d %d %d %s", v.Priority, v.Weight, v.Port, dns.Fqdn(v.Target)))
 					}
 				case "TXT":

@@ -182,19 +182,6 @@ func (r *Records) HasAddresses(qtype uint16) bool {
 	return false
 }
 
-// CNAMETarget is the target of the name's CNAME, "" for none. A name with a
-// CNAME has no other records (RFC 1034 3.6.2): where a DNSEndpoint says
-// otherwise, the CNAME wins.
-func (r *Records) CNAMETarget() string {
-	s := r.section(hasCNAME)
-	if s == "" {
-		return ""
-	}
-	rd := reader(s)
-	rd.uvarint()
-	return string(rd)
-}
-
 // CNAME is the name's CNAME record, or nil.
 func (r *Records) CNAME() *dns.CNAME {
 	s := r.section(hasCNAME)

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kfed-io/kfed/services"
+	"github.com/kfed-io/kfed/services/serviceconfig"
+)
+
+func newFailoverCommand() *cobra.Command {
+	var (
+		kf        kubeconfigFlags
+		namespace string
+		to        string
+		auto      bool
+	)
+	cmd := &cobra.Command{
+		Use:   "failover SERVICE (--to PLACE | --auto)",
+		Short: "Pin the place that serves a Service routed by failover, or release it",
+		Long: `Failover pins the place that serves a federated Service routed by failover (kfed.io/routing:
+failover), for a drill or maintenance: every name of the Service then answers PLACE's clusters only, as
+long as PLACE has a healthy cluster with ready replicas. PLACE must be a place of the Service's
+kfed.io/failover-order. --auto releases the pin: the order decides again, and traffic returns to a
+better place after the failback hold. The pin is the annotation kfed.io/failover-pin on the Service,
+which a GitOps tool can write too; kfed status shows which place serves, why and since when.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if (to == "") == !auto {
+				return errors.New("give exactly one of --to PLACE and --auto")
+			}
+			_, fed, err := kf.load()
+			if err != nil {
+				return err
+			}
+			var svc corev1.Service
+			key := client.ObjectKey{Namespace: namespace, Name: args[0]}
+			if err := fed.Get(cmd.Context(), key, &svc); err != nil {
+				return fmt.Errorf("service %s: %w", key, err)
+			}
+			if !services.IsFederated(&svc) {
+				return fmt.Errorf("service %s is not federated", key)
+			}
+			cfg, _ := serviceconfig.Parse(svc.Annotations)
+			if cfg.Routing != serviceconfig.RoutingFailover {
+				return fmt.Errorf("service %s is not routed by failover (annotation %s: %s)", key, serviceconfig.AnnotationRouting, serviceconfig.RoutingFailover)
+			}
+			patch := client.MergeFrom(svc.DeepCopy())
+			if auto {
+				delete(svc.Annotations, serviceconfig.AnnotationFailoverPin)
+			} else {
+				if !slices.Contains(cfg.Failover.Order, to) {
+					return fmt.Errorf("%q is not a place of %s's %s %v", to, key, serviceconfig.AnnotationFailoverOrder, cfg.Failover.Order)
+				}
+				svc.Annotations[serviceconfig.AnnotationFailoverPin] = to
+			}
+			if err := fed.Patch(cmd.Context(), &svc, patch); err != nil {
+				return fmt.Errorf("annotating service %s: %w", key, err)
+			}
+			if auto {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: failover is automatic again\n", key)
+			} else {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: pinned to %s\n", key, to)
+			}
+			return nil
+		},
+	}
+	kf.add(cmd, "context")
+	cmd.Flags().StringVarP(&namespace, "namespace", "n", "default", "namespace of the Service")
+	cmd.Flags().StringVar(&to, "to", "", "the place to serve from: a place of the Service's failover order")
+	cmd.Flags().BoolVar(&auto, "auto", false, "release the pin: the failover order decides")
+	return cmd
+}

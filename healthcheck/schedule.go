@@ -1,0 +1,77 @@
+package healthcheck
+
+import (
+	"container/heap"
+	"time"
+)
+
+// takeDue appends to due the rounds that are due, each target's next round
+// scheduled, and returns them with a channel that receives when the
+// earliest round still to come is due (nil without targets). A target
+// whose previous round is still running skips this one.
+func (e *Engine) takeDue(due []round) ([]round, <-chan time.Time) {
+	// Now and After are both read under mu, so a clock stepped under mu
+	// (the tests' fake) cannot move between them and leave the wait
+	// measured from a time already past.
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	now := e.opts.clock.Now()
+	for len(e.queue) > 0 {
+		t := e.queue[0]
+		if t.next.After(now) {
+			return due, e.opts.clock.After(t.next.Sub(now))
+		}
+		// Keep the schedule's phase: the next round is an interval after
+		// this one was due, unless the engine fell behind by more.
+		dueAt := t.next
+		t.next = t.next.Add(e.jittered(t.Spec.Interval))
+		if !t.next.After(now) {
+			t.next = now.Add(e.jittered(t.Spec.Interval))
+		}
+		heap.Fix(&e.queue, 0)
+		if t.inFlight {
+			e.metrics.skipped.Inc()
+			continue
+		}
+		t.inFlight = true
+		due = append(due, round{t: t, gen: t.gen, addrs: t.Addrs, spec: t.Spec, due: dueAt})
+	}
+	return due, nil
+}
+
+// offset is a first round's delay: anywhere within the interval.
+func (e *Engine) offset(interval time.Duration) time.Duration {
+	return time.Duration(e.opts.rand.Int64N(int64(interval)))
+}
+
+// MaxJitter is how far a round may come after its interval, as a share of
+// it: rounds are spread ±10 % so that checkers do not probe in step.
+const MaxJitter = 0.1
+
+// jittered is an interval ±MaxJitter.
+func (e *Engine) jittered(interval time.Duration) time.Duration {
+	return interval*9/10 + time.Duration(e.opts.rand.Int64N(int64(interval)/5+1))
+}
+
+// schedule is a min-heap of targets by next round.
+type schedule []*target
+
+func (s schedule) Len() int           { return len(s) }
+func (s schedule) Less(i, j int) bool { return s[i].next.Before(s[j].next) }
+func (s schedule) Swap(i, j int) {
+	s[i], s[j] = s[j], s[i]
+	s[i].index, s[j].index = i, j
+}
+func (s *schedule) Push(x any) {
+	t := x.(*target)
+	t.index = len(*s)
+	*s = append(*s, t)
+}
+func (s *schedule) Pop() any {
+	old := *s
+	t := old[len(old)-1]
+	old[len(old)-1] = nil
+	*s = old[:len(old)-1]
+	t.index = -1
+	return t
+}
