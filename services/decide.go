@@ -28,6 +28,9 @@ type decision struct {
 	// looked at again (0 for never).
 	failover string
 	due      time.Duration
+	// proximity is true for a Service routed by proximity, whose clusters
+	// readers order nearest first for clients outside them.
+	proximity bool
 }
 
 // decide computes the Service's records from what observe found and what
@@ -111,7 +114,7 @@ func decide(o observation, st *status) (decision, error) {
 		return decision{}, err
 	}
 	st.published(o.names.Global(), shards, len(o.placed))
-	d := decision{endpoints: eps, clusters: table, health: o.cfg.Health}
+	d := decision{endpoints: eps, clusters: table, health: o.cfg.Health, proximity: o.cfg.Routing == serviceconfig.RoutingProximity}
 	if fo != nil {
 		d.failover, d.due = fo.State.Encode(), fo.Due
 	}

@@ -460,6 +460,13 @@ func TestDecideWritesWhereEachClusterIs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if d.proximity {
+		t.Error("a Service routed by weight (the default) is marked for proximity")
+	}
+	obs.cfg.Routing = serviceconfig.RoutingProximity
+	if d, err := decide(obs, &status{}); err != nil || !d.proximity {
+		t.Errorf("a Service routed by proximity is not marked for it (%v)", err)
+	}
 	want := map[string]*geo.Point{
 		"c1": {Latitude: 40.71, Longitude: -74.01}, // its spec.location
 		"c2": {Latitude: 33.20, Longitude: -80.01}, // us-east1 in the region table

@@ -33,6 +33,7 @@ import (
 	"github.com/kfed-io/kfed/devenv"
 	"github.com/kfed-io/kfed/devenv/loopbacklb"
 	"github.com/kfed-io/kfed/manager"
+	"github.com/kfed-io/kfed/services/serviceconfig"
 )
 
 // devOptions are the flags of kfed dev up.
@@ -268,10 +269,12 @@ func waitClustersReady(ctx context.Context, fed client.Client, n int, errc <-cha
 	}
 }
 
-// createDemo creates the sample federated Service default/demo.
+// createDemo creates the sample federated Service default/demo, routed by
+// proximity so that the edge CoreDNS shows it.
 func createDemo(ctx context.Context, fed client.Client) error {
 	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: "demo", Namespace: "default"},
+		ObjectMeta: metav1.ObjectMeta{Name: "demo", Namespace: "default",
+			Annotations: map[string]string{serviceconfig.AnnotationRouting: string(serviceconfig.RoutingProximity)}},
 		Spec: corev1.ServiceSpec{
 			Type:              corev1.ServiceTypeLoadBalancer,
 			LoadBalancerClass: new("kfed.io/global"),

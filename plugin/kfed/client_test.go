@@ -51,14 +51,15 @@ func withSubnet(m *dns.Msg, cidr string) *dns.Msg {
 func TestServeDNSAtTheEdgeOrdersByTheClientsLocation(t *testing.T) {
 	const east1, east2, europe = "127.101.0.1", "127.102.0.1", "127.103.0.1"
 	tests := []struct {
-		name    string
-		cluster string // the plugin's cluster; "" at the edge
-		ctx     context.Context
-		qname   string
-		subnet  string
-		first   []string // the addresses the answer may start with
-		rcode   int
-		scope   int // the reply's ECS scope; -1 for no ECS option
+		name     string
+		cluster  string // the plugin's cluster; "" at the edge
+		weighted bool   // the Service is routed by weight, not proximity
+		ctx      context.Context
+		qname    string
+		subnet   string
+		first    []string // the addresses the answer may start with
+		rcode    int
+		scope    int // the reply's ECS scope; -1 for no ECS option
 	}{
 		{name: "a client in Frankfurt gets Europe first, with the subnet as scope",
 			ctx: located("50.11", "8.68"), qname: global, subnet: "198.51.100.0/24", first: []string{europe}, scope: 24},
@@ -74,12 +75,20 @@ func TestServeDNSAtTheEdgeOrdersByTheClientsLocation(t *testing.T) {
 			ctx: located("50.11", "8.68"), qname: "nope." + zone, subnet: "198.51.100.0/24", rcode: dns.RcodeNameError, scope: 0},
 		{name: "a location without ECS (the source address's) orders too, and the reply has no ECS",
 			ctx: located("50.11", "8.68"), qname: global, first: []string{europe}, scope: -1},
+		{name: "a Service routed by weight gets the weighted order, scope 0", weighted: true,
+			ctx: located("50.11", "8.68"), qname: global, subnet: "198.51.100.0/24", first: []string{east1, east2, europe}, scope: 0},
 		{name: "inside a cluster the location is not asked and ECS not answered",
 			cluster: "cluster-1", ctx: located("50.11", "8.68"), qname: global, subnet: "198.51.100.0/24", first: []string{"10.96.0.10"}, scope: -1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			k := newTestKfed(t, tt.cluster, map[string][]extdnsv1alpha1.Endpoint{"default/demo": edgeEndpoints()})
+			if tt.weighted {
+				eps := edgeEndpoints()
+				if err := k.index.SetObject("default/demo", k.index.ParseRouted(eps, locatedTable(t, eps), false)); err != nil {
+					t.Fatal(err)
+				}
+			}
 			firsts := map[string]bool{}
 			for range 100 {
 				m := test.Case{Qname: tt.qname, Qtype: dns.TypeA}.Msg()

@@ -107,7 +107,9 @@ func newTestKfed(t testing.TB, cluster string, objects map[string][]extdnsv1alph
 	t.Helper()
 	k := newKfed(config{zones: []string{zone}, federation: "dev", cluster: cluster, ttl: 30})
 	for key, eps := range objects {
-		if err := k.index.Set(key, eps, locatedTable(t, eps)); err != nil {
+		// Every Service routed by proximity, as a DNSEndpoint with
+		// kfed.io/routing: proximity is parsed.
+		if err := k.index.SetObject(key, k.index.ParseRouted(eps, locatedTable(t, eps), true)); err != nil {
 			t.Fatal(err)
 		}
 	}

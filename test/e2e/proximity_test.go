@@ -12,7 +12,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
+	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/devenv"
+	"github.com/kfed-io/kfed/services/serviceconfig"
 	"github.com/kfed-io/kfed/test/framework"
 )
 
@@ -76,6 +79,29 @@ func TestProximityOrdersAnswersByPlace(t *testing.T) {
 			t.Errorf("second in 200 answers: %v, want cluster-2 (%s) in all", got, lb2)
 		}
 	})
+
+	t.Run("a Service routed by weight gets the weighted order at the edge, whatever the subnet", func(t *testing.T) {
+		firsts := map[string]int{}
+		for range 100 {
+			r, err := querySubnet(edge.Addr, b.global, "198.51.100.0/24")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a := answerStrings(r); len(a) == 3 {
+				firsts[a[0]]++
+			}
+			if scope, ok := subnetScope(r); !ok || scope != 0 {
+				t.Fatalf("reply ECS scope %d (present %v), want 0", scope, ok)
+			}
+		}
+		if len(firsts) != 3 {
+			t.Errorf("first answers %v: a Frankfurt client of a weighted Service should get every cluster first now and then", firsts)
+		}
+	})
+
+	// From here web is routed by proximity, as its owner asks with the
+	// Service's annotation.
+	routeByProximity(t, b)
 
 	t.Run("from the edge, each client's nearest region comes first, with ECS scope", func(t *testing.T) {
 		tests := []struct {
@@ -154,6 +180,34 @@ func TestProximityOrdersAnswersByPlace(t *testing.T) {
 		if got[lb3] != 200 {
 			t.Errorf("second in 200 answers: %v, want cluster-3 (%s) in all", got, lb3)
 		}
+	})
+}
+
+// routeByProximity annotates default/web kfed.io/routing: proximity and waits
+// for its DNSEndpoint to say so.
+func routeByProximity(t *testing.T, b *healthBed) {
+	t.Helper()
+	fed := b.f.Client("federation")
+	framework.Eventually(t, 10*time.Second, func(ctx context.Context) error {
+		var s corev1.Service
+		if err := fed.Get(ctx, client.ObjectKey{Namespace: "default", Name: "web"}, &s); err != nil {
+			return err
+		}
+		if s.Annotations == nil {
+			s.Annotations = map[string]string{}
+		}
+		s.Annotations[serviceconfig.AnnotationRouting] = string(serviceconfig.RoutingProximity)
+		return fed.Update(ctx, &s)
+	})
+	framework.Eventually(t, 30*time.Second, func(ctx context.Context) error {
+		var ep extdnsv1alpha1.DNSEndpoint
+		if err := fed.Get(ctx, client.ObjectKey{Namespace: "default", Name: "web"}, &ep); err != nil {
+			return err
+		}
+		if !dnsendpoint.ByDistance(&ep) {
+			return fmt.Errorf("DNSEndpoint default/web has %s=%q", dnsendpoint.AnnotationRouting, ep.Annotations[dnsendpoint.AnnotationRouting])
+		}
+		return nil
 	})
 }
 

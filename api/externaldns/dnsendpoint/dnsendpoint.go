@@ -45,6 +45,23 @@ const AnnotationClusters = "kfed.io/clusters"
 // controller that made it.
 const AnnotationFailover = "kfed.io/failover"
 
+// AnnotationRouting holds, on the DNSEndpoint of a Service routed by
+// proximity, RoutingProximity: readers that answer clients outside the
+// clusters (the plugin without a cluster) order its clusters nearest first.
+// A DNSEndpoint without it is ordered by weight alone there. It is the
+// Service's own kfed.io/routing, written only for proximity, so that the
+// default (weighted) changes nothing of the objects kfed wrote before.
+const AnnotationRouting = "kfed.io/routing"
+
+// RoutingProximity is AnnotationRouting's value for nearest first.
+const RoutingProximity = "proximity"
+
+// ByDistance reports whether obj's clusters are ordered by distance for
+// clients outside them (AnnotationRouting).
+func ByDistance(obj *extdnsv1alpha1.DNSEndpoint) bool {
+	return obj.Annotations[AnnotationRouting] == RoutingProximity
+}
+
 // DefaultWeight is the weight of a cluster that names none, or names one that
 // is not a non-negative integer.
 const DefaultWeight = 1

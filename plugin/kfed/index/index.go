@@ -162,6 +162,13 @@ func (x *Index) Set(object string, endpoints []extdnsv1alpha1.Endpoint, clusters
 // the DNSEndpoint need not be kept once parsed. Nothing of endpoints or
 // clusters is kept: the object's one string is new.
 func (x *Index) Parse(endpoints []extdnsv1alpha1.Endpoint, clusters dnsendpoint.Clusters) *Object {
+	return x.ParseRouted(endpoints, clusters, false)
+}
+
+// ParseRouted is Parse for an object whose clusters are ordered by distance
+// for clients outside the clusters when byDistance (a Service routed by
+// proximity, dnsendpoint.ByDistance), and by weight alone there otherwise.
+func (x *Index) ParseRouted(endpoints []extdnsv1alpha1.Endpoint, clusters dnsendpoint.Clusters, byDistance bool) *Object {
 	x.clusterIDs.learnPlaces(clusters)
 	byName := map[string][]*extdnsv1alpha1.Endpoint{}
 	var errs []error
@@ -184,7 +191,7 @@ func (x *Index) Parse(endpoints []extdnsv1alpha1.Endpoint, clusters dnsendpoint.
 	datas := make([]string, len(names))
 	size, n := 0, 0
 	for i, name := range names {
-		data, err := build(name, byName[name], clusters, x.cluster, x.defaultTTL, &x.clusterIDs)
+		data, err := build(name, byName[name], clusters, x.cluster, x.defaultTTL, &x.clusterIDs, byDistance)
 		if err != nil {
 			errs = append(errs, err)
 		}

@@ -64,6 +64,7 @@ func TestAppendFromOrdersByPlace(t *testing.T) {
 		cluster    string
 		clusters   []dnsendpoint.Cluster
 		client     *geo.Point
+		weighted   bool // a Service routed by weight, not proximity
 		want       []string
 		wantVaries bool
 	}{
@@ -81,12 +82,16 @@ func TestAppendFromOrdersByPlace(t *testing.T) {
 			clusters: []dnsendpoint.Cluster{c1, c2}, want: []string{"127.2.0.1", "127.1.0.1"}},
 		{name: "no client location: the weighted order",
 			clusters: []dnsendpoint.Cluster{c1, c2, c3}, want: []string{"127.3.0.1", "127.2.0.1", "127.1.0.1"}},
+		{name: "a Service routed by weight: the weighted order for a located client too", client: &frankfurt, weighted: true,
+			clusters: []dnsendpoint.Cluster{c1, c2, c3}, want: []string{"127.3.0.1", "127.2.0.1", "127.1.0.1"}},
+		{name: "a Service routed by weight: tiers still, inside a cluster", cluster: "cluster-1", weighted: true,
+			clusters: []dnsendpoint.Cluster{c1, c2, c3, c4}, want: []string{"127.1.0.1", "127.4.0.1", "127.2.0.1", "127.3.0.1"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			x := New(tt.cluster, 30)
 			eps, table := placed(tt.clusters...)
-			if err := x.Set("default/demo", eps, table); err != nil {
+			if err := x.SetObject("default/demo", x.ParseRouted(eps, table, !tt.weighted)); err != nil {
 				t.Fatal(err)
 			}
 			v := x.Inside()
@@ -139,7 +144,7 @@ func TestAppendFromDoesNotAllocateForOrdering(t *testing.T) {
 		member("cluster-3", "europe-west1", "europe-west1-b", euwest1, 1, "127.3.0.1"),
 		member("cluster-4", "basement", "rack-1", nil, 0, "127.4.0.1"),
 	)
-	if err := x.Set("default/demo", eps, table); err != nil {
+	if err := x.SetObject("default/demo", x.ParseRouted(eps, table, true)); err != nil {
 		t.Fatal(err)
 	}
 	r, _ := x.Lookup(global + ".")
@@ -159,7 +164,7 @@ func TestARowWithoutLocationIsPlacedByItsRegion(t *testing.T) {
 		member("cluster-3", "europe-west1", "europe-west1-b", nil, 1, "127.3.0.1"),
 		member("cluster-9", "basement", "rack-1", nil, 1, "127.9.0.1"),
 	)
-	if err := x.Set("default/demo", eps, table); err != nil {
+	if err := x.SetObject("default/demo", x.ParseRouted(eps, table, true)); err != nil {
 		t.Fatal(err)
 	}
 	r, _ := x.Lookup(global + ".")
@@ -167,5 +172,34 @@ func TestARowWithoutLocationIsPlacedByItsRegion(t *testing.T) {
 	got, varies := r.AppendFrom(nil, dns.TypeA, x.At(frankfurt), first)
 	if want := []string{"127.3.0.1", "127.1.0.1", "127.9.0.1"}; !slices.Equal(addressesOf(got), want) || !varies {
 		t.Errorf("addresses %v (varies %v), want %v (varies true)", addressesOf(got), varies, want)
+	}
+}
+
+func TestAMergedNameIsOrderedByDistanceOnlyWhereEveryPartIs(t *testing.T) {
+	frankfurt := geo.Point{Latitude: 50.11, Longitude: 8.68}
+	for _, tt := range []struct {
+		name       string
+		other      bool // the second object's routing by distance
+		wantVaries bool
+	}{
+		{"both by distance", true, true},
+		{"one by weight", false, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			x := New("", 30)
+			eps, table := placed(member("cluster-1", "us-east1", "us-east1-b", useast1, 1, "127.1.0.1"))
+			if err := x.SetObject("default/a", x.ParseRouted(eps, table, true)); err != nil {
+				t.Fatal(err)
+			}
+			eps, table = placed(member("cluster-3", "europe-west1", "europe-west1-b", euwest1, 1, "127.3.0.1"))
+			if err := x.SetObject("default/b", x.ParseRouted(eps, table, tt.other)); err != nil {
+				t.Fatal(err)
+			}
+			r, _ := x.Lookup(global + ".")
+			got, varies := r.AppendFrom(nil, dns.TypeA, x.At(frankfurt), first)
+			if len(got) != 2 || varies != tt.wantVaries {
+				t.Errorf("addresses %v, varies %v; want two, varies %v", addressesOf(got), varies, tt.wantVaries)
+			}
+		})
 	}
 }

@@ -46,7 +46,18 @@ const (
 	hasCNAME
 	hasSRV
 	hasTXT
+	// byDistance, a flag of no section, says the name's clusters are
+	// ordered by distance for clients outside the clusters (a Service
+	// routed by proximity): a bit of the byte every name has anyway.
+	byDistance
 )
+
+// byDistance reports whether the name's clusters are ordered by distance
+// for a client at a known location.
+func (r *Records) byDistance() bool {
+	d := r.data()
+	return d != "" && d[0]&byDistance != 0
+}
 
 // section returns the bytes of the section flagged kind, "" when the name
 // has none.
@@ -105,6 +116,9 @@ func (r *Records) AppendFrom(dst []dns.RR, qtype uint16, v Vantage, intn func(in
 	set, size := r.set(qtype)
 	if set == "" {
 		return dst, false
+	}
+	if v.located && !r.byDistance() {
+		v.located = false // a Service routed by weight: weights alone
 	}
 	var gbuf [8]groupView
 	var obuf [8]string
