@@ -83,3 +83,25 @@ func TestPlaceChangedSeesALocationChange(t *testing.T) {
 		})
 	}
 }
+
+func TestStatusLocationIsWhereTheClusterIs(t *testing.T) {
+	tests := []struct {
+		name string
+		spec kfedv1alpha1.ClusterSpec
+		want *kfedv1alpha1.GeoLocation
+	}{
+		{"its own location", kfedv1alpha1.ClusterSpec{Region: "us-east1", Location: &kfedv1alpha1.GeoLocation{Latitude: "40.71", Longitude: "-74.01"}},
+			&kfedv1alpha1.GeoLocation{Latitude: "40.71", Longitude: "-74.01"}},
+		{"its region's place", kfedv1alpha1.ClusterSpec{Region: "europe-west1"}, &kfedv1alpha1.GeoLocation{Latitude: "50.45", Longitude: "3.82"}},
+		{"no place for a region the table does not know", kfedv1alpha1.ClusterSpec{Region: "basement"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &kfedv1alpha1.Cluster{Spec: tt.spec, Status: kfedv1alpha1.ClusterStatus{Location: &kfedv1alpha1.GeoLocation{Latitude: "1", Longitude: "1"}}}
+			(&Controller{}).place(c)
+			if !sameLocation(c.Status.Location, tt.want) {
+				t.Errorf("status.location %+v, want %+v", c.Status.Location, tt.want)
+			}
+		})
+	}
+}

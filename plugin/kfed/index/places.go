@@ -3,6 +3,7 @@ package index
 import (
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	"github.com/kfed-io/kfed/geo"
@@ -70,9 +71,9 @@ func (c *clusterIDs) setPlace(name string, p place) {
 		c.places = append(c.places, make([]place, id+1-len(c.places))...)
 	}
 	p.zones = slices.Clone(p.zones) // not a slice of a DNSEndpoint's strings
-	p.region = clone(p.region)
+	p.region = strings.Clone(p.region)
 	for i := range p.zones {
-		p.zones[i] = clone(p.zones[i])
+		p.zones[i] = strings.Clone(p.zones[i])
 	}
 	c.places[id] = p
 	c.publish()
@@ -172,11 +173,4 @@ func (v Vantage) varies(groups []groupView) bool {
 		}
 	}
 	return false
-}
-
-func clone(s string) string {
-	if s == "" {
-		return ""
-	}
-	return string([]byte(s))
 }
