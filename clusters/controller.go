@@ -89,6 +89,7 @@ func (c *Controller) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		cluster.Status.KubernetesVersion = version
 		c.locate(ctx, &cluster, cfg)
 	}
+	c.place(&cluster)
 	c.apply(&cluster, v)
 	if changed := !equalStatus(before, &cluster); changed {
 		if err := c.Client.Status().Patch(ctx, &cluster, client.MergeFrom(before)); err != nil {
@@ -169,6 +170,17 @@ func (c *Controller) locate(ctx context.Context, cluster *kfedv1alpha1.Cluster, 
 	cluster.Status.Region, cluster.Status.Zones = region, zones
 }
 
+// place keeps status.location at where the cluster is (Cluster.Coordinates:
+// its spec, else its region's place in kfed's table of cloud regions), for
+// kubectl's columns and kfed status. Readers that order by distance ask
+// Coordinates themselves, so they need not wait for this write.
+func (c *Controller) place(cluster *kfedv1alpha1.Cluster) {
+	cluster.Status.Location = nil
+	if p, ok, _ := cluster.Coordinates(); ok {
+		cluster.Status.Location = kfedv1alpha1.NewGeoLocation(p)
+	}
+}
+
 // event tells users about a change of Ready's status or reason.
 func (c *Controller) event(before, after *kfedv1alpha1.Cluster) {
 	now := meta.FindStatusCondition(after.Status.Conditions, kfedv1alpha1.ClusterReady)
@@ -213,6 +225,7 @@ func orDefault(d, def time.Duration) time.Duration {
 func equalStatus(a, b *kfedv1alpha1.Cluster) bool {
 	if a.Status.KubernetesVersion != b.Status.KubernetesVersion || a.Status.ObservedGeneration != b.Status.ObservedGeneration ||
 		a.Status.Region != b.Status.Region || !slices.Equal(a.Status.Zones, b.Status.Zones) ||
+		!sameLocation(a.Status.Location, b.Status.Location) ||
 		len(a.Status.Conditions) != len(b.Status.Conditions) {
 		return false
 	}
@@ -223,6 +236,13 @@ func equalStatus(a, b *kfedv1alpha1.Cluster) bool {
 		}
 	}
 	return true
+}
+
+func sameLocation(a, b *kfedv1alpha1.GeoLocation) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
 }
 
 // LoadRESTConfig reads a member's client config from its kubeconfig Secret.

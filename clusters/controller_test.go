@@ -51,3 +51,57 @@ func TestProbeSequencesSetReadyAndOfflineWithHysteresis(t *testing.T) {
 		})
 	}
 }
+
+func TestPlaceChangedSeesALocationChange(t *testing.T) {
+	at := func(region, lat, lon string) *kfedv1alpha1.Cluster {
+		c := &kfedv1alpha1.Cluster{Spec: kfedv1alpha1.ClusterSpec{Region: region, Zones: []string{"z"}}}
+		if lat != "" {
+			c.Spec.Location = &kfedv1alpha1.GeoLocation{Latitude: lat, Longitude: lon}
+		}
+		return c
+	}
+	member := func(c *kfedv1alpha1.Cluster) Member {
+		region, zones := c.Location()
+		return Member{Region: region, Zones: zones, Location: coordinates(c)}
+	}
+	tests := []struct {
+		name     string
+		was, now *kfedv1alpha1.Cluster
+		want     bool
+	}{
+		{"nothing changed", at("us-east1", "", ""), at("us-east1", "", ""), false},
+		{"a location given where the region placed it", at("us-east1", "", ""), at("us-east1", "40.71", "-74.01"), true},
+		{"a location moved", at("x", "40.71", "-74.01"), at("x", "50.11", "8.68"), true},
+		{"a location taken away from a region the table does not know", at("x", "40.71", "-74.01"), at("x", "", ""), true},
+		{"the same place written differently", at("x", "40.710", "-74.01"), at("x", "40.71", "-74.010"), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := placeChanged(member(tt.was), tt.now); got != tt.want {
+				t.Errorf("placeChanged = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestStatusLocationIsWhereTheClusterIs(t *testing.T) {
+	tests := []struct {
+		name string
+		spec kfedv1alpha1.ClusterSpec
+		want *kfedv1alpha1.GeoLocation
+	}{
+		{"its own location", kfedv1alpha1.ClusterSpec{Region: "us-east1", Location: &kfedv1alpha1.GeoLocation{Latitude: "40.71", Longitude: "-74.01"}},
+			&kfedv1alpha1.GeoLocation{Latitude: "40.71", Longitude: "-74.01"}},
+		{"its region's place", kfedv1alpha1.ClusterSpec{Region: "europe-west1"}, &kfedv1alpha1.GeoLocation{Latitude: "50.45", Longitude: "3.82"}},
+		{"no place for a region the table does not know", kfedv1alpha1.ClusterSpec{Region: "basement"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &kfedv1alpha1.Cluster{Spec: tt.spec, Status: kfedv1alpha1.ClusterStatus{Location: &kfedv1alpha1.GeoLocation{Latitude: "1", Longitude: "1"}}}
+			(&Controller{}).place(c)
+			if !sameLocation(c.Status.Location, tt.want) {
+				t.Errorf("status.location %+v, want %+v", c.Status.Location, tt.want)
+			}
+		})
+	}
+}

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/geo"
 )
 
 // JoinOptions describe a cluster to register.
@@ -34,6 +35,9 @@ type JoinOptions struct {
 	// and as the nodes change, and Join fails if no node carries them.
 	Region string
 	Zones  []string
+	// Location is where the cluster is, for ordering clusters by distance;
+	// nil leaves it to the region's place in kfed's table of cloud regions.
+	Location *geo.Point
 	// Kubeconfig holds a context reaching the member.
 	Kubeconfig *clientcmdapi.Config
 	// Context names that context; Name when empty.
@@ -113,6 +117,9 @@ func Join(ctx context.Context, fed client.Client, o JoinOptions) (*kfedv1alpha1.
 			},
 		},
 	}
+	if o.Location != nil {
+		cluster.Spec.Location = kfedv1alpha1.NewGeoLocation(*o.Location)
+	}
 	if err := fed.Create(ctx, cluster); err != nil {
 		// Leave nothing behind: the Secret is useless without its Cluster.
 		if derr := fed.Delete(context.WithoutCancel(ctx), secret); derr != nil && !apierrors.IsNotFound(derr) {
@@ -123,6 +130,9 @@ func Join(ctx context.Context, fed client.Client, o JoinOptions) (*kfedv1alpha1.
 	// What the nodes say, for the caller to show; the Cluster controller
 	// writes it to the status.
 	cluster.Status.Region, cluster.Status.Zones = found.Region, found.Zones
+	if p, ok, _ := cluster.Coordinates(); ok {
+		cluster.Status.Location = kfedv1alpha1.NewGeoLocation(p)
+	}
 	return cluster, nil
 }
 
@@ -167,6 +177,11 @@ func validateJoin(o *JoinOptions) error {
 	for _, z := range o.Zones {
 		for _, msg := range validation.IsDNS1123Label(z) {
 			errs = append(errs, fmt.Errorf("zone %q: %s", z, msg))
+		}
+	}
+	if o.Location != nil {
+		if err := o.Location.Check(); err != nil {
+			errs = append(errs, fmt.Errorf("location: %w", err))
 		}
 	}
 	if o.Kubeconfig == nil {

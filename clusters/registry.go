@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/geo"
 )
 
 // Member is a Ready member cluster with a synced cache.
@@ -34,6 +35,9 @@ type Member struct {
 	Region string
 	Zones  []string
 	Labels map[string]string
+	// Location is where the member is (Cluster.Coordinates), nil when
+	// unknown.
+	Location *geo.Point
 	// Client reads from the member's cache and writes to its API server.
 	Client client.Client
 
@@ -189,7 +193,7 @@ func (r *Registry) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 		if placeChanged(cur.Member, &c) {
 			region, zones := c.Location()
 			r.mu.Lock()
-			cur.Region, cur.Zones, cur.Labels = region, slices.Clone(zones), c.Labels
+			cur.Region, cur.Zones, cur.Labels, cur.Location = region, slices.Clone(zones), c.Labels, coordinates(&c)
 			r.mu.Unlock()
 			r.notify()
 		}
@@ -275,7 +279,7 @@ func (r *Registry) start(ctx context.Context, c *kfedv1alpha1.Cluster, cfg *rest
 	region, zones := c.Location()
 	r.members[c.Name] = &running{
 		Member: Member{
-			Name: c.Name, Region: region, Zones: slices.Clone(zones), Labels: c.Labels,
+			Name: c.Name, Region: region, Zones: slices.Clone(zones), Labels: c.Labels, Location: coordinates(c),
 			Client: cl.GetClient(), unwatched: unwatched,
 		},
 		configHash: hash, cancel: cancel, done: done,
@@ -346,9 +350,22 @@ func (r *Registry) notify() {
 	}
 }
 
+// placeChanged reports whether c is somewhere else than m was: another
+// region, zones, labels or location, which changes what Services publish
+// (a location moves the cluster in proximity order).
 func placeChanged(m Member, c *kfedv1alpha1.Cluster) bool {
 	region, zones := c.Location()
-	return m.Region != region || !slices.Equal(m.Zones, zones) || !mapsEqual(m.Labels, c.Labels)
+	loc := coordinates(c)
+	return m.Region != region || !slices.Equal(m.Zones, zones) || !mapsEqual(m.Labels, c.Labels) ||
+		(m.Location == nil) != (loc == nil) || (loc != nil && *m.Location != *loc)
+}
+
+// coordinates is c's location, nil when it has none.
+func coordinates(c *kfedv1alpha1.Cluster) *geo.Point {
+	if p, ok, _ := c.Coordinates(); ok {
+		return &p
+	}
+	return nil
 }
 
 func mapsEqual(a, b map[string]string) bool {

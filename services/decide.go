@@ -28,6 +28,9 @@ type decision struct {
 	// looked at again (0 for never).
 	failover string
 	due      time.Duration
+	// proximity is true for a Service routed by proximity, whose clusters
+	// readers order nearest first for clients outside them.
+	proximity bool
 }
 
 // decide computes the Service's records from what observe found and what
@@ -82,6 +85,7 @@ func decide(o observation, st *status) (decision, error) {
 
 	weigh(o.weights, shards)
 	judge(o, previous, shards, st)
+	locate(o.joined, shards)
 
 	in := Input{Names: o.names, TTL: o.cfg.TTL, Shards: shards}
 	var fo *failover.Decision
@@ -110,7 +114,7 @@ func decide(o observation, st *status) (decision, error) {
 		return decision{}, err
 	}
 	st.published(o.names.Global(), shards, len(o.placed))
-	d := decision{endpoints: eps, clusters: table, health: o.cfg.Health}
+	d := decision{endpoints: eps, clusters: table, health: o.cfg.Health, proximity: o.cfg.Routing == serviceconfig.RoutingProximity}
 	if fo != nil {
 		d.failover, d.due = fo.State.Encode(), fo.Due
 	}
@@ -118,6 +122,24 @@ func decide(o observation, st *status) (decision, error) {
 		d.hostnames = d.hostnames || s.Hostname != ""
 	}
 	return d, nil
+}
+
+// locate gives each shard its cluster's location, for readers that order
+// clusters by distance: the Cluster's own, else its region's place in kfed's
+// table of cloud regions. A shard kept from before whose Cluster is gone
+// keeps the location it was published with.
+func locate(joined map[string]*kfedv1alpha1.Cluster, shards []Shard) {
+	for i := range shards {
+		s := &shards[i]
+		cl := joined[s.Cluster]
+		if cl == nil {
+			continue
+		}
+		s.Location = nil
+		if p, ok, _ := cl.Coordinates(); ok {
+			s.Location = &p
+		}
+	}
 }
 
 // decideFailover chooses the serving place of a Service routed by failover,

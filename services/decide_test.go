@@ -14,6 +14,7 @@ import (
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/geo"
 	"github.com/kfed-io/kfed/placement"
 	"github.com/kfed-io/kfed/services/serviceconfig"
 )
@@ -438,5 +439,58 @@ func TestDecideAppliesTheCheckersVerdicts(t *testing.T) {
 				t.Errorf("%s = %q, want %q", CondHealthy, cond, tt.cond)
 			}
 		})
+	}
+}
+
+func TestDecideWritesWhereEachClusterIs(t *testing.T) {
+	onPrem := Shard{Cluster: "c4", Region: "basement", Zones: []string{"rack-1"}, IPs: ips("127.4.0.1"), Weight: 1, Ports: []Port{web}}
+	joined := joinedClusters(east1, east2, eu, onPrem)
+	joined["c1"].Spec.Location = &kfedv1alpha1.GeoLocation{Latitude: "40.71", Longitude: "-74.01"}
+	// c2 was published with a location it no longer has: the Cluster is
+	// what counts.
+	stale := east2
+	stale.Location = &geo.Point{Latitude: 1, Longitude: 1}
+	obs := observation{
+		names: NewNames("fed", "example.com", "ns", "web"), cfg: serviceconfig.Config{TTL: DefaultTTL}, joined: joined,
+		placed: map[string]bool{"c1": true, "c2": true, "c3": true, "c4": true},
+		members: map[string]memberShard{"c1": {outcome: shardServing, shard: east1}, "c2": {outcome: shardServing, shard: stale},
+			"c3": {outcome: shardServing, shard: eu}, "c4": {outcome: shardServing, shard: onPrem}},
+	}
+	d, err := decide(obs, &status{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.proximity {
+		t.Error("a Service routed by weight (the default) is marked for proximity")
+	}
+	obs.cfg.Routing = serviceconfig.RoutingProximity
+	if d, err := decide(obs, &status{}); err != nil || !d.proximity {
+		t.Errorf("a Service routed by proximity is not marked for it (%v)", err)
+	}
+	want := map[string]*geo.Point{
+		"c1": {Latitude: 40.71, Longitude: -74.01}, // its spec.location
+		"c2": {Latitude: 33.20, Longitude: -80.01}, // us-east1 in the region table
+		"c3": {Latitude: 50.45, Longitude: 3.82},   // europe-west1
+		"c4": nil,                                  // a region the table does not know
+	}
+	for _, c := range d.clusters {
+		w, ok := want[c.Name]
+		if !ok {
+			t.Errorf("unexpected cluster %s", c.Name)
+			continue
+		}
+		if (w == nil) != (c.Location == nil) || (w != nil && *w != *c.Location) {
+			t.Errorf("cluster %s location %v, want %v", c.Name, c.Location, w)
+		}
+	}
+	// The table carries it to readers.
+	obj := &extdnsv1alpha1.DNSEndpoint{}
+	dnsendpoint.SetClusters(obj, d.clusters)
+	table, err := dnsendpoint.ReadClusters(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := table["c3"].Location; l == nil || *l != *want["c3"] {
+		t.Errorf("c3 reads back at %v", l)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/dnsprovider"
+	"github.com/kfed-io/kfed/geo"
 	"github.com/kfed-io/kfed/services/serviceconfig"
 )
 
@@ -48,6 +49,9 @@ type Shard struct {
 	// checkers): the shard leaves every shared name and SRV, and keeps its
 	// own name.
 	Unhealthy bool
+	// Location is where the cluster is (Cluster.Coordinates), for readers
+	// that order clusters by distance; nil when unknown.
+	Location *geo.Point
 }
 
 // Port is a named Service port.
@@ -184,7 +188,7 @@ func (e *endpoints) srv(n Names, at []Shard) {
 func clusterOf(s Shard) dnsendpoint.Cluster {
 	c := dnsendpoint.Cluster{
 		Name: s.Cluster, Region: s.Region, Zones: s.Zones, Weight: s.Weight, Hostname: s.Hostname,
-		Addresses: sortedAddrs(s.IPs), ClusterIPs: sortedAddrs(s.ClusterIPs), Unhealthy: s.Unhealthy,
+		Addresses: sortedAddrs(s.IPs), ClusterIPs: sortedAddrs(s.ClusterIPs), Unhealthy: s.Unhealthy, Location: s.Location,
 	}
 	for _, p := range s.Ports {
 		c.Ports = append(c.Ports, dnsendpoint.Port{Name: p.Name, Protocol: cmp.Or(p.Protocol, "TCP"), Port: p.Port})
@@ -196,7 +200,7 @@ func clusterOf(s Shard) dnsendpoint.Cluster {
 func shardOf(c *dnsendpoint.Cluster) Shard {
 	s := Shard{
 		Cluster: c.Name, Region: c.Region, Zones: c.Zones, Weight: c.Weight, Hostname: c.Hostname,
-		IPs: c.Addresses, ClusterIPs: c.ClusterIPs, Unhealthy: c.Unhealthy,
+		IPs: c.Addresses, ClusterIPs: c.ClusterIPs, Unhealthy: c.Unhealthy, Location: c.Location,
 	}
 	for _, p := range c.Ports {
 		s.Ports = append(s.Ports, Port{Name: p.Name, Protocol: p.Protocol, Port: p.Port})

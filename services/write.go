@@ -41,6 +41,9 @@ func (c *Controller) writeEndpoint(ctx context.Context, svc *corev1.Service, cur
 	if d.failover != "" {
 		want.Annotations[dnsendpoint.AnnotationFailover] = d.failover
 	}
+	if d.proximity {
+		want.Annotations[dnsendpoint.AnnotationRouting] = dnsendpoint.RoutingProximity
+	}
 	if err := controllerutil.SetControllerReference(svc, want, c.Fed.Scheme()); err != nil {
 		return err
 	}
@@ -78,11 +81,12 @@ func (c *Controller) writeEndpoint(ctx context.Context, svc *corev1.Service, cur
 }
 
 // kfedAnnotations are the annotations of a DNSEndpoint that kfed writes: the
-// cluster table, the failover state and the health settings.
+// cluster table, the failover state, the routing and the health settings.
 func kfedAnnotations(all map[string]string) map[string]string {
 	out := map[string]string{}
 	for k, v := range all {
-		if k == dnsendpoint.AnnotationClusters || k == dnsendpoint.AnnotationFailover || strings.HasPrefix(k, healthcheck.AnnotationPrefix) {
+		if k == dnsendpoint.AnnotationClusters || k == dnsendpoint.AnnotationFailover || k == dnsendpoint.AnnotationRouting ||
+			strings.HasPrefix(k, healthcheck.AnnotationPrefix) {
 			out[k] = v
 		}
 	}

@@ -1,7 +1,13 @@
 package v1alpha1
 
 import (
+	"fmt"
+	"strings"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kfed-io/kfed/geo"
+	"github.com/kfed-io/kfed/geo/regions"
 )
 
 // Condition types and reasons of a Cluster.
@@ -58,6 +64,14 @@ type ClusterSpec struct {
 	// +optional
 	Zones []string `json:"zones,omitempty"`
 
+	// Location is where the cluster is, for ordering clusters by distance
+	// (proximity routing). When empty, it is where the public cloud region
+	// the cluster names is (kfed ships a table of AWS, Google Cloud and Azure
+	// regions); a cluster in a region the table does not know has no
+	// location, and is ordered after those that have one.
+	// +optional
+	Location *GeoLocation `json:"location,omitempty"`
+
 	// KubeconfigSecretRef points at the Secret holding a kubeconfig for the
 	// member whose current context reaches it.
 	KubeconfigSecretRef SecretKeyRef `json:"kubeconfigSecretRef"`
@@ -66,6 +80,18 @@ type ClusterSpec struct {
 	// federated endpoints.
 	// +optional
 	HealthCheck HealthCheckSpec `json:"healthCheck,omitempty"`
+}
+
+// GeoLocation is a place on the Earth in decimal degrees. The numbers are
+// strings because a CRD's schema cannot hold a float portably (controller-gen
+// refuses them); Cluster.Coordinates reads them.
+type GeoLocation struct {
+	// Latitude, -90 (south) to 90 (north), such as "40.71".
+	// +kubebuilder:validation:Pattern=`^[-+]?(90(\.0+)?|[1-8]?[0-9](\.[0-9]+)?)$`
+	Latitude string `json:"latitude"`
+	// Longitude, -180 (west) to 180 (east), such as "-74.01".
+	// +kubebuilder:validation:Pattern=`^[-+]?(180(\.0+)?|(1[0-7][0-9]|[1-9]?[0-9])(\.[0-9]+)?)$`
+	Longitude string `json:"longitude"`
 }
 
 // SecretKeyRef names one key of a namespaced Secret.
@@ -114,6 +140,12 @@ type ClusterStatus struct {
 	// empty.
 	// +optional
 	Zones []string `json:"zones,omitempty"`
+
+	// Location is where kfed places the cluster: spec.location, else its
+	// region's place in kfed's table of cloud regions; empty when neither
+	// says.
+	// +optional
+	Location *GeoLocation `json:"location,omitempty"`
 }
 
 // Cluster registers a member cluster with the federation.
@@ -124,6 +156,8 @@ type ClusterStatus struct {
 // +kubebuilder:printcolumn:name="Region",type=string,JSONPath=`.spec.region`
 // +kubebuilder:printcolumn:name="Zones",type=string,JSONPath=`.spec.zones`
 // +kubebuilder:printcolumn:name="Node Zones",type=string,JSONPath=`.status.zones`
+// +kubebuilder:printcolumn:name="Latitude",type=string,JSONPath=`.status.location.latitude`,priority=1
+// +kubebuilder:printcolumn:name="Longitude",type=string,JSONPath=`.status.location.longitude`,priority=1
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Cluster struct {
@@ -167,4 +201,28 @@ func (c *Cluster) Location() (region string, zones []string) {
 		zones = c.Status.Zones
 	}
 	return region, zones
+}
+
+// Coordinates returns where the cluster is: spec.location, else the place of
+// its region (Location) in kfed's table of cloud regions; false when neither
+// says. An unreadable spec.location (the CRD's schema keeps it out) is an
+// error, and the region's place is returned beside it.
+func (c *Cluster) Coordinates() (geo.Point, bool, error) {
+	var err error
+	if l := c.Spec.Location; l != nil {
+		p, perr := geo.ParseLatLon(l.Latitude, l.Longitude)
+		if perr == nil {
+			return p, true, nil
+		}
+		err = fmt.Errorf("cluster %s: spec.location: %w", c.Name, perr)
+	}
+	region, _ := c.Location()
+	p, ok := regions.Lookup(region)
+	return p, ok, err
+}
+
+// NewGeoLocation is p as a Cluster's location.
+func NewGeoLocation(p geo.Point) *GeoLocation {
+	lat, lon, _ := strings.Cut(p.String(), ",")
+	return &GeoLocation{Latitude: lat, Longitude: lon}
 }

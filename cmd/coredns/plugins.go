@@ -10,7 +10,9 @@ package main
 // -tags kubernetes it has kubernetes and k8s_external too
 // (plugins_kubernetes.go); any other CoreDNS build takes kfed through its
 // plugin.cfg (plugin/kfed/README.md). The order of plugins in a server is
-// dnsserver.Directives', not this list's.
+// dnsserver.Directives', not this list's. metadata and geoip are what an edge
+// CoreDNS locates its clients with, for kfed to answer the nearest clusters
+// first (plugin/kfed/README.md, "Ordering").
 import (
 	_ "github.com/coredns/caddy/onevent"
 	_ "github.com/coredns/coredns/plugin/acl"

@@ -33,6 +33,7 @@ import (
 	"github.com/kfed-io/kfed/devenv"
 	"github.com/kfed-io/kfed/devenv/loopbacklb"
 	"github.com/kfed-io/kfed/manager"
+	"github.com/kfed-io/kfed/services/serviceconfig"
 )
 
 // devOptions are the flags of kfed dev up.
@@ -178,14 +179,21 @@ func devUp(ctx context.Context, out io.Writer, o devOptions) error {
 	if err != nil {
 		return err
 	}
+	edge, err := env.StartEdgeCoreDNS(ctx, o.coredns, devenv.KfedZone{
+		Zone: o.domain, Federation: o.federation, Kubeconfig: env.Kubeconfig, Context: devenv.ControlPlaneName,
+	})
+	if err != nil {
+		return fmt.Errorf("starting the edge CoreDNS: %w", err)
+	}
 	demo := "demo.default." + o.federation + ".svc." + o.domain
 	if err := waitResolves(ctx, dnsAddrs[0], demo, errc); err != nil {
 		return err
 	}
-	if err := writeEnvFile(dir, env, o, dnsAddrs); err != nil {
+	if err := writeEnvFile(dir, env, o, dnsAddrs, edge.Addr); err != nil {
 		return err
 	}
 	printNextSteps(out, dir, env, o, dnsAddrs, demo)
+	printEdge(out, edge.Addr, demo)
 	fmt.Fprintf(out, "kfed dev: ready in %s; Ctrl-C stops everything\n", time.Since(start).Round(100*time.Millisecond))
 
 	select {
@@ -261,10 +269,12 @@ func waitClustersReady(ctx context.Context, fed client.Client, n int, errc <-cha
 	}
 }
 
-// createDemo creates the sample federated Service default/demo.
+// createDemo creates the sample federated Service default/demo, routed by
+// proximity so that the edge CoreDNS shows it.
 func createDemo(ctx context.Context, fed client.Client) error {
 	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: "demo", Namespace: "default"},
+		ObjectMeta: metav1.ObjectMeta{Name: "demo", Namespace: "default",
+			Annotations: map[string]string{serviceconfig.AnnotationRouting: string(serviceconfig.RoutingProximity)}},
 		Spec: corev1.ServiceSpec{
 			Type:              corev1.ServiceTypeLoadBalancer,
 			LoadBalancerClass: new("kfed.io/global"),
@@ -383,7 +393,7 @@ func besideExecutable(name string) (string, error) {
 }
 
 // writeEnvFile writes DIR/env, NAME=value lines a shell can source.
-func writeEnvFile(dir string, env *devenv.Env, o devOptions, dnsAddrs []string) error {
+func writeEnvFile(dir string, env *devenv.Env, o devOptions, dnsAddrs []string, edge string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "KUBECONFIG=%s\n", env.Kubeconfig)
 	fmt.Fprintf(&b, "KFED_BIN=%s\n", o.binDir)
@@ -392,6 +402,7 @@ func writeEnvFile(dir string, env *devenv.Env, o devOptions, dnsAddrs []string) 
 	for i, a := range dnsAddrs {
 		fmt.Fprintf(&b, "KFED_DNS_CLUSTER_%d=%s\n", i+1, a)
 	}
+	fmt.Fprintf(&b, "KFED_DNS_EDGE=%s\n", edge)
 	return os.WriteFile(filepath.Join(dir, "env"), []byte(b.String()), 0o644)
 }
 
@@ -422,5 +433,15 @@ Try:
 	fmt.Fprintf(out, "  dig @%s -p %s %s   # cluster-1's CoreDNS: its own endpoint first\n", host, port, demo)
 	for i, a := range dnsAddrs {
 		fmt.Fprintf(out, "  (CoreDNS of %s: %s, $KFED_DNS_CLUSTER_%d)\n", env.Members[i].Name, a, i+1)
+	}
+}
+
+// printEdge shows how to ask the edge CoreDNS as a client in each of the
+// places its GeoIP database knows.
+func printEdge(out io.Writer, edge, demo string) {
+	host, port, _ := net.SplitHostPort(edge)
+	fmt.Fprintf(out, "  (edge CoreDNS, for clients outside the clusters: %s, $KFED_DNS_EDGE; it orders by the client's place)\n", edge)
+	for _, p := range devenv.DevPlaces() {
+		fmt.Fprintf(out, "  dig @%s -p %s %s +subnet=%s   # a client in %s\n", host, port, demo, p.Network, p.City)
 	}
 }

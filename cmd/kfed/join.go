@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/geo"
 	"github.com/kfed-io/kfed/manager"
 )
 
@@ -67,6 +68,7 @@ func newJoinCommand() *cobra.Command {
 		sa            string
 		tokenDuration time.Duration
 		renew         bool
+		location      string
 	)
 	cmd := &cobra.Command{
 		Use:   "join NAME --context C --region R --zone Z",
@@ -87,6 +89,13 @@ aws-iam-authenticator or gke-gcloud-auth-plugin) and which grant more than kfed 
 				return err
 			}
 			opts.Name, opts.Kubeconfig = args[0], raw
+			if location != "" {
+				p, err := geo.Parse(location)
+				if err != nil {
+					return fmt.Errorf("join %s: --location: %w", args[0], err)
+				}
+				opts.Location = &p
+			}
 			var expires time.Time
 			if renew && sa == "" {
 				return fmt.Errorf("join %s: --renew renews a --service-account token; give --service-account", args[0])
@@ -115,7 +124,14 @@ aws-iam-authenticator or gke-gcloud-auth-plugin) and which grant more than kfed 
 			if c.Spec.Region == "" || len(c.Spec.Zones) == 0 {
 				from = "; read from its nodes, and following them"
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "cluster %s joined (region %s, zones %v%s)\n", c.Name, region, zones, from)
+			where := "no location: its region is not in kfed's table of cloud regions; give --location to order it by distance"
+			if p, ok, _ := c.Coordinates(); ok {
+				where = "location " + p.String()
+				if c.Spec.Location == nil {
+					where += ", its region's"
+				}
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "cluster %s joined (region %s, zones %v%s; %s)\n", c.Name, region, zones, from, where)
 			if sa != "" {
 				fmt.Fprintf(cmd.OutOrStdout(), "kfed acts in %s as ServiceAccount %s; its token expires %s\n",
 					c.Name, sa, expires.UTC().Format(time.RFC3339))
@@ -127,6 +143,7 @@ aws-iam-authenticator or gke-gcloud-auth-plugin) and which grant more than kfed 
 	cmd.Flags().StringVar(&opts.Context, "context", "", "kubeconfig context of the member cluster (default NAME)")
 	cmd.Flags().StringVar(&opts.Region, "region", "", "region the cluster runs in, e.g. us-east1 (default: its nodes' topology.kubernetes.io/region label)")
 	cmd.Flags().StringSliceVar(&opts.Zones, "zone", nil, "zone the cluster runs in, e.g. us-east1-b (repeat for several; default: its nodes' topology.kubernetes.io/zone labels, followed as they change)")
+	cmd.Flags().StringVar(&location, "location", "", "where the cluster is, LATITUDE,LONGITUDE in decimal degrees, e.g. 40.71,-74.01, for ordering clusters by distance (default: its region's place in kfed's table of AWS, Google Cloud and Azure regions)")
 	cmd.Flags().StringVar(&opts.Namespace, "namespace", "", "namespace of the kubeconfig Secret (default kfed-system)")
 	cmd.Flags().StringVar(&sa, "service-account", "", "NAMESPACE/NAME of a ServiceAccount in the member (the chart's kfed-system/kfed-member) whose token kfed uses there, instead of the context's credentials")
 	cmd.Flags().DurationVar(&tokenDuration, "token-duration", 365*24*time.Hour, "how long the --service-account token is valid (the member's API server may shorten it)")

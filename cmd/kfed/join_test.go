@@ -48,7 +48,7 @@ func TestJoinAndUnjoinAgainstRealAPIServers(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if out, err := run(t, "join", "cluster-1", "--kubeconfig", kc, "--region", "us-east1", "--zone", "us-east1-b"); err != nil {
+	if out, err := run(t, "join", "cluster-1", "--kubeconfig", kc, "--region", "us-east1", "--zone", "us-east1-b", "--location", "40.71,-74.01"); err != nil {
 		t.Fatalf("join cluster-1: %v\n%s", err, out)
 	}
 	var c kfedv1alpha1.Cluster
@@ -57,6 +57,9 @@ func TestJoinAndUnjoinAgainstRealAPIServers(t *testing.T) {
 	}
 	if c.Spec.Region != "us-east1" || len(c.Spec.Zones) != 1 || c.Spec.Zones[0] != "us-east1-b" {
 		t.Errorf("Cluster spec %+v", c.Spec)
+	}
+	if l := c.Spec.Location; l == nil || l.Latitude != "40.71" || l.Longitude != "-74.01" {
+		t.Errorf("Cluster spec.location %+v, want 40.71,-74.01", l)
 	}
 	// The stored kubeconfig reaches the member on its own.
 	cfg, _, err := clusters.LoadRESTConfig(context.Background(), fed, &c)
@@ -82,6 +85,8 @@ func TestJoinAndUnjoinAgainstRealAPIServers(t *testing.T) {
 			`no --zone given and no node of cluster "cluster-2" has the label topology.kubernetes.io/zone`},
 		{"name not a DNS label", []string{"join", "Cluster_2", "--context", "cluster-2", "--kubeconfig", kc, "--region", "r1", "--zone", "z1"},
 			`cluster name "Cluster_2"`},
+		{"location off the map", []string{"join", "cluster-2", "--kubeconfig", kc, "--region", "r1", "--zone", "z1", "--location", "91,0"},
+			"--location: latitude 91 is not within -90 to 90"},
 		{"unknown federation context", []string{"join", "cluster-2", "--kubeconfig", kc, "--federation-context", "nope", "--region", "r1", "--zone", "z1"},
 			`federation context "nope"`},
 	}

@@ -23,8 +23,8 @@ const maxChain = 8
 // answer's additional section is shared between replies (see targets), as
 // CoreDNS's file plugin shares its zone's records: a plugin that changes a
 // reply copies it first.
-func (k *Kfed) respond(state request.Request, qname, zone string) *dns.Msg {
-	m := newReply(state.Req)
+func (k *Kfed) respond(state request.Request, qname, zone string, v index.Vantage) (m *dns.Msg, varies bool) {
+	m = newReply(state.Req)
 	qtype := state.QType()
 
 	name := qname
@@ -45,7 +45,7 @@ func (k *Kfed) respond(state request.Request, qname, zone string) *dns.Msg {
 		if !exists {
 			m.Rcode = dns.RcodeNameError
 			m.Ns = []dns.RR{k.soa(zone)}
-			return m
+			return m, varies
 		}
 		// A CNAME at the apex would sit beside its SOA and NS: not served.
 		if c := cnameOf(records); c != nil && name != zone && qtype != dns.TypeCNAME && qtype != dns.TypeANY {
@@ -55,23 +55,25 @@ func (k *Kfed) respond(state request.Request, qname, zone string) *dns.Msg {
 				// file plugin answer a loop: the chain shows where it is,
 				// and the rcode says no answer will come of it.
 				m.Rcode = dns.RcodeServerFailure
-				return m
+				return m, varies
 			}
 			next := matchZone(k.zones, c.Target)
 			if next == "" || hop+1 == maxChain {
-				return m // the client's resolver follows it from here
+				return m, varies // the client's resolver follows it from here
 			}
 			name, zone = c.Target, next
 			continue
 		}
-		m.Answer = appendRecords(m.Answer, records, qtype)
+		var differs bool
+		m.Answer, differs = appendRecords(m.Answer, records, qtype, v)
+		varies = varies || differs
 		if qtype == dns.TypeSRV && records != nil {
 			m.Extra = k.targets(records)
 		}
 		if len(m.Answer) == before {
 			m.Ns = []dns.RR{k.soa(zone)} // NODATA
 		}
-		return m
+		return m, varies
 	}
 }
 
@@ -141,14 +143,17 @@ func cnameOf(r *index.Records) *dns.CNAME {
 	return r.CNAME()
 }
 
-// appendRecords appends a name's records of type qtype; ANY gets all of them.
-func appendRecords(dst []dns.RR, r *index.Records, qtype uint16) []dns.RR {
+// appendRecords appends a name's records of type qtype; ANY gets all of
+// them. Addresses are in the order a client at v gets them; it reports
+// whether that order depended on where v is.
+func appendRecords(dst []dns.RR, r *index.Records, qtype uint16, v index.Vantage) ([]dns.RR, bool) {
 	if r == nil {
-		return dst
+		return dst, false
 	}
+	var varies, v6 bool
 	switch qtype {
 	case dns.TypeA, dns.TypeAAAA:
-		return r.AppendAddresses(dst, qtype, rand.IntN)
+		return r.AppendFrom(dst, qtype, v, rand.IntN)
 	case dns.TypeCNAME:
 		if c := r.CNAME(); c != nil {
 			dst = append(dst, c)
@@ -161,12 +166,12 @@ func appendRecords(dst []dns.RR, r *index.Records, qtype uint16) []dns.RR {
 		if c := r.CNAME(); c != nil {
 			dst = append(dst, c)
 		}
-		dst = r.AppendAddresses(dst, dns.TypeA, rand.IntN)
-		dst = r.AppendAddresses(dst, dns.TypeAAAA, rand.IntN)
+		dst, varies = r.AppendFrom(dst, dns.TypeA, v, rand.IntN)
+		dst, v6 = r.AppendFrom(dst, dns.TypeAAAA, v, rand.IntN)
 		dst = append(dst, r.SRV()...)
 		dst = append(dst, r.TXT()...)
 	}
-	return dst
+	return dst, varies || v6
 }
 
 // targets returns the additional section of an SRV answer at r: the
@@ -194,8 +199,9 @@ func (k *Kfed) appendTargets(dst []dns.RR, srvs []dns.RR) []dns.RR {
 			continue
 		}
 		if r, _ := k.index.Lookup(srv.Target); r != nil {
-			dst = r.AppendAddresses(dst, dns.TypeA, rand.IntN)
-			dst = r.AppendAddresses(dst, dns.TypeAAAA, rand.IntN)
+			// Per-cluster names: one cluster each, the same to every client.
+			dst, _ = r.AppendFrom(dst, dns.TypeA, k.index.Inside(), rand.IntN)
+			dst, _ = r.AppendFrom(dst, dns.TypeAAAA, k.index.Inside(), rand.IntN)
 		}
 	}
 	return dst

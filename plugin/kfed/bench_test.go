@@ -148,3 +148,39 @@ func BenchmarkQueryMix(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkServeDNSAtTheEdge measures an edge server's answer (no cluster)
+// to the global name of a Service in three clusters, ordered by the
+// client's location as geoip's metadata gives it (geoip's own lookup is not
+// in it), in the index of BenchmarkServeDNS.
+func BenchmarkServeDNSAtTheEdge(b *testing.B) {
+	objects := map[string][]extdnsv1alpha1.Endpoint{"default/demo": edgeEndpoints()}
+	for i := range 1000 {
+		objects[fmt.Sprintf("bench/svc-%d", i)] = syntheticService(fmt.Sprintf("svc-%d", i))
+	}
+	k := newTestKfed(b, "", objects)
+	for _, q := range []struct {
+		name   string
+		ctx    context.Context
+		subnet string
+	}{
+		{"weighted, no location", context.Background(), ""},
+		{"by distance from the client's location", located("40.71", "-74.01"), ""},
+		{"by distance, with ECS echoed", located("40.71", "-74.01"), "192.0.2.0/24"},
+	} {
+		b.Run(q.name, func(b *testing.B) {
+			m := new(dns.Msg)
+			m.SetQuestion(global, dns.TypeA)
+			if q.subnet != "" {
+				m = withSubnet(m, q.subnet)
+			}
+			w := &test.ResponseWriter{}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := k.ServeDNS(q.ctx, w, m); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

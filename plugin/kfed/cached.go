@@ -44,7 +44,7 @@ func cacheEndpoint(x *index.Index, rule dnsendpoint.Tenancy) func(obj any) (any,
 		return &cachedEndpoint{
 			key:             ep.Namespace + "/" + ep.Name,
 			resourceVersion: ep.ResourceVersion,
-			object:          x.Parse(ep.Spec.Endpoints, clusters),
+			object:          x.ParseRouted(ep.Spec.Endpoints, clusters, dnsendpoint.ByDistance(ep)),
 			err:             err,
 			refused:         refused,
 		}, nil

@@ -22,6 +22,7 @@ type Kfed struct {
 	Next plugin.Handler
 
 	zones    []string
+	cluster  string // the member this CoreDNS runs in; "" for an edge server
 	fall     fall.F
 	ttl      uint32
 	index    *index.Index
@@ -72,9 +73,22 @@ func (k *Kfed) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (
 		k.requests.count(qtype, dns.RcodeServerFailure)
 		return dns.RcodeServerFailure, nil
 	}
-	m := k.respond(request.Request{W: w, Req: r}, qname, zone)
+	// Inside a cluster, clusters are ordered from it; at the edge, from the
+	// client's location when geoip found one, else by weight alone.
+	v := k.index.Inside()
+	var subnet *dns.EDNS0_SUBNET
+	if k.cluster == "" {
+		subnet = clientSubnet(r)
+		if p, ok := clientLocation(ctx); ok {
+			v = k.index.At(p)
+		}
+	}
+	m, varies := k.respond(request.Request{W: w, Req: r}, qname, zone, v)
 	if m.Rcode == dns.RcodeNameError && k.fall.Through(qname) {
 		return plugin.NextOrFailure(k.Name(), k.Next, ctx, w, r)
+	}
+	if subnet != nil {
+		echoSubnet(m, subnet, varies)
 	}
 	k.requests.count(qtype, m.Rcode)
 	if err := w.WriteMsg(m); err != nil {

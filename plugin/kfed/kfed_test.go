@@ -17,7 +17,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	"github.com/kfed-io/kfed/geo/regions"
 )
 
 // The test federation "dev" under kfed.test: Service default/demo with
@@ -46,7 +48,7 @@ func shardEndpoint(name, cluster, zones string, weight int, target string, clust
 	}
 	props := []extdnsv1alpha1.ProviderSpecificProperty{
 		{Name: "kfed.io/cluster", Value: cluster},
-		{Name: "kfed.io/region", Value: strings.TrimSuffix(zones, "-b")},
+		{Name: "kfed.io/region", Value: zones[:strings.LastIndexByte(zones, '-')]},
 		{Name: "kfed.io/zone", Value: zones},
 		{Name: "kfed.io/weight", Value: fmt.Sprint(weight)},
 	}
@@ -105,12 +107,31 @@ func newTestKfed(t testing.TB, cluster string, objects map[string][]extdnsv1alph
 	t.Helper()
 	k := newKfed(config{zones: []string{zone}, federation: "dev", cluster: cluster, ttl: 30})
 	for key, eps := range objects {
-		if err := k.index.Set(key, eps, nil); err != nil {
+		// Every Service routed by proximity, as a DNSEndpoint with
+		// kfed.io/routing: proximity is parsed.
+		if err := k.index.SetObject(key, k.index.ParseRouted(eps, locatedTable(t, eps), true)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	k.synced.Store(true)
 	return k
+}
+
+// locatedTable is the cluster table of eps, endpoints of the per-cluster
+// layout, with each cluster at its region's place, as the services
+// controller writes the table: the plugin reads it as the watch does.
+func locatedTable(t testing.TB, eps []extdnsv1alpha1.Endpoint) dnsendpoint.Clusters {
+	t.Helper()
+	table, err := dnsendpoint.ReadClusters(&extdnsv1alpha1.DNSEndpoint{Spec: extdnsv1alpha1.DNSEndpointSpec{Endpoints: eps}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range table {
+		if p, ok := regions.Lookup(c.Region); ok {
+			c.Location = &p
+		}
+	}
+	return table
 }
 
 // serve sends m to k as CoreDNS's server does, through a ScrubWriter that
@@ -269,6 +290,55 @@ func TestServeDNSOrdersLocalClusterFirstAndWeightZeroLast(t *testing.T) {
 		if len(got) != 3 || got[0] != "10.96.0.10" || got[2] != "127.103.0.1" {
 			t.Fatalf("answer order %v; want cluster-1's cluster IP first and weight-0 cluster-3 last", got)
 		}
+	}
+}
+
+func TestServeDNSOrdersClustersByTierFromItsOwnCluster(t *testing.T) {
+	var eps []extdnsv1alpha1.Endpoint
+	for _, c := range []struct{ name, zone, lb string }{
+		{"cluster-1", "us-east1-b", "127.101.0.1"}, {"cluster-2", "us-east1-c", "127.102.0.1"},
+		{"cluster-3", "europe-west1-b", "127.103.0.1"}, {"cluster-4", "asia-east1-a", "127.104.0.1"},
+		{"cluster-5", "us-east1-b", "127.105.0.1"},
+	} {
+		eps = append(eps, shardEndpoint(global, c.name, c.zone, 1, c.lb, ""))
+	}
+	const c1, c2, c3, c4, c5 = "127.101.0.1", "127.102.0.1", "127.103.0.1", "127.104.0.1", "127.105.0.1"
+	tests := []struct {
+		name    string
+		cluster string
+		want    [][]string // each answer's tier: the addresses it may hold, in any order
+	}{
+		{"cluster-1: itself, its zone, its region, then the rest", "cluster-1", [][]string{{c1}, {c5}, {c2}, {c3, c4}}},
+		{"cluster-2: itself, its region's other zone, then the rest", "cluster-2", [][]string{{c2}, {c1, c5}, {c3, c4}}},
+		{"cluster-3: itself, then everyone else by weight", "cluster-3", [][]string{{c3}, {c1, c2, c4, c5}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			k := newTestKfed(t, tt.cluster, map[string][]extdnsv1alpha1.Endpoint{"default/demo": eps})
+			orders := map[string]bool{}
+			for range 200 {
+				resp, _, _ := serve(t, k, test.Case{Qname: global, Qtype: dns.TypeA}.Msg(), false)
+				var got []string
+				for _, rr := range resp.Answer {
+					got = append(got, rr.(*dns.A).A.String())
+				}
+				i := 0
+				for _, tier := range tt.want {
+					if i+len(tier) > len(got) {
+						t.Fatalf("answer %v is short of tier %v", got, tier)
+					}
+					part := slices.Sorted(slices.Values(got[i : i+len(tier)]))
+					if !slices.Equal(part, slices.Sorted(slices.Values(tier))) {
+						t.Fatalf("answer %v: places %d to %d hold %v, want the tier %v", got, i, i+len(tier)-1, part, tier)
+					}
+					i += len(tier)
+				}
+				orders[strings.Join(got, " ")] = true
+			}
+			if len(orders) < 2 {
+				t.Errorf("every answer was %v: the clusters of a tier are not drawn by weight", orders)
+			}
+		})
 	}
 }
 

@@ -114,6 +114,7 @@ func setup(c *caddy.Controller) error {
 func newKfed(cfg config) *Kfed {
 	k := &Kfed{
 		zones:    cfg.zones,
+		cluster:  cfg.cluster,
 		fall:     cfg.fall,
 		ttl:      cfg.ttl,
 		index:    index.New(cfg.cluster, cfg.ttl),

@@ -78,7 +78,7 @@ func TestDevUpFollowsItsContract(t *testing.T) {
 		}
 	}
 	env := readEnvFile(t, filepath.Join(dir, "env"))
-	for _, k := range []string{"KUBECONFIG", "KFED_BIN", "KFED_FEDERATION", "KFED_DOMAIN", "KFED_DNS_CLUSTER_1", "KFED_DNS_CLUSTER_2", "KFED_DNS_CLUSTER_3"} {
+	for _, k := range []string{"KUBECONFIG", "KFED_BIN", "KFED_FEDERATION", "KFED_DOMAIN", "KFED_DNS_CLUSTER_1", "KFED_DNS_CLUSTER_2", "KFED_DNS_CLUSTER_3", "KFED_DNS_EDGE"} {
 		if env[k] == "" {
 			t.Errorf("env file has no %s", k)
 		}
@@ -123,6 +123,28 @@ func TestDevUpFollowsItsContract(t *testing.T) {
 		if first := r.Answer[0].(*dns.A).A.String(); first != shard.Spec.ClusterIP {
 			t.Errorf("%s's CoreDNS answers %s first, want its own shard's cluster IP %s", member, first, shard.Spec.ClusterIP)
 		}
+	}
+
+	// The edge CoreDNS places a Frankfurt client (198.51.100.0/24 in its
+	// database) nearest to cluster-3, in europe-west1, and says the answer
+	// holds for that /24.
+	cfg3, err := clientcmd.NewNonInteractiveClientConfig(*kc, "cluster-3", nil, nil).ClientConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	shard3, err := kubernetes.NewForConfigOrDie(cfg3).CoreV1().Services("default").Get(context.Background(), "demo", metav1.GetOptions{})
+	if err != nil || len(shard3.Status.LoadBalancer.Ingress) == 0 {
+		t.Fatalf("cluster-3's shard of demo: %v, %v", err, shard3)
+	}
+	r, err := querySubnet(env["KFED_DNS_EDGE"], demo, "198.51.100.0/24")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := answerStrings(r); len(a) != 3 || a[0] != shard3.Status.LoadBalancer.Ingress[0].IP {
+		t.Errorf("the edge answers a Frankfurt client %v, want cluster-3's %s first", a, shard3.Status.LoadBalancer.Ingress[0].IP)
+	}
+	if scope, ok := subnetScope(r); !ok || scope != 24 {
+		t.Errorf("the edge's reply has ECS scope %d (present %v), want 24", scope, ok)
 	}
 
 	// The dig line dev up prints works, over UDP and TCP.

@@ -32,6 +32,7 @@ import (
 	"strings"
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	"github.com/kfed-io/kfed/geo"
 )
 
 // AnnotationClusters holds a DNSEndpoint's cluster table: a JSON array of
@@ -43,6 +44,23 @@ const AnnotationClusters = "kfed.io/clusters"
 // failback hold (failover.State as JSON), so that the decision outlives the
 // controller that made it.
 const AnnotationFailover = "kfed.io/failover"
+
+// AnnotationRouting holds, on the DNSEndpoint of a Service routed by
+// proximity, RoutingProximity: readers that answer clients outside the
+// clusters (the plugin without a cluster) order its clusters nearest first.
+// A DNSEndpoint without it is ordered by weight alone there. It is the
+// Service's own kfed.io/routing, written only for proximity, so that the
+// default (weighted) changes nothing of the objects kfed wrote before.
+const AnnotationRouting = "kfed.io/routing"
+
+// RoutingProximity is AnnotationRouting's value for nearest first.
+const RoutingProximity = "proximity"
+
+// ByDistance reports whether obj's clusters are ordered by distance for
+// clients outside them (AnnotationRouting).
+func ByDistance(obj *extdnsv1alpha1.DNSEndpoint) bool {
+	return obj.Annotations[AnnotationRouting] == RoutingProximity
+}
 
 // DefaultWeight is the weight of a cluster that names none, or names one that
 // is not a non-negative integer.
@@ -76,6 +94,10 @@ type Cluster struct {
 	// (unless no cluster is healthy), and kept at its own name. It is kept
 	// here so that a verdict outlives the controller that reached it.
 	Unhealthy bool
+	// Location is where the cluster is (its Cluster's spec.location, else
+	// its region's place), for ordering clusters by distance; nil when
+	// unknown.
+	Location *geo.Point
 }
 
 // Port is a Service port; Name is empty for an unnamed one.
@@ -97,6 +119,14 @@ type wireCluster struct {
 	Hostname   string          `json:"hostname,omitempty"`
 	Ports      []Port          `json:"ports,omitempty"`
 	Unhealthy  bool            `json:"unhealthy,omitempty"`
+	Location   json.RawMessage `json:"location,omitempty"`
+}
+
+// wireLocation is a location as the table holds it, read apart from the
+// rest of its row so that a bad one costs only the location.
+type wireLocation struct {
+	Latitude  *float64 `json:"latitude"`
+	Longitude *float64 `json:"longitude"`
 }
 
 // Clusters are the clusters one DNSEndpoint has endpoints of, by name.
@@ -116,6 +146,13 @@ func SetClusters(obj *extdnsv1alpha1.DNSEndpoint, clusters []Cluster) {
 			Weight:     json.RawMessage(strconv.Itoa(c.Weight)),
 			Addresses:  addrStrings(c.Addresses),
 			ClusterIPs: addrStrings(c.ClusterIPs),
+		}
+		if p := c.Location; p != nil {
+			b, err := json.Marshal(wireLocation{Latitude: &p.Latitude, Longitude: &p.Longitude})
+			if err != nil {
+				panic(fmt.Sprintf("encoding location %v of cluster %s: %v", *p, c.Name, err))
+			}
+			wire[i].Location = b
 		}
 	}
 	slices.SortFunc(wire, func(a, b wireCluster) int { return strings.Compare(a.Name, b.Name) })
@@ -163,6 +200,9 @@ func ReadClusters(obj *extdnsv1alpha1.DNSEndpoint) (Clusters, error) {
 		if c.ClusterIPs, err = parseAddrs(w.ClusterIPs); err != nil {
 			errs = append(errs, fmt.Errorf("cluster %s cluster IPs: %w", w.Name, err))
 		}
+		if c.Location, err = parseLocation(w.Location); err != nil {
+			errs = append(errs, fmt.Errorf("cluster %s: %w", w.Name, err))
+		}
 		out[w.Name] = c
 	}
 	return out, errors.Join(errs...)
@@ -180,6 +220,23 @@ func ParseWeight(s string) (int, error) {
 		return DefaultWeight, fmt.Errorf("weight %s is not a non-negative integer; using %d", s, DefaultWeight)
 	}
 	return int(min(n, MaxWeight)), nil
+}
+
+// parseLocation reads a row's location: nil for none, and nil with an error
+// for one that is not {"latitude": N, "longitude": N} on the map.
+func parseLocation(raw json.RawMessage) (*geo.Point, error) {
+	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		return nil, nil
+	}
+	var w wireLocation
+	if err := json.Unmarshal(raw, &w); err != nil || w.Latitude == nil || w.Longitude == nil {
+		return nil, fmt.Errorf("location %s is not {\"latitude\": N, \"longitude\": N}; left out", raw)
+	}
+	p := geo.Point{Latitude: *w.Latitude, Longitude: *w.Longitude}
+	if err := p.Check(); err != nil {
+		return nil, fmt.Errorf("location: %w; left out", err)
+	}
+	return &p, nil
 }
 
 // Group is the addresses of one endpoint that belong to one cluster, or, with

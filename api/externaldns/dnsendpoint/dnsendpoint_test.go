@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	"github.com/kfed-io/kfed/geo"
 )
 
 func addrs(s ...string) []netip.Addr {
@@ -30,7 +31,8 @@ func TestClusterTableRoundTrips(t *testing.T) {
 		{Name: "c2", Region: "europe-west1", Zones: []string{"europe-west1-b"}, Weight: 0, Addresses: addrs("127.2.0.1"),
 			Ports: []Port{{Name: "http", Protocol: "TCP", Port: 80}, {Protocol: "UDP", Port: 53}}, Unhealthy: true},
 		{Name: "c1", Region: "us-east1", Zones: []string{"us-east1-b", "us-east1-c"}, Weight: 7,
-			Addresses: addrs("127.1.0.1", "fd00::1"), ClusterIPs: addrs("10.96.0.1", "fd00:10::1"), Hostname: "lb-1.elb.amazonaws.com"},
+			Addresses: addrs("127.1.0.1", "fd00::1"), ClusterIPs: addrs("10.96.0.1", "fd00:10::1"), Hostname: "lb-1.elb.amazonaws.com",
+			Location: &geo.Point{Latitude: 33.2, Longitude: -80.01}},
 	}
 	obj := withTable("")
 	SetClusters(obj, in)
@@ -78,6 +80,16 @@ func TestReadClustersBadValues(t *testing.T) {
 			want: map[string]Cluster{"c1": {Name: "c1", Weight: DefaultWeight}}, errHas: []string{"cluster 0 has no name"}},
 		{name: "a cluster listed twice keeps the first", table: `[{"name":"c1","weight":2},{"name":"c1","weight":3}]`,
 			want: map[string]Cluster{"c1": {Name: "c1", Weight: 2}}, errHas: []string{"listed twice"}},
+		{name: "a location is read", table: `[{"name":"c1","location":{"latitude":50.11,"longitude":8.68}}]`,
+			want: map[string]Cluster{"c1": {Name: "c1", Weight: DefaultWeight, Location: &geo.Point{Latitude: 50.11, Longitude: 8.68}}}},
+		{name: "a location off the map costs only the location", table: `[{"name":"c1","weight":2,"location":{"latitude":91,"longitude":8.68}}]`,
+			want: map[string]Cluster{"c1": {Name: "c1", Weight: 2}}, errHas: []string{"cluster c1: location: latitude 91 is not within -90 to 90; left out"}},
+		{name: "a location without a longitude is left out", table: `[{"name":"c1","location":{"latitude":50.11}}]`,
+			want: map[string]Cluster{"c1": {Name: "c1", Weight: DefaultWeight}}, errHas: []string{`cluster c1: location {"latitude":50.11} is not`}},
+		{name: "a location that is not an object is left out", table: `[{"name":"c1","location":"50.11,8.68"}]`,
+			want: map[string]Cluster{"c1": {Name: "c1", Weight: DefaultWeight}}, errHas: []string{`location "50.11,8.68" is not`}},
+		{name: "a null location is none", table: `[{"name":"c1","location":null}]`,
+			want: map[string]Cluster{"c1": {Name: "c1", Weight: DefaultWeight}}},
 		{name: "a table that is not JSON reads as none", table: `{"c1":`,
 			want: map[string]Cluster{}, errHas: []string{"is not a JSON list of clusters"}},
 	}

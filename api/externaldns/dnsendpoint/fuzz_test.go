@@ -19,6 +19,7 @@ func FuzzReadClusters(f *testing.F) {
 	f.Add(`[{"name":"c1","weight":-1},{"name":"c1"},{"weight":2}]`, "fd00::1", "AAAA", "intruder", "_http._tcp.demo.default.dev.svc.us-east1.kfed.test")
 	f.Add(`{"c1":`, "not-an-ip", "A", "kfed-system", "www.kfed.test")
 	f.Add(`[{"name":"c2","weight":1e9,"addresses":["1.2.3.4%eth0"]}]`, "1.2.3.4", "A", "b", "a.b.dev.svc.c.dev.svc.kfed.test")
+	f.Add(`[{"name":"c1","location":{"latitude":-33.87,"longitude":151.21}},{"name":"c2","location":{"latitude":1e400,"longitude":0}},{"name":"c3","location":[1,2]}]`, "127.1.0.1", "A", "default", "demo.default.dev.svc.kfed.test")
 	rule := NewTenancy("dev", []string{"kfed-system"})
 	f.Fuzz(func(t *testing.T, table, target, typ, namespace, name string) {
 		obj := &extdnsv1alpha1.DNSEndpoint{Spec: extdnsv1alpha1.DNSEndpointSpec{Endpoints: []extdnsv1alpha1.Endpoint{

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/miekg/dns"
 
@@ -20,9 +21,9 @@ import (
 
 // build merges one object's endpoints at name into its packed records
 // (Records.data); "" when none can be served.
-func build(name string, endpoints []*extdnsv1alpha1.Endpoint, clusters dnsendpoint.Clusters, cluster string, defaultTTL uint32, ids *clusterIDs) (string, error) {
+func build(name string, endpoints []*extdnsv1alpha1.Endpoint, clusters dnsendpoint.Clusters, cluster string, defaultTTL uint32, ids *clusterIDs, byDistance bool) (string, error) {
 	var (
-		b    = builder{name: name, cluster: cluster, defaultTTL: defaultTTL, ids: ids}
+		b    = builder{name: name, cluster: cluster, defaultTTL: defaultTTL, ids: ids, byDistance: byDistance}
 		errs []error
 	)
 	for _, ep := range endpoints {
@@ -39,10 +40,13 @@ func build(name string, endpoints []*extdnsv1alpha1.Endpoint, clusters dnsendpoi
 // object's string.
 func merge(name string, parts []*Records, cluster string, defaultTTL uint32, ids *clusterIDs) (*Records, error) {
 	var (
-		b    = builder{name: name, cluster: cluster, defaultTTL: defaultTTL, ids: ids}
+		// The merge is ordered by distance only where every part is: one
+		// Service routed by weight keeps the name's weights.
+		b    = builder{name: name, cluster: cluster, defaultTTL: defaultTTL, ids: ids, byDistance: true}
 		errs []error
 	)
 	for _, p := range parts {
+		b.byDistance = b.byDistance && p.byDistance()
 		if err := b.addRecords(p); err != nil {
 			errs = append(errs, fmt.Errorf("%s %s: %w", p.owner.key, name, err))
 		}
@@ -123,6 +127,7 @@ type builder struct {
 	cluster    string
 	defaultTTL uint32
 	ids        *clusterIDs
+	byDistance bool
 
 	a, aaaa          []parsedGroup
 	cname            string
@@ -255,6 +260,9 @@ func (b *builder) encode() string {
 	if out[0] == 0 {
 		return ""
 	}
+	if b.byDistance {
+		out[0] |= byDistance
+	}
 	return string(out)
 }
 
@@ -367,6 +375,12 @@ type clusterIDs struct {
 	mu    sync.RWMutex
 	ids   map[string]int
 	names []string // by number; 0 is "", an endpoint of no cluster
+	// own is the index's own cluster, whose tiers places are seen from.
+	own string
+	// places are where the clusters are, by number; table is their
+	// snapshot for queries (places.go).
+	places []place
+	table  atomic.Pointer[placeTable]
 }
 
 // id returns name's number, giving it one if it has none.

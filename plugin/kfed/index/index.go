@@ -87,7 +87,7 @@ func (o *Object) has(name string) bool {
 // runs outside any member cluster), giving endpoints without a recordTTL the
 // TTL defaultTTL.
 func New(cluster string, defaultTTL uint32) *Index {
-	return &Index{
+	x := &Index{
 		cluster:    cluster,
 		defaultTTL: defaultTTL,
 		names:      map[string]*Records{},
@@ -95,6 +95,8 @@ func New(cluster string, defaultTTL uint32) *Index {
 		merged:     map[string][]*Records{},
 		objects:    map[string]*Object{},
 	}
+	x.clusterIDs.own = cluster
+	return x
 }
 
 // Lookup returns the records at name, a fully qualified lower-case name, and
@@ -160,6 +162,14 @@ func (x *Index) Set(object string, endpoints []extdnsv1alpha1.Endpoint, clusters
 // the DNSEndpoint need not be kept once parsed. Nothing of endpoints or
 // clusters is kept: the object's one string is new.
 func (x *Index) Parse(endpoints []extdnsv1alpha1.Endpoint, clusters dnsendpoint.Clusters) *Object {
+	return x.ParseRouted(endpoints, clusters, false)
+}
+
+// ParseRouted is Parse for an object whose clusters are ordered by distance
+// for clients outside the clusters when byDistance (a Service routed by
+// proximity, dnsendpoint.ByDistance), and by weight alone there otherwise.
+func (x *Index) ParseRouted(endpoints []extdnsv1alpha1.Endpoint, clusters dnsendpoint.Clusters, byDistance bool) *Object {
+	x.clusterIDs.learnPlaces(clusters)
 	byName := map[string][]*extdnsv1alpha1.Endpoint{}
 	var errs []error
 	for i := range endpoints {
@@ -181,7 +191,7 @@ func (x *Index) Parse(endpoints []extdnsv1alpha1.Endpoint, clusters dnsendpoint.
 	datas := make([]string, len(names))
 	size, n := 0, 0
 	for i, name := range names {
-		data, err := build(name, byName[name], clusters, x.cluster, x.defaultTTL, &x.clusterIDs)
+		data, err := build(name, byName[name], clusters, x.cluster, x.defaultTTL, &x.clusterIDs, byDistance)
 		if err != nil {
 			errs = append(errs, err)
 		}

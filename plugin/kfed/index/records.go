@@ -5,6 +5,8 @@ import (
 	"slices"
 
 	"github.com/miekg/dns"
+
+	"github.com/kfed-io/kfed/proximity"
 )
 
 // Records are the record sets at one name, merged from every endpoint that
@@ -44,7 +46,18 @@ const (
 	hasCNAME
 	hasSRV
 	hasTXT
+	// byDistance, a flag of no section, says the name's clusters are
+	// ordered by distance for clients outside the clusters (a Service
+	// routed by proximity): a bit of the byte every name has anyway.
+	byDistance
 )
+
+// byDistance reports whether the name's clusters are ordered by distance
+// for a client at a known location.
+func (r *Records) byDistance() bool {
+	d := r.data()
+	return d != "" && d[0]&byDistance != 0
+}
 
 // section returns the bytes of the section flagged kind, "" when the name
 // has none.
@@ -79,14 +92,33 @@ func (r *Records) set(qtype uint16) (addrSet, int) {
 }
 
 // AppendAddresses appends the address records of type qtype (dns.TypeA or
-// dns.TypeAAAA) to dst in answer order: the index's own cluster first (its
-// cluster IPs where it has them, else its load-balancer addresses), then the
-// other clusters in a weighted random order drawn with intn, then those of
-// weight 0. intn(n) returns a number in [0, n); rand.IntN fits.
+// dns.TypeAAAA) to dst in answer order for a client inside the index's own
+// cluster, without what the index knows of where clusters are: the own
+// cluster first (its cluster IPs where it has them, else its load-balancer
+// addresses), then the other clusters in a weighted random order drawn with
+// intn, those of weight 0 last. intn(n) returns a number in [0, n);
+// rand.IntN fits.
 func (r *Records) AppendAddresses(dst []dns.RR, qtype uint16, intn func(int) int) []dns.RR {
+	dst, _ = r.AppendFrom(dst, qtype, Vantage{}, intn)
+	return dst
+}
+
+// AppendFrom appends the address records of type qtype (dns.TypeA or
+// dns.TypeAAAA) to dst in answer order for a client at v: the index's own
+// cluster first (its cluster IPs where it has them, else its load-balancer
+// addresses), then the other clusters nearest first (proximity.Order: by tier
+// from inside a cluster, by distance from a client's location), drawn with
+// intn in proportion to their weights among those equally near, those of
+// weight 0 last. It reports whether the order depended on where v is, as
+// opposed to being the same for every client. intn(n) returns a number in
+// [0, n); rand.IntN fits.
+func (r *Records) AppendFrom(dst []dns.RR, qtype uint16, v Vantage, intn func(int) int) ([]dns.RR, bool) {
 	set, size := r.set(qtype)
 	if set == "" {
-		return dst
+		return dst, false
+	}
+	if v.located && !r.byDistance() {
+		v.located = false // a Service routed by weight: weights alone
 	}
 	var gbuf [8]groupView
 	var obuf [8]string
@@ -99,43 +131,38 @@ func (r *Records) AppendAddresses(dst []dns.RR, qtype uint16, intn func(int) int
 			order = append(order, g.lb)
 		}
 	}
-	order = appendWeighted(order, s.groups[s.local:s.zero], intn)
-	for _, g := range s.groups[s.zero:] {
-		order = append(order, g.lb)
+	rest := s.groups[s.local:]
+	varies := false
+	switch len(rest) {
+	case 0:
+	case 1:
+		order = append(order, rest[0].lb)
+	default:
+		order, varies = appendNearest(order, rest, v, intn)
 	}
-	return appendPacked(dst, r.name(), qtype, s.ttl, size, order)
+	return appendPacked(dst, r.name(), qtype, s.ttl, size, order), varies
 }
 
-// appendWeighted appends the groups' load-balancer addresses in a weighted
-// random order: each next group is drawn with a probability proportional to
-// its weight among the groups not drawn yet. Every weight is positive.
-func appendWeighted(dst []string, groups []groupView, intn func(int) int) []string {
-	if len(groups) == 1 {
-		return append(dst, groups[0].lb)
+// appendNearest appends the load-balancer addresses of groups in the order
+// a client at v gets them, and whether that order depends on where v is. It
+// is a function of its own, never inlined, so that its buffers are off the
+// stack by the time the records are made: a query runs on a goroutine of
+// its own, whose stack starts small and is copied whole each time it grows
+// (runtime.copystack was a quarter of a real server's CPU when these
+// buffers sat in AppendFrom's frame).
+//
+//go:noinline
+func appendNearest(order []string, groups []groupView, v Vantage, intn func(int) int) ([]string, bool) {
+	var buf [8]proximity.Rank
+	ranks := buf[:0]
+	for i, g := range groups {
+		ranks = append(ranks, proximity.Rank{Key: v.key(g.cluster), Weight: int32(g.weight), ID: int16(i)})
 	}
-	var buf [16]int // a name has a group per cluster: few
-	left := buf[:0]
-	if len(groups) > len(buf) {
-		left = make([]int, 0, len(groups))
+	proximity.Order(ranks, v.slack(), intn)
+	for _, r := range ranks {
+		order = append(order, groups[r.ID].lb)
 	}
-	total := 0
-	for i := range groups {
-		left = append(left, i)
-		total += groups[i].weight
-	}
-	for len(left) > 0 {
-		r := intn(total)
-		j := 0
-		for r >= groups[left[j]].weight {
-			r -= groups[left[j]].weight
-			j++
-		}
-		g := &groups[left[j]]
-		dst = append(dst, g.lb)
-		total -= g.weight
-		left = slices.Delete(left, j, j+1)
-	}
-	return dst
+	return order, v.varies(groups)
 }
 
 // AppendAll appends every address record of type qtype (dns.TypeA or

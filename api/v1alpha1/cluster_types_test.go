@@ -1,0 +1,51 @@
+package v1alpha1
+
+import (
+	"testing"
+
+	"github.com/kfed-io/kfed/geo"
+)
+
+func TestCoordinates(t *testing.T) {
+	tests := []struct {
+		name    string
+		spec    ClusterSpec
+		status  ClusterStatus
+		want    geo.Point
+		wantOK  bool
+		wantErr bool
+	}{
+		{name: "spec.location wins over the region",
+			spec: ClusterSpec{Region: "us-east1", Location: &GeoLocation{Latitude: "40.71", Longitude: "-74.01"}},
+			want: geo.Point{Latitude: 40.71, Longitude: -74.01}, wantOK: true},
+		{name: "a known cloud region places a cluster without a location",
+			spec: ClusterSpec{Region: "europe-west1"},
+			want: geo.Point{Latitude: 50.45, Longitude: 3.82}, wantOK: true},
+		{name: "the region read from the nodes places it too",
+			status: ClusterStatus{Region: "ap-northeast-1"},
+			want:   geo.Point{Latitude: 35.68, Longitude: 139.69}, wantOK: true},
+		{name: "an unknown region without a location has no place",
+			spec: ClusterSpec{Region: "on-prem-basement"}},
+		{name: "an unreadable location is an error, and the region still places it",
+			spec: ClusterSpec{Region: "us-east1", Location: &GeoLocation{Latitude: "north", Longitude: "0"}},
+			want: geo.Point{Latitude: 33.20, Longitude: -80.01}, wantOK: true, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &Cluster{Spec: tt.spec, Status: tt.status}
+			got, ok, err := c.Coordinates()
+			if got != tt.want || ok != tt.wantOK || (err != nil) != tt.wantErr {
+				t.Errorf("Coordinates() = %v, %v, %v; want %v, %v, error %v", got, ok, err, tt.want, tt.wantOK, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestNewGeoLocationReadsBack(t *testing.T) {
+	for _, p := range []geo.Point{{Latitude: 40.71, Longitude: -74.01}, {Latitude: -90, Longitude: 180}, {Latitude: 0.000001, Longitude: -0.5}} {
+		c := &Cluster{Spec: ClusterSpec{Location: NewGeoLocation(p)}}
+		if got, ok, err := c.Coordinates(); !ok || err != nil || got != p {
+			t.Errorf("%v as %+v reads back as %v, %v, %v", p, *c.Spec.Location, got, ok, err)
+		}
+	}
+}

@@ -1,0 +1,176 @@
+package index
+
+import (
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
+	"github.com/kfed-io/kfed/geo"
+	"github.com/kfed-io/kfed/geo/regions"
+	"github.com/kfed-io/kfed/proximity"
+)
+
+// The index learns where each cluster is from the cluster tables of the
+// DNSEndpoints it parses (the last table to list a cluster says), and keeps
+// it once per cluster, not per name: a name's packed records name their
+// clusters by number only, so proximity costs no memory per name. What a
+// query reads is a snapshot, replaced whole when a cluster's place changes
+// (rarely: a cluster moves when its Cluster does), so that ordering takes no
+// lock.
+
+// place is where one cluster is, as a cluster table said.
+type place struct {
+	region  string
+	zones   []string
+	point   geo.Point
+	located bool
+}
+
+func (p place) equal(q place) bool {
+	return p.region == q.region && slices.Equal(p.zones, q.zones) && p.point == q.point && p.located == q.located
+}
+
+// placeTable is a snapshot of every known cluster's place, by cluster
+// number, in the forms ordering reads: its tier as seen from the index's own
+// cluster and its unit vector. Immutable once published.
+type placeTable struct {
+	tier    []uint8
+	vec     []geo.Vec
+	located []bool
+}
+
+// learnPlaces records where the clusters of a table are. A row without a
+// location (a table an older controller wrote, before it rewrites it) is
+// placed by its region, as the controller would place it.
+func (c *clusterIDs) learnPlaces(clusters dnsendpoint.Clusters) {
+	for _, cl := range clusters {
+		p := place{region: cl.Region, zones: cl.Zones}
+		if cl.Location != nil {
+			p.point, p.located = *cl.Location, true
+		} else if at, ok := regions.Lookup(cl.Region); ok {
+			p.point, p.located = at, true
+		}
+		if p.region == "" && !p.located {
+			continue // says nothing of where it is (an older table)
+		}
+		c.setPlace(cl.Name, p)
+	}
+}
+
+// setPlace records that cluster name is at p, publishing a new snapshot when
+// that changes what the index knew.
+func (c *clusterIDs) setPlace(name string, p place) {
+	id := c.id(name)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if id < len(c.places) && c.places[id].equal(p) {
+		return
+	}
+	if id >= len(c.places) {
+		c.places = append(c.places, make([]place, id+1-len(c.places))...)
+	}
+	p.zones = slices.Clone(p.zones) // not a slice of a DNSEndpoint's strings
+	p.region = strings.Clone(p.region)
+	for i := range p.zones {
+		p.zones[i] = strings.Clone(p.zones[i])
+	}
+	c.places[id] = p
+	c.publish()
+}
+
+// publish makes a new snapshot of places. Called with mu held.
+func (c *clusterIDs) publish() {
+	n := len(c.places)
+	t := &placeTable{tier: make([]uint8, n), vec: make([]geo.Vec, n), located: make([]bool, n)}
+	own := c.ids[c.own] // 0 when the index stands for no cluster, or one not seen yet
+	var self proximity.Place
+	if own != 0 && own < n {
+		self = c.places[own].proximity()
+	}
+	for id, p := range c.places {
+		t.tier[id] = proximity.TierOther
+		if id == 0 {
+			continue // addresses of no cluster
+		}
+		if own != 0 {
+			t.tier[id] = uint8(proximity.Tier(self, p.proximity()))
+		}
+		if id == own {
+			t.tier[id] = proximity.TierSelf
+		}
+		if p.located {
+			t.vec[id], t.located[id] = geo.Vector(p.point), true
+		}
+	}
+	c.table.Store(t)
+}
+
+func (p place) proximity() proximity.Place {
+	return proximity.Place{Region: p.region, Zones: p.zones, Point: p.point, Located: p.located}
+}
+
+// Vantage is where a query comes from, for ordering a name's clusters:
+// inside the index's own cluster (Index.Inside), where clusters are ordered
+// by tier (own zone, own region, the rest), or at a client's location
+// (Index.At), where they are ordered by distance. The zero Vantage orders
+// every cluster by weight alone.
+type Vantage struct {
+	places  *placeTable
+	at      geo.Vec
+	located bool
+}
+
+// Inside is the vantage of a client inside the index's own cluster; for an
+// index of no cluster, every cluster is ordered by weight.
+func (x *Index) Inside() Vantage { return Vantage{places: x.clusterIDs.table.Load()} }
+
+// At is the vantage of a client at p.
+func (x *Index) At(p geo.Point) Vantage {
+	return Vantage{places: x.clusterIDs.table.Load(), at: geo.Vector(p), located: true}
+}
+
+// key is how far cluster id is from the vantage: a tier, or kilometres
+// (+Inf for a cluster of no known place).
+func (v Vantage) key(id int) float64 {
+	t := v.places
+	switch {
+	case v.located && (t == nil || id >= len(t.located) || !t.located[id]):
+		return math.Inf(1)
+	case v.located:
+		return v.at.Distance(t.vec[id])
+	case t == nil || id >= len(t.tier):
+		return proximity.TierOther
+	}
+	return float64(t.tier[id])
+}
+
+// slack is how far apart keys may be and still be equally near.
+func (v Vantage) slack() float64 {
+	if v.located {
+		return proximity.SameDistance
+	}
+	return 0
+}
+
+// varies reports whether clients at different places may get groups in
+// different orders: when they are ordered by distance, and one has a place
+// and another has none, or two are farther apart than SameDistance (two
+// clusters at about one place are equally near to every client).
+func (v Vantage) varies(groups []groupView) bool {
+	t := v.places
+	if !v.located || t == nil {
+		return false
+	}
+	located := func(id int) bool { return id < len(t.located) && t.located[id] }
+	for i := range groups {
+		a := groups[i].cluster
+		for j := i + 1; j < len(groups); j++ {
+			b := groups[j].cluster
+			if located(a) != located(b) || (located(a) && !t.vec[a].Within(t.vec[b], proximity.SameDistance)) {
+				return true
+			}
+		}
+	}
+	return false
+}
