@@ -62,7 +62,10 @@ func TestDNSSyncIncrementalPassesLeaveBINDAsAFullPlanWould(t *testing.T) {
 	sc := &dnssync.Controller{
 		Syncer: &dnssync.Syncer{Provider: prov, Planner: dnsprovider.Planner{Registry: reg}},
 		Fed:    bed.cl, Cache: bed.cache, Federation: "fed", Interval: 300 * time.Millisecond, Debounce: 100 * time.Millisecond, Metrics: bed.metrics,
-		Logger: textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(1), textlogger.Output(io.MultiWriter(framework.LogWriter(t), &logs)))),
+		// The test's records are hand-written names, from a namespace the
+		// operator trusts with them.
+		Tenancy: trustDefault,
+		Logger:  textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(1), textlogger.Output(io.MultiWriter(framework.LogWriter(t), &logs)))),
 	}
 	bed.start(sc)
 
@@ -97,7 +100,7 @@ func TestDNSSyncIncrementalPassesLeaveBINDAsAFullPlanWould(t *testing.T) {
 			return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
 		})
 		full := &dnssync.Syncer{Provider: prov, Planner: dnsprovider.Planner{Registry: reg}}
-		res, err := full.Sync(ctx, dnssync.Desired(dnsendpoint.NewTenancy("fed", nil), eps), true)
+		res, err := full.Sync(ctx, dnssync.Desired(trustDefault, eps), true)
 		if err != nil {
 			return err
 		}
@@ -200,3 +203,8 @@ func TestDNSSyncIncrementalPassesLeaveBINDAsAFullPlanWould(t *testing.T) {
 		t.Logf("%d passes changed BIND planning only some names", n)
 	}
 }
+
+// trustDefault is federation fed's tenancy rule with namespace default
+// trusted with names that are no namespace's: the hand-written records of the
+// DNS sync tests.
+var trustDefault = dnsendpoint.NewTenancy("fed", []string{"default"})

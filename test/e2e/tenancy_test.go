@@ -37,8 +37,8 @@ import (
 // namespace copies kfed's labels onto a DNSEndpoint naming default/demo's
 // global name and a name of the zone's apex. Neither reaches any member's
 // CoreDNS or BIND; demo keeps exactly its own addresses; the tenant's own
-// name is served; the object carries a condition and Warning Events, and the
-// controller counts the refused endpoints. The same object in the trusted
+// name is served; the object carries a condition and Warning Events. The
+// same object in the trusted
 // namespace publishes the apex name, and still not demo's.
 func TestTenantCannotPublishAnotherNamespacesNames(t *testing.T) {
 	const zone = "kfed.test"
@@ -187,7 +187,10 @@ func TestTenantCannotPublishAnotherNamespacesNames(t *testing.T) {
 		}
 	})
 
-	t.Run("the refused object says so: condition, Warning Events, metric", func(t *testing.T) {
+	// The metric, kfed_dnsendpoint_refused_endpoints, is checked against the
+	// controller binary by test/monitoring: the registry of this process is
+	// shared with the other tests' managers.
+	t.Run("the refused object says so: condition and Warning Events", func(t *testing.T) {
 		framework.Eventually(t, 20*time.Second, func(ctx context.Context) error {
 			var ep extdnsv1alpha1.DNSEndpoint
 			if err := fed.Get(ctx, client.ObjectKeyFromObject(intruder), &ep); err != nil {
@@ -215,9 +218,6 @@ func TestTenantCannotPublishAnotherNamespacesNames(t *testing.T) {
 			}
 			return nil
 		})
-		if got := registryValue(t, "kfed_dnsendpoint_refused_endpoints", "namespace", "intruder"); got != 2 {
-			t.Errorf("kfed_dnsendpoint_refused_endpoints{namespace=intruder} = %v, want 2", got)
-		}
 	})
 
 	t.Run("the tenant's Service gets its own names, not demo's", func(t *testing.T) {
