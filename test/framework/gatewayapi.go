@@ -2,13 +2,19 @@ package framework
 
 import (
 	"context"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
+	"k8s.io/klog/v2/textlogger"
+
 	"github.com/kfed-io/kfed/devenv"
+	"github.com/kfed-io/kfed/devenv/loopbackgw"
+	"github.com/kfed-io/kfed/devenv/loopbacklb"
 )
 
 // gatewayAPICRDs are the Gateway API standard CRDs kfed federates or reads
@@ -51,5 +57,38 @@ func (f *Federation) InstallGatewayAPI(names ...string) {
 		if err := devenv.InstallCRDs(ctx, cl.Config, os.DirFS(dir)); err != nil {
 			f.t.Fatalf("installing the Gateway API CRDs in %s: %v", name, err)
 		}
+	}
+}
+
+// GatewayBlock is the address block of member i's loopback Gateways: the
+// top part of its load balancer's block (loopbacklb.Block), which
+// allocates from the bottom.
+func (f *Federation) GatewayBlock(i int) netip.Prefix {
+	b := loopbacklb.Block(f.LBBase, i).Addr().As4()
+	b[2] = 200
+	return netip.PrefixFrom(netip.AddrFrom4(b), 24)
+}
+
+// StartLoopbackGateways runs the loopback Gateway and Ingress
+// implementation (class loopbackgw.ClassName) in every member; the Gateway
+// API CRDs must be installed there first (InstallGatewayAPI).
+func (f *Federation) StartLoopbackGateways() {
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	f.t.Cleanup(func() { cancel(); wg.Wait() })
+	for i, m := range f.Members {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := loopbackgw.Run(ctx, loopbackgw.Options{
+				Cluster: m.Name,
+				Block:   f.GatewayBlock(i),
+				Config:  m.Config,
+				Logger:  textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(LogWriter(f.t)))).WithName(m.Name + "-gw"),
+			})
+			if err != nil && ctx.Err() == nil {
+				f.t.Errorf("loopback gateways of %s: %v", m.Name, err)
+			}
+		}()
 	}
 }
