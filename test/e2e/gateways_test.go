@@ -1,8 +1,28 @@
 package e2e
 
 import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
 	"testing"
+	"time"
 
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
+	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	"github.com/kfed-io/kfed/devenv/loopbackgw"
+	"github.com/kfed-io/kfed/gateways"
+	"github.com/kfed-io/kfed/manager"
 	"github.com/kfed-io/kfed/test/framework"
 )
 
@@ -11,4 +31,249 @@ import (
 func TestGatewayAPICRDs(t *testing.T) {
 	f := framework.Start(t, framework.Members(1))
 	f.InstallGatewayAPI("federation", "cluster-1")
+}
+
+// startGatewayFederation starts three members with the Gateway API and the
+// loopback implementation, joined, and kfed's controller.
+func startGatewayFederation(t *testing.T) *framework.Federation {
+	f := framework.Start(t)
+	if err := gatewayv1.Install(f.Scheme); err != nil {
+		t.Fatal(err)
+	}
+	f.InstallGatewayAPI("federation", "cluster-1", "cluster-2", "cluster-3")
+	f.StartLoopbackGateways()
+	f.JoinAll()
+	f.StartController(manager.Options{})
+	return f
+}
+
+func federatedGateway(namespace, name, listenerHost string) *gatewayv1.Gateway {
+	l := gatewayv1.Listener{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}
+	if listenerHost != "" {
+		h := gatewayv1.Hostname(listenerHost)
+		l.Hostname = &h
+	}
+	return &gatewayv1.Gateway{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Annotations: map[string]string{gateways.AnnotationFederated: "true"}},
+		Spec:       gatewayv1.GatewaySpec{GatewayClassName: loopbackgw.ClassName, Listeners: []gatewayv1.Listener{l}},
+	}
+}
+
+// TestFederatedGateway: a federated Gateway with an HTTPRoute for
+// shop.example.com reaches every member; its DNSEndpoint publishes the
+// hostname with every cluster's address; a request with that Host to each
+// address reaches the route in that cluster. A second namespace claiming
+// the hostname later gets the condition, and the name stays the first's.
+func TestFederatedGateway(t *testing.T) {
+	f := startGatewayFederation(t)
+	ctx := context.Background()
+	fed := f.Client("federation")
+	for _, ns := range []string{"shop", "late"} {
+		if err := fed.Create(ctx, framework.Namespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := fed.Create(ctx, federatedGateway("shop", "front", "")); err != nil {
+		t.Fatal(err)
+	}
+	route := &gatewayv1.HTTPRoute{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "shop"},
+		Spec: gatewayv1.HTTPRouteSpec{
+			CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: "front"}}},
+			Hostnames:       []gatewayv1.Hostname{"shop.example.com"},
+		},
+	}
+	if err := fed.Create(ctx, route); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, m := range f.Members {
+		framework.Eventually(t, 30*time.Second, func(ctx context.Context) error {
+			var gw gatewayv1.Gateway
+			if err := f.Client(m.Name).Get(ctx, client.ObjectKey{Namespace: "shop", Name: "front"}, &gw); err != nil {
+				return err
+			}
+			var rt gatewayv1.HTTPRoute
+			if err := f.Client(m.Name).Get(ctx, client.ObjectKey{Namespace: "shop", Name: "shop"}, &rt); err != nil {
+				return err
+			}
+			if gw.Annotations["kfed.io/origin"] != "shop/front" || rt.Annotations["kfed.io/origin"] != "shop/shop" {
+				return fmt.Errorf("copies in %s lack kfed's origin: %v, %v", m.Name, gw.Annotations, rt.Annotations)
+			}
+			return nil
+		})
+	}
+	addrs := publishedAddresses(t, f, "gateway.shop.front", "shop.example.com", 3)
+	for _, a := range addrs {
+		body := hostGet(t, a, "shop.example.com")
+		if !strings.Contains(body, "HTTPRoute shop/shop in cluster cluster-") {
+			t.Errorf("GET http://%s/ with Host shop.example.com: %q", a, body)
+		}
+	}
+	clustersAnswering := map[string]bool{}
+	for _, a := range addrs {
+		body := hostGet(t, a, "shop.example.com")
+		clustersAnswering[strings.Fields(body)[4]] = true
+	}
+	if len(clustersAnswering) != 3 {
+		t.Errorf("the addresses reach clusters %v, want three", clustersAnswering)
+	}
+
+	// Creation times have a resolution of one second: the later claim must
+	// be later.
+	time.Sleep(1100 * time.Millisecond)
+	if err := fed.Create(ctx, federatedGateway("late", "front", "shop.example.com")); err != nil {
+		t.Fatal(err)
+	}
+	framework.Eventually(t, 30*time.Second, func(ctx context.Context) error {
+		var gw gatewayv1.Gateway
+		if err := fed.Get(ctx, client.ObjectKey{Namespace: "late", Name: "front"}, &gw); err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(gw.Status.Conditions, gateways.CondHostnames)
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != "HostnameRefused" || !strings.Contains(c.Message, "held by namespace shop") {
+			return fmt.Errorf("condition %s of late/front: %+v", gateways.CondHostnames, c)
+		}
+		return nil
+	})
+	var late extdnsv1alpha1.DNSEndpoint
+	if err := fed.Get(ctx, client.ObjectKey{Namespace: "kfed-system", Name: "gateway.late.front"}, &late); err == nil && len(late.Spec.Endpoints) > 0 {
+		t.Errorf("the second claimant publishes %v", late.Spec.Endpoints)
+	}
+	if got := publishedAddresses(t, f, "gateway.shop.front", "shop.example.com", 3); !slices.Equal(got, addrs) {
+		t.Errorf("shop.example.com moved from %v to %v", addrs, got)
+	}
+}
+
+// TestFederatedIngress: the same for an Ingress of the loopback class.
+func TestFederatedIngress(t *testing.T) {
+	f := startGatewayFederation(t)
+	ctx := context.Background()
+	fed := f.Client("federation")
+	if err := fed.Create(ctx, framework.Namespace("web")); err != nil {
+		t.Fatal(err)
+	}
+	class := loopbackgw.IngressClassName
+	ing := &networkingv1.Ingress{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "site", Annotations: map[string]string{gateways.AnnotationFederated: "true"}},
+		Spec: networkingv1.IngressSpec{
+			IngressClassName: &class,
+			Rules:            []networkingv1.IngressRule{{Host: "www.example.com"}},
+		},
+	}
+	if err := fed.Create(ctx, ing); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range f.Members {
+		framework.Eventually(t, 30*time.Second, func(ctx context.Context) error {
+			var cp networkingv1.Ingress
+			if err := f.Client(m.Name).Get(ctx, client.ObjectKey{Namespace: "web", Name: "site"}, &cp); err != nil {
+				return err
+			}
+			if cp.Annotations["kfed.io/origin"] != "web/site" {
+				return fmt.Errorf("copy in %s lacks kfed's origin: %v", m.Name, cp.Annotations)
+			}
+			return nil
+		})
+	}
+	addrs := publishedAddresses(t, f, "ingress.web.site", "www.example.com", 3)
+	for _, a := range addrs {
+		if body := hostGet(t, a, "www.example.com"); !strings.Contains(body, "Ingress web/site in cluster cluster-") {
+			t.Errorf("GET http://%s/ with Host www.example.com: %q", a, body)
+		}
+	}
+	framework.Eventually(t, 30*time.Second, func(ctx context.Context) error {
+		var cur networkingv1.Ingress
+		if err := fed.Get(ctx, client.ObjectKeyFromObject(ing), &cur); err != nil {
+			return err
+		}
+		if len(cur.Status.LoadBalancer.Ingress) != 3 || !strings.Contains(cur.Annotations[gateways.AnnotationConditions], `"Published"`) {
+			return fmt.Errorf("status %+v, conditions %s", cur.Status.LoadBalancer, cur.Annotations[gateways.AnnotationConditions])
+		}
+		return nil
+	})
+
+	// Deleting it removes the copies and the records.
+	if err := fed.Delete(ctx, ing); err != nil {
+		t.Fatal(err)
+	}
+	framework.Eventually(t, 30*time.Second, func(ctx context.Context) error {
+		var ep extdnsv1alpha1.DNSEndpoint
+		if err := fed.Get(ctx, client.ObjectKey{Namespace: "kfed-system", Name: "ingress.web.site"}, &ep); err == nil {
+			return fmt.Errorf("DNSEndpoint still there")
+		}
+		for _, m := range f.Members {
+			var cp networkingv1.Ingress
+			if err := f.Client(m.Name).Get(ctx, client.ObjectKeyFromObject(ing), &cp); err == nil {
+				return fmt.Errorf("copy still in %s", m.Name)
+			}
+		}
+		return nil
+	})
+}
+
+// publishedAddresses waits until the DNSEndpoint kfed-system/name publishes
+// host as an A record with n addresses, one per cluster of its table, and
+// returns them.
+func publishedAddresses(t *testing.T, f *framework.Federation, name, host string, n int) []string {
+	t.Helper()
+	var addrs []string
+	framework.Eventually(t, 60*time.Second, func(ctx context.Context) error {
+		var ep extdnsv1alpha1.DNSEndpoint
+		if err := f.Client("federation").Get(ctx, client.ObjectKey{Namespace: "kfed-system", Name: name}, &ep); err != nil {
+			return err
+		}
+		table, err := dnsendpoint.ReadClusters(&ep)
+		if err != nil {
+			return err
+		}
+		for _, e := range ep.Spec.Endpoints {
+			if e.DNSName == host && e.RecordType == "A" && len(e.Targets) == n && len(table) == n {
+				addrs = slices.Clone(e.Targets)
+				return nil
+			}
+		}
+		return fmt.Errorf("DNSEndpoint %s: %v, %d clusters", name, ep.Spec.Endpoints, len(table))
+	})
+	if !maps.Equal(dnsendpoint.Selector("fed"), selectorOf(f, name)) {
+		t.Errorf("DNSEndpoint %s is not labelled for the readers", name)
+	}
+	return addrs
+}
+
+func selectorOf(f *framework.Federation, name string) map[string]string {
+	var ep extdnsv1alpha1.DNSEndpoint
+	_ = f.Client("federation").Get(context.Background(), client.ObjectKey{Namespace: "kfed-system", Name: name}, &ep)
+	return ep.Labels
+}
+
+// hostGet sends GET / with the Host header host to addr, port 80, on loopback.
+func hostGet(t *testing.T, addr, host string) string {
+	t.Helper()
+	if ip := net.ParseIP(addr); ip == nil || !ip.IsLoopback() {
+		t.Fatalf("%s is not a loopback address", addr)
+	}
+	req, err := http.NewRequest(http.MethodGet, "http://"+net.JoinHostPort(addr, "80")+"/", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = host
+	var body string
+	framework.Eventually(t, 20*time.Second, func(ctx context.Context) error {
+		resp, err := http.DefaultClient.Do(req.WithContext(ctx))
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return err
+		}
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("%s: %s", resp.Status, b)
+		}
+		body = string(b)
+		return nil
+	})
+	return body
 }
