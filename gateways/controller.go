@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/source"
@@ -43,6 +44,7 @@ import (
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/hostnames"
+	"github.com/kfed-io/kfed/services"
 	"github.com/kfed-io/kfed/services/serviceconfig"
 )
 
@@ -121,27 +123,43 @@ func (c *Controller) setup(mgr ctrl.Manager, k kind) error {
 		For(k.newObject(), builder.WithPredicates(interesting)).
 		WatchesRawSource(clusters.ChannelSource(r.copies, &handler.EnqueueRequestForObject{})).
 		WatchesRawSource(source.Channel(c.Members.Changes(), handler.EnqueueRequestsFromMapFunc(r.all))).
-		// A claim of another object, of either kind, can give this one its
-		// hostname or take it: every federated object is looked at again.
-		Watches(&networkingv1.Ingress{}, handler.EnqueueRequestsFromMapFunc(r.all), builder.WithPredicates(interesting)).
 		Watches(&extdnsv1alpha1.DNSEndpoint{}, handler.EnqueueRequestsFromMapFunc(r.ofEndpoint)).
+		// A claim of another object, of either kind, can give this one its
+		// hostname or take it: every federated object is looked at again
+		// when a claim may have changed.
+		Watches(&networkingv1.Ingress{}, handler.EnqueueRequestsFromMapFunc(r.all), claimsMayChange).
 		WithOptions(controller.Options{MaxConcurrentReconciles: cmp.Or(c.Workers, 4)})
+	if c.Gateways {
+		b = b.Watches(&gatewayv1.Gateway{}, handler.EnqueueRequestsFromMapFunc(r.all), claimsMayChange).
+			Watches(&gatewayv1.HTTPRoute{}, handler.EnqueueRequestsFromMapFunc(r.all), claimsMayChange)
+	}
 	newObj := k.newObject
 	switch k.(type) {
 	case gatewayKind:
 		c.Members.WatchOptional(&gatewayv1.Gateway{}, clusters.ToOrigin(r.copies, c.Federation, newObj))
 		c.Members.WatchOptional(&gatewayv1.HTTPRoute{}, r.routeCopy)
+		// A route's status changes without changing any claim; its parents
+		// are looked at again all the same, since its copies follow it.
 		b = b.Watches(&gatewayv1.HTTPRoute{}, handler.EnqueueRequestsFromMapFunc(parentsOf))
 	case ingressKind:
 		// Optional: a member whose RBAC predates federated Ingresses keeps
 		// serving everything else.
 		c.Members.WatchOptional(&networkingv1.Ingress{}, clusters.ToOrigin(r.copies, c.Federation, newObj))
-		if c.Gateways {
-			b = b.Watches(&gatewayv1.Gateway{}, handler.EnqueueRequestsFromMapFunc(r.all), builder.WithPredicates(interesting))
-		}
 	}
 	return b.Complete(r)
 }
+
+// claimsMayChange passes the events after which an object's claims may
+// differ: creation, deletion, a new generation (spec), opting in or out,
+// deletion starting. Status writes (kfed's own among them) pass not, so
+// that reconciling every object for each of them does not go round.
+var claimsMayChange = builder.WithPredicates(predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		o, n := e.ObjectOld, e.ObjectNew
+		return o.GetGeneration() != n.GetGeneration() || federated(o) != federated(n) ||
+			(o.GetDeletionTimestamp() == nil) != (n.GetDeletionTimestamp() == nil)
+	},
+})
 
 // federated reports whether obj opted in.
 func federated(obj client.Object) bool { return obj.GetAnnotations()[AnnotationFederated] == "true" }
@@ -467,7 +485,10 @@ func (r *reconciler) cleanup(ctx context.Context, key types.NamespacedName) erro
 	case err == nil && ep.Annotations[AnnotationOrigin] == r.k.name()+" "+key.String():
 		if err := r.Fed.Delete(ctx, &ep); err != nil && !apierrors.IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("deleting DNSEndpoint %s: %w", epKey, err))
+			break
 		}
+		// Before the finalizer goes, so that a crash in between retries it.
+		errs = append(errs, services.MarkDeletion(ctx, r.Fed, r.Namespace, r.Federation, epKey.String()+" "+string(ep.UID)))
 	case err != nil && !apierrors.IsNotFound(err):
 		errs = append(errs, err)
 	}

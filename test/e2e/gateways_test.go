@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/miekg/dns"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	"github.com/kfed-io/kfed/devenv"
 	"github.com/kfed-io/kfed/devenv/loopbackgw"
 	"github.com/kfed-io/kfed/gateways"
 	"github.com/kfed-io/kfed/manager"
@@ -110,6 +112,23 @@ func TestFederatedGateway(t *testing.T) {
 			t.Errorf("GET http://%s/ with Host shop.example.com: %q", a, body)
 		}
 	}
+	// The plugin serves the Gateway's DNSEndpoint as it is, as it serves a
+	// Service's: every cluster's address.
+	srv, err := f.StartCoreDNS(ctx, devenv.CoreDNSOptions{
+		Binary: buildCoreDNS(t), Name: "coredns-cluster-1", Cluster: "cluster-1", Zone: "example.com.",
+		Corefile: devenv.KfedCorefile(devenv.KfedZone{
+			Zone: "example.com.", Federation: "fed", Cluster: "cluster-1",
+			Kubeconfig: corednsKubeconfig(t, f), Context: "federation",
+		}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	framework.Eventually(t, 10*time.Second, func(context.Context) error {
+		return wantAddresses(srv.Addr, "udp", "shop.example.com.", dns.TypeA, addrs...)
+	})
+
 	clustersAnswering := map[string]bool{}
 	for _, a := range addrs {
 		body := hostGet(t, a, "shop.example.com")
@@ -143,6 +162,25 @@ func TestFederatedGateway(t *testing.T) {
 	if got := publishedAddresses(t, f, "gateway.shop.front", "shop.example.com", 3); !slices.Equal(got, addrs) {
 		t.Errorf("shop.example.com moved from %v to %v", addrs, got)
 	}
+
+	// Once the holder goes, the next claimant holds the hostname.
+	if err := fed.Delete(ctx, federatedGateway("shop", "front", "")); err != nil {
+		t.Fatal(err)
+	}
+	publishedAddresses(t, f, "gateway.late.front", "shop.example.com", 3)
+	framework.Eventually(t, 10*time.Second, func(ctx context.Context) error {
+		var ep extdnsv1alpha1.DNSEndpoint
+		if err := fed.Get(ctx, client.ObjectKey{Namespace: "kfed-system", Name: "gateway.shop.front"}, &ep); err == nil {
+			return fmt.Errorf("the deleted Gateway's DNSEndpoint is still there")
+		}
+		for _, m := range f.Members {
+			var rt gatewayv1.HTTPRoute
+			if err := f.Client(m.Name).Get(ctx, client.ObjectKey{Namespace: "shop", Name: "shop"}, &rt); err == nil {
+				return fmt.Errorf("the route's copy is still in %s", m.Name)
+			}
+		}
+		return nil
+	})
 }
 
 // TestFederatedIngress: the same for an Ingress of the loopback class.
