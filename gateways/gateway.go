@@ -212,13 +212,30 @@ func (gatewayKind) removeRoutes(ctx context.Context, m clusters.Member, namespac
 	var errs []error
 	for i := range list.Items {
 		rt := &list.Items[i]
-		if keep[rt.Name] || len(parentRefs(rt, namespace, name)) == 0 {
+		if keep[rt.Name] || len(parentRefs(rt, namespace, name)) == 0 || attachedElsewhere(ctx, m, rt, name, federation) {
 			continue
 		}
 		key := client.ObjectKeyFromObject(rt)
 		errs = append(errs, removeCopy(ctx, m, key, &gatewayv1.HTTPRoute{}, federation, "HTTPRoute"))
 	}
 	return errors.Join(errs...)
+}
+
+// attachedElsewhere reports whether the route copy rt also attaches to a
+// Gateway other than name that kfed federates into m: that Gateway's
+// reconcile keeps it there, and deleting it here would only make the two
+// take turns.
+func attachedElsewhere(ctx context.Context, m clusters.Member, rt *gatewayv1.HTTPRoute, name, federation string) bool {
+	for _, p := range parentsOf(ctx, rt) {
+		if p.Name == name {
+			continue
+		}
+		var gw gatewayv1.Gateway
+		if err := m.Client.Get(ctx, p.NamespacedName, &gw); err == nil && clusters.Classify(&gw, p.String(), federation) == clusters.Ours {
+			return true
+		}
+	}
+	return false
 }
 
 func (k gatewayKind) remove(ctx context.Context, m clusters.Member, key types.NamespacedName, federation string) error {
