@@ -19,6 +19,7 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -64,6 +65,7 @@ const AnnotationOrigin = "kfed.io/hostnames-of"
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses/finalizers,verbs=update
 // +kubebuilder:rbac:groups=externaldns.k8s.io,resources=dnsendpoints,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=kfed.io,namespace=kfed-system,resources=healthreports,verbs=get;list;watch
 
 // Controller reconciles federated Gateways and Ingresses.
 type Controller struct {
@@ -83,6 +85,9 @@ type Controller struct {
 	Tenancy dnsendpoint.Tenancy
 	// Gateways is true when the control plane serves Gateway API Gateways.
 	Gateways bool
+	// Freshness is how long a health checker's heartbeat counts;
+	// services.DefaultFreshness when zero.
+	Freshness time.Duration
 	// Workers per kind; 4 when zero.
 	Workers int
 }
@@ -129,6 +134,11 @@ func (c *Controller) setup(mgr ctrl.Manager, k kind) error {
 		// when a claim may have changed.
 		Watches(&networkingv1.Ingress{}, handler.EnqueueRequestsFromMapFunc(r.all), claimsMayChange).
 		WithOptions(controller.Options{MaxConcurrentReconciles: cmp.Or(c.Workers, 4)})
+	if c.reportsServed(mgr) {
+		// A checker's report can move any object's verdicts; reports change
+		// only when a checker's findings do.
+		b = b.Watches(&kfedv1alpha1.HealthReport{}, handler.EnqueueRequestsFromMapFunc(r.all))
+	}
 	if c.Gateways {
 		b = b.Watches(&gatewayv1.Gateway{}, handler.EnqueueRequestsFromMapFunc(r.all), claimsMayChange).
 			Watches(&gatewayv1.HTTPRoute{}, handler.EnqueueRequestsFromMapFunc(r.all), claimsMayChange)
@@ -160,6 +170,14 @@ var claimsMayChange = builder.WithPredicates(predicate.Funcs{
 			(o.GetDeletionTimestamp() == nil) != (n.GetDeletionTimestamp() == nil)
 	},
 })
+
+// reportsServed reports whether the control plane serves HealthReports: one
+// without their CRD has no checkers.
+func (c *Controller) reportsServed(mgr ctrl.Manager) bool {
+	gvk := kfedv1alpha1.GroupVersion.WithKind("HealthReport")
+	_, err := mgr.GetRESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+	return err == nil
+}
 
 // federated reports whether obj opted in.
 func federated(obj client.Object) bool { return obj.GetAnnotations()[AnnotationFederated] == "true" }
@@ -279,7 +297,13 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	d := decide(o)
 	werr := r.writeEndpoint(ctx, obj, d)
 	serr := r.setStatus(ctx, obj, d.addrs, conditions(d, len(o.placed), obj.GetGeneration()))
-	return ctrl.Result{}, errors.Join(copyErrs, werr, serr)
+	var res ctrl.Result
+	if len(o.unhealthy) > 0 {
+		// A verdict that stands for want of fresh checkers may change when
+		// a heartbeat goes stale, which no report tells.
+		res.RequeueAfter = o.freshness
+	}
+	return res, errors.Join(copyErrs, werr, serr)
 }
 
 // observe reads what the object's records depend on and syncs its copies
@@ -317,11 +341,27 @@ func (r *reconciler) observe(ctx context.Context, obj client.Object, cfg service
 	}
 
 	var published extdnsv1alpha1.DNSEndpoint
-	switch err := r.Fed.Get(ctx, r.endpointKey(client.ObjectKeyFromObject(obj)), &published); {
+	epKey := r.endpointKey(client.ObjectKeyFromObject(obj))
+	switch err := r.Fed.Get(ctx, epKey, &published); {
 	case err == nil:
 		o.previous, _ = dnsendpoint.ReadClusters(&published)
 	case !apierrors.IsNotFound(err):
 		return o, nil, err
+	}
+	health, err := services.ReadHealth(ctx, r.Fed, r.Namespace, r.Federation, time.Now(), r.Freshness)
+	if err != nil {
+		return o, nil, err
+	}
+	o.judged, o.freshness, o.unhealthy = health.Judged(), health.Freshness(), map[string]string{}
+	for name := range o.placed {
+		was := true
+		if p, ok := o.previous[name]; ok {
+			was = !p.Unhealthy
+		}
+		// The checkers key what they probe by the DNSEndpoint they read.
+		if ok, reason := health.Verdict(kfedv1alpha1.EndpointKey(epKey.Namespace, epKey.Name, name), was); !ok {
+			o.unhealthy[name] = cmp.Or(reason, "out until a quorum of fresh checkers finds it up")
+		}
 	}
 
 	var errs []error

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
@@ -29,6 +30,12 @@ type observation struct {
 	// previous is the cluster table published last.
 	previous dnsendpoint.Clusters
 	ttl      int64
+	// judged is true when health checkers are configured; unhealthy then
+	// maps each cluster the quorum finds down to the reason.
+	judged    bool
+	unhealthy map[string]string
+	// freshness is how long a checker's heartbeat counts.
+	freshness time.Duration
 }
 
 // place is where a cluster is.
@@ -52,6 +59,10 @@ type decision struct {
 	serving, waiting, offline []string
 	problems                  []string
 	addrs                     []netip.Addr
+	// judged and down: the health verdicts, as "cluster (reason)" for the
+	// clusters out of DNS.
+	judged bool
+	down   []string
 }
 
 // decide computes the records of one federated Gateway or Ingress: each
@@ -62,6 +73,9 @@ type decision struct {
 //     written, keeps the addresses it had: its API being down says nothing
 //     of its Gateway;
 //   - a hostname the rule refuses is not published, and says why;
+//   - a cluster the health checkers' quorum finds down leaves the
+//     hostnames, unless no cluster is up: then every one stays (fail open,
+//     as for a Service's global name);
 //   - a cluster's weight is 1 and its ports are the listeners'.
 func decide(o observation) decision {
 	var d decision
@@ -79,6 +93,8 @@ func decide(o observation) decision {
 	d.problems = append(d.problems, unknownProblem(o.unknown)...)
 
 	var table []dnsendpoint.Cluster
+	var healthy []netip.Addr
+	d.judged = o.judged
 	for _, name := range sortedKeys(o.placed) {
 		p := o.placed[name]
 		m, ready := o.members[name]
@@ -109,6 +125,12 @@ func decide(o observation) decision {
 		d.serving = append(d.serving, name)
 		d.addrs = append(d.addrs, addrs...)
 		c := dnsendpoint.Cluster{Name: name, Region: p.region, Zones: p.zones, Weight: dnsendpoint.DefaultWeight, Addresses: addrs}
+		if reason, down := o.unhealthy[name]; down {
+			c.Unhealthy = true
+			d.down = append(d.down, fmt.Sprintf("%s (%s)", name, reason))
+		} else {
+			healthy = append(healthy, addrs...)
+		}
 		for _, port := range o.ports {
 			c.Ports = append(c.Ports, dnsendpoint.Port{Protocol: "TCP", Port: port})
 		}
@@ -119,8 +141,12 @@ func decide(o observation) decision {
 		return d
 	}
 	d.clusters = table
+	published := d.addrs
+	if len(healthy) > 0 {
+		published = sortedAddrs(healthy)
+	}
 	var v4, v6 []string
-	for _, a := range d.addrs {
+	for _, a := range published {
 		if a.Is4() {
 			v4 = append(v4, a.String())
 		} else {

@@ -18,6 +18,10 @@ const (
 	// CondHostnames is True when every hostname the object serves is
 	// published, and False naming those that are not and why.
 	CondHostnames = "kfed.io/HostnamesPublished"
+	// CondHealthy is True when the health checkers find every cluster's
+	// addresses up, and False naming those out of DNS; absent when no
+	// checker is configured.
+	CondHealthy = "kfed.io/Healthy"
 )
 
 // Condition reasons.
@@ -31,6 +35,9 @@ const (
 	reasonWaiting        = "WaitingForAddresses"
 	reasonRefused        = "HostnameRefused"
 	reasonNoHostname     = "NoHostname"
+	reasonHealthy        = "Healthy"
+	reasonUnhealthy      = "EndpointsUnhealthy"
+	reasonNoneHealthy    = "NoEndpointHealthy"
 )
 
 // conditions turns a decision into kfed's conditions on the object of
@@ -83,6 +90,16 @@ func conditions(d decision, placed int, gen int64) []metav1.Condition {
 			msg += "; waiting for addresses in " + strings.Join(d.waiting, ", ")
 		}
 		out = append(out, cond(CondHostnames, true, reasonPublished, msg))
+	}
+	switch {
+	case !d.judged || len(d.serving) == 0:
+	case len(d.down) == 0:
+		out = append(out, cond(CondHealthy, true, reasonHealthy, fmt.Sprintf("%d of %d clusters healthy", len(d.serving), len(d.serving))))
+	case len(d.down) == len(d.serving):
+		out = append(out, cond(CondHealthy, false, reasonNoneHealthy, "no cluster is healthy, so the hostnames keep all of them (fail open): "+strings.Join(d.down, "; ")))
+	default:
+		out = append(out, cond(CondHealthy, false, reasonUnhealthy, fmt.Sprintf("%d of %d clusters healthy; out of DNS: %s",
+			len(d.serving)-len(d.down), len(d.serving), strings.Join(d.down, "; "))))
 	}
 	return out
 }

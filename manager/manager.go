@@ -257,7 +257,7 @@ func addGateways(mgr ctrl.Manager, o Options, members *clusters.Registry) error 
 		Federation: o.Federation, Namespace: o.Namespace,
 		Rule:     hostnames.NewRule([]string{o.Domain}, o.HostnameReservations),
 		Tenancy:  dnsendpoint.NewTenancy(o.Federation, o.TrustedNamespaces),
-		Gateways: err == nil,
+		Gateways: err == nil, Freshness: o.HealthFreshness,
 	}
 	if err := gc.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the gateway controller: %w", err)

@@ -8,6 +8,9 @@
 // hostnames takes any), or to the Ingress rule with that host — and
 // answered with a line naming the route and the cluster; a host nothing
 // routes gets 404. It serves HTTP only: TLS listeners get no certificate.
+//
+// A Gateway's listeners can be closed, to make it fail health checks, with
+// the annotation FailureAnnotation: "refuse" on it; its address stays.
 package loopbackgw
 
 import (
@@ -40,6 +43,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
+
+// FailureAnnotation: "refuse" on a Gateway closes its listeners:
+// connections are refused.
+const FailureAnnotation = "loopbackgw.kfed.io/failure"
 
 // ClassName is the gatewayClassName served.
 const ClassName = "kfed.io/loopback"
@@ -165,7 +172,9 @@ func (g *GW) reconcileGateway(ctx context.Context, req ctrl.Request) (ctrl.Resul
 	}
 	var ports []int32
 	for _, l := range gw.Spec.Listeners {
-		ports = append(ports, int32(l.Port))
+		if gw.Annotations[FailureAnnotation] != "refuse" {
+			ports = append(ports, int32(l.Port))
+		}
 	}
 	addr, err := g.ensure(key, ports, routes, gw.Status.Addresses)
 	if err != nil {

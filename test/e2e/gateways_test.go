@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/devenv"
 	"github.com/kfed-io/kfed/devenv/loopbackgw"
 	"github.com/kfed-io/kfed/gateways"
@@ -36,8 +38,8 @@ func TestGatewayAPICRDs(t *testing.T) {
 }
 
 // startGatewayFederation starts three members with the Gateway API and the
-// loopback implementation, joined, and kfed's controller.
-func startGatewayFederation(t *testing.T) *framework.Federation {
+// loopback implementation, joined, and kfed's controller with o.
+func startGatewayFederation(t *testing.T, o manager.Options) *framework.Federation {
 	f := framework.Start(t)
 	if err := gatewayv1.Install(f.Scheme); err != nil {
 		t.Fatal(err)
@@ -45,7 +47,7 @@ func startGatewayFederation(t *testing.T) *framework.Federation {
 	f.InstallGatewayAPI("federation", "cluster-1", "cluster-2", "cluster-3")
 	f.StartLoopbackGateways()
 	f.JoinAll()
-	f.StartController(manager.Options{})
+	f.StartController(o)
 	return f
 }
 
@@ -67,7 +69,7 @@ func federatedGateway(namespace, name, listenerHost string) *gatewayv1.Gateway {
 // address reaches the route in that cluster. A second namespace claiming
 // the hostname later gets the condition, and the name stays the first's.
 func TestFederatedGateway(t *testing.T) {
-	f := startGatewayFederation(t)
+	f := startGatewayFederation(t, manager.Options{})
 	ctx := context.Background()
 	fed := f.Client("federation")
 	for _, ns := range []string{"shop", "late"} {
@@ -185,7 +187,7 @@ func TestFederatedGateway(t *testing.T) {
 
 // TestFederatedIngress: the same for an Ingress of the loopback class.
 func TestFederatedIngress(t *testing.T) {
-	f := startGatewayFederation(t)
+	f := startGatewayFederation(t, manager.Options{})
 	ctx := context.Background()
 	fed := f.Client("federation")
 	if err := fed.Create(ctx, framework.Namespace("web")); err != nil {
@@ -314,4 +316,107 @@ func hostGet(t *testing.T, addr, host string) string {
 		return nil
 	})
 	return body
+}
+
+// TestFederatedGatewayHealth: with a checker in each member, a cluster
+// whose Gateway refuses connections leaves the hostname within the health
+// bound, the Gateway says so, and the cluster comes back once it answers.
+func TestFederatedGatewayHealth(t *testing.T) {
+	f := startGatewayFederation(t, manager.Options{HealthFreshness: hcFreshness})
+	ctx := context.Background()
+	fed := f.Client("federation")
+	if err := fed.Create(ctx, framework.Namespace("shop")); err != nil {
+		t.Fatal(err)
+	}
+	if err := fed.Create(ctx, federatedGateway("shop", "front", "shop.example.com")); err != nil {
+		t.Fatal(err)
+	}
+	bin := buildHealthcheck(t)
+	kubeconfig := serviceAccountKubeconfig(t, f, "kfed-healthcheck",
+		"deploy/healthcheck/rbac/role.yaml", "deploy/healthcheck/control-plane.yaml")
+	for _, m := range f.Members {
+		_, err := f.Env.StartChecker(ctx, devenv.CheckerOptions{
+			Binary: bin, Name: "checker-" + m.Name, Cluster: m.Name, Federation: "fed",
+			Kubeconfig: kubeconfig, Context: "federation",
+			Args: []string{"--interval=" + hcInterval.String(), "--timeout=400ms", "--fall=" + strconv.Itoa(hcFall), "--rise=2",
+				"--heartbeat=" + (hcFreshness / 4).String()},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	all := publishedAddresses(t, f, "gateway.shop.front", "shop.example.com", 3)
+	condition := func(ctx context.Context) (*metav1.Condition, error) {
+		var gw gatewayv1.Gateway
+		if err := fed.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "front"}, &gw); err != nil {
+			return nil, err
+		}
+		return meta.FindStatusCondition(gw.Status.Conditions, gateways.CondHealthy), nil
+	}
+	framework.Eventually(t, 30*time.Second, func(ctx context.Context) error {
+		c, err := condition(ctx)
+		if err == nil && (c == nil || c.Status != metav1.ConditionTrue) {
+			err = fmt.Errorf("condition %s: %+v", gateways.CondHealthy, c)
+		}
+		return err
+	})
+
+	// cluster-2's Gateway refuses: its address leaves the hostname.
+	refuse := func(on bool) {
+		t.Helper()
+		var gw gatewayv1.Gateway
+		c2 := f.Client("cluster-2")
+		if err := c2.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "front"}, &gw); err != nil {
+			t.Fatal(err)
+		}
+		patch := client.MergeFrom(gw.DeepCopy())
+		if on {
+			gw.Annotations[loopbackgw.FailureAnnotation] = "refuse"
+		} else {
+			delete(gw.Annotations, loopbackgw.FailureAnnotation)
+		}
+		if err := c2.Patch(ctx, &gw, patch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var down string
+	framework.Eventually(t, 5*time.Second, func(ctx context.Context) error {
+		var gw gatewayv1.Gateway
+		if err := f.Client("cluster-2").Get(ctx, client.ObjectKey{Namespace: "shop", Name: "front"}, &gw); err != nil {
+			return err
+		}
+		if len(gw.Status.Addresses) == 0 {
+			return fmt.Errorf("no address")
+		}
+		down = gw.Status.Addresses[0].Value
+		return nil
+	})
+	refuse(true)
+	start := time.Now()
+	want := slices.DeleteFunc(slices.Clone(all), func(a string) bool { return a == down })
+	framework.Eventually(t, hcBound+10*time.Second, func(ctx context.Context) error {
+		var ep extdnsv1alpha1.DNSEndpoint
+		if err := fed.Get(ctx, client.ObjectKey{Namespace: "kfed-system", Name: "gateway.shop.front"}, &ep); err != nil {
+			return err
+		}
+		if len(ep.Spec.Endpoints) != 1 || !slices.Equal(ep.Spec.Endpoints[0].Targets, want) {
+			var reports kfedv1alpha1.HealthReportList
+			_ = fed.List(ctx, &reports, client.InNamespace("kfed-system"))
+			return fmt.Errorf("published %v, want %v; checkers report %+v", ep.Spec.Endpoints, want, reports.Items)
+		}
+		return nil
+	})
+	t.Logf("cluster-2 left shop.example.com %v after its Gateway refused", time.Since(start).Round(10*time.Millisecond))
+	framework.Eventually(t, 10*time.Second, func(ctx context.Context) error {
+		c, err := condition(ctx)
+		if err == nil && (c == nil || c.Status != metav1.ConditionFalse || c.Reason != "EndpointsUnhealthy" || !strings.Contains(c.Message, "cluster-2")) {
+			err = fmt.Errorf("condition %s: %+v", gateways.CondHealthy, c)
+		}
+		return err
+	})
+
+	refuse(false)
+	if got := publishedAddresses(t, f, "gateway.shop.front", "shop.example.com", 3); !slices.Equal(got, all) {
+		t.Errorf("after recovery, published %v, want %v", got, all)
+	}
 }
