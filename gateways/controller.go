@@ -1,5 +1,5 @@
-// Package gateways federates Gateway API Gateways (with the HTTPRoutes
-// attached to them) and Ingresses: a control-plane object opted in with
+// Package gateways federates Gateway API Gateways (with the HTTPRoutes and
+// GRPCRoutes attached to them) and Ingresses: a control-plane object opted in with
 // kfed.io/federated: "true" is copied into each placed member, whose own
 // implementation gives the copy addresses; the hostnames it serves that the
 // rule of package hostnames lets its namespace hold are published at every
@@ -59,7 +59,7 @@ const AnnotationOrigin = "kfed.io/hostnames-of"
 // +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=gateways,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=gateways/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=gateways/finalizers,verbs=update
-// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=httproutes,verbs=get;list;watch
+// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=httproutes;grpcroutes,verbs=get;list;watch
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses/finalizers,verbs=update
@@ -90,6 +90,18 @@ type Controller struct {
 	Freshness time.Duration
 	// Workers per kind; 4 when zero.
 	Workers int
+
+	// routes are the route kinds the control plane serves.
+	routes []routeKind
+}
+
+// kinds are the kinds reconciled: Ingresses, and Gateways when served.
+func (c *Controller) kinds() []kind {
+	kinds := []kind{ingressKind{}}
+	if c.Gateways {
+		kinds = append(kinds, gatewayKind{fed: c.Fed, routes: c.routes})
+	}
+	return kinds
 }
 
 // reconciler reconciles one kind.
@@ -102,11 +114,10 @@ type reconciler struct {
 // SetupWithManager registers a reconciler for Ingresses and, when the
 // control plane serves them, one for Gateways.
 func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
-	kinds := []kind{ingressKind{}}
 	if c.Gateways {
-		kinds = append(kinds, gatewayKind{fed: c.Fed})
+		c.routes = servedRoutes(mgr.GetRESTMapper())
 	}
-	for _, k := range kinds {
+	for _, k := range c.kinds() {
 		if err := c.setup(mgr, k); err != nil {
 			return fmt.Errorf("setting up federated %ss: %w", k.name(), err)
 		}
@@ -140,17 +151,22 @@ func (c *Controller) setup(mgr ctrl.Manager, k kind) error {
 		b = b.Watches(&kfedv1alpha1.HealthReport{}, handler.EnqueueRequestsFromMapFunc(r.all))
 	}
 	if c.Gateways {
-		b = b.Watches(&gatewayv1.Gateway{}, handler.EnqueueRequestsFromMapFunc(r.all), claimsMayChange).
-			Watches(&gatewayv1.HTTPRoute{}, handler.EnqueueRequestsFromMapFunc(r.all), claimsMayChange)
+		b = b.Watches(&gatewayv1.Gateway{}, handler.EnqueueRequestsFromMapFunc(r.all), claimsMayChange)
+		for _, rk := range c.routes {
+			b = b.Watches(rk.newObj(), handler.EnqueueRequestsFromMapFunc(r.all), claimsMayChange)
+		}
 	}
 	newObj := k.newObject
 	switch k.(type) {
 	case gatewayKind:
 		c.Members.WatchOptional(&gatewayv1.Gateway{}, clusters.ToOrigin(r.copies, c.Federation, newObj))
-		c.Members.WatchOptional(&gatewayv1.HTTPRoute{}, r.routeCopy)
-		// A route's status changes without changing any claim; its parents
-		// are looked at again all the same, since its copies follow it.
-		b = b.Watches(&gatewayv1.HTTPRoute{}, handler.EnqueueRequestsFromMapFunc(parentsOf))
+		for _, rk := range c.routes {
+			c.Members.WatchOptional(rk.newObj(), r.routeCopy)
+			// A route's labels change without changing any claim; its
+			// parents are looked at again all the same, since its copies
+			// follow it.
+			b = b.Watches(rk.newObj(), handler.EnqueueRequestsFromMapFunc(parentsOf))
+		}
 	case ingressKind:
 		// Optional: a member whose RBAC predates federated Ingresses keeps
 		// serving everything else.
@@ -205,16 +221,13 @@ func (r *reconciler) ofEndpoint(_ context.Context, obj client.Object) []ctrl.Req
 	return []ctrl.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}}
 }
 
-// parentsOf answers the Gateways of its namespace an HTTPRoute attaches to.
+// parentsOf answers the Gateways of its namespace a route attaches to.
 func parentsOf(_ context.Context, obj client.Object) []ctrl.Request {
-	rt, ok := obj.(*gatewayv1.HTTPRoute)
-	if !ok {
-		return nil
-	}
+	refs, _ := routeSpec(obj)
 	var reqs []ctrl.Request
-	for _, p := range rt.Spec.ParentRefs {
-		if (p.Kind == nil || *p.Kind == "Gateway") && (p.Namespace == nil || string(*p.Namespace) == rt.Namespace) {
-			reqs = append(reqs, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: rt.Namespace, Name: string(p.Name)}})
+	for _, p := range refs {
+		if (p.Kind == nil || *p.Kind == "Gateway") && (p.Namespace == nil || string(*p.Namespace) == obj.GetNamespace()) {
+			reqs = append(reqs, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: string(p.Name)}})
 		}
 	}
 	return reqs
@@ -380,12 +393,8 @@ func (r *reconciler) observe(ctx context.Context, obj client.Object, cfg service
 // judge gathers every federated object's claims and says which of obj's
 // hostnames it holds.
 func (r *reconciler) judge(ctx context.Context, obj client.Object, hosts []string) ([]hostnames.Verdict, error) {
-	kinds := []kind{ingressKind{}}
-	if r.Gateways {
-		kinds = append(kinds, gatewayKind{fed: r.Fed})
-	}
 	var claims, own []hostnames.Claim
-	for _, k := range kinds {
+	for _, k := range r.kinds() {
 		objs, err := r.list(ctx, k)
 		if err != nil {
 			return nil, err

@@ -200,7 +200,7 @@ func TestHostnamesOfGateway(t *testing.T) {
 	routes := routesFixture()
 	hosts, ports := hostnamesOf(gw, routes)
 	slices.Sort(hosts)
-	want := []string{"api.example.com", "shop.example.com", "www.example.com"}
+	want := []string{"api.example.com", "grpc.example.com", "shop.example.com", "www.example.com"}
 	if !slices.Equal(hosts, want) {
 		t.Errorf("hostnames %v, want %v", hosts, want)
 	}

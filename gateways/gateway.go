@@ -22,39 +22,45 @@ import (
 // copies and its records are gone.
 const GatewayFinalizer = "kfed.io/gateway-cleanup"
 
-// gatewayKind federates Gateways with the HTTPRoutes of their namespace
-// that attach to them.
+// gatewayKind federates Gateways with the routes of their namespace that
+// attach to them.
 type gatewayKind struct {
-	// fed reads the control plane's routes.
-	fed client.Reader
+	// fed reads the control plane's routes; routes are the route kinds it
+	// serves.
+	fed    client.Reader
+	routes []routeKind
 }
 
 func (gatewayKind) name() string             { return "Gateway" }
 func (gatewayKind) newObject() client.Object { return &gatewayv1.Gateway{} }
 func (gatewayKind) finalizer() string        { return GatewayFinalizer }
 
-// attached lists the HTTPRoutes of gw's namespace whose parentRefs name gw.
-// Routes of other namespaces are not federated with it: their hostnames
-// would be claimed for the Gateway's namespace.
-func attached(ctx context.Context, r client.Reader, gw *gatewayv1.Gateway) ([]gatewayv1.HTTPRoute, error) {
-	var list gatewayv1.HTTPRouteList
-	if err := r.List(ctx, &list, client.InNamespace(gw.Namespace)); err != nil {
-		return nil, fmt.Errorf("listing HTTPRoutes of %s: %w", gw.Namespace, err)
-	}
-	var out []gatewayv1.HTTPRoute
-	for _, rt := range list.Items {
-		if len(parentRefs(&rt, gw.Namespace, gw.Name)) > 0 {
-			out = append(out, rt)
+// attached lists the routes (every kind served) of gw's namespace whose
+// parentRefs name gw. Routes of other namespaces are not federated with it:
+// their hostnames would be claimed for the Gateway's namespace.
+func (k gatewayKind) attached(ctx context.Context, r client.Reader, gw *gatewayv1.Gateway) ([]client.Object, error) {
+	var out []client.Object
+	for _, rk := range k.routes {
+		routes, err := listRoutes(ctx, r, rk, gw.Namespace)
+		if err != nil {
+			return nil, err
+		}
+		for _, rt := range routes {
+			if len(parentRefs(rt, gw.Namespace, gw.Name)) > 0 {
+				out = append(out, rt)
+			}
 		}
 	}
 	return out, nil
 }
 
-// parentRefs are the parentRefs of rt that name the Gateway namespace/name.
-func parentRefs(rt *gatewayv1.HTTPRoute, namespace, name string) []gatewayv1.ParentReference {
+// parentRefs are the parentRefs of the route rt that name the Gateway
+// namespace/name.
+func parentRefs(rt client.Object, namespace, name string) []gatewayv1.ParentReference {
 	var out []gatewayv1.ParentReference
-	for _, p := range rt.Spec.ParentRefs {
-		group, kind, ns := gatewayv1.GroupName, "Gateway", rt.Namespace
+	refs, _ := routeSpec(rt)
+	for _, p := range refs {
+		group, kind, ns := gatewayv1.GroupName, "Gateway", rt.GetNamespace()
 		if p.Group != nil {
 			group = string(*p.Group)
 		}
@@ -76,7 +82,7 @@ func parentRefs(rt *gatewayv1.HTTPRoute, namespace, name string) []gatewayv1.Par
 // listeners'.
 func (k gatewayKind) serves(ctx context.Context, fed client.Reader, obj client.Object) ([]string, []int32, error) {
 	gw := obj.(*gatewayv1.Gateway)
-	routes, err := attached(ctx, fed, gw)
+	routes, err := k.attached(ctx, fed, gw)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -85,7 +91,7 @@ func (k gatewayKind) serves(ctx context.Context, fed client.Reader, obj client.O
 }
 
 // hostnamesOf is serves without the reads.
-func hostnamesOf(gw *gatewayv1.Gateway, routes []gatewayv1.HTTPRoute) ([]string, []int32) {
+func hostnamesOf(gw *gatewayv1.Gateway, routes []client.Object) ([]string, []int32) {
 	var hosts []string
 	var ports []int32
 	open := map[string]bool{} // listeners without a hostname, by name
@@ -99,10 +105,11 @@ func hostnamesOf(gw *gatewayv1.Gateway, routes []gatewayv1.HTTPRoute) ([]string,
 			open[string(l.Name)] = true
 		}
 	}
-	for i := range routes {
-		for _, p := range parentRefs(&routes[i], gw.Namespace, gw.Name) {
+	for _, rt := range routes {
+		_, names := routeSpec(rt)
+		for _, p := range parentRefs(rt, gw.Namespace, gw.Name) {
 			if (p.SectionName == nil && len(open) > 0) || (p.SectionName != nil && open[string(*p.SectionName)]) {
-				for _, h := range routes[i].Spec.Hostnames {
+				for _, h := range names {
 					hosts = append(hosts, string(h))
 				}
 			}
@@ -163,24 +170,28 @@ func (k gatewayKind) sync(ctx context.Context, m clusters.Member, obj client.Obj
 // syncRoutes copies the routes attached to gw into m, and deletes the
 // copies kfed made of routes that attach to it no longer.
 func (k gatewayKind) syncRoutes(ctx context.Context, m clusters.Member, gw *gatewayv1.Gateway, federation string) error {
-	routes, err := attached(ctx, k.fed, gw)
+	routes, err := k.attached(ctx, k.fed, gw)
 	if err != nil {
 		return err
 	}
 	var errs []error
 	keep := map[string]bool{}
-	for i := range routes {
-		rt := &routes[i]
-		keep[rt.Name] = true
-		want := &gatewayv1.HTTPRoute{ObjectMeta: copyMeta(rt), Spec: *rt.Spec.DeepCopy()}
+	for _, rt := range routes {
+		kind := routeKindName(rt)
+		want := routeCopy(rt)
+		keep[kind+" "+rt.GetName()] = true
+		if !m.Watches(want) {
+			errs = append(errs, fmt.Errorf("cluster %s does not serve %ss (install the Gateway API CRDs there, and let kfed read them)", m.Name, kind))
+			continue
+		}
 		clusters.Mark(want, origin(rt), federation)
-		var cur gatewayv1.HTTPRoute
-		existing, err := getCopy(ctx, m, client.ObjectKeyFromObject(want), &cur)
+		cur := want.DeepCopyObject().(client.Object)
+		existing, err := getCopy(ctx, m, client.ObjectKeyFromObject(want), cur)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		if c, ok := conflict(m, existing, origin(rt), federation, "HTTPRoute"); !ok {
+		if c, ok := conflict(m, existing, origin(rt), federation, kind); !ok {
 			errs = append(errs, errors.New(c.problem))
 			continue
 		}
@@ -188,10 +199,13 @@ func (k gatewayKind) syncRoutes(ctx context.Context, m clusters.Member, gw *gate
 			errs = append(errs, createCopy(ctx, m, want))
 			continue
 		}
-		if !equality.Semantic.DeepEqual(cur.Spec, want.Spec) || mergeMeta(&cur.ObjectMeta, want.ObjectMeta) {
-			cur.Spec = want.Spec
-			if err := m.Client.Update(ctx, &cur); err != nil {
-				errs = append(errs, fmt.Errorf("updating the HTTPRoute %s in %s: %w", origin(rt), m.Name, err))
+		specChanged := setRouteSpec(cur, want)
+		md := &metav1.ObjectMeta{Labels: cur.GetLabels(), Annotations: cur.GetAnnotations()}
+		if metaChanged := mergeMeta(md, metav1.ObjectMeta{Labels: want.GetLabels(), Annotations: want.GetAnnotations()}); specChanged || metaChanged {
+			cur.SetLabels(md.Labels)
+			cur.SetAnnotations(md.Annotations)
+			if err := m.Client.Update(ctx, cur); err != nil {
+				errs = append(errs, fmt.Errorf("updating the %s %s in %s: %w", kind, origin(rt), m.Name, err))
 			}
 		}
 	}
@@ -200,23 +214,24 @@ func (k gatewayKind) syncRoutes(ctx context.Context, m clusters.Member, gw *gate
 }
 
 // removeRoutes deletes the route copies kfed made in m that attach to the
-// Gateway namespace/name, except those named in keep.
+// Gateway namespace/name, except those in keep ("Kind name").
 func (gatewayKind) removeRoutes(ctx context.Context, m clusters.Member, namespace, name, federation string, keep map[string]bool) error {
-	if !m.Watches(&gatewayv1.HTTPRoute{}) {
-		return nil
-	}
-	var list gatewayv1.HTTPRouteList
-	if err := m.Client.List(ctx, &list, client.InNamespace(namespace), client.MatchingLabels{kfedv1alpha1.LabelFederation: federation}); err != nil {
-		return fmt.Errorf("listing HTTPRoutes in %s: %w", m.Name, err)
-	}
 	var errs []error
-	for i := range list.Items {
-		rt := &list.Items[i]
-		if keep[rt.Name] || len(parentRefs(rt, namespace, name)) == 0 || attachedElsewhere(ctx, m, rt, name, federation) {
+	for _, rk := range routeKinds {
+		if !m.Watches(rk.newObj()) {
 			continue
 		}
-		key := client.ObjectKeyFromObject(rt)
-		errs = append(errs, removeCopy(ctx, m, key, &gatewayv1.HTTPRoute{}, federation, "HTTPRoute"))
+		routes, err := listRoutes(ctx, m.Client, rk, namespace, client.MatchingLabels{kfedv1alpha1.LabelFederation: federation})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("in %s: %w", m.Name, err))
+			continue
+		}
+		for _, rt := range routes {
+			if keep[rk.name+" "+rt.GetName()] || len(parentRefs(rt, namespace, name)) == 0 || attachedElsewhere(ctx, m, rt, name, federation) {
+				continue
+			}
+			errs = append(errs, removeCopy(ctx, m, client.ObjectKeyFromObject(rt), rk.newObj(), federation, rk.name))
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -225,7 +240,7 @@ func (gatewayKind) removeRoutes(ctx context.Context, m clusters.Member, namespac
 // Gateway other than name that kfed federates into m: that Gateway's
 // reconcile keeps it there, and deleting it here would only make the two
 // take turns.
-func attachedElsewhere(ctx context.Context, m clusters.Member, rt *gatewayv1.HTTPRoute, name, federation string) bool {
+func attachedElsewhere(ctx context.Context, m clusters.Member, rt client.Object, name, federation string) bool {
 	for _, p := range parentsOf(ctx, rt) {
 		if p.Name == name {
 			continue

@@ -2,6 +2,7 @@ package gateways
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
@@ -21,12 +22,13 @@ func federatedGatewayFixture() *gatewayv1.Gateway {
 // routesFixture: a route on the whole Gateway (its hostnames count: the
 // Gateway has a listener without hostname), one on the open listener, one
 // on the listener with a hostname (its hostnames do not count), one on
-// another Gateway, and one naming the Gateway in another namespace.
-func routesFixture() []gatewayv1.HTTPRoute {
+// another Gateway, one naming the Gateway in another namespace, and a
+// GRPCRoute on the whole Gateway.
+func routesFixture() []client.Object {
 	section := func(s string) *gatewayv1.SectionName { v := gatewayv1.SectionName(s); return &v }
 	other := gatewayv1.Namespace("other")
-	route := func(name string, ref gatewayv1.ParentReference, hosts ...gatewayv1.Hostname) gatewayv1.HTTPRoute {
-		return gatewayv1.HTTPRoute{
+	route := func(name string, ref gatewayv1.ParentReference, hosts ...gatewayv1.Hostname) client.Object {
+		return &gatewayv1.HTTPRoute{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name},
 			Spec: gatewayv1.HTTPRouteSpec{
 				CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{ref}},
@@ -34,11 +36,18 @@ func routesFixture() []gatewayv1.HTTPRoute {
 			},
 		}
 	}
-	return []gatewayv1.HTTPRoute{
+	return []client.Object{
 		route("whole", gatewayv1.ParentReference{Name: "front"}, "shop.example.com"),
 		route("open", gatewayv1.ParentReference{Name: "front", SectionName: section("open")}, "www.example.com"),
 		route("api", gatewayv1.ParentReference{Name: "front", SectionName: section("api")}, "v2.api.example.com"),
 		route("elsewhere", gatewayv1.ParentReference{Name: "back"}, "back.example.com"),
 		route("foreign", gatewayv1.ParentReference{Name: "front", Namespace: &other}, "foreign.example.com"),
+		&gatewayv1.GRPCRoute{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "grpc"},
+			Spec: gatewayv1.GRPCRouteSpec{
+				CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: "front"}}},
+				Hostnames:       []gatewayv1.Hostname{"grpc.example.com"},
+			},
+		},
 	}
 }

@@ -90,6 +90,16 @@ func TestFederatedGateway(t *testing.T) {
 	if err := fed.Create(ctx, route); err != nil {
 		t.Fatal(err)
 	}
+	grpc := &gatewayv1.GRPCRoute{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "api"},
+		Spec: gatewayv1.GRPCRouteSpec{
+			CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: "front"}}},
+			Hostnames:       []gatewayv1.Hostname{"api.example.com"},
+		},
+	}
+	if err := fed.Create(ctx, grpc); err != nil {
+		t.Fatal(err)
+	}
 
 	for _, m := range f.Members {
 		framework.Eventually(t, 30*time.Second, func(ctx context.Context) error {
@@ -101,13 +111,20 @@ func TestFederatedGateway(t *testing.T) {
 			if err := f.Client(m.Name).Get(ctx, client.ObjectKey{Namespace: "shop", Name: "shop"}, &rt); err != nil {
 				return err
 			}
-			if gw.Annotations["kfed.io/origin"] != "shop/front" || rt.Annotations["kfed.io/origin"] != "shop/shop" {
-				return fmt.Errorf("copies in %s lack kfed's origin: %v, %v", m.Name, gw.Annotations, rt.Annotations)
+			var gr gatewayv1.GRPCRoute
+			if err := f.Client(m.Name).Get(ctx, client.ObjectKey{Namespace: "shop", Name: "api"}, &gr); err != nil {
+				return err
+			}
+			if gw.Annotations["kfed.io/origin"] != "shop/front" || rt.Annotations["kfed.io/origin"] != "shop/shop" || gr.Annotations["kfed.io/origin"] != "shop/api" {
+				return fmt.Errorf("copies in %s lack kfed's origin: %v, %v, %v", m.Name, gw.Annotations, rt.Annotations, gr.Annotations)
 			}
 			return nil
 		})
 	}
 	addrs := publishedAddresses(t, f, "gateway.shop.front", "shop.example.com", 3)
+	if grpcAddrs := publishedAddresses(t, f, "gateway.shop.front", "api.example.com", 3); !slices.Equal(grpcAddrs, addrs) {
+		t.Errorf("the GRPCRoute's hostname has %v, the HTTPRoute's %v", grpcAddrs, addrs)
+	}
 	for _, a := range addrs {
 		body := hostGet(t, a, "shop.example.com")
 		if !strings.Contains(body, "HTTPRoute shop/shop in cluster cluster-") {
@@ -179,6 +196,10 @@ func TestFederatedGateway(t *testing.T) {
 			var rt gatewayv1.HTTPRoute
 			if err := f.Client(m.Name).Get(ctx, client.ObjectKey{Namespace: "shop", Name: "shop"}, &rt); err == nil {
 				return fmt.Errorf("the route's copy is still in %s", m.Name)
+			}
+			var gr gatewayv1.GRPCRoute
+			if err := f.Client(m.Name).Get(ctx, client.ObjectKey{Namespace: "shop", Name: "api"}, &gr); err == nil {
+				return fmt.Errorf("the GRPCRoute's copy is still in %s", m.Name)
 			}
 		}
 		return nil
