@@ -6,9 +6,12 @@
 // placed cluster's addresses, in a DNSEndpoint that kfed's readers (the
 // CoreDNS plugin, the DNS sync, the health checkers) read as a Service's.
 //
-// Each reconcile observes (placement, claims, member copies and their
-// addresses), decides (pure: decide.go), writes (the DNSEndpoint) and sets
-// the status, once.
+// Each reconcile runs the Service controller's phases, a file each:
+// observe.go (placement, claims, health, member copies and their
+// addresses), decide.go (pure, table-tested: records and conditions),
+// write.go (the DNSEndpoint; cleanup on deletion), status.go (conditions,
+// written once). kind.go is what differs between Gateways (gateway.go,
+// routes.go) and Ingresses (ingress.go).
 package gateways
 
 import (
@@ -16,16 +19,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/netip"
 	"slices"
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -45,7 +44,6 @@ import (
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/hostnames"
-	"github.com/kfed-io/kfed/services"
 	"github.com/kfed-io/kfed/services/serviceconfig"
 )
 
@@ -317,229 +315,4 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		res.RequeueAfter = o.freshness
 	}
 	return res, errors.Join(copyErrs, werr, serr)
-}
-
-// observe reads what the object's records depend on and syncs its copies
-// in every Ready member. The error is for a read of the control plane that
-// failed; copyErrs are member writes to retry.
-func (r *reconciler) observe(ctx context.Context, obj client.Object, cfg serviceconfig.Config) (o observation, copyErrs error, err error) {
-	o = observation{placed: map[string]place{}, members: map[string]memberCopy{}, ttl: cfg.TTL}
-	var all kfedv1alpha1.ClusterList
-	if err := r.Fed.List(ctx, &all); err != nil {
-		return o, nil, fmt.Errorf("listing Clusters: %w", err)
-	}
-	for i := range all.Items {
-		cl := &all.Items[i]
-		if cl.DeletionTimestamp != nil {
-			continue
-		}
-		region, zones := cl.Location()
-		if cfg.Placement.Places(cl.Name, region, cl.Labels) {
-			o.placed[cl.Name] = place{region: region, zones: zones}
-		}
-	}
-	for _, name := range cfg.Placement.Names {
-		if !slices.ContainsFunc(all.Items, func(c kfedv1alpha1.Cluster) bool { return c.Name == name }) {
-			o.unknown = append(o.unknown, name)
-		}
-	}
-
-	hosts, ports, err := r.k.serves(ctx, r.Fed, obj)
-	if err != nil {
-		return o, nil, err
-	}
-	o.ports = ports
-	if o.verdicts, err = r.judge(ctx, obj, hosts); err != nil {
-		return o, nil, err
-	}
-
-	var published extdnsv1alpha1.DNSEndpoint
-	epKey := r.endpointKey(client.ObjectKeyFromObject(obj))
-	switch err := r.Fed.Get(ctx, epKey, &published); {
-	case err == nil:
-		o.previous, _ = dnsendpoint.ReadClusters(&published)
-	case !apierrors.IsNotFound(err):
-		return o, nil, err
-	}
-	health, err := services.ReadHealth(ctx, r.Fed, r.Namespace, r.Federation, time.Now(), r.Freshness)
-	if err != nil {
-		return o, nil, err
-	}
-	o.judged, o.freshness, o.unhealthy = health.Judged(), health.Freshness(), map[string]string{}
-	for name := range o.placed {
-		was := true
-		if p, ok := o.previous[name]; ok {
-			was = !p.Unhealthy
-		}
-		// The checkers key what they probe by the DNSEndpoint they read.
-		if ok, reason := health.Verdict(kfedv1alpha1.EndpointKey(epKey.Namespace, epKey.Name, name), was); !ok {
-			o.unhealthy[name] = cmp.Or(reason, "out until a quorum of fresh checkers finds it up")
-		}
-	}
-
-	var errs []error
-	for _, m := range r.Members.Ready() { // one snapshot for the whole reconcile
-		if _, ok := o.placed[m.Name]; !ok {
-			errs = append(errs, r.k.remove(ctx, m, client.ObjectKeyFromObject(obj), r.Federation))
-			continue
-		}
-		mc, err := r.k.sync(ctx, m, obj, r.Federation)
-		errs = append(errs, err)
-		o.members[m.Name] = mc
-	}
-	return o, errors.Join(errs...), nil
-}
-
-// judge gathers every federated object's claims and says which of obj's
-// hostnames it holds.
-func (r *reconciler) judge(ctx context.Context, obj client.Object, hosts []string) ([]hostnames.Verdict, error) {
-	var claims, own []hostnames.Claim
-	for _, k := range r.kinds() {
-		objs, err := r.list(ctx, k)
-		if err != nil {
-			return nil, err
-		}
-		for _, o := range objs {
-			hs, _, err := k.serves(ctx, r.Fed, o)
-			if err != nil {
-				return nil, err
-			}
-			for _, h := range hs {
-				claims = append(claims, hostnames.Claim{Hostname: h, Namespace: o.GetNamespace(), Kind: k.name(), Name: o.GetName(), Created: o.GetCreationTimestamp().Time})
-			}
-		}
-	}
-	for _, h := range hosts {
-		own = append(own, hostnames.Claim{Hostname: h, Namespace: obj.GetNamespace(), Kind: r.k.name(), Name: obj.GetName(), Created: obj.GetCreationTimestamp().Time})
-	}
-	verdicts := r.Rule.Judge(own, r.Rule.Holders(claims))
-	for i := range verdicts {
-		// The readers take the DNSEndpoint's names by the tenancy rule of
-		// DNSEndpoints in kfed's namespace: a federated Service's name is
-		// its namespace's alone.
-		if v := &verdicts[i]; v.Reason == "" {
-			if err := r.Tenancy.Check(r.Namespace, v.Hostname); err != nil {
-				v.Reason = err.Error()
-			}
-		}
-	}
-	return verdicts, nil
-}
-
-// writeEndpoint creates, updates or deletes the object's DNSEndpoint.
-func (r *reconciler) writeEndpoint(ctx context.Context, obj client.Object, d decision) error {
-	key := r.endpointKey(client.ObjectKeyFromObject(obj))
-	want := &extdnsv1alpha1.DNSEndpoint{
-		ObjectMeta: metav1.ObjectMeta{
-			Name: key.Name, Namespace: key.Namespace,
-			Labels:      dnsendpoint.Selector(r.Federation),
-			Annotations: map[string]string{AnnotationOrigin: r.k.name() + " " + origin(obj)},
-		},
-		Spec: extdnsv1alpha1.DNSEndpointSpec{Endpoints: d.endpoints},
-	}
-	dnsendpoint.SetClusters(want, d.clusters)
-	var cur extdnsv1alpha1.DNSEndpoint
-	err := r.Fed.Get(ctx, key, &cur)
-	switch {
-	case apierrors.IsNotFound(err):
-		if err := r.Fed.Create(ctx, want); err != nil {
-			return fmt.Errorf("creating DNSEndpoint %s: %w", key, err)
-		}
-		return nil
-	case err != nil:
-		return err
-	case cur.Annotations[AnnotationOrigin] != want.Annotations[AnnotationOrigin]:
-		return fmt.Errorf("DNSEndpoint %s exists and is not this %s's; not touched", key, r.k.name())
-	}
-	if equality.Semantic.DeepEqual(cur.Spec.Endpoints, want.Spec.Endpoints) &&
-		cur.Annotations[dnsendpoint.AnnotationClusters] == want.Annotations[dnsendpoint.AnnotationClusters] &&
-		cur.Labels[kfedv1alpha1.LabelFederation] == r.Federation {
-		return nil
-	}
-	cur.Spec.Endpoints = want.Spec.Endpoints
-	mergeMeta(&cur.ObjectMeta, want.ObjectMeta)
-	if _, ok := want.Annotations[dnsendpoint.AnnotationClusters]; !ok {
-		delete(cur.Annotations, dnsendpoint.AnnotationClusters)
-	}
-	if err := r.Fed.Update(ctx, &cur); err != nil {
-		return fmt.Errorf("updating DNSEndpoint %s: %w", key, err)
-	}
-	return nil
-}
-
-// setStatus writes the addresses and conditions, and an Event for each
-// condition that turned False (or changed while False).
-func (r *reconciler) setStatus(ctx context.Context, obj client.Object, addrs []netip.Addr, conds []metav1.Condition) error {
-	before := obj.DeepCopyObject().(client.Object)
-	old := r.k.conditions(before)
-	merged := slices.Clone(old)
-	for _, c := range conds {
-		meta.SetStatusCondition(&merged, c)
-	}
-	inMetadata := r.k.setStatus(obj, addrs, merged)
-	if equality.Semantic.DeepEqual(before, obj) {
-		return nil
-	}
-	var err error
-	if inMetadata {
-		// The Ingress's addresses are status, its conditions metadata.
-		status := obj.DeepCopyObject().(client.Object)
-		if err = r.Fed.Status().Patch(ctx, status, client.MergeFrom(before)); err == nil {
-			before.SetResourceVersion("")
-			obj.SetResourceVersion("")
-			err = r.Fed.Patch(ctx, obj, client.MergeFrom(before))
-		}
-	} else {
-		err = r.Fed.Status().Patch(ctx, obj, client.MergeFrom(before))
-	}
-	if err != nil {
-		return fmt.Errorf("writing status: %w", err)
-	}
-	for _, c := range conds {
-		was := meta.FindStatusCondition(old, c.Type)
-		if c.Status == metav1.ConditionFalse && c.Reason != reasonWaiting && (was == nil || was.Status != c.Status || was.Message != c.Message) && r.Recorder != nil {
-			r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, c.Reason, "Reconcile", "%s", c.Message)
-		}
-	}
-	return nil
-}
-
-// finalize removes what kfed made for obj — its copies in the Ready
-// members and its DNSEndpoint — and drops the finalizer.
-func (r *reconciler) finalize(ctx context.Context, obj client.Object) error {
-	if !controllerutil.ContainsFinalizer(obj, r.k.finalizer()) {
-		return nil
-	}
-	if err := r.cleanup(ctx, client.ObjectKeyFromObject(obj)); err != nil {
-		return err
-	}
-	patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
-	controllerutil.RemoveFinalizer(obj, r.k.finalizer())
-	if err := r.Fed.Patch(ctx, obj, patch); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("removing finalizer: %w", err)
-	}
-	return nil
-}
-
-// cleanup deletes the copies of key kfed made in the Ready members and its
-// DNSEndpoint.
-func (r *reconciler) cleanup(ctx context.Context, key types.NamespacedName) error {
-	var errs []error
-	for _, m := range r.Members.Ready() {
-		errs = append(errs, r.k.remove(ctx, m, key, r.Federation))
-	}
-	var ep extdnsv1alpha1.DNSEndpoint
-	epKey := r.endpointKey(key)
-	switch err := r.Fed.Get(ctx, epKey, &ep); {
-	case err == nil && ep.Annotations[AnnotationOrigin] == r.k.name()+" "+key.String():
-		if err := r.Fed.Delete(ctx, &ep); err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("deleting DNSEndpoint %s: %w", epKey, err))
-			break
-		}
-		// Before the finalizer goes, so that a crash in between retries it.
-		errs = append(errs, services.MarkDeletion(ctx, r.Fed, r.Namespace, r.Federation, epKey.String()+" "+string(ep.UID)))
-	case err != nil && !apierrors.IsNotFound(err):
-		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
 }

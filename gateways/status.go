@@ -1,10 +1,17 @@
 package gateways
 
 import (
+	"context"
 	"fmt"
+	"net/netip"
+	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // Condition types kfed sets on a federated Gateway (in its status) or
@@ -102,4 +109,41 @@ func conditions(d decision, placed int, gen int64) []metav1.Condition {
 			len(d.serving)-len(d.down), len(d.serving), strings.Join(d.down, "; "))))
 	}
 	return out
+}
+
+// setStatus writes the addresses and conditions, and an Event for each
+// condition that turned False (or changed while False).
+func (r *reconciler) setStatus(ctx context.Context, obj client.Object, addrs []netip.Addr, conds []metav1.Condition) error {
+	before := obj.DeepCopyObject().(client.Object)
+	old := r.k.conditions(before)
+	merged := slices.Clone(old)
+	for _, c := range conds {
+		meta.SetStatusCondition(&merged, c)
+	}
+	inMetadata := r.k.setStatus(obj, addrs, merged)
+	if equality.Semantic.DeepEqual(before, obj) {
+		return nil
+	}
+	var err error
+	if inMetadata {
+		// The Ingress's addresses are status, its conditions metadata.
+		status := obj.DeepCopyObject().(client.Object)
+		if err = r.Fed.Status().Patch(ctx, status, client.MergeFrom(before)); err == nil {
+			before.SetResourceVersion("")
+			obj.SetResourceVersion("")
+			err = r.Fed.Patch(ctx, obj, client.MergeFrom(before))
+		}
+	} else {
+		err = r.Fed.Status().Patch(ctx, obj, client.MergeFrom(before))
+	}
+	if err != nil {
+		return fmt.Errorf("writing status: %w", err)
+	}
+	for _, c := range conds {
+		was := meta.FindStatusCondition(old, c.Type)
+		if c.Status == metav1.ConditionFalse && c.Reason != reasonWaiting && (was == nil || was.Status != c.Status || was.Message != c.Message) && r.Recorder != nil {
+			r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, c.Reason, "Reconcile", "%s", c.Message)
+		}
+	}
+	return nil
 }
