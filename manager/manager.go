@@ -12,7 +12,9 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/transport"
@@ -23,12 +25,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/dnssync"
+	"github.com/kfed-io/kfed/gateways"
+	"github.com/kfed-io/kfed/hostnames"
 	"github.com/kfed-io/kfed/replicas/balancer"
 	"github.com/kfed-io/kfed/replicas/deployments"
 	"github.com/kfed-io/kfed/services"
@@ -86,7 +91,10 @@ type Options struct {
 	// TrustedNamespaces may publish names that are no namespace's federated
 	// names (dnsendpoint.Tenancy); Namespace alone when empty.
 	TrustedNamespaces []string
-	Logger            logr.Logger
+	// HostnameReservations reserve DNS suffixes of Gateway and Ingress
+	// hostnames for some namespaces (hostnames.Rule).
+	HostnameReservations []hostnames.Reservation
+	Logger               logr.Logger
 }
 
 // NewScheme returns the scheme kfed's controllers use: core Kubernetes
@@ -94,7 +102,7 @@ type Options struct {
 func NewScheme() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
-		clientgoscheme.AddToScheme, kfedv1alpha1.AddToScheme, extdnsv1alpha1.AddToScheme,
+		clientgoscheme.AddToScheme, kfedv1alpha1.AddToScheme, extdnsv1alpha1.AddToScheme, gatewayv1.Install,
 	} {
 		if err := add(s); err != nil {
 			return nil, err
@@ -139,7 +147,7 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, add := range []func(ctrl.Manager, Options, *clusters.Registry) error{addServices, addReplicas, addDNS} {
+	for _, add := range []func(ctrl.Manager, Options, *clusters.Registry) error{addServices, addReplicas, addGateways, addDNS} {
 		if err := add(mgr, o, members); err != nil {
 			return nil, err
 		}
@@ -233,6 +241,26 @@ func addServices(mgr ctrl.Manager, o Options, members *clusters.Registry) error 
 	}
 	if err := sc.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the service controller: %w", err)
+	}
+	return nil
+}
+
+// addGateways registers the federated Gateway and Ingress controller;
+// Gateways only when the control plane serves them when kfed starts.
+func addGateways(mgr ctrl.Manager, o Options, members *clusters.Registry) error {
+	_, err := mgr.GetRESTMapper().RESTMapping(schema.GroupKind{Group: gatewayv1.GroupName, Kind: "Gateway"}, gatewayv1.GroupVersion.Version)
+	if err != nil && !meta.IsNoMatchError(err) {
+		return fmt.Errorf("asking whether the control plane serves Gateways: %w", err)
+	}
+	gc := &gateways.Controller{
+		Fed: mgr.GetClient(), Members: members, Recorder: mgr.GetEventRecorder("kfed-gateway-controller"),
+		Federation: o.Federation, Namespace: o.Namespace,
+		Rule:     hostnames.NewRule([]string{o.Domain}, o.HostnameReservations),
+		Tenancy:  dnsendpoint.NewTenancy(o.Federation, o.TrustedNamespaces),
+		Gateways: err == nil, Freshness: o.HealthFreshness,
+	}
+	if err := gc.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the gateway controller: %w", err)
 	}
 	return nil
 }

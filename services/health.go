@@ -52,9 +52,15 @@ func (cs checkers) ballots(key string) ([]healthcheck.Ballot, string) {
 // observeCheckers reads the federation's checkers from the cache: a
 // HealthReport each, and the heartbeat Lease of the same name.
 func (c *Controller) observeCheckers(ctx context.Context) (checkers, error) {
+	return readCheckers(ctx, c.Fed, c.namespace(), c.Federation, c.now())
+}
+
+// readCheckers reads federation's checkers from namespace, kfed's: a
+// HealthReport each, and the heartbeat Lease of the same name, aged at now.
+func readCheckers(ctx context.Context, r client.Reader, namespace, federation string, now time.Time) (checkers, error) {
 	var reports kfedv1alpha1.HealthReportList
-	switch err := c.Fed.List(ctx, &reports, client.InNamespace(c.namespace()),
-		client.MatchingLabels{kfedv1alpha1.LabelFederation: c.Federation}); {
+	switch err := r.List(ctx, &reports, client.InNamespace(namespace),
+		client.MatchingLabels{kfedv1alpha1.LabelFederation: federation}); {
 	case meta.IsNoMatchError(err):
 		// A control plane without the HealthReport CRD has no checkers.
 		return nil, nil
@@ -62,8 +68,8 @@ func (c *Controller) observeCheckers(ctx context.Context) (checkers, error) {
 		return nil, fmt.Errorf("reading health reports: %w", err)
 	}
 	var leases coordinationv1.LeaseList
-	if err := c.Fed.List(ctx, &leases, client.InNamespace(c.namespace()),
-		client.MatchingLabels{kfedv1alpha1.LabelFederation: c.Federation}, client.HasLabels{kfedv1alpha1.LabelChecker}); err != nil {
+	if err := r.List(ctx, &leases, client.InNamespace(namespace),
+		client.MatchingLabels{kfedv1alpha1.LabelFederation: federation}, client.HasLabels{kfedv1alpha1.LabelChecker}); err != nil {
 		return nil, fmt.Errorf("reading checker heartbeats: %w", err)
 	}
 	renewed := map[string]time.Time{}
@@ -72,7 +78,6 @@ func (c *Controller) observeCheckers(ctx context.Context) (checkers, error) {
 			renewed[l.Name] = t
 		}
 	}
-	now := c.now()
 	out := make(checkers, 0, len(reports.Items))
 	for _, r := range reports.Items {
 		v := checkerView{name: r.Name, age: math.MaxInt64, degraded: r.Degraded, unhealthy: map[string]string{}}
@@ -86,6 +91,45 @@ func (c *Controller) observeCheckers(ctx context.Context) (checkers, error) {
 	}
 	slices.SortFunc(out, func(a, b checkerView) int { return strings.Compare(a.name, b.name) })
 	return out, nil
+}
+
+// Health is the checkers' view, for another writer of DNSEndpoints in the
+// Services' layout (federated Gateways and Ingresses), so that its
+// endpoints are judged by the same quorum as a Service's.
+type Health struct {
+	checkers  checkers
+	freshness time.Duration
+}
+
+// ReadHealth reads federation's checkers from namespace (kfed's), with
+// heartbeats aged at now and counting for freshness (DefaultFreshness when
+// zero).
+func ReadHealth(ctx context.Context, r client.Reader, namespace, federation string, now time.Time, freshness time.Duration) (Health, error) {
+	cs, err := readCheckers(ctx, r, namespace, federation, now)
+	if freshness <= 0 {
+		freshness = DefaultFreshness
+	}
+	return Health{checkers: cs, freshness: freshness}, err
+}
+
+// Judged reports whether any checker is configured: without one, every
+// endpoint is healthy and none is judged.
+func (h Health) Judged() bool { return len(h.checkers) > 0 }
+
+// Freshness is how long a heartbeat counts: when a verdict may change
+// without any report changing.
+func (h Health) Freshness() time.Duration { return h.freshness }
+
+// Verdict is the quorum's verdict on the endpoint key
+// (kfedv1alpha1.EndpointKey of the DNSEndpoint and cluster), given the one
+// published last; reason is the first checker's reason for finding it down.
+func (h Health) Verdict(key string, wasHealthy bool) (healthy bool, reason string) {
+	if !h.Judged() {
+		return true, ""
+	}
+	ballots, reason := h.checkers.ballots(key)
+	healthy, _ = healthcheck.Verdict(len(h.checkers), h.freshness, ballots, wasHealthy)
+	return healthy, reason
 }
 
 func renewTime(l *coordinationv1.Lease) time.Time {

@@ -153,17 +153,24 @@ func (c *Controller) finalize(ctx context.Context, svc *corev1.Service) error {
 // deletion (ADR 0004). It runs before the finalizer goes, so a crash in
 // between retries it; writing the same Service's UID again changes nothing.
 func (c *Controller) markDeletion(ctx context.Context, svc *corev1.Service) error {
-	key := client.ObjectKey{Namespace: c.namespace(), Name: dnsendpoint.SerialMarker(c.Federation)}
-	value := svc.Namespace + "/" + svc.Name + " " + string(svc.UID)
+	return MarkDeletion(ctx, c.Fed, c.namespace(), c.Federation, svc.Namespace+"/"+svc.Name+" "+string(svc.UID))
+}
+
+// MarkDeletion writes value (what was deleted, with its UID) on
+// federation's serial marker in namespace, kfed's, creating the marker if
+// it is missing (ADR 0004). Every writer that deletes one of the
+// federation's DNSEndpoints calls it before it forgets the deletion.
+func MarkDeletion(ctx context.Context, fed client.Client, namespace, federation, value string) error {
+	key := client.ObjectKey{Namespace: namespace, Name: dnsendpoint.SerialMarker(federation)}
 	var marker extdnsv1alpha1.DNSEndpoint
-	err := c.Fed.Get(ctx, key, &marker)
+	err := fed.Get(ctx, key, &marker)
 	if apierrors.IsNotFound(err) {
 		marker = extdnsv1alpha1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{
 			Namespace: key.Namespace, Name: key.Name,
-			Labels:      dnsendpoint.Selector(c.Federation),
+			Labels:      dnsendpoint.Selector(federation),
 			Annotations: map[string]string{dnsendpoint.AnnotationLastDeleted: value},
 		}}
-		switch err := c.Fed.Create(ctx, &marker); {
+		switch err := fed.Create(ctx, &marker); {
 		case err == nil, apierrors.IsAlreadyExists(err):
 		case apierrors.IsNotFound(err):
 			// No kfed namespace yet (no member ever joined): a deletion
@@ -185,7 +192,7 @@ func (c *Controller) markDeletion(ctx context.Context, svc *corev1.Service) erro
 		marker.Annotations = map[string]string{}
 	}
 	marker.Annotations[dnsendpoint.AnnotationLastDeleted] = value
-	if err := c.Fed.Patch(ctx, &marker, patch); err != nil {
+	if err := fed.Patch(ctx, &marker, patch); err != nil {
 		return fmt.Errorf("writing the serial marker %s: %w", key, err)
 	}
 	return nil

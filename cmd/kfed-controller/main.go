@@ -23,6 +23,7 @@ import (
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	"github.com/kfed-io/kfed/buildinfo"
 	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/hostnames"
 	"github.com/kfed-io/kfed/manager"
 	"github.com/kfed-io/kfed/memlimit"
 )
@@ -47,6 +48,10 @@ func main() {
 	fs.StringVar(&o.Domain, "domain", "", "DNS suffix, the D in S.N.F.svc.D (required)")
 	fs.Func("trusted-namespaces", dnsendpoint.TrustedFlagUsage, func(s string) (err error) {
 		o.TrustedNamespaces, err = dnsendpoint.ParseNamespaces(s)
+		return err
+	})
+	fs.Func("hostname-namespaces", hostnames.FlagUsage, func(s string) (err error) {
+		o.HostnameReservations, err = hostnames.ParseReservations(s)
 		return err
 	})
 	o.DNS.AddFlags(fs, "dns-provider")

@@ -1,0 +1,341 @@
+// Package loopbackgw is a Gateway and Ingress implementation for local
+// clusters, beside devenv/loopbacklb: each Gateway of class ClassName and
+// each Ingress of class IngressClassName in one cluster gets an address from that
+// cluster's block in 127.0.0.0/8, written to its status, and an HTTP
+// listener on each of its ports (a Gateway's listener ports; 80 for an
+// Ingress). A request is routed by its Host header — to the HTTPRoute
+// attached to the Gateway whose hostnames hold it (a route without
+// hostnames takes any), or to the Ingress rule with that host — and
+// answered with a line naming the route and the cluster; a host nothing
+// routes gets 404. It serves HTTP only: TLS listeners get no certificate.
+//
+// A Gateway's listeners can be closed, to make it fail health checks, with
+// the annotation FailureAnnotation: "refuse" on it; its address stays.
+package loopbackgw
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// FailureAnnotation: "refuse" on a Gateway closes its listeners:
+// connections are refused.
+const FailureAnnotation = "loopbackgw.kfed.io/failure"
+
+// ClassName is the gatewayClassName served.
+const ClassName = "kfed.io/loopback"
+
+// IngressClassName is the ingressClassName served: the same class, spelled
+// as an Ingress class must be (a DNS subdomain, without a slash).
+const IngressClassName = "loopback.kfed.io"
+
+// Options configure one cluster's implementation.
+type Options struct {
+	// Cluster names the member, shown in HTTP answers.
+	Cluster string
+	// Block is where addresses come from; it must lie in 127.0.0.0/8.
+	Block netip.Prefix
+	// Config reaches the member's API server.
+	Config *rest.Config
+	Logger logr.Logger
+}
+
+// GW serves one cluster.
+type GW struct {
+	opts Options
+	c    client.Client
+
+	mu    sync.Mutex
+	objs  map[string]*served // by "Kind namespace/name"
+	inUse map[netip.Addr]string
+}
+
+// served is the state of one Gateway or Ingress.
+type served struct {
+	addr    netip.Addr
+	servers map[int32]*http.Server
+	// routes maps a lower-case host to the route answering it; "" holds
+	// the route that takes any host.
+	routes map[string]string
+}
+
+// Run starts the controllers and blocks until ctx ends, then closes every
+// listener.
+func Run(ctx context.Context, opts Options) error {
+	if !opts.Block.IsValid() || !opts.Block.Addr().Is4() || opts.Block.Addr().As4()[0] != 127 {
+		return fmt.Errorf("loopbackgw: block %v is not in 127.0.0.0/8", opts.Block)
+	}
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, gatewayv1.Install} {
+		if err := add(scheme); err != nil {
+			return err
+		}
+	}
+	mgr, err := ctrl.NewManager(opts.Config, ctrl.Options{
+		Scheme: scheme, Logger: opts.Logger,
+		Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
+	})
+	if err != nil {
+		return fmt.Errorf("loopbackgw %s: creating manager: %w", opts.Cluster, err)
+	}
+	g := &GW{opts: opts, c: mgr.GetClient(), objs: map[string]*served{}, inUse: map[netip.Addr]string{}}
+	// One manager per member runs in the same process (kfed dev up, tests).
+	skip := controller.Options{SkipNameValidation: ptr(true), MaxConcurrentReconciles: 2}
+	err = ctrl.NewControllerManagedBy(mgr).Named("loopbackgw-gateway").
+		For(&gatewayv1.Gateway{}).
+		Watches(&gatewayv1.HTTPRoute{}, handler.EnqueueRequestsFromMapFunc(parents)).
+		WithOptions(skip).
+		Complete(reconcile.Func(g.reconcileGateway))
+	if err != nil {
+		return err
+	}
+	err = ctrl.NewControllerManagedBy(mgr).Named("loopbackgw-ingress").
+		For(&networkingv1.Ingress{}).
+		WithOptions(skip).
+		Complete(reconcile.Func(g.reconcileIngress))
+	if err != nil {
+		return err
+	}
+	defer g.closeAll()
+	return mgr.Start(ctx)
+}
+
+// parents answers the Gateways an HTTPRoute attaches to.
+func parents(_ context.Context, obj client.Object) []ctrl.Request {
+	rt := obj.(*gatewayv1.HTTPRoute)
+	var reqs []ctrl.Request
+	for _, p := range rt.Spec.ParentRefs {
+		ns := rt.Namespace
+		if p.Namespace != nil {
+			ns = string(*p.Namespace)
+		}
+		reqs = append(reqs, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: string(p.Name)}})
+	}
+	return reqs
+}
+
+// reconcileGateway serves a Gateway of our class, or stops serving one
+// that is gone or of another class.
+func (g *GW) reconcileGateway(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	key := "Gateway " + req.String()
+	var gw gatewayv1.Gateway
+	err := g.c.Get(ctx, req.NamespacedName, &gw)
+	if apierrors.IsNotFound(err) || (err == nil && (gw.DeletionTimestamp != nil || gw.Spec.GatewayClassName != ClassName)) {
+		g.release(key)
+		return ctrl.Result{}, nil
+	}
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	var list gatewayv1.HTTPRouteList
+	if err := g.c.List(ctx, &list); err != nil {
+		return ctrl.Result{}, err
+	}
+	routes := map[string]string{}
+	for _, rt := range list.Items {
+		if !slices.ContainsFunc(parents(ctx, &rt), func(r ctrl.Request) bool { return r.NamespacedName == req.NamespacedName }) {
+			continue
+		}
+		name := "HTTPRoute " + rt.Namespace + "/" + rt.Name
+		if len(rt.Spec.Hostnames) == 0 {
+			routes[""] = name
+		}
+		for _, h := range rt.Spec.Hostnames {
+			routes[strings.ToLower(string(h))] = name
+		}
+	}
+	var ports []int32
+	for _, l := range gw.Spec.Listeners {
+		if gw.Annotations[FailureAnnotation] != "refuse" {
+			ports = append(ports, int32(l.Port))
+		}
+	}
+	addr, err := g.ensure(key, ports, routes, gw.Status.Addresses)
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("serving %s: %w", key, err)
+	}
+	want := []gatewayv1.GatewayStatusAddress{{Type: ptr(gatewayv1.IPAddressType), Value: addr.String()}}
+	programmed := meta.FindStatusCondition(gw.Status.Conditions, string(gatewayv1.GatewayConditionProgrammed))
+	if slices.Equal(addrValues(gw.Status.Addresses), []string{addr.String()}) && programmed != nil && programmed.Status == metav1.ConditionTrue {
+		return ctrl.Result{}, nil
+	}
+	patch := client.MergeFrom(gw.DeepCopy())
+	gw.Status.Addresses = want
+	for _, t := range []gatewayv1.GatewayConditionType{gatewayv1.GatewayConditionAccepted, gatewayv1.GatewayConditionProgrammed} {
+		meta.SetStatusCondition(&gw.Status.Conditions, metav1.Condition{
+			Type: string(t), Status: metav1.ConditionTrue, Reason: string(t), ObservedGeneration: gw.Generation,
+			Message: "served by the loopback implementation of " + g.opts.Cluster,
+		})
+	}
+	return ctrl.Result{}, g.c.Status().Patch(ctx, &gw, patch)
+}
+
+func addrValues(as []gatewayv1.GatewayStatusAddress) []string {
+	var out []string
+	for _, a := range as {
+		out = append(out, a.Value)
+	}
+	return out
+}
+
+// reconcileIngress serves an Ingress of our class on port 80.
+func (g *GW) reconcileIngress(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	key := "Ingress " + req.String()
+	var ing networkingv1.Ingress
+	err := g.c.Get(ctx, req.NamespacedName, &ing)
+	if apierrors.IsNotFound(err) || (err == nil && (ing.DeletionTimestamp != nil || ing.Spec.IngressClassName == nil || *ing.Spec.IngressClassName != IngressClassName)) {
+		g.release(key)
+		return ctrl.Result{}, nil
+	}
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	routes := map[string]string{}
+	for _, r := range ing.Spec.Rules {
+		routes[strings.ToLower(r.Host)] = key
+	}
+	var had []gatewayv1.GatewayStatusAddress
+	for _, in := range ing.Status.LoadBalancer.Ingress {
+		had = append(had, gatewayv1.GatewayStatusAddress{Value: in.IP})
+	}
+	addr, err := g.ensure(key, []int32{80}, routes, had)
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("serving %s: %w", key, err)
+	}
+	if len(ing.Status.LoadBalancer.Ingress) == 1 && ing.Status.LoadBalancer.Ingress[0].IP == addr.String() {
+		return ctrl.Result{}, nil
+	}
+	patch := client.MergeFrom(ing.DeepCopy())
+	ing.Status.LoadBalancer.Ingress = []networkingv1.IngressLoadBalancerIngress{{IP: addr.String()}}
+	return ctrl.Result{}, g.c.Status().Patch(ctx, &ing, patch)
+}
+
+// ensure brings the listeners of key in line with ports and its routing
+// table with routes, and returns its address: the one it had (from had,
+// when it lies in the block and is free), or a new one.
+func (g *GW) ensure(key string, ports []int32, routes map[string]string, had []gatewayv1.GatewayStatusAddress) (netip.Addr, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	s := g.objs[key]
+	if s == nil {
+		s = &served{servers: map[int32]*http.Server{}}
+		g.objs[key] = s
+		for _, a := range had {
+			if ip, err := netip.ParseAddr(a.Value); err == nil && g.opts.Block.Contains(ip) && g.inUse[ip] == "" {
+				s.addr = ip
+				g.inUse[ip] = key
+				break
+			}
+		}
+	}
+	s.routes = routes
+	for port, srv := range s.servers {
+		if !slices.Contains(ports, port) {
+			_ = srv.Close()
+			delete(s.servers, port)
+		}
+	}
+	if !s.addr.IsValid() {
+		for a := g.opts.Block.Addr().Next(); g.opts.Block.Contains(a); a = a.Next() {
+			if g.inUse[a] == "" && a.As4()[3] != 0 && a.As4()[3] != 255 {
+				s.addr = a
+				g.inUse[a] = key
+				break
+			}
+		}
+		if !s.addr.IsValid() {
+			return netip.Addr{}, fmt.Errorf("no free address in %v", g.opts.Block)
+		}
+	}
+	var errs []error
+	for _, port := range ports {
+		if s.servers[port] != nil {
+			continue
+		}
+		l, err := net.Listen("tcp", net.JoinHostPort(s.addr.String(), strconv.Itoa(int(port))))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("listening on port %d: %w", port, err))
+			continue
+		}
+		srv := &http.Server{Handler: g.handler(key), ReadHeaderTimeout: 5 * time.Second}
+		s.servers[port] = srv
+		go func() { _ = srv.Serve(l) }()
+	}
+	return s.addr, errors.Join(errs...)
+}
+
+// handler answers a request to key by its Host header.
+func (g *GW) handler(key string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host := strings.ToLower(r.Host)
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		g.mu.Lock()
+		var route string
+		if s := g.objs[key]; s != nil {
+			route = s.routes[host]
+			if route == "" {
+				route = s.routes[""]
+			}
+		}
+		g.mu.Unlock()
+		if route == "" {
+			http.Error(w, fmt.Sprintf("%s in cluster %s routes no host %s\n", key, g.opts.Cluster, host), http.StatusNotFound)
+			return
+		}
+		fmt.Fprintf(w, "%s in cluster %s answers %s\n", route, g.opts.Cluster, host)
+	})
+}
+
+func (g *GW) release(key string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	s := g.objs[key]
+	if s == nil {
+		return
+	}
+	for _, srv := range s.servers {
+		_ = srv.Close()
+	}
+	delete(g.inUse, s.addr)
+	delete(g.objs, key)
+}
+
+func (g *GW) closeAll() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, s := range g.objs {
+		for _, srv := range s.servers {
+			_ = srv.Close()
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

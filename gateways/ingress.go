@@ -1,0 +1,221 @@
+package gateways
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net/netip"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kfed-io/kfed/clusters"
+)
+
+// AnnotationConditions holds kfed's conditions on a federated Ingress, as a
+// JSON list of metav1.Condition: an Ingress's status has no conditions.
+const AnnotationConditions = "kfed.io/conditions"
+
+// IngressFinalizer holds a federated Ingress until its copies and records
+// are gone.
+const IngressFinalizer = "kfed.io/ingress-cleanup"
+
+type ingressKind struct{}
+
+func (ingressKind) name() string             { return "Ingress" }
+func (ingressKind) newObject() client.Object { return &networkingv1.Ingress{} }
+func (ingressKind) finalizer() string        { return IngressFinalizer }
+
+// serves reads rules[].host; an Ingress listens on 80, and on 443 when it
+// has TLS.
+func (ingressKind) serves(_ context.Context, _ client.Reader, obj client.Object) ([]string, []int32, error) {
+	ing := obj.(*networkingv1.Ingress)
+	var hosts []string
+	for _, r := range ing.Spec.Rules {
+		if r.Host != "" {
+			hosts = append(hosts, r.Host)
+		}
+	}
+	ports := []int32{80}
+	if len(ing.Spec.TLS) > 0 {
+		ports = append(ports, 443)
+	}
+	return hosts, ports, nil
+}
+
+func (k ingressKind) sync(ctx context.Context, m clusters.Member, obj client.Object, federation string) (memberCopy, error) {
+	ing := obj.(*networkingv1.Ingress)
+	if !m.Watches(&networkingv1.Ingress{}) {
+		msg := fmt.Sprintf("kfed may not read Ingresses in cluster %s (its member RBAC predates them: apply deploy/member/rbac.yaml)", m.Name)
+		return memberCopy{outcome: copyFailed, problem: msg}, errors.New(msg)
+	}
+	want := &networkingv1.Ingress{ObjectMeta: copyMeta(ing), Spec: *ing.Spec.DeepCopy()}
+	clusters.Mark(want, origin(ing), federation)
+	var cur networkingv1.Ingress
+	existing, err := getCopy(ctx, m, client.ObjectKeyFromObject(want), &cur)
+	if err != nil {
+		return memberCopy{outcome: copyFailed, problem: err.Error()}, err
+	}
+	if c, ok := conflict(m, existing, origin(ing), federation, k.name()); !ok {
+		return c, nil
+	}
+	if existing == nil {
+		if err := createCopy(ctx, m, want); err != nil {
+			return memberCopy{outcome: copyFailed, problem: err.Error()}, err
+		}
+		return memberCopy{outcome: copyWaiting}, nil
+	}
+	if !equality.Semantic.DeepEqual(cur.Spec, want.Spec) || mergeMeta(&cur.ObjectMeta, want.ObjectMeta) {
+		cur.Spec = want.Spec
+		if err := m.Client.Update(ctx, &cur); err != nil {
+			err = fmt.Errorf("updating the Ingress in %s: %w", m.Name, err)
+			return memberCopy{outcome: copyFailed, problem: err.Error()}, err
+		}
+	}
+	var addrs []netip.Addr
+	for _, in := range cur.Status.LoadBalancer.Ingress {
+		if a, err := netip.ParseAddr(in.IP); err == nil {
+			addrs = append(addrs, a.Unmap())
+		}
+	}
+	if len(addrs) == 0 {
+		return memberCopy{outcome: copyWaiting}, nil
+	}
+	return memberCopy{outcome: copyServing, addrs: addrs}, nil
+}
+
+func (k ingressKind) remove(ctx context.Context, m clusters.Member, key types.NamespacedName, federation string) error {
+	return removeCopy(ctx, m, key, &networkingv1.Ingress{}, federation, k.name())
+}
+
+func (ingressKind) setStatus(obj client.Object, addrs []netip.Addr, conds []metav1.Condition) bool {
+	ing := obj.(*networkingv1.Ingress)
+	var lb []networkingv1.IngressLoadBalancerIngress
+	for _, a := range addrs {
+		lb = append(lb, networkingv1.IngressLoadBalancerIngress{IP: a.String()})
+	}
+	ing.Status.LoadBalancer.Ingress = lb
+	b, err := json.Marshal(conds)
+	if err != nil {
+		panic(fmt.Sprintf("encoding conditions cannot fail: %v", err))
+	}
+	if ing.Annotations == nil {
+		ing.Annotations = map[string]string{}
+	}
+	ing.Annotations[AnnotationConditions] = string(b)
+	return true
+}
+
+func (ingressKind) conditions(obj client.Object) []metav1.Condition {
+	var conds []metav1.Condition
+	_ = json.Unmarshal([]byte(obj.GetAnnotations()[AnnotationConditions]), &conds) // a bad value reads as none
+	return conds
+}
+
+// origin is what a member copy of obj names as its origin.
+func origin(obj client.Object) string { return obj.GetNamespace() + "/" + obj.GetName() }
+
+// copyMeta is the metadata of a member copy of obj: its name, labels, and
+// annotations other than kfed's own.
+func copyMeta(obj client.Object) metav1.ObjectMeta {
+	m := metav1.ObjectMeta{Name: obj.GetName(), Namespace: obj.GetNamespace(), Labels: map[string]string{}, Annotations: map[string]string{}}
+	maps.Copy(m.Labels, obj.GetLabels())
+	for k, v := range obj.GetAnnotations() {
+		if !strings.HasPrefix(k, "kfed.io/") && k != corev1.LastAppliedConfigAnnotation {
+			m.Annotations[k] = v
+		}
+	}
+	return m
+}
+
+// mergeMeta writes want's labels and annotations into cur, keeping what
+// others added; it reports whether anything changed.
+func mergeMeta(cur *metav1.ObjectMeta, want metav1.ObjectMeta) bool {
+	changed := false
+	for _, pair := range []struct {
+		cur  *map[string]string
+		want map[string]string
+	}{{&cur.Labels, want.Labels}, {&cur.Annotations, want.Annotations}} {
+		if *pair.cur == nil {
+			*pair.cur = map[string]string{}
+		}
+		for k, v := range pair.want {
+			if old, ok := (*pair.cur)[k]; !ok || old != v {
+				(*pair.cur)[k] = v
+				changed = true
+			}
+		}
+	}
+	return changed
+}
+
+// getCopy reads the member object at key into into; it returns nil when
+// there is none.
+func getCopy(ctx context.Context, m clusters.Member, key types.NamespacedName, into client.Object) (client.Object, error) {
+	err := m.Client.Get(ctx, key, into)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading %s in %s: %w", key, m.Name, err)
+	}
+	return into, nil
+}
+
+// conflict applies the member-object rule: an object kfed did not make for
+// this origin is a conflict, left alone (kfed adopts no Gateway or
+// Ingress: its hostnames are the user's, and taking one over would publish
+// them). ok is true when kfed may write the copy.
+func conflict(m clusters.Member, existing client.Object, origin, federation, kind string) (memberCopy, bool) {
+	switch clusters.Classify(existing, origin, federation) {
+	case clusters.Absent, clusters.Ours:
+		return memberCopy{}, true
+	case clusters.Conflict:
+		return memberCopy{outcome: copyConflict, problem: fmt.Sprintf("cluster %s has a %s %s that another federation or object manages; left alone", m.Name, kind, origin)}, false
+	default:
+		return memberCopy{outcome: copyConflict, problem: fmt.Sprintf("cluster %s already has a %s %s that kfed did not create; left alone", m.Name, kind, origin)}, false
+	}
+}
+
+// createCopy creates want in m, and its namespace when that is missing.
+func createCopy(ctx context.Context, m clusters.Member, want client.Object) error {
+	err := m.Client.Create(ctx, want)
+	if apierrors.IsNotFound(err) {
+		// The namespace is missing in this member: create it and retry.
+		ns := corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: want.GetNamespace()}}
+		if nerr := m.Client.Create(ctx, &ns); nerr != nil && !apierrors.IsAlreadyExists(nerr) {
+			return fmt.Errorf("creating namespace %s in %s: %w", ns.Name, m.Name, nerr)
+		}
+		err = m.Client.Create(ctx, want)
+	}
+	if err != nil {
+		return fmt.Errorf("creating %s/%s in %s: %w", want.GetNamespace(), want.GetName(), m.Name, err)
+	}
+	return nil
+}
+
+// removeCopy deletes the member object at key if kfed made it for key.
+func removeCopy(ctx context.Context, m clusters.Member, key types.NamespacedName, obj client.Object, federation, kind string) error {
+	if !m.Watches(obj) {
+		return nil
+	}
+	if err := m.Client.Get(ctx, key, obj); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if clusters.Classify(obj, key.String(), federation) != clusters.Ours {
+		return nil
+	}
+	uid := obj.GetUID()
+	if err := m.Client.Delete(ctx, obj, client.Preconditions{UID: &uid}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting the %s %s in %s: %w", kind, key, m.Name, err)
+	}
+	return nil
+}

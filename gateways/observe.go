@@ -1,0 +1,127 @@
+package gateways
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
+	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/hostnames"
+	"github.com/kfed-io/kfed/services"
+	"github.com/kfed-io/kfed/services/serviceconfig"
+)
+
+// observe reads what the object's records depend on and syncs its copies
+// in every Ready member. The error is for a read of the control plane that
+// failed; copyErrs are member writes to retry.
+func (r *reconciler) observe(ctx context.Context, obj client.Object, cfg serviceconfig.Config) (o observation, copyErrs error, err error) {
+	o = observation{placed: map[string]place{}, members: map[string]memberCopy{}, ttl: cfg.TTL}
+	var all kfedv1alpha1.ClusterList
+	if err := r.Fed.List(ctx, &all); err != nil {
+		return o, nil, fmt.Errorf("listing Clusters: %w", err)
+	}
+	for i := range all.Items {
+		cl := &all.Items[i]
+		if cl.DeletionTimestamp != nil {
+			continue
+		}
+		region, zones := cl.Location()
+		if cfg.Placement.Places(cl.Name, region, cl.Labels) {
+			o.placed[cl.Name] = place{region: region, zones: zones}
+		}
+	}
+	for _, name := range cfg.Placement.Names {
+		if !slices.ContainsFunc(all.Items, func(c kfedv1alpha1.Cluster) bool { return c.Name == name }) {
+			o.unknown = append(o.unknown, name)
+		}
+	}
+
+	hosts, ports, err := r.k.serves(ctx, r.Fed, obj)
+	if err != nil {
+		return o, nil, err
+	}
+	o.ports = ports
+	if o.verdicts, err = r.judge(ctx, obj, hosts); err != nil {
+		return o, nil, err
+	}
+
+	var published extdnsv1alpha1.DNSEndpoint
+	epKey := r.endpointKey(client.ObjectKeyFromObject(obj))
+	switch err := r.Fed.Get(ctx, epKey, &published); {
+	case err == nil:
+		o.previous, _ = dnsendpoint.ReadClusters(&published)
+	case !apierrors.IsNotFound(err):
+		return o, nil, err
+	}
+	health, err := services.ReadHealth(ctx, r.Fed, r.Namespace, r.Federation, time.Now(), r.Freshness)
+	if err != nil {
+		return o, nil, err
+	}
+	o.judged, o.freshness, o.unhealthy = health.Judged(), health.Freshness(), map[string]string{}
+	for name := range o.placed {
+		was := true
+		if p, ok := o.previous[name]; ok {
+			was = !p.Unhealthy
+		}
+		// The checkers key what they probe by the DNSEndpoint they read.
+		if ok, reason := health.Verdict(kfedv1alpha1.EndpointKey(epKey.Namespace, epKey.Name, name), was); !ok {
+			o.unhealthy[name] = cmp.Or(reason, "out until a quorum of fresh checkers finds it up")
+		}
+	}
+
+	var errs []error
+	for _, m := range r.Members.Ready() { // one snapshot for the whole reconcile
+		if _, ok := o.placed[m.Name]; !ok {
+			errs = append(errs, r.k.remove(ctx, m, client.ObjectKeyFromObject(obj), r.Federation))
+			continue
+		}
+		mc, err := r.k.sync(ctx, m, obj, r.Federation)
+		errs = append(errs, err)
+		o.members[m.Name] = mc
+	}
+	return o, errors.Join(errs...), nil
+}
+
+// judge gathers every federated object's claims and says which of obj's
+// hostnames it holds.
+func (r *reconciler) judge(ctx context.Context, obj client.Object, hosts []string) ([]hostnames.Verdict, error) {
+	var claims, own []hostnames.Claim
+	for _, k := range r.kinds() {
+		objs, err := r.list(ctx, k)
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range objs {
+			hs, _, err := k.serves(ctx, r.Fed, o)
+			if err != nil {
+				return nil, err
+			}
+			for _, h := range hs {
+				claims = append(claims, hostnames.Claim{Hostname: h, Namespace: o.GetNamespace(), Kind: k.name(), Name: o.GetName(), Created: o.GetCreationTimestamp().Time})
+			}
+		}
+	}
+	for _, h := range hosts {
+		own = append(own, hostnames.Claim{Hostname: h, Namespace: obj.GetNamespace(), Kind: r.k.name(), Name: obj.GetName(), Created: obj.GetCreationTimestamp().Time})
+	}
+	verdicts := r.Rule.Judge(own, r.Rule.Holders(claims))
+	for i := range verdicts {
+		// The readers take the DNSEndpoint's names by the tenancy rule of
+		// DNSEndpoints in kfed's namespace: a federated Service's name is
+		// its namespace's alone.
+		if v := &verdicts[i]; v.Reason == "" {
+			if err := r.Tenancy.Check(r.Namespace, v.Hostname); err != nil {
+				v.Reason = err.Error()
+			}
+		}
+	}
+	return verdicts, nil
+}

@@ -1,0 +1,149 @@
+package gateways
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Condition types kfed sets on a federated Gateway (in its status) or
+// Ingress (in the annotation AnnotationConditions).
+const (
+	// CondValid is False when the object's kfed.io/* annotations cannot be
+	// read; nothing of it changes until they are fixed.
+	CondValid = "kfed.io/Valid"
+	// CondPlaced is True when every placed, Ready cluster has its copy.
+	CondPlaced = "kfed.io/Placed"
+	// CondHostnames is True when every hostname the object serves is
+	// published, and False naming those that are not and why.
+	CondHostnames = "kfed.io/HostnamesPublished"
+	// CondHealthy is True when the health checkers find every cluster's
+	// addresses up, and False naming those out of DNS; absent when no
+	// checker is configured.
+	CondHealthy = "kfed.io/Healthy"
+)
+
+// Condition reasons.
+const (
+	reasonValid          = "Valid"
+	reasonInvalid        = "InvalidSpec"
+	reasonPlaced         = "Placed"
+	reasonNotPlaced      = "CopyProblem"
+	reasonNoClusterReady = "NoClusterReady"
+	reasonPublished      = "Published"
+	reasonWaiting        = "WaitingForAddresses"
+	reasonRefused        = "HostnameRefused"
+	reasonNoHostname     = "NoHostname"
+	reasonHealthy        = "Healthy"
+	reasonUnhealthy      = "EndpointsUnhealthy"
+	reasonNoneHealthy    = "NoEndpointHealthy"
+)
+
+// conditions turns a decision into kfed's conditions on the object of
+// generation gen.
+func conditions(d decision, placed int, gen int64) []metav1.Condition {
+	cond := func(typ string, ok bool, reason, msg string) metav1.Condition {
+		st := metav1.ConditionTrue
+		if !ok {
+			st = metav1.ConditionFalse
+		}
+		return metav1.Condition{Type: typ, Status: st, Reason: reason, Message: msg, ObservedGeneration: gen}
+	}
+	out := []metav1.Condition{cond(CondValid, true, reasonValid, "annotations are valid")}
+	switch {
+	case len(d.problems) > 0:
+		out = append(out, cond(CondPlaced, false, reasonNotPlaced, strings.Join(d.problems, "; ")))
+	case placed == 0:
+		out = append(out, cond(CondPlaced, false, reasonNoClusterReady, "the placement selects no joined cluster"))
+	case placed == len(d.offline):
+		out = append(out, cond(CondPlaced, false, reasonNoClusterReady, "no placed cluster is Ready: "+strings.Join(d.offline, ", ")))
+	default:
+		msg := fmt.Sprintf("copies in %d of %d placed clusters", placed-len(d.offline), placed)
+		if len(d.offline) > 0 {
+			msg += "; not Ready: " + strings.Join(d.offline, ", ")
+		}
+		out = append(out, cond(CondPlaced, true, reasonPlaced, msg))
+	}
+	switch {
+	case len(d.refused) > 0:
+		var why []string
+		for _, r := range d.refused {
+			why = append(why, r.Reason)
+		}
+		msg := "not published: " + strings.Join(why, "; ")
+		if len(d.published) > 0 {
+			msg += "; published: " + strings.Join(d.published, ", ")
+		}
+		out = append(out, cond(CondHostnames, false, reasonRefused, msg))
+	case len(d.published) == 0:
+		out = append(out, cond(CondHostnames, false, reasonNoHostname, "the object serves no hostname"))
+	case len(d.serving) == 0:
+		msg := "no copy has an address yet"
+		if len(d.waiting) > 0 {
+			msg += " (waiting on " + strings.Join(d.waiting, ", ") + ")"
+		}
+		out = append(out, cond(CondHostnames, false, reasonWaiting, msg))
+	default:
+		msg := fmt.Sprintf("%s published with addresses in %s", strings.Join(d.published, ", "), strings.Join(d.serving, ", "))
+		if len(d.waiting) > 0 {
+			msg += "; waiting for addresses in " + strings.Join(d.waiting, ", ")
+		}
+		out = append(out, cond(CondHostnames, true, reasonPublished, msg))
+	}
+	switch {
+	case !d.judged || len(d.serving) == 0:
+	case len(d.down) == 0:
+		out = append(out, cond(CondHealthy, true, reasonHealthy, fmt.Sprintf("%d of %d clusters healthy", len(d.serving), len(d.serving))))
+	case len(d.down) == len(d.serving):
+		out = append(out, cond(CondHealthy, false, reasonNoneHealthy, "no cluster is healthy, so the hostnames keep all of them (fail open): "+strings.Join(d.down, "; ")))
+	default:
+		out = append(out, cond(CondHealthy, false, reasonUnhealthy, fmt.Sprintf("%d of %d clusters healthy; out of DNS: %s",
+			len(d.serving)-len(d.down), len(d.serving), strings.Join(d.down, "; "))))
+	}
+	return out
+}
+
+// setStatus writes the addresses and conditions, and an Event for each
+// condition that turned False (or changed while False).
+func (r *reconciler) setStatus(ctx context.Context, obj client.Object, addrs []netip.Addr, conds []metav1.Condition) error {
+	before := obj.DeepCopyObject().(client.Object)
+	old := r.k.conditions(before)
+	merged := slices.Clone(old)
+	for _, c := range conds {
+		meta.SetStatusCondition(&merged, c)
+	}
+	inMetadata := r.k.setStatus(obj, addrs, merged)
+	if equality.Semantic.DeepEqual(before, obj) {
+		return nil
+	}
+	var err error
+	if inMetadata {
+		// The Ingress's addresses are status, its conditions metadata.
+		status := obj.DeepCopyObject().(client.Object)
+		if err = r.Fed.Status().Patch(ctx, status, client.MergeFrom(before)); err == nil {
+			before.SetResourceVersion("")
+			obj.SetResourceVersion("")
+			err = r.Fed.Patch(ctx, obj, client.MergeFrom(before))
+		}
+	} else {
+		err = r.Fed.Status().Patch(ctx, obj, client.MergeFrom(before))
+	}
+	if err != nil {
+		return fmt.Errorf("writing status: %w", err)
+	}
+	for _, c := range conds {
+		was := meta.FindStatusCondition(old, c.Type)
+		if c.Status == metav1.ConditionFalse && c.Reason != reasonWaiting && (was == nil || was.Status != c.Status || was.Message != c.Message) && r.Recorder != nil {
+			r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, c.Reason, "Reconcile", "%s", c.Message)
+		}
+	}
+	return nil
+}
