@@ -26,11 +26,13 @@ import (
 	"k8s.io/klog/v2/textlogger"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/deploy/crds"
 	"github.com/kfed-io/kfed/devenv"
+	"github.com/kfed-io/kfed/devenv/loopbackgw"
 	"github.com/kfed-io/kfed/devenv/loopbacklb"
 	"github.com/kfed-io/kfed/manager"
 	"github.com/kfed-io/kfed/services/serviceconfig"
@@ -131,13 +133,33 @@ func devUp(ctx context.Context, out io.Writer, o devOptions) error {
 	if err := devenv.InstallCRDs(ctx, env.ControlPlane.Config, crds.FS); err != nil {
 		return err
 	}
+	// The Gateway API CRDs go everywhere before kfed starts: it federates
+	// Gateways only if the control plane serves them then.
+	gatewayCRDs, err := devenv.GatewayAPICRDs(filepath.Join(dir, "gateway-api"))
+	if err != nil {
+		return err
+	}
+	for _, c := range append([]*devenv.Cluster{env.ControlPlane}, env.Members...) {
+		if err := devenv.InstallCRDs(ctx, c.Config, gatewayCRDs); err != nil {
+			return fmt.Errorf("installing the Gateway API CRDs in %s: %w", c.Name, err)
+		}
+	}
 	for i, m := range env.Members {
+		lb := loopbacklb.Block(o.lbBase, i)
 		wg.Go(func() {
 			if err := loopbacklb.Run(runCtx, loopbacklb.Options{
-				Cluster: m.Name, Block: loopbacklb.Block(o.lbBase, i), Config: m.Config,
+				Cluster: m.Name, Block: lb, Config: m.Config,
 				Logger: log.WithName("loopbacklb").WithValues("cluster", m.Name),
 			}); err != nil && runCtx.Err() == nil {
 				errc <- fmt.Errorf("load balancer of %s: %w", m.Name, err)
+			}
+		})
+		wg.Go(func() {
+			if err := loopbackgw.Run(runCtx, loopbackgw.Options{
+				Cluster: m.Name, Block: loopbackgw.BlockBeside(lb), Config: m.Config,
+				Logger: log.WithName("loopbackgw").WithValues("cluster", m.Name),
+			}); err != nil && runCtx.Err() == nil {
+				errc <- fmt.Errorf("gateways of %s: %w", m.Name, err)
 			}
 		})
 	}
@@ -172,6 +194,9 @@ func devUp(ctx context.Context, out io.Writer, o devOptions) error {
 	if err := createDemo(ctx, fed); err != nil {
 		return err
 	}
+	if err := createDemoGateway(ctx, fed, o.domain); err != nil {
+		return err
+	}
 	if err := startCheckers(ctx, env, o); err != nil {
 		return err
 	}
@@ -186,13 +211,18 @@ func devUp(ctx context.Context, out io.Writer, o devOptions) error {
 		return fmt.Errorf("starting the edge CoreDNS: %w", err)
 	}
 	demo := "demo.default." + o.federation + ".svc." + o.domain
-	if err := waitResolves(ctx, dnsAddrs[0], demo, errc); err != nil {
+	// Ready means every member's endpoint is published, not the first one.
+	if err := waitResolves(ctx, dnsAddrs[0], demo, len(env.Members), errc); err != nil {
+		return err
+	}
+	shop := "shop." + o.domain
+	if err := waitResolves(ctx, dnsAddrs[0], shop, len(env.Members), errc); err != nil {
 		return err
 	}
 	if err := writeEnvFile(dir, env, o, dnsAddrs, edge.Addr); err != nil {
 		return err
 	}
-	printNextSteps(out, dir, env, o, dnsAddrs, demo)
+	printNextSteps(out, dir, env, o, dnsAddrs, demo, shop)
 	printEdge(out, edge.Addr, demo)
 	fmt.Fprintf(out, "kfed dev: ready in %s; Ctrl-C stops everything\n", time.Since(start).Round(100*time.Millisecond))
 
@@ -288,6 +318,35 @@ func createDemo(ctx context.Context, fed client.Client) error {
 	return nil
 }
 
+// createDemoGateway creates the sample federated Gateway default/demo-gw of
+// the loopback class, with an HTTPRoute for shop.<domain> to the demo
+// Service (../shared/DESIGN.md, "Gateways and Ingresses").
+func createDemoGateway(ctx context.Context, fed client.Client, domain string) error {
+	gw := &gatewayv1.Gateway{
+		ObjectMeta: metav1.ObjectMeta{Name: "demo-gw", Namespace: "default", Annotations: map[string]string{"kfed.io/federated": "true"}},
+		Spec: gatewayv1.GatewaySpec{
+			GatewayClassName: loopbackgw.ClassName,
+			Listeners:        []gatewayv1.Listener{{Name: "http", Port: 8080, Protocol: gatewayv1.HTTPProtocolType}},
+		},
+	}
+	route := &gatewayv1.HTTPRoute{
+		ObjectMeta: metav1.ObjectMeta{Name: "shop", Namespace: "default"},
+		Spec: gatewayv1.HTTPRouteSpec{
+			CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: "demo-gw"}}},
+			Hostnames:       []gatewayv1.Hostname{gatewayv1.Hostname("shop." + domain)},
+			Rules: []gatewayv1.HTTPRouteRule{{BackendRefs: []gatewayv1.HTTPBackendRef{{BackendRef: gatewayv1.BackendRef{
+				BackendObjectReference: gatewayv1.BackendObjectReference{Name: "demo", Port: new(gatewayv1.PortNumber(8080))},
+			}}}}},
+		},
+	}
+	for _, o := range []client.Object{gw, route} {
+		if err := fed.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating the demo Gateway: %w", err)
+		}
+	}
+	return nil
+}
+
 // startCoreDNS runs, for each member, a CoreDNS with the kfed plugin that
 // stands for that member (its endpoints answered first), and returns their
 // addresses in member order.
@@ -309,16 +368,17 @@ func startCoreDNS(ctx context.Context, env *devenv.Env, o devOptions) ([]string,
 	return addrs, nil
 }
 
-// waitResolves waits until the DNS server at addr answers name with an
-// address: the whole chain from Service to DNS works.
-func waitResolves(ctx context.Context, addr, name string, errc <-chan error) error {
+// waitResolves waits until the DNS server at addr answers name with n
+// addresses or more: the whole chain from Service to DNS works, in every
+// member.
+func waitResolves(ctx context.Context, addr, name string, n int, errc <-chan error) error {
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	q := new(dns.Msg)
 	q.SetQuestion(dns.Fqdn(name), dns.TypeA)
 	c := &dns.Client{Timeout: time.Second}
 	for {
-		if r, _, err := c.ExchangeContext(ctx, q, addr); err == nil && len(r.Answer) > 0 {
+		if r, _, err := c.ExchangeContext(ctx, q, addr); err == nil && len(r.Answer) >= n {
 			return nil
 		}
 		select {
@@ -406,7 +466,7 @@ func writeEnvFile(dir string, env *devenv.Env, o devOptions, dnsAddrs []string, 
 	return os.WriteFile(filepath.Join(dir, "env"), []byte(b.String()), 0o644)
 }
 
-func printNextSteps(out io.Writer, dir string, env *devenv.Env, o devOptions, dnsAddrs []string, demo string) {
+func printNextSteps(out io.Writer, dir string, env *devenv.Env, o devOptions, dnsAddrs []string, demo, shop string) {
 	rel := func(p string) string {
 		if wd, err := os.Getwd(); err == nil {
 			if r, err := filepath.Rel(wd, p); err == nil && !strings.HasPrefix(r, "..") {
@@ -428,9 +488,11 @@ Try:
   kubectl get clusters                       # the members and their Ready condition
   kubectl --context cluster-1 get nodes      # KWOK's simulated nodes
   kubectl get service demo                   # the sample federated Service
+  kubectl get gateway demo-gw                # the sample federated Gateway, with an HTTPRoute for shop.DOMAIN
 `, o.federation, o.domain, rel(env.Kubeconfig), strings.Join(names, ", "), rel(filepath.Join(dir, "logs")), rel(filepath.Join(dir, "env")))
 	host, port, _ := net.SplitHostPort(dnsAddrs[0])
 	fmt.Fprintf(out, "  dig @%s -p %s %s   # cluster-1's CoreDNS: its own endpoint first\n", host, port, demo)
+	fmt.Fprintf(out, "  dig @%s -p %s %s   # the federated Gateway demo-gw's HTTPRoute: a Gateway in each member\n", host, port, shop)
 	for i, a := range dnsAddrs {
 		fmt.Fprintf(out, "  (CoreDNS of %s: %s, $KFED_DNS_CLUSTER_%d)\n", env.Members[i].Name, a, i+1)
 	}

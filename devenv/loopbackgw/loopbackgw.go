@@ -55,6 +55,15 @@ const ClassName = "kfed.io/loopback"
 // as an Ingress class must be (a DNS subdomain, without a slash).
 const IngressClassName = "loopback.kfed.io"
 
+// BlockBeside is the address block of a cluster's loopback Gateways beside
+// its load balancer's block lb (devenv/loopbacklb, which allocates from the
+// bottom): lb's 200th /24.
+func BlockBeside(lb netip.Prefix) netip.Prefix {
+	b := lb.Addr().As4()
+	b[2] = 200
+	return netip.PrefixFrom(netip.AddrFrom4(b), 24)
+}
+
 // Options configure one cluster's implementation.
 type Options struct {
 	// Cluster names the member, shown in HTTP answers.

@@ -3,7 +3,9 @@ package e2e
 import (
 	"bufio"
 	"context"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -125,6 +127,34 @@ func TestDevUpFollowsItsContract(t *testing.T) {
 		}
 	}
 
+	// The federated Gateway demo-gw: its HTTPRoute's hostname shop.DOMAIN is
+	// answered with a Gateway address in each member, and a request with that
+	// Host to any of them reaches the route.
+	shop := "shop." + env["KFED_DOMAIN"] + "."
+	q := new(dns.Msg)
+	q.SetQuestion(shop, dns.TypeA)
+	r, _, err := new(dns.Client).Exchange(q, env["KFED_DNS_CLUSTER_1"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Answer) != 3 {
+		t.Fatalf("cluster-1's CoreDNS answered %v for %s, want a Gateway address in each of the three members", r.Answer, shop)
+	}
+	for _, rr := range r.Answer {
+		addr := rr.(*dns.A).A.String()
+		req, _ := http.NewRequest(http.MethodGet, "http://"+net.JoinHostPort(addr, "8080")+"/", nil)
+		req.Host = strings.TrimSuffix(shop, ".")
+		resp, err := (&http.Client{Timeout: 5 * time.Second}).Do(req)
+		if err != nil {
+			t.Fatalf("GET %s with Host %s: %v", addr, req.Host, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "shop") {
+			t.Errorf("GET %s with Host %s: %d %q, want the route's answer", addr, req.Host, resp.StatusCode, body)
+		}
+	}
+
 	// The edge CoreDNS places a Frankfurt client (198.51.100.0/24 in its
 	// database) nearest to cluster-3, in europe-west1, and says the answer
 	// holds for that /24.
@@ -136,7 +166,7 @@ func TestDevUpFollowsItsContract(t *testing.T) {
 	if err != nil || len(shard3.Status.LoadBalancer.Ingress) == 0 {
 		t.Fatalf("cluster-3's shard of demo: %v, %v", err, shard3)
 	}
-	r, err := querySubnet(env["KFED_DNS_EDGE"], demo, "198.51.100.0/24")
+	r, err = querySubnet(env["KFED_DNS_EDGE"], demo, "198.51.100.0/24")
 	if err != nil {
 		t.Fatal(err)
 	}
