@@ -17,6 +17,8 @@ import (
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/dnssync"
+	"github.com/kfed-io/kfed/failover"
+	"github.com/kfed-io/kfed/gateways"
 )
 
 func newDNSCommand() *cobra.Command {
@@ -27,9 +29,14 @@ func newDNSCommand() *cobra.Command {
 
 // record is one row of `kfed dns plan`.
 type record struct {
-	Service string   `json:"service"`
-	Name    string   `json:"name"`
-	Type    string   `json:"type"`
+	// Service is the federated object the records are of: namespace/name of
+	// a Service, or "Gateway namespace/name", "Ingress namespace/name".
+	Service string `json:"service"`
+	Name    string `json:"name"`
+	Type    string `json:"type"`
+	// Policy is how clients are sent among the name's clusters: weighted,
+	// proximity, or failover with the place that serves.
+	Policy  string   `json:"policy"`
 	Cluster string   `json:"cluster,omitempty"`
 	TTL     int64    `json:"ttl"`
 	Weight  string   `json:"weight,omitempty"`
@@ -116,7 +123,7 @@ func toRecords(eps []extdnsv1alpha1.DNSEndpoint) []record {
 		clusters, _ := dnsendpoint.ReadClusters(ep)
 		for j := range ep.Spec.Endpoints {
 			e := &ep.Spec.Endpoints[j]
-			r := record{Service: ep.Namespace + "/" + ep.Name, Name: e.DNSName, Type: e.RecordType, TTL: e.RecordTTL, Targets: e.Targets}
+			r := record{Service: owner(ep), Name: e.DNSName, Type: e.RecordType, Policy: policy(ep), TTL: e.RecordTTL, Targets: e.Targets}
 			if e.RecordType != "A" && e.RecordType != "AAAA" {
 				out = append(out, r)
 				continue
@@ -144,6 +151,30 @@ func toRecords(eps []extdnsv1alpha1.DNSEndpoint) []record {
 	return out
 }
 
+// owner names the federated object a DNSEndpoint holds the records of: the
+// Service of the same name, or the Gateway or Ingress its
+// kfed.io/hostnames-of annotation names.
+func owner(ep *extdnsv1alpha1.DNSEndpoint) string {
+	if of := ep.Annotations[gateways.AnnotationOrigin]; of != "" {
+		return of
+	}
+	return ep.Namespace + "/" + ep.Name
+}
+
+// policy is how a DNSEndpoint's names send clients among its clusters.
+func policy(ep *extdnsv1alpha1.DNSEndpoint) string {
+	if st, err := failover.ParseState(ep.Annotations[dnsendpoint.AnnotationFailover]); err == nil && ep.Annotations[dnsendpoint.AnnotationFailover] != "" {
+		if st.Active == "" {
+			return "failover (no place up: all)"
+		}
+		return "failover: " + st.Active
+	}
+	if ep.Annotations[dnsendpoint.AnnotationRouting] == dnsendpoint.RoutingProximity {
+		return "proximity"
+	}
+	return "weighted"
+}
+
 func printRecords(w io.Writer, recs []record, output string) error {
 	switch output {
 	case "json":
@@ -159,9 +190,9 @@ func printRecords(w io.Writer, recs []record, output string) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SERVICE\tNAME\tTYPE\tCLUSTER\tTTL\tWEIGHT\tTARGETS")
+	fmt.Fprintln(tw, "SERVICE\tNAME\tTYPE\tPOLICY\tCLUSTER\tTTL\tWEIGHT\tTARGETS")
 	for _, r := range recs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", r.Service, r.Name, r.Type, dash(r.Cluster), r.TTL, dash(r.Weight), strings.Join(r.Targets, ","))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", r.Service, r.Name, r.Type, r.Policy, dash(r.Cluster), r.TTL, dash(r.Weight), strings.Join(r.Targets, ","))
 	}
 	return tw.Flush()
 }

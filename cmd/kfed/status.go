@@ -94,6 +94,9 @@ func printStatus(ctx context.Context, w io.Writer, fed client.Client, tf *tenanc
 		members = append(members, mv)
 	}
 	slices.SortFunc(members, func(a, b memberView) int { return strings.Compare(a.name, b.name) })
+	if err := printMembers(w, cl.Items, p); err != nil {
+		return err
+	}
 
 	var svcs corev1.ServiceList
 	if err := fed.List(ctx, &svcs); err != nil {
@@ -165,6 +168,34 @@ func printRefused(ctx context.Context, w io.Writer, fed client.Client, tf *tenan
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", f[0], p.bad(f[1]), f[2])
 	}
 	return tw.Flush()
+}
+
+// printMembers lists the joined clusters, with their place: region, zones
+// and where kfed locates them (proximity routing orders by it), then a blank
+// line. Nothing when there are none.
+func printMembers(w io.Writer, members []kfedv1alpha1.Cluster, p palette) error {
+	if len(members) == 0 {
+		return nil
+	}
+	members = slices.Clone(members)
+	slices.SortFunc(members, func(a, b kfedv1alpha1.Cluster) int { return strings.Compare(a.Name, b.Name) })
+	tw := newTable(w)
+	fmt.Fprintln(tw, "CLUSTER\tREADY\tREGION\tZONES\tLOCATION")
+	for i := range members {
+		c := &members[i]
+		region, zones := c.Location()
+		where := "-"
+		if l := c.Status.Location; l != nil {
+			where = l.Latitude + "," + l.Longitude
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Name, p.ready(meta.IsStatusConditionTrue(c.Status.Conditions, kfedv1alpha1.ClusterReady)),
+			dash(region), dash(strings.Join(zones, ",")), where)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(w)
+	return err
 }
 
 // printDeployments lists the federated Deployments by cluster, after a blank

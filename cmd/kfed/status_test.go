@@ -98,7 +98,10 @@ func TestStatusAndDNSPlanShowAFederatedService(t *testing.T) {
 		t.Fatalf("kfed status: %v\n%s", err, out)
 	}
 	for _, want := range []string{"default/shop", "cluster-1", "cluster-2", "created", "shop.default.fed.svc.example.com", "Published=True",
-		"default/fleet", "Balanced=False (TargetNotFound", "default/cart", "Synced=True"} {
+		"default/fleet", "Balanced=False (TargetNotFound", "default/cart", "Synced=True",
+		// Each member's place: region, zone, and where kfed locates it
+		// (us-east1 is Moncks Corner, South Carolina, in kfed's table).
+		"CLUSTER", "LOCATION", "us-east1-b", "33."} {
 		if !strings.Contains(out, want) {
 			t.Errorf("kfed status lacks %q:\n%s", want, out)
 		}
@@ -116,6 +119,9 @@ func TestStatusAndDNSPlanShowAFederatedService(t *testing.T) {
 	for _, r := range recs {
 		if r.Name == "shop.default.fed.svc.example.com" && r.Type == "A" {
 			global++
+		}
+		if r.Policy != "weighted" {
+			t.Errorf("dns plan shows policy %q for %s, want weighted", r.Policy, r.Name)
 		}
 	}
 	if global != 2 {
