@@ -2,6 +2,7 @@ package gateways
 
 import (
 	"fmt"
+	"maps"
 	"net/netip"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	"github.com/kfed-io/kfed/healthcheck"
 	"github.com/kfed-io/kfed/hostnames"
 )
 
@@ -36,6 +38,8 @@ type observation struct {
 	unhealthy map[string]string
 	// freshness is how long a checker's heartbeat counts.
 	freshness time.Duration
+	// health are the object's kfed.io/health-* annotations, checked.
+	health map[string]string
 }
 
 // place is where a cluster is.
@@ -63,6 +67,9 @@ type decision struct {
 	// clusters out of DNS.
 	judged bool
 	down   []string
+	// health are the probe settings for the checkers, kept on the
+	// DNSEndpoint as a Service's are.
+	health map[string]string
 }
 
 // decide computes the records of one federated Gateway or Ingress: each
@@ -141,6 +148,7 @@ func decide(o observation) decision {
 		return d
 	}
 	d.clusters = table
+	d.health = probeSettings(o.health, d.published)
 	published := d.addrs
 	if len(healthy) > 0 {
 		published = sortedAddrs(healthy)
@@ -187,4 +195,22 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// probeSettings are the checkers' settings for the object's clusters: its
+// kfed.io/health-* annotations, and, for an http or https check that names
+// no host, its first published hostname as the host probes ask for — a
+// Gateway answers per host, and its address alone may be answered 404.
+// Without a check annotation the probe is a TCP connect to the first
+// listener port.
+func probeSettings(annotations map[string]string, published []string) map[string]string {
+	if len(annotations) == 0 {
+		return nil
+	}
+	out := maps.Clone(annotations)
+	check := strings.ToLower(strings.TrimSpace(out[healthcheck.AnnotationCheck]))
+	if _, ok := out[healthcheck.AnnotationHost]; !ok && (check == "http" || check == "https") && len(published) > 0 {
+		out[healthcheck.AnnotationHost] = published[0]
+	}
+	return out
 }

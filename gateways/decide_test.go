@@ -1,6 +1,7 @@
 package gateways
 
 import (
+	"maps"
 	"net/netip"
 	"slices"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	"github.com/kfed-io/kfed/healthcheck"
 	"github.com/kfed-io/kfed/hostnames"
 )
 
@@ -206,5 +208,30 @@ func TestHostnamesOfGateway(t *testing.T) {
 	}
 	if !slices.Equal(ports, []int32{80, 443}) {
 		t.Errorf("ports %v", ports)
+	}
+}
+
+func TestProbeSettingsAskForAHostname(t *testing.T) {
+	published := []string{"shop.example.com", "www.shop.example.com"}
+	tests := []struct {
+		name        string
+		annotations map[string]string
+		want        map[string]string
+	}{
+		{"no settings: a TCP connect, nothing to write", nil, nil},
+		{"an http check asks for the first hostname",
+			map[string]string{healthcheck.AnnotationCheck: "http", healthcheck.AnnotationPath: "/healthz"},
+			map[string]string{healthcheck.AnnotationCheck: "http", healthcheck.AnnotationPath: "/healthz", healthcheck.AnnotationHost: "shop.example.com"}},
+		{"a host of the object's own is kept",
+			map[string]string{healthcheck.AnnotationCheck: "https", healthcheck.AnnotationHost: "www.shop.example.com"},
+			map[string]string{healthcheck.AnnotationCheck: "https", healthcheck.AnnotationHost: "www.shop.example.com"}},
+		{"a tcp check asks for no host",
+			map[string]string{healthcheck.AnnotationInterval: "5s"},
+			map[string]string{healthcheck.AnnotationInterval: "5s"}},
+	}
+	for _, tt := range tests {
+		if got := probeSettings(tt.annotations, published); !maps.Equal(got, tt.want) {
+			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
+		}
 	}
 }

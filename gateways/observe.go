@@ -23,7 +23,7 @@ import (
 // in every Ready member. The error is for a read of the control plane that
 // failed; copyErrs are member writes to retry.
 func (r *reconciler) observe(ctx context.Context, obj client.Object, cfg serviceconfig.Config) (o observation, copyErrs error, err error) {
-	o = observation{placed: map[string]place{}, members: map[string]memberCopy{}, ttl: cfg.TTL}
+	o = observation{placed: map[string]place{}, members: map[string]memberCopy{}, ttl: cfg.TTL, health: cfg.Health}
 	var all kfedv1alpha1.ClusterList
 	if err := r.Fed.List(ctx, &all); err != nil {
 		return o, nil, fmt.Errorf("listing Clusters: %w", err)

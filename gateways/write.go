@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -15,6 +17,7 @@ import (
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/healthcheck"
 	"github.com/kfed-io/kfed/services"
 )
 
@@ -30,6 +33,7 @@ func (r *reconciler) writeEndpoint(ctx context.Context, obj client.Object, d dec
 		Spec: extdnsv1alpha1.DNSEndpointSpec{Endpoints: d.endpoints},
 	}
 	dnsendpoint.SetClusters(want, d.clusters)
+	maps.Copy(want.Annotations, d.health)
 	var cur extdnsv1alpha1.DNSEndpoint
 	err := r.Fed.Get(ctx, key, &cur)
 	switch {
@@ -45,10 +49,16 @@ func (r *reconciler) writeEndpoint(ctx context.Context, obj client.Object, d dec
 	}
 	if equality.Semantic.DeepEqual(cur.Spec.Endpoints, want.Spec.Endpoints) &&
 		cur.Annotations[dnsendpoint.AnnotationClusters] == want.Annotations[dnsendpoint.AnnotationClusters] &&
+		maps.Equal(healthAnnotations(cur.Annotations), d.health) &&
 		cur.Labels[kfedv1alpha1.LabelFederation] == r.Federation {
 		return nil
 	}
 	cur.Spec.Endpoints = want.Spec.Endpoints
+	// The health settings are replaced as a whole: one removed from the
+	// object leaves the DNSEndpoint too.
+	for k := range healthAnnotations(cur.Annotations) {
+		delete(cur.Annotations, k)
+	}
 	mergeMeta(&cur.ObjectMeta, want.ObjectMeta)
 	if _, ok := want.Annotations[dnsendpoint.AnnotationClusters]; !ok {
 		delete(cur.Annotations, dnsendpoint.AnnotationClusters)
@@ -57,6 +67,21 @@ func (r *reconciler) writeEndpoint(ctx context.Context, obj client.Object, d dec
 		return fmt.Errorf("updating DNSEndpoint %s: %w", key, err)
 	}
 	return nil
+}
+
+// healthAnnotations are the kfed.io/health-* annotations of all; nil when
+// there are none.
+func healthAnnotations(all map[string]string) map[string]string {
+	var out map[string]string
+	for k, v := range all {
+		if strings.HasPrefix(k, healthcheck.AnnotationPrefix) {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // finalize removes what kfed made for obj — its copies in the Ready

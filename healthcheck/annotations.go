@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // Service annotations that set how a federated Service's endpoints are
@@ -21,6 +23,10 @@ const (
 	AnnotationPath = "kfed.io/health-path"
 	// AnnotationPort is a port to probe instead of the endpoint's first port.
 	AnnotationPort = "kfed.io/health-port"
+	// AnnotationHost is the host name an http or https probe asks for: its
+	// Host header, and its TLS server name (SNI). Default: the address. A
+	// Gateway answers per host, so its probes send one of its hostnames.
+	AnnotationHost = "kfed.io/health-host"
 	// AnnotationStatus is the HTTP status range that passes: "200-399"
 	// (default) or a single status such as "200".
 	AnnotationStatus = "kfed.io/health-status"
@@ -66,6 +72,7 @@ const (
 type Spec struct {
 	Kind      Kind
 	Path      string // http, https: the path GET asks for, starting with /
+	Host      string // http, https: Host header and TLS server name; "" for the address
 	Port      uint16 // 0: the endpoint's first port
 	StatusMin int    // http, https: lowest passing status
 	StatusMax int    // http, https: highest passing status
@@ -110,6 +117,7 @@ func ParseAnnotations(annotations map[string]string, defaults Spec) (Spec, error
 	s := defaults
 	web := r.kind(&s)
 	r.path(&s, web)
+	r.host(&s, web)
 	r.port(&s)
 	r.status(&s, web)
 	r.timing(&s, defaults.Timeout)
@@ -178,6 +186,23 @@ func (r *annotationReader) path(s *Spec, web bool) {
 		return
 	}
 	s.Path = p
+}
+
+func (r *annotationReader) host(s *Spec, web bool) {
+	v, ok := r.annotations[AnnotationHost]
+	if !ok {
+		return
+	}
+	h := strings.ToLower(strings.TrimSuffix(strings.TrimSpace(v), "."))
+	if !web {
+		r.bad(AnnotationHost, "a host needs %s http or https", AnnotationCheck)
+		return
+	}
+	if msgs := validation.IsDNS1123Subdomain(h); len(msgs) > 0 {
+		r.bad(AnnotationHost, "not a host name: %s", strings.Join(msgs, "; "))
+		return
+	}
+	s.Host = h
 }
 
 func (r *annotationReader) port(s *Spec) {

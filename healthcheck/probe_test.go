@@ -153,6 +153,37 @@ func TestProbeHTTPRequest(t *testing.T) {
 	}
 }
 
+// A probe with a host asks for it: the Host header over http, and the TLS
+// server name too over https, as a Gateway routing per host needs.
+func TestProbeAsksForItsHost(t *testing.T) {
+	var host, sni string
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host = r.Host
+		if r.TLS != nil {
+			sni = r.TLS.ServerName
+		}
+	})
+	plain := httptest.NewServer(h)
+	defer plain.Close()
+	secure := httptest.NewTLSServer(h)
+	defer secure.Close()
+	for _, tt := range []struct {
+		kind Kind
+		s    *httptest.Server
+		sni  string
+	}{{KindHTTP, plain, ""}, {KindHTTPS, secure, "shop.example.com"}} {
+		host, sni = "", ""
+		spec := Defaults()
+		spec.Kind, spec.Path, spec.Host, spec.StatusMin, spec.StatusMax = tt.kind, "/", "shop.example.com", 200, 399
+		if r := newProber(netip.Addr{}).probe(context.Background(), serverAddr(t, tt.s), spec); !r.OK {
+			t.Fatalf("%s: %s", tt.kind, r.Reason)
+		}
+		if host != "shop.example.com" || sni != tt.sni {
+			t.Errorf("%s: Host %q, server name %q; want shop.example.com and %q", tt.kind, host, sni, tt.sni)
+		}
+	}
+}
+
 func TestProbeTimeoutIsBounded(t *testing.T) {
 	// A server that accepts and never answers: the probe must end near its
 	// timeout, not the server's pace. Generous bound for a loaded machine.

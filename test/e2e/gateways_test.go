@@ -26,6 +26,7 @@ import (
 	"github.com/kfed-io/kfed/devenv"
 	"github.com/kfed-io/kfed/devenv/loopbackgw"
 	"github.com/kfed-io/kfed/gateways"
+	"github.com/kfed-io/kfed/healthcheck"
 	"github.com/kfed-io/kfed/manager"
 	"github.com/kfed-io/kfed/test/framework"
 )
@@ -440,4 +441,84 @@ func TestFederatedGatewayHealth(t *testing.T) {
 	if got := publishedAddresses(t, f, "gateway.shop.front", "shop.example.com", 3); !slices.Equal(got, all) {
 		t.Errorf("after recovery, published %v, want %v", got, all)
 	}
+}
+
+// TestFederatedGatewayProbesAskForTheHostname: a federated Gateway asking
+// for http health checks is probed with its hostname as the Host header,
+// so the checkers reach its route (the loopback implementation answers 404
+// to any other host) and every cluster stays in DNS.
+func TestFederatedGatewayProbesAskForTheHostname(t *testing.T) {
+	f := startGatewayFederation(t, manager.Options{HealthFreshness: hcFreshness})
+	ctx := context.Background()
+	fed := f.Client("federation")
+	if err := fed.Create(ctx, framework.Namespace("shop")); err != nil {
+		t.Fatal(err)
+	}
+	gw := federatedGateway("shop", "front", "")
+	gw.Annotations[healthcheck.AnnotationCheck] = "http"
+	route := &gatewayv1.HTTPRoute{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "shop"},
+		Spec: gatewayv1.HTTPRouteSpec{
+			CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: "front"}}},
+			Hostnames:       []gatewayv1.Hostname{"shop.example.com"},
+		},
+	}
+	for _, o := range []client.Object{gw, route} {
+		if err := fed.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bin := buildHealthcheck(t)
+	kubeconfig := serviceAccountKubeconfig(t, f, "kfed-healthcheck",
+		"deploy/healthcheck/rbac/role.yaml", "deploy/healthcheck/control-plane.yaml")
+	for _, m := range f.Members {
+		if _, err := f.Env.StartChecker(ctx, devenv.CheckerOptions{
+			Binary: bin, Name: "checker-" + m.Name, Cluster: m.Name, Federation: "fed",
+			Kubeconfig: kubeconfig, Context: "federation",
+			Args: []string{"--interval=" + hcInterval.String(), "--timeout=400ms", "--fall=" + strconv.Itoa(hcFall), "--rise=2",
+				"--heartbeat=" + (hcFreshness / 4).String()},
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	publishedAddresses(t, f, "gateway.shop.front", "shop.example.com", 3)
+	framework.Eventually(t, 30*time.Second, func(ctx context.Context) error {
+		var ep extdnsv1alpha1.DNSEndpoint
+		if err := fed.Get(ctx, client.ObjectKey{Namespace: "kfed-system", Name: "gateway.shop.front"}, &ep); err != nil {
+			return err
+		}
+		if h := ep.Annotations[healthcheck.AnnotationHost]; h != "shop.example.com" {
+			return fmt.Errorf("the checkers are told host %q, want shop.example.com", h)
+		}
+		var reports kfedv1alpha1.HealthReportList
+		if err := fed.List(ctx, &reports, client.InNamespace("kfed-system")); err != nil {
+			return err
+		}
+		if len(reports.Items) != 3 {
+			return fmt.Errorf("%d checkers report, want 3", len(reports.Items))
+		}
+		for _, r := range reports.Items {
+			if r.Endpoints != 3 || len(r.Unhealthy) > 0 {
+				return fmt.Errorf("checker %s probes %d endpoints, finds %+v down; want 3, none", r.Name, r.Endpoints, r.Unhealthy)
+			}
+		}
+		return nil
+	})
+	// Several probe rounds later no checker finds any cluster down: each
+	// probe reached the route (a probe for the address alone gets 404, and
+	// every checker would see every cluster fail within interval × fall).
+	steady(t, hcBound+2*time.Second, "no checker finds a cluster down", func() error {
+		var reports kfedv1alpha1.HealthReportList
+		if err := fed.List(ctx, &reports, client.InNamespace("kfed-system")); err != nil {
+			return err
+		}
+		for _, r := range reports.Items {
+			// A checker that sees every cluster fail doubts itself and
+			// abstains (degraded): that is a failure here too.
+			if len(r.Unhealthy) > 0 || r.Degraded {
+				return fmt.Errorf("checker %s finds %+v down (degraded %v)", r.Name, r.Unhealthy, r.Degraded)
+			}
+		}
+		return nil
+	})
 }
