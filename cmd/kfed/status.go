@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -12,15 +13,19 @@ import (
 	"github.com/spf13/cobra"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/kfed-io/kfed/api/clusterreplicas"
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/gateways"
 	"github.com/kfed-io/kfed/replicas/deployments"
 	"github.com/kfed-io/kfed/services"
 )
@@ -146,7 +151,70 @@ func printStatus(ctx context.Context, w io.Writer, fed client.Client, tf *tenanc
 	if err := printBalancers(ctx, w, fed, members, p); err != nil {
 		return err
 	}
+	if err := printGateways(ctx, w, fed, p); err != nil {
+		return err
+	}
 	return printRefused(ctx, w, fed, tf, p)
+}
+
+// printGateways lists the federated Gateways and Ingresses, after a blank
+// line: their members' addresses and kfed's conditions (an Ingress keeps
+// them in an annotation). Nothing when there are none, or when the control
+// plane serves no Gateways.
+func printGateways(ctx context.Context, w io.Writer, fed client.Client, p palette) error {
+	var rows []string
+	row := func(kind string, obj client.Object, addrs []string, conds []metav1.Condition) {
+		var cs []string
+		for _, c := range conds {
+			if strings.HasPrefix(c.Type, "kfed.io/") {
+				cs = append(cs, p.condition(c.Type, string(c.Status), c.Reason, c.Message, true))
+			}
+		}
+		rows = append(rows, fmt.Sprintf("%s %s/%s\t%s\t%s", kind, obj.GetNamespace(), obj.GetName(), dash(strings.Join(addrs, ",")), strings.Join(cs, " ")))
+	}
+	var gws gatewayv1.GatewayList
+	switch err := fed.List(ctx, &gws); {
+	case meta.IsNoMatchError(err) || apierrors.IsNotFound(err):
+	case err != nil:
+		return fmt.Errorf("listing gateways: %w", err)
+	}
+	for i := range gws.Items {
+		gw := &gws.Items[i]
+		if gw.Annotations[gateways.AnnotationFederated] != "true" {
+			continue
+		}
+		var addrs []string
+		for _, a := range gw.Status.Addresses {
+			addrs = append(addrs, a.Value)
+		}
+		row("Gateway", gw, addrs, gw.Status.Conditions)
+	}
+	var ings networkingv1.IngressList
+	if err := fed.List(ctx, &ings); err != nil {
+		return fmt.Errorf("listing ingresses: %w", err)
+	}
+	for i := range ings.Items {
+		ing := &ings.Items[i]
+		if ing.Annotations[gateways.AnnotationFederated] != "true" {
+			continue
+		}
+		var addrs []string
+		for _, a := range ing.Status.LoadBalancer.Ingress {
+			addrs = append(addrs, a.IP+a.Hostname)
+		}
+		var conds []metav1.Condition
+		_ = json.Unmarshal([]byte(ing.Annotations[gateways.AnnotationConditions]), &conds) // a bad value reads as none
+		row("Ingress", ing, addrs, conds)
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	tw := newTable(w)
+	fmt.Fprintln(tw, "\nGATEWAY OR INGRESS\tADDRESSES\tCONDITIONS")
+	for _, r := range rows {
+		fmt.Fprintln(tw, r)
+	}
+	return tw.Flush()
 }
 
 // printRefused lists, after a blank line, each endpoint of kfed's
