@@ -228,7 +228,7 @@ func (r *Registry) start(ctx context.Context, c *kfedv1alpha1.Cluster, cfg *rest
 	unwatched := map[reflect.Type]bool{}
 	for _, w := range watches {
 		if w.optional {
-			if why := r.cannotWatch(ctx, cl, w.obj); why != "" {
+			if why := CannotWatch(ctx, cl, w.obj); why != "" {
 				r.Logger.Info("not watching an optional kind in this member", "member", c.Name,
 					"kind", fmt.Sprintf("%T", w.obj), "why", why)
 				unwatched[reflect.TypeOf(w.obj)] = true
@@ -295,8 +295,10 @@ func memberCacheOptions() cache.Options {
 	return cache.Options{DefaultTransform: cache.TransformStripManagedFields()}
 }
 
-// cannotWatch says why cl cannot list and watch obj's kind, or "" if it can.
-func (r *Registry) cannotWatch(ctx context.Context, cl cluster.Cluster, obj client.Object) string {
+// CannotWatch says why cl cannot list and watch obj's kind, or "" if it can:
+// the kind is not served, or kfed's RBAC does not allow it. An informer for
+// such a kind would never sync, and hold up everything started with it.
+func CannotWatch(ctx context.Context, cl cluster.Cluster, obj client.Object) string {
 	gvk, err := cl.GetClient().GroupVersionKindFor(obj)
 	if err != nil {
 		return err.Error()

@@ -81,8 +81,11 @@ type Controller struct {
 	// a condition, rather than dropped silently by the readers.
 	Rule    hostnames.Rule
 	Tenancy dnsendpoint.Tenancy
-	// Gateways is true when the control plane serves Gateway API Gateways.
-	Gateways bool
+	// Ingresses is true when kfed may list and watch the control plane's
+	// Ingresses; Gateways when it serves Gateway API Gateways and kfed may
+	// list and watch them. A kind kfed cannot watch (RBAC from an older
+	// chart) is left alone rather than holding up the manager's start.
+	Ingresses, Gateways bool
 	// Freshness is how long a health checker's heartbeat counts;
 	// services.DefaultFreshness when zero.
 	Freshness time.Duration
@@ -93,9 +96,13 @@ type Controller struct {
 	routes []routeKind
 }
 
-// kinds are the kinds reconciled: Ingresses, and Gateways when served.
+// kinds are the kinds reconciled: Ingresses and Gateways, each when kfed
+// can watch it.
 func (c *Controller) kinds() []kind {
-	kinds := []kind{ingressKind{}}
+	var kinds []kind
+	if c.Ingresses {
+		kinds = append(kinds, ingressKind{})
+	}
 	if c.Gateways {
 		kinds = append(kinds, gatewayKind{fed: c.Fed, routes: c.routes})
 	}
@@ -109,8 +116,8 @@ type reconciler struct {
 	copies *clusters.Channel[client.Object]
 }
 
-// SetupWithManager registers a reconciler for Ingresses and, when the
-// control plane serves them, one for Gateways.
+// SetupWithManager registers a reconciler for Ingresses and one for
+// Gateways, each when kfed can watch that kind.
 func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
 	if c.Gateways {
 		c.routes = servedRoutes(mgr.GetRESTMapper())
@@ -138,11 +145,13 @@ func (c *Controller) setup(mgr ctrl.Manager, k kind) error {
 		WatchesRawSource(clusters.ChannelSource(r.copies, &handler.EnqueueRequestForObject{})).
 		WatchesRawSource(source.Channel(c.Members.Changes(), handler.EnqueueRequestsFromMapFunc(r.all))).
 		Watches(&extdnsv1alpha1.DNSEndpoint{}, handler.EnqueueRequestsFromMapFunc(r.ofEndpoint)).
-		// A claim of another object, of either kind, can give this one its
-		// hostname or take it: every federated object is looked at again
-		// when a claim may have changed.
-		Watches(&networkingv1.Ingress{}, handler.EnqueueRequestsFromMapFunc(r.all), claimsMayChange).
 		WithOptions(controller.Options{MaxConcurrentReconciles: cmp.Or(c.Workers, 4)})
+	// A claim of another object, of either kind, can give this one its
+	// hostname or take it: every federated object is looked at again when a
+	// claim may have changed.
+	if c.Ingresses {
+		b = b.Watches(&networkingv1.Ingress{}, handler.EnqueueRequestsFromMapFunc(r.all), claimsMayChange)
+	}
 	if c.reportsServed(mgr) {
 		// A checker's report can move any object's verdicts; reports change
 		// only when a checker's findings do.

@@ -12,9 +12,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/transport"
@@ -245,19 +244,28 @@ func addServices(mgr ctrl.Manager, o Options, members *clusters.Registry) error 
 	return nil
 }
 
-// addGateways registers the federated Gateway and Ingress controller;
-// Gateways only when the control plane serves them when kfed starts.
+// addGateways registers the federated Gateway and Ingress controller, for
+// each kind that kfed can list and watch in the control plane when it
+// starts: an informer for a kind it cannot watch (not served, or RBAC from
+// an older chart) would never sync and would hold up every controller.
 func addGateways(mgr ctrl.Manager, o Options, members *clusters.Registry) error {
-	_, err := mgr.GetRESTMapper().RESTMapping(schema.GroupKind{Group: gatewayv1.GroupName, Kind: "Gateway"}, gatewayv1.GroupVersion.Version)
-	if err != nil && !meta.IsNoMatchError(err) {
-		return fmt.Errorf("asking whether the control plane serves Gateways: %w", err)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	watchable := func(obj client.Object, what string) bool {
+		why := clusters.CannotWatch(ctx, mgr, obj)
+		if why != "" {
+			o.Logger.Info("not federating "+what, "reason", why)
+		}
+		return why == ""
 	}
+	ingresses := watchable(&networkingv1.Ingress{}, "Ingresses")
+	gws := watchable(&gatewayv1.Gateway{}, "Gateways")
 	gc := &gateways.Controller{
 		Fed: mgr.GetClient(), Members: members, Recorder: mgr.GetEventRecorder("kfed-gateway-controller"),
 		Federation: o.Federation, Namespace: o.Namespace,
-		Rule:     hostnames.NewRule([]string{o.Domain}, o.HostnameReservations),
-		Tenancy:  dnsendpoint.NewTenancy(o.Federation, o.TrustedNamespaces),
-		Gateways: err == nil, Freshness: o.HealthFreshness,
+		Rule:      hostnames.NewRule([]string{o.Domain}, o.HostnameReservations),
+		Tenancy:   dnsendpoint.NewTenancy(o.Federation, o.TrustedNamespaces),
+		Ingresses: ingresses, Gateways: gws, Freshness: o.HealthFreshness,
 	}
 	if err := gc.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the gateway controller: %w", err)

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -14,6 +15,7 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -224,4 +226,50 @@ func get(ctx context.Context, url string) (string, error) {
 func getOK(ctx context.Context, url string) error {
 	_, err := get(ctx, url)
 	return err
+}
+
+// TestControllerWithAnOlderChartsRBACStillServesServices runs the controller
+// with deploy/'s RBAC less what an older chart lacked (Ingresses, Gateway
+// API): it leaves those kinds alone, saying why, and federates Services. An
+// informer for a kind it may not watch would never sync and held up every
+// controller (found upgrading the chart with the previous release's RBAC).
+func TestControllerWithAnOlderChartsRBACStillServesServices(t *testing.T) {
+	f := framework.Start(t, framework.Members(1), framework.LoadBalancer())
+	kubeconfig := leastPrivilegeKubeconfig(t, f)
+	fed := f.Client("federation")
+	ctx := context.Background()
+	var role rbacv1.ClusterRole
+	if err := fed.Get(ctx, client.ObjectKey{Name: "kfed-controller"}, &role); err != nil {
+		t.Fatal(err)
+	}
+	role.Rules = slices.DeleteFunc(role.Rules, func(r rbacv1.PolicyRule) bool {
+		return slices.Contains(r.APIGroups, "networking.k8s.io") || slices.Contains(r.APIGroups, "gateway.networking.k8s.io")
+	})
+	if err := fed.Update(ctx, &role); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := clientcmd.LoadFromFile(kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := f.Members[0]
+	if _, err := clusters.Join(ctx, fed, clusters.JoinOptions{Name: m.Name, Region: m.Region, Zones: m.Zones, Kubeconfig: raw}); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "kfed-controller")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/kfed-controller")
+	build.Dir = framework.RepoRoot(t)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building kfed-controller: %v\n%s", err, out)
+	}
+	r := startReplica(t, bin, kubeconfig)
+
+	svc := federatedService("default", "one")
+	if err := fed.Create(ctx, svc); err != nil {
+		t.Fatal(err)
+	}
+	wantServiceCondition(t, fed, client.ObjectKeyFromObject(svc), services.CondPublished, "True", "cluster-1")
+	if log := r.log.String(); !strings.Contains(log, "not federating Ingresses") {
+		t.Errorf("the controller did not say why it leaves Ingresses alone:\n%s", log)
+	}
 }
