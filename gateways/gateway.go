@@ -139,7 +139,7 @@ func (k gatewayKind) sync(ctx context.Context, m clusters.Member, obj client.Obj
 		if err := createCopy(ctx, m, want); err != nil {
 			return memberCopy{outcome: copyFailed, problem: err.Error()}, err
 		}
-	} else if !equality.Semantic.DeepEqual(cur.Spec, want.Spec) || mergeMeta(&cur.ObjectMeta, want.ObjectMeta) {
+	} else if !equality.Semantic.DeepEqual(cur.Spec, want.Spec) || clusters.MergeMeta(&cur.ObjectMeta, want.ObjectMeta) {
 		cur.Spec = want.Spec
 		if err := m.Client.Update(ctx, &cur); err != nil {
 			err = fmt.Errorf("updating the Gateway in %s: %w", m.Name, err)
@@ -201,7 +201,7 @@ func (k gatewayKind) syncRoutes(ctx context.Context, m clusters.Member, gw *gate
 		}
 		specChanged := setRouteSpec(cur, want)
 		md := &metav1.ObjectMeta{Labels: cur.GetLabels(), Annotations: cur.GetAnnotations()}
-		if metaChanged := mergeMeta(md, metav1.ObjectMeta{Labels: want.GetLabels(), Annotations: want.GetAnnotations()}); specChanged || metaChanged {
+		if metaChanged := clusters.MergeMeta(md, metav1.ObjectMeta{Labels: want.GetLabels(), Annotations: want.GetAnnotations()}); specChanged || metaChanged {
 			cur.SetLabels(md.Labels)
 			cur.SetAnnotations(md.Annotations)
 			if err := m.Client.Update(ctx, cur); err != nil {

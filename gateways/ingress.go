@@ -73,7 +73,7 @@ func (k ingressKind) sync(ctx context.Context, m clusters.Member, obj client.Obj
 		}
 		return memberCopy{outcome: copyWaiting}, nil
 	}
-	if !equality.Semantic.DeepEqual(cur.Spec, want.Spec) || mergeMeta(&cur.ObjectMeta, want.ObjectMeta) {
+	if !equality.Semantic.DeepEqual(cur.Spec, want.Spec) || clusters.MergeMeta(&cur.ObjectMeta, want.ObjectMeta) {
 		cur.Spec = want.Spec
 		if err := m.Client.Update(ctx, &cur); err != nil {
 			err = fmt.Errorf("updating the Ingress in %s: %w", m.Name, err)
@@ -134,27 +134,6 @@ func copyMeta(obj client.Object) metav1.ObjectMeta {
 		}
 	}
 	return m
-}
-
-// mergeMeta writes want's labels and annotations into cur, keeping what
-// others added; it reports whether anything changed.
-func mergeMeta(cur *metav1.ObjectMeta, want metav1.ObjectMeta) bool {
-	changed := false
-	for _, pair := range []struct {
-		cur  *map[string]string
-		want map[string]string
-	}{{&cur.Labels, want.Labels}, {&cur.Annotations, want.Annotations}} {
-		if *pair.cur == nil {
-			*pair.cur = map[string]string{}
-		}
-		for k, v := range pair.want {
-			if old, ok := (*pair.cur)[k]; !ok || old != v {
-				(*pair.cur)[k] = v
-				changed = true
-			}
-		}
-	}
-	return changed
 }
 
 // getCopy reads the member object at key into into; it returns nil when

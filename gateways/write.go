@@ -59,7 +59,14 @@ func (r *reconciler) writeEndpoint(ctx context.Context, obj client.Object, d dec
 	for k := range healthAnnotations(cur.Annotations) {
 		delete(cur.Annotations, k)
 	}
-	mergeMeta(&cur.ObjectMeta, want.ObjectMeta)
+	if cur.Labels == nil {
+		cur.Labels = map[string]string{}
+	}
+	if cur.Annotations == nil {
+		cur.Annotations = map[string]string{}
+	}
+	maps.Copy(cur.Labels, want.Labels)
+	maps.Copy(cur.Annotations, want.Annotations)
 	if _, ok := want.Annotations[dnsendpoint.AnnotationClusters]; !ok {
 		delete(cur.Annotations, dnsendpoint.AnnotationClusters)
 	}

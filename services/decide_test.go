@@ -494,3 +494,28 @@ func TestDecideWritesWhereEachClusterIs(t *testing.T) {
 		t.Errorf("c3 reads back at %v", l)
 	}
 }
+
+// A label or annotation removed from the federated Service goes from its
+// shards; one the member's controllers put there stays.
+func TestMergeShardRemovesWhatTheUserRemoved(t *testing.T) {
+	svc := shardService(func(s *corev1.Service) {
+		s.Labels = map[string]string{"app": "web", "tier": "front"}
+		s.Annotations = map[string]string{"team": "shop"}
+	})
+	existing := desiredShard(svc, "fed")
+	existing.Annotations["cloud.example/lb-id"] = "lb-7"
+	svc.Labels = map[string]string{"app": "web"}
+	svc.Annotations = nil
+	if !mergeShard(existing, desiredShard(svc, "fed")) {
+		t.Fatal("removing a label and an annotation is not a change")
+	}
+	if _, ok := existing.Labels["tier"]; ok {
+		t.Errorf("label tier stayed on the shard: %v", existing.Labels)
+	}
+	if _, ok := existing.Annotations["team"]; ok {
+		t.Errorf("annotation team stayed on the shard: %v", existing.Annotations)
+	}
+	if existing.Labels["app"] != "web" || existing.Annotations["cloud.example/lb-id"] != "lb-7" {
+		t.Errorf("the merge took what it should keep: %v %v", existing.Labels, existing.Annotations)
+	}
+}

@@ -85,14 +85,7 @@ func desiredShard(svc *corev1.Service, federation string) *corev1.Service {
 // the member allocated. It reports whether anything changed.
 func mergeShard(existing, want *corev1.Service) bool {
 	before := existing.DeepCopy()
-	if existing.Labels == nil {
-		existing.Labels = map[string]string{}
-	}
-	if existing.Annotations == nil {
-		existing.Annotations = map[string]string{}
-	}
-	maps.Copy(existing.Labels, want.Labels)
-	maps.Copy(existing.Annotations, want.Annotations)
+	clusters.MergeMeta(&existing.ObjectMeta, want.ObjectMeta)
 
 	s, w := &existing.Spec, &want.Spec
 	s.Type = w.Type

@@ -85,14 +85,7 @@ func mergeCopy(existing, want *appsv1.Deployment) bool {
 	if !changed {
 		return false
 	}
-	if existing.Labels == nil {
-		existing.Labels = map[string]string{}
-	}
-	if existing.Annotations == nil {
-		existing.Annotations = map[string]string{}
-	}
-	maps.Copy(existing.Labels, want.Labels)
-	maps.Copy(existing.Annotations, want.Annotations)
+	clusters.MergeMeta(&existing.ObjectMeta, want.ObjectMeta)
 	existing.Spec = want.Spec
 	return true
 }
