@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -37,6 +38,7 @@ import (
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/devenv"
 	"github.com/kfed-io/kfed/dnsprovider/rfc2136/bindtest"
+	"github.com/kfed-io/kfed/hostnames"
 	"github.com/kfed-io/kfed/memlimit"
 	"github.com/kfed-io/kfed/services"
 	"github.com/kfed-io/kfed/test/framework"
@@ -183,6 +185,35 @@ func TestChartLintsAndRendersEveryExample(t *testing.T) {
 				t.Errorf("a Secret without a name")
 			}
 		})
+	}
+}
+
+// TestChartPassesHostnameReservationsAsTheControllerReadsThem: the
+// chart's hostnameReservations reach kfed-controller's --hostname-namespaces
+// in the form its parser takes.
+func TestChartPassesHostnameReservationsAsTheControllerReadsThem(t *testing.T) {
+	helm(t)
+	objs := renderChart(t, nil, "federation=fed", "domain=example.com",
+		`hostnameReservations.shop\.example\.com={shop}`, `hostnameReservations.example\.com={web,ops}`)
+	d := convert[appsv1.Deployment](t, mustFind(t, objs, "Deployment", "kfed-controller"))
+	var flag string
+	for _, a := range d.Spec.Template.Spec.Containers[0].Args {
+		if v, ok := strings.CutPrefix(a, "--hostname-namespaces="); ok {
+			flag = v
+		}
+	}
+	got, err := hostnames.ParseReservations(flag)
+	if err != nil {
+		t.Fatalf("kfed-controller would refuse --hostname-namespaces=%s: %v", flag, err)
+	}
+	want := []hostnames.Reservation{{Suffix: "example.com", Namespaces: []string{"web", "ops"}}, {Suffix: "shop.example.com", Namespaces: []string{"shop"}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("reservations %+v, want %+v", got, want)
+	}
+	if objs := renderChart(t, nil, "federation=fed", "domain=example.com"); slices.ContainsFunc(
+		convert[appsv1.Deployment](t, mustFind(t, objs, "Deployment", "kfed-controller")).Spec.Template.Spec.Containers[0].Args,
+		func(a string) bool { return strings.HasPrefix(a, "--hostname-namespaces") }) {
+		t.Error("--hostname-namespaces rendered without reservations")
 	}
 }
 
@@ -394,6 +425,8 @@ func TestChartRefusesBadValuesWithAClearMessage(t *testing.T) {
 			"controller.kubeconfigSecret is for a release that runs the controller"},
 		{"TSIG key without its Secret", append(base, "dns.provider=rfc2136", "dns.rfc2136.host=ns1", "dns.rfc2136.zone=example.com", "dns.rfc2136.tsigKeyName=k"),
 			"dns.rfc2136.tsigKeyName needs dns.rfc2136.tsigSecret.name"},
+		{"a hostname reservation that is not a list", append(base, `hostnameReservations.shop\.example\.com=shop`),
+			"hostnameReservations.shop.example.com must be a list of namespaces"},
 		{"forward without a fixed cluster IP", append(base, "role=member", "member.cluster=c1", "member.controlPlane.server=https://cp:6443", "dnsForward.corednsCustom.enabled=true"),
 			"dnsForward.corednsCustom needs coredns.service.clusterIP"},
 	}

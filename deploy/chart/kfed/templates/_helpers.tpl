@@ -169,3 +169,18 @@ DNSEndpoints (controller, agents, CoreDNS) is given the same.
 {{- $root := index . 0 -}}
 {{- join "," ($root.Values.trustedNamespaces | default (list (index . 1))) -}}
 {{- end }}
+
+{{/*
+kfed.hostnameReservations: .Values.hostnameReservations as kfed-controller's
+--hostname-namespaces reads it: SUFFIX=NS[,NS...] entries separated by ';'.
+*/}}
+{{- define "kfed.hostnameReservations" -}}
+{{- $entries := list -}}
+{{- range $suffix, $namespaces := . -}}
+{{- if not (kindIs "slice" $namespaces) -}}
+{{- fail (printf "hostnameReservations.%s must be a list of namespaces" $suffix) -}}
+{{- end -}}
+{{- $entries = append $entries (printf "%s=%s" $suffix (join "," $namespaces)) -}}
+{{- end -}}
+{{- join ";" $entries -}}
+{{- end -}}
