@@ -25,6 +25,8 @@ import (
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/devenv"
 	"github.com/kfed-io/kfed/devenv/loopbackgw"
+	"github.com/kfed-io/kfed/dnsprovider/rfc2136/bindtest"
+	"github.com/kfed-io/kfed/dnssync"
 	"github.com/kfed-io/kfed/gateways"
 	"github.com/kfed-io/kfed/healthcheck"
 	"github.com/kfed-io/kfed/manager"
@@ -520,5 +522,43 @@ func TestFederatedGatewayProbesAskForTheHostname(t *testing.T) {
 			}
 		}
 		return nil
+	})
+}
+
+// TestFederatedGatewayReachesBIND: the DNS sync publishes a federated
+// Gateway's hostname to an RFC 2136 server (a real BIND) as it publishes a
+// Service's names, with every cluster's address, and removes it when the
+// Gateway goes.
+func TestFederatedGatewayReachesBIND(t *testing.T) {
+	const zone = "kfed.test"
+	srv := bindtest.Start(t, zone)
+	host, port, _ := net.SplitHostPort(srv.Addr)
+	p, _ := strconv.Atoi(port)
+	f := startGatewayFederation(t, manager.Options{
+		Domain: zone, DNSInterval: 500 * time.Millisecond,
+		DNS: dnssync.ProviderFlags{
+			Provider: "rfc2136", OwnerID: "fed", RFC2136Host: host, RFC2136Port: p, RFC2136Zone: zone,
+			RFC2136KeyName: bindtest.KeyName, RFC2136Secret: srv.SecretFile,
+		},
+	})
+	ctx := context.Background()
+	fed := f.Client("federation")
+	if err := fed.Create(ctx, framework.Namespace("shop")); err != nil {
+		t.Fatal(err)
+	}
+	gw := federatedGateway("shop", "front", "shop."+zone)
+	if err := fed.Create(ctx, gw); err != nil {
+		t.Fatal(err)
+	}
+	addrs := publishedAddresses(t, f, "gateway.shop.front", "shop."+zone, 3)
+	framework.Eventually(t, 30*time.Second, func(context.Context) error {
+		return wantAddresses(srv.Addr, "tcp", "shop."+zone+".", dns.TypeA, addrs...)
+	})
+
+	if err := fed.Delete(ctx, gw); err != nil {
+		t.Fatal(err)
+	}
+	framework.Eventually(t, 30*time.Second, func(context.Context) error {
+		return wantRcode(srv.Addr, "shop."+zone+".", dns.RcodeNameError)
 	})
 }
