@@ -255,3 +255,33 @@ func bindSerial(t *testing.T, srv *bindtest.Server) uint32 {
 	t.Fatal("BIND answers no SOA")
 	return 0
 }
+
+// TestExternalDNSPublishesAFederatedGatewaysHostname: ExternalDNS, reading
+// kfed's DNSEndpoints as the README configures it, publishes a federated
+// Gateway's hostname (its DNSEndpoint is in kfed's namespace, ADR 0008) to
+// a real BIND with every cluster's address.
+func TestExternalDNSPublishesAFederatedGatewaysHostname(t *testing.T) {
+	const zone = "kfed.test"
+	srv := bindtest.Start(t, zone)
+	f := startGatewayFederation(t, manager.Options{Domain: zone})
+	fed := f.Client("federation")
+	ctx := context.Background()
+	if err := fed.Create(ctx, framework.Namespace("shop")); err != nil {
+		t.Fatal(err)
+	}
+	if err := fed.Create(ctx, federatedGateway("shop", "front", "shop."+zone)); err != nil {
+		t.Fatal(err)
+	}
+	addrs := publishedAddresses(t, f, "gateway.shop.front", "shop."+zone, 3)
+	slices.Sort(addrs)
+
+	host, port, _ := net.SplitHostPort(srv.Addr)
+	log := runExternalDNS(t, f, nil, "--provider", "rfc2136", "--rfc2136-host", host, "--rfc2136-port", port, "--rfc2136-zone", zone,
+		"--rfc2136-tsig-keyname", bindtest.KeyName, "--rfc2136-tsig-secret", srv.Secret,
+		"--rfc2136-tsig-secret-alg", "hmac-sha256", "--rfc2136-axfr")
+	got := srv.Answers(t, "shop."+zone, dns.TypeA)
+	slices.Sort(got)
+	if !slices.Equal(got, addrs) {
+		t.Errorf("BIND answers shop.%s A %v, the DNSEndpoint asks for %v\nexternal-dns log:\n%s", zone, got, addrs, log)
+	}
+}
