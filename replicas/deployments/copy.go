@@ -81,7 +81,10 @@ func withoutHash(a map[string]string) map[string]string {
 func mergeCopy(existing, want *appsv1.Deployment) bool {
 	changed := existing.Annotations[AnnotationSpecHash] != want.Annotations[AnnotationSpecHash] ||
 		existing.Spec.Replicas == nil || *existing.Spec.Replicas != *want.Spec.Replicas ||
-		existing.Annotations[AnnotationAdopted] != want.Annotations[AnnotationAdopted]
+		existing.Annotations[AnnotationAdopted] != want.Annotations[AnnotationAdopted] ||
+		// A copy an older kfed wrote gets the record of what kfed copied
+		// now, so that the first label the user removes goes too.
+		existing.Annotations[clusters.AnnotationCopiedLabels] == ""
 	if !changed {
 		return false
 	}
