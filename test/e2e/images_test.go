@@ -235,11 +235,16 @@ healthcheck:
 	k.wantHeartbeat(ctx, fed)
 	// The watch spans the new controller's first DNS passes too: an
 	// upgrade that lost track of what it owns would delete records there.
+	// It makes at least 20 checks (2 s) even when the upgrade rolled no pod
+	// (a chart change that renders them alike) and so was over at once.
+	framework.Eventually(t, 30*time.Second, func(context.Context) error {
+		if n := watch.queries(); n < 20 {
+			return fmt.Errorf("%d DNS checks so far", n)
+		}
+		return nil
+	})
 	if gaps := watch.stop(); len(gaps) > 0 {
 		t.Errorf("during the upgrade, records went missing or answers changed %d times; first: %s", len(gaps), gaps[0])
-	}
-	if watch.queries() < 20 {
-		t.Errorf("only %d DNS checks during the upgrade", watch.queries())
 	}
 	step(fmt.Sprintf("after the upgrade every probe passes and a new Service is published; %d checks of BIND's zone and CoreDNS's answers, nothing lost", watch.queries()))
 
