@@ -55,16 +55,11 @@ func registryValue(t *testing.T, name, label, value string) float64 {
 func TestDNSSyncControllerPublishesToBINDAndIsQuietInSteadyState(t *testing.T) {
 	const zone = "kfed.test"
 	srv := bindtest.Start(t, zone)
-	host, port, _ := net.SplitHostPort(srv.Addr)
-	p, _ := strconv.Atoi(port)
 	f := framework.Start(t, framework.Members(2), framework.LoadBalancer())
 	f.JoinAll()
 	f.StartController(manager.Options{
 		Domain: zone, DNSInterval: 500 * time.Millisecond,
-		DNS: dnssync.ProviderFlags{
-			Provider: "rfc2136", OwnerID: "fed", RFC2136Host: host, RFC2136Port: p, RFC2136Zone: zone,
-			RFC2136KeyName: bindtest.KeyName, RFC2136Secret: srv.SecretFile,
-		},
+		DNS: bindProvider(srv, zone, "fed"),
 	})
 	fed := f.Client("federation")
 	ctx := context.Background()
@@ -135,5 +130,16 @@ func TestDNSSyncControllerPublishesToBINDAndIsQuietInSteadyState(t *testing.T) {
 	time.Sleep(3 * time.Second)
 	if after := dnsRequests(t, "rfc2136"); after != before {
 		t.Errorf("nothing changed, yet %v requests were sent in 6 sync intervals", after-before)
+	}
+}
+
+// bindProvider is the DNS sync's configuration for BIND srv serving zone,
+// records owned by owner.
+func bindProvider(srv *bindtest.Server, zone, owner string) dnssync.ProviderFlags {
+	host, port, _ := net.SplitHostPort(srv.Addr)
+	p, _ := strconv.Atoi(port)
+	return dnssync.ProviderFlags{
+		Provider: "rfc2136", OwnerID: owner, RFC2136Host: host, RFC2136Port: p, RFC2136Zone: zone,
+		RFC2136KeyName: bindtest.KeyName, RFC2136Secret: srv.SecretFile,
 	}
 }

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"slices"
-	"strconv"
 	"testing"
 	"time"
 
@@ -20,7 +18,6 @@ import (
 	"github.com/kfed-io/kfed/devenv"
 	"github.com/kfed-io/kfed/devenv/loopbacklb"
 	"github.com/kfed-io/kfed/dnsprovider/rfc2136/bindtest"
-	"github.com/kfed-io/kfed/dnssync"
 	"github.com/kfed-io/kfed/manager"
 	"github.com/kfed-io/kfed/services"
 	"github.com/kfed-io/kfed/services/serviceconfig"
@@ -37,16 +34,11 @@ import (
 func TestFailoverServesOnePlaceAtATime(t *testing.T) {
 	const zone = "kfed.test"
 	srv := bindtest.Start(t, zone)
-	host, port, _ := net.SplitHostPort(srv.Addr)
-	p, _ := strconv.Atoi(port)
 	f := framework.Start(t, framework.Members(3), framework.LoadBalancer())
 	f.JoinAll()
 	f.StartController(manager.Options{
 		Domain: zone, DNSInterval: 500 * time.Millisecond,
-		DNS: dnssync.ProviderFlags{
-			Provider: "rfc2136", OwnerID: "fed", RFC2136Host: host, RFC2136Port: p, RFC2136Zone: zone,
-			RFC2136KeyName: bindtest.KeyName, RFC2136Secret: srv.SecretFile,
-		},
+		DNS: bindProvider(srv, zone, "fed"),
 	})
 	ctx := context.Background()
 	fed := f.Client("federation")

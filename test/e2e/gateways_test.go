@@ -26,7 +26,6 @@ import (
 	"github.com/kfed-io/kfed/devenv"
 	"github.com/kfed-io/kfed/devenv/loopbackgw"
 	"github.com/kfed-io/kfed/dnsprovider/rfc2136/bindtest"
-	"github.com/kfed-io/kfed/dnssync"
 	"github.com/kfed-io/kfed/gateways"
 	"github.com/kfed-io/kfed/healthcheck"
 	"github.com/kfed-io/kfed/manager"
@@ -532,14 +531,9 @@ func TestFederatedGatewayProbesAskForTheHostname(t *testing.T) {
 func TestFederatedGatewayReachesBIND(t *testing.T) {
 	const zone = "kfed.test"
 	srv := bindtest.Start(t, zone)
-	host, port, _ := net.SplitHostPort(srv.Addr)
-	p, _ := strconv.Atoi(port)
 	f := startGatewayFederation(t, manager.Options{
 		Domain: zone, DNSInterval: 500 * time.Millisecond,
-		DNS: dnssync.ProviderFlags{
-			Provider: "rfc2136", OwnerID: "fed", RFC2136Host: host, RFC2136Port: p, RFC2136Zone: zone,
-			RFC2136KeyName: bindtest.KeyName, RFC2136Secret: srv.SecretFile,
-		},
+		DNS: bindProvider(srv, zone, "fed"),
 	})
 	ctx := context.Background()
 	fed := f.Client("federation")

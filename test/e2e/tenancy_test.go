@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -25,7 +23,6 @@ import (
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/devenv"
 	"github.com/kfed-io/kfed/dnsprovider/rfc2136/bindtest"
-	"github.com/kfed-io/kfed/dnssync"
 	"github.com/kfed-io/kfed/manager"
 	"github.com/kfed-io/kfed/tenancy"
 	"github.com/kfed-io/kfed/test/framework"
@@ -43,16 +40,11 @@ import (
 func TestTenantCannotPublishAnotherNamespacesNames(t *testing.T) {
 	const zone = "kfed.test"
 	srv := bindtest.Start(t, zone)
-	host, port, _ := net.SplitHostPort(srv.Addr)
-	p, _ := strconv.Atoi(port)
 	f := framework.Start(t, framework.Members(2), framework.LoadBalancer())
 	f.JoinAll()
 	f.StartController(manager.Options{
 		Domain: zone, DNSInterval: 500 * time.Millisecond,
-		DNS: dnssync.ProviderFlags{
-			Provider: "rfc2136", OwnerID: "fed", RFC2136Host: host, RFC2136Port: p, RFC2136Zone: zone,
-			RFC2136KeyName: bindtest.KeyName, RFC2136Secret: srv.SecretFile,
-		},
+		DNS: bindProvider(srv, zone, "fed"),
 	})
 	ctx := context.Background()
 	fed := f.Client("federation")
