@@ -28,8 +28,8 @@ func endpointFor(t *testing.T, clusters map[string]string) extdnsv1alpha1.DNSEnd
 	t.Helper()
 	in := services.Input{Names: services.NewNames("fed", zone, "ns", "web"), Regions: []string{"r1"}, Zones: []string{"z1/r1"}}
 	for name, ip := range clusters {
-		in.Shards = append(in.Shards, services.Shard{Cluster: name, Region: "r1", Zones: []string{"z1"}, IPs: []netip.Addr{netip.MustParseAddr(ip)}, Weight: 1,
-			Ports: []services.Port{{Name: "http", Protocol: "TCP", Port: 80}}})
+		in.Clusters = append(in.Clusters, dnsendpoint.Cluster{Name: name, Region: "r1", Zones: []string{"z1"}, Addresses: []netip.Addr{netip.MustParseAddr(ip)}, Weight: 1,
+			Ports: []dnsendpoint.Port{{Name: "http", Protocol: "TCP", Port: 80}}})
 	}
 	eps, table, err := services.Endpoints(in)
 	if err != nil {

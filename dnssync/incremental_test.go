@@ -528,9 +528,9 @@ func scaleEndpoints(b *testing.B, n int) []extdnsv1alpha1.DNSEndpoint {
 		name := fmt.Sprintf("svc-%05d", i)
 		in := services.Input{Names: services.NewNames("fed", memZoneName, "scale", name), Regions: []string{"r1", "r2"}, Zones: []string{"z1/r1", "z2/r2"}}
 		for c, region := range []string{"r1", "r1", "r2"} {
-			in.Shards = append(in.Shards, services.Shard{Cluster: fmt.Sprintf("cluster-%d", c+1), Region: region, Zones: []string{"z1"},
-				IPs: []netip.Addr{netip.AddrFrom4([4]byte{127, byte(c + 1), byte(i / 256), byte(i % 256)})}, Weight: 1,
-				Ports: []services.Port{{Name: "http", Protocol: "TCP", Port: 80}}})
+			in.Clusters = append(in.Clusters, dnsendpoint.Cluster{Name: fmt.Sprintf("cluster-%d", c+1), Region: region, Zones: []string{"z1"},
+				Addresses: []netip.Addr{netip.AddrFrom4([4]byte{127, byte(c + 1), byte(i / 256), byte(i % 256)})}, Weight: 1,
+				Ports: []dnsendpoint.Port{{Name: "http", Protocol: "TCP", Port: 80}}})
 		}
 		eps, table, err := services.Endpoints(in)
 		if err != nil {

@@ -56,8 +56,8 @@ func TestReadIngressResolvesHostnameEverySync(t *testing.T) {
 			} else if err != nil {
 				t.Fatal(err)
 			}
-			if got.Hostname != "lb-1.elb.amazonaws.com" || !slices.Equal(got.IPs, tt.wantIPs) {
-				t.Errorf("got hostname %q IPs %v, want %v", got.Hostname, got.IPs, tt.wantIPs)
+			if got.Hostname != "lb-1.elb.amazonaws.com" || !slices.Equal(got.Addresses, tt.wantIPs) {
+				t.Errorf("got hostname %q IPs %v, want %v", got.Hostname, got.Addresses, tt.wantIPs)
 			}
 			if !slices.Equal(got.ClusterIPs, ips("10.96.0.7")) || len(got.Ports) != 1 {
 				t.Errorf("cluster IPs %v ports %v", got.ClusterIPs, got.Ports)
@@ -68,23 +68,23 @@ func TestReadIngressResolvesHostnameEverySync(t *testing.T) {
 
 func TestPreviousShardsRoundTrip(t *testing.T) {
 	names := NewNames("fed", "example.com", "ns", "web")
-	for _, shards := range [][]Shard{
+	for _, shards := range [][]dnsendpoint.Cluster{
 		{east1, east2, eu},
-		{{Cluster: "aws", Region: "r", Zones: []string{"z"}, Hostname: "lb-1.elb.amazonaws.com", Weight: 1, Ports: []Port{web}}},
-		{{Cluster: "dual", Region: "r", Zones: []string{"z", "y"}, IPs: ips("127.4.0.1", "fd00::4"), ClusterIPs: ips("10.96.0.4"), Weight: 0}},
+		{{Name: "aws", Region: "r", Zones: []string{"z"}, Hostname: "lb-1.elb.amazonaws.com", Weight: 1, Ports: []dnsendpoint.Port{web}}},
+		{{Name: "dual", Region: "r", Zones: []string{"z", "y"}, Addresses: ips("127.4.0.1", "fd00::4"), ClusterIPs: ips("10.96.0.4"), Weight: 0}},
 	} {
-		in := Input{Names: names, Shards: shards, Regions: regions, Zones: zones}
+		in := Input{Names: names, Clusters: shards, Regions: regions, Zones: zones}
 		eps, table, err := Endpoints(in)
 		if err != nil {
 			t.Fatal(err)
 		}
 		published := &extdnsv1alpha1.DNSEndpoint{Spec: extdnsv1alpha1.DNSEndpointSpec{Endpoints: eps}}
 		dnsendpoint.SetClusters(published, table)
-		var again []Shard
-		for _, s := range previousShards(published) {
+		var again []dnsendpoint.Cluster
+		for _, s := range previousClusters(published) {
 			again = append(again, s)
 		}
-		eps2, table2, err := Endpoints(Input{Names: names, Shards: again, Regions: regions, Zones: zones})
+		eps2, table2, err := Endpoints(Input{Names: names, Clusters: again, Regions: regions, Zones: zones})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -48,8 +48,8 @@ func decide(o observation, st *status) (decision, error) {
 	if len(o.unknown) > 0 {
 		st.placementWarning(fmt.Sprintf("annotation %s names clusters that are not joined: %s", AnnotationClusters, strings.Join(o.unknown, ", ")))
 	}
-	previous := previousShards(o.published)
-	var shards []Shard
+	previous := previousClusters(o.published)
+	var shards []dnsendpoint.Cluster
 	placed := slices.Sorted(func(yield func(string) bool) {
 		for name := range o.placed {
 			if !yield(name) {
@@ -75,7 +75,7 @@ func decide(o observation, st *status) (decision, error) {
 		case m.outcome == shardUnresolved:
 			s := m.shard
 			if had {
-				s.IPs = p.IPs
+				s.Addresses = p.Addresses
 			}
 			shards = append(shards, s)
 		case m.outcome == shardServing:
@@ -87,7 +87,7 @@ func decide(o observation, st *status) (decision, error) {
 	judge(o, previous, shards, st)
 	locate(o.joined, shards)
 
-	in := Input{Names: o.names, TTL: o.cfg.TTL, Shards: shards}
+	in := Input{Names: o.names, TTL: o.cfg.TTL, Clusters: shards}
 	var fo *failover.Decision
 	if o.cfg.Routing == serviceconfig.RoutingFailover {
 		d := decideFailover(o, shards, st)
@@ -128,10 +128,10 @@ func decide(o observation, st *status) (decision, error) {
 // clusters by distance: the Cluster's own, else its region's place in kfed's
 // table of cloud regions. A shard kept from before whose Cluster is gone
 // keeps the location it was published with.
-func locate(joined map[string]*kfedv1alpha1.Cluster, shards []Shard) {
+func locate(joined map[string]*kfedv1alpha1.Cluster, shards []dnsendpoint.Cluster) {
 	for i := range shards {
 		s := &shards[i]
-		cl := joined[s.Cluster]
+		cl := joined[s.Name]
 		if cl == nil {
 			continue
 		}
@@ -145,7 +145,7 @@ func locate(joined map[string]*kfedv1alpha1.Cluster, shards []Shard) {
 // decideFailover chooses the serving place of a Service routed by failover,
 // from the order, the shards' verdicts and weights, and the state published
 // with its records, and tells st.
-func decideFailover(o observation, shards []Shard, st *status) failover.Decision {
+func decideFailover(o observation, shards []dnsendpoint.Cluster, st *status) failover.Decision {
 	var prev failover.State
 	if o.published != nil {
 		// A state kfed did not write reads as none: the order decides anew.
@@ -153,7 +153,7 @@ func decideFailover(o observation, shards []Shard, st *status) failover.Decision
 	}
 	clusters := make([]failover.Cluster, len(shards))
 	for i, s := range shards {
-		clusters[i] = failover.Cluster{Name: s.Cluster, Region: s.Region, Zones: s.Zones, Healthy: !s.Unhealthy, Weight: s.Weight}
+		clusters[i] = failover.Cluster{Name: s.Name, Region: s.Region, Zones: s.Zones, Healthy: !s.Unhealthy, Weight: s.Weight}
 	}
 	d := failover.Decide(o.cfg.Failover, clusters, prev, o.now)
 	if o.cfg.Within != nil {
@@ -168,20 +168,20 @@ func decideFailover(o observation, shards []Shard, st *status) failover.Decision
 // checkers the verdict published last stands, so neither a partitioned
 // checker nor a controller that restarted without fresh reports changes
 // anything. Without any checker configured, every endpoint is healthy.
-func judge(o observation, previous map[string]Shard, shards []Shard, st *status) {
+func judge(o observation, previous map[string]dnsendpoint.Cluster, shards []dnsendpoint.Cluster, st *status) {
 	if len(o.checkers) == 0 {
 		return
 	}
 	for i := range shards {
 		s := &shards[i]
 		was := true
-		if p, had := previous[s.Cluster]; had {
+		if p, had := previous[s.Name]; had {
 			was = !p.Unhealthy
 		}
-		ballots, reason := o.checkers.ballots(kfedv1alpha1.EndpointKey(o.key.Namespace, o.key.Name, s.Cluster))
+		ballots, reason := o.checkers.ballots(kfedv1alpha1.EndpointKey(o.key.Namespace, o.key.Name, s.Name))
 		healthy, tally := healthcheck.Verdict(len(o.checkers), o.freshness, ballots, was)
 		s.Unhealthy = !healthy
-		st.verdict(endpointVerdict{cluster: s.Cluster, healthy: healthy, was: was, tally: tally, reason: reason})
+		st.verdict(endpointVerdict{cluster: s.Name, healthy: healthy, was: was, tally: tally, reason: reason})
 	}
 }
 
@@ -204,10 +204,10 @@ func place(cfg serviceconfig.Config, joined map[string]*kfedv1alpha1.Cluster) (m
 	return placed, unknown
 }
 
-// previousShards reads the clusters of a published DNSEndpoint back into
-// Shards, so a cluster that cannot be read keeps what it had.
-func previousShards(published *extdnsv1alpha1.DNSEndpoint) map[string]Shard {
-	out := map[string]Shard{}
+// previousClusters reads the cluster table of a published DNSEndpoint, so
+// a cluster that cannot be read keeps what it had.
+func previousClusters(published *extdnsv1alpha1.DNSEndpoint) map[string]dnsendpoint.Cluster {
+	out := map[string]dnsendpoint.Cluster{}
 	if published == nil {
 		return out
 	}
@@ -215,7 +215,7 @@ func previousShards(published *extdnsv1alpha1.DNSEndpoint) map[string]Shard {
 	// is simply not kept.
 	table, _ := dnsendpoint.ReadClusters(published)
 	for name, c := range table {
-		out[name] = shardOf(c)
+		out[name] = *c
 	}
 	return out
 }

@@ -19,19 +19,19 @@ import (
 	"github.com/kfed-io/kfed/services/serviceconfig"
 )
 
-func joinedClusters(cs ...Shard) map[string]*kfedv1alpha1.Cluster {
+func joinedClusters(cs ...dnsendpoint.Cluster) map[string]*kfedv1alpha1.Cluster {
 	out := map[string]*kfedv1alpha1.Cluster{}
 	for _, s := range cs {
-		out[s.Cluster] = &kfedv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: s.Cluster},
+		out[s.Name] = &kfedv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: s.Name},
 			Spec: kfedv1alpha1.ClusterSpec{Region: s.Region, Zones: s.Zones}}
 	}
 	return out
 }
 
 // publishedWith is the DNSEndpoint kfed writes for shards.
-func publishedWith(t *testing.T, shards ...Shard) *extdnsv1alpha1.DNSEndpoint {
+func publishedWith(t *testing.T, shards ...dnsendpoint.Cluster) *extdnsv1alpha1.DNSEndpoint {
 	t.Helper()
-	eps, table, err := Endpoints(Input{Names: NewNames("fed", "example.com", "ns", "web"), Shards: shards, Regions: regions, Zones: zones})
+	eps, table, err := Endpoints(Input{Names: NewNames("fed", "example.com", "ns", "web"), Clusters: shards, Regions: regions, Zones: zones})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,8 +43,8 @@ func publishedWith(t *testing.T, shards ...Shard) *extdnsv1alpha1.DNSEndpoint {
 func TestDecide(t *testing.T) {
 	names := NewNames("fed", "example.com", "ns", "web")
 	moved := east2
-	moved.IPs = ips("127.2.0.99")
-	unresolved := Shard{Cluster: "c2", Region: "us-east1", Zones: []string{"us-east1-c"}, Hostname: "lb-2.elb.amazonaws.com", Weight: 1}
+	moved.Addresses = ips("127.2.0.99")
+	unresolved := dnsendpoint.Cluster{Name: "c2", Region: "us-east1", Zones: []string{"us-east1-c"}, Hostname: "lb-2.elb.amazonaws.com", Weight: 1}
 	all := map[string]bool{"c1": true, "c2": true, "c3": true}
 	tests := []struct {
 		name      string
@@ -82,8 +82,8 @@ func TestDecide(t *testing.T) {
 		},
 		{
 			name: "a hostname that did not resolve keeps the addresses it resolved to before",
-			obs: observation{placed: all, published: publishedWith(t, east1, Shard{Cluster: "c2", Region: "us-east1", Zones: []string{"us-east1-c"},
-				Hostname: "lb-2.elb.amazonaws.com", IPs: ips("127.2.0.7"), Weight: 1}, eu),
+			obs: observation{placed: all, published: publishedWith(t, east1, dnsendpoint.Cluster{Name: "c2", Region: "us-east1", Zones: []string{"us-east1-c"},
+				Hostname: "lb-2.elb.amazonaws.com", Addresses: ips("127.2.0.7"), Weight: 1}, eu),
 				members: map[string]memberShard{"c1": {outcome: shardServing, shard: east1}, "c2": {outcome: shardUnresolved, shard: unresolved}, "c3": {outcome: shardServing, shard: eu}}},
 			want:      []string{"c2.web.ns.fed.svc.example.com CNAME lb-2.elb.amazonaws.com", "web.ns.fed.svc.us-east1-c.us-east1.example.com CNAME lb-2.elb.amazonaws.com"},
 			hostnames: true,
@@ -285,14 +285,14 @@ func TestStatusConditions(t *testing.T) {
 		},
 		{
 			name: "every placed cluster serving: Placed and Published, global name in status",
-			fill: func(s *status) { s.published("web.ns.fed.svc.example.com", []Shard{east1, east2}, 2) },
+			fill: func(s *status) { s.published("web.ns.fed.svc.example.com", []dnsendpoint.Cluster{east1, east2}, 2) },
 			want: map[string]string{CondValid: "True/Valid", CondPlaced: "True/Placed", CondPublished: "True/Published"}, global: true,
 		},
 		{
 			name: "a shard problem makes Placed False with its reason",
 			fill: func(s *status) {
 				s.shardProblem("c2", reasonShardConflict, "left alone")
-				s.published("web.ns.fed.svc.example.com", []Shard{east1}, 2)
+				s.published("web.ns.fed.svc.example.com", []dnsendpoint.Cluster{east1}, 2)
 			},
 			want: map[string]string{CondValid: "True/Valid", CondPlaced: "False/ShardConflict", CondPublished: "True/Published"}, global: true,
 		},
@@ -305,14 +305,14 @@ func TestStatusConditions(t *testing.T) {
 			name: "unknown clusters in the placement",
 			fill: func(s *status) {
 				s.placementWarning("names clusters that are not joined: gone")
-				s.published("web.ns.fed.svc.example.com", []Shard{east1}, 1)
+				s.published("web.ns.fed.svc.example.com", []dnsendpoint.Cluster{east1}, 1)
 			},
 			want: map[string]string{CondValid: "True/Valid", CondPlaced: "False/UnknownClusters", CondPublished: "True/Published"}, global: true,
 		},
 		{
 			name: "a provider left a name alone",
 			fill: func(s *status) {
-				s.published("web.ns.fed.svc.example.com", []Shard{east1}, 1)
+				s.published("web.ns.fed.svc.example.com", []dnsendpoint.Cluster{east1}, 1)
 				s.providers([]extdnsv1alpha1.PublisherStatus{{Provider: "route53", ObservedGeneration: 3, Conflicts: []string{"c1.web"}}}, 3)
 			},
 			want: map[string]string{CondValid: "True/Valid", CondPlaced: "True/Placed", CondPublished: "True/Published", CondDNSPublished: "False/DNSConflict"}, global: true,
@@ -320,7 +320,7 @@ func TestStatusConditions(t *testing.T) {
 		{
 			name: "a provider behind the current generation is still publishing",
 			fill: func(s *status) {
-				s.published("web.ns.fed.svc.example.com", []Shard{east1}, 1)
+				s.published("web.ns.fed.svc.example.com", []dnsendpoint.Cluster{east1}, 1)
 				s.providers([]extdnsv1alpha1.PublisherStatus{{Provider: "rfc2136", ObservedGeneration: 2}}, 3)
 			},
 			want: map[string]string{CondValid: "True/Valid", CondPlaced: "True/Placed", CondPublished: "True/Published", CondDNSPublished: "False/Publishing"}, global: true,
@@ -443,7 +443,7 @@ func TestDecideAppliesTheCheckersVerdicts(t *testing.T) {
 }
 
 func TestDecideWritesWhereEachClusterIs(t *testing.T) {
-	onPrem := Shard{Cluster: "c4", Region: "basement", Zones: []string{"rack-1"}, IPs: ips("127.4.0.1"), Weight: 1, Ports: []Port{web}}
+	onPrem := dnsendpoint.Cluster{Name: "c4", Region: "basement", Zones: []string{"rack-1"}, Addresses: ips("127.4.0.1"), Weight: 1, Ports: []dnsendpoint.Port{web}}
 	joined := joinedClusters(east1, east2, eu, onPrem)
 	joined["c1"].Spec.Location = &kfedv1alpha1.GeoLocation{Latitude: "40.71", Longitude: "-74.01"}
 	// c2 was published with a location it no longer has: the Cluster is

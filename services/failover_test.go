@@ -23,7 +23,7 @@ func TestDecideFailover(t *testing.T) {
 	sick := eu
 	sick.Unhealthy = true
 	policy := failover.Policy{Order: []string{"europe-west1", "us-east1"}, Hold: 30 * time.Second}
-	withState := func(st failover.State, shards ...Shard) func(*testing.T) observation {
+	withState := func(st failover.State, shards ...dnsendpoint.Cluster) func(*testing.T) observation {
 		return func(t *testing.T) observation {
 			p := publishedWith(t, shards...)
 			if st != (failover.State{}) {
@@ -36,7 +36,7 @@ func TestDecideFailover(t *testing.T) {
 		name      string
 		policy    failover.Policy
 		published func(*testing.T) observation
-		serving   []Shard
+		serving   []dnsendpoint.Cluster
 		global    []string // clusters at the global name
 		region    string   // what the us-east1 region name holds: "A" or "CNAME"
 		active    string
@@ -44,17 +44,17 @@ func TestDecideFailover(t *testing.T) {
 		due       bool
 	}{
 		{name: "the first place serves: the others leave every shared name",
-			policy: policy, published: withState(failover.State{}, east1, east2, eu), serving: []Shard{east1, east2, eu},
+			policy: policy, published: withState(failover.State{}, east1, east2, eu), serving: []dnsendpoint.Cluster{east1, east2, eu},
 			global: []string{"c3"}, region: "CNAME", active: "europe-west1", cond: "True/Primary"},
 		{name: "the first place unhealthy: the next serves",
-			policy: policy, published: withState(failover.State{Active: "europe-west1", Since: t0}, east1, east2, sick), serving: []Shard{east1, east2, sick},
+			policy: policy, published: withState(failover.State{Active: "europe-west1", Since: t0}, east1, east2, sick), serving: []dnsendpoint.Cluster{east1, east2, sick},
 			global: []string{"c1", "c2"}, region: "A", active: "us-east1", cond: "True/FailedOver"},
 		{name: "the first place healthy again: failback waits for the hold",
-			policy: policy, published: withState(failover.State{Active: "us-east1", Since: t0}, east1, east2, eu), serving: []Shard{east1, east2, eu},
+			policy: policy, published: withState(failover.State{Active: "us-east1", Since: t0}, east1, east2, eu), serving: []dnsendpoint.Cluster{east1, east2, eu},
 			global: []string{"c1", "c2"}, region: "A", active: "us-east1", cond: "True/FailbackPending", due: true},
 		{name: "pinned",
 			policy: failover.Policy{Order: policy.Order, Pin: "us-east1", Hold: policy.Hold}, published: withState(failover.State{Active: "europe-west1", Since: t0}, east1, east2, eu),
-			serving: []Shard{east1, east2, eu}, global: []string{"c1", "c2"}, region: "A", active: "us-east1", cond: "True/Pinned"},
+			serving: []dnsendpoint.Cluster{east1, east2, eu}, global: []string{"c1", "c2"}, region: "A", active: "us-east1", cond: "True/Pinned"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -64,7 +64,7 @@ func TestDecideFailover(t *testing.T) {
 			obs.joined, obs.placed = joinedClusters(east1, east2, eu), map[string]bool{"c1": true, "c2": true, "c3": true}
 			obs.members = map[string]memberShard{}
 			for _, s := range tt.serving {
-				obs.members[s.Cluster] = memberShard{outcome: shardServing, shard: s}
+				obs.members[s.Name] = memberShard{outcome: shardServing, shard: s}
 			}
 			obs.now = t0.Add(time.Minute)
 			st := newStatus(shardService())

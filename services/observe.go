@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
@@ -56,7 +57,7 @@ type memberShard struct {
 	outcome shardOutcome
 	// shard is the endpoint observed; for shardServing and
 	// shardUnresolved.
-	shard Shard
+	shard dnsendpoint.Cluster
 }
 
 type shardOutcome int
@@ -150,7 +151,7 @@ func (c *Controller) syncShard(ctx context.Context, m clusters.Member, svc *core
 		st.shardProblem(m.Name, reasonIngressUnresolved, err.Error())
 		return memberShard{outcome: shardUnresolved, shard: obs}, nil
 	}
-	if len(obs.IPs) == 0 && obs.Hostname == "" {
+	if len(obs.Addresses) == 0 && obs.Hostname == "" {
 		return memberShard{outcome: shardNoIngress}, nil
 	}
 	return memberShard{outcome: shardServing, shard: obs}, nil
@@ -217,22 +218,22 @@ func (c *Controller) ensureShard(ctx context.Context, m clusters.Member, svc *co
 	return existing, nil
 }
 
-// readIngress reads a shard's ingress into a Shard, resolving a hostname
+// readIngress reads a shard's ingress into its cluster row, resolving a hostname
 // ingress.
-func (c *Controller) readIngress(ctx context.Context, m clusters.Member, shard *corev1.Service) (Shard, error) {
-	s := Shard{Cluster: m.Name, Region: m.Region, Zones: m.Zones, Weight: 1}
+func (c *Controller) readIngress(ctx context.Context, m clusters.Member, shard *corev1.Service) (dnsendpoint.Cluster, error) {
+	s := dnsendpoint.Cluster{Name: m.Name, Region: m.Region, Zones: m.Zones, Weight: 1}
 	for _, ip := range shard.Spec.ClusterIPs {
 		if a, err := netip.ParseAddr(ip); err == nil {
 			s.ClusterIPs = append(s.ClusterIPs, a)
 		}
 	}
 	for _, p := range shard.Spec.Ports {
-		s.Ports = append(s.Ports, Port{Name: p.Name, Protocol: string(p.Protocol), Port: p.Port})
+		s.Ports = append(s.Ports, dnsendpoint.Port{Name: p.Name, Protocol: string(p.Protocol), Port: p.Port})
 	}
 	var errs []error
 	for _, ing := range shard.Status.LoadBalancer.Ingress {
 		if a, err := netip.ParseAddr(ing.IP); err == nil {
-			s.IPs = append(s.IPs, a)
+			s.Addresses = append(s.Addresses, a)
 			continue
 		}
 		if ing.Hostname != "" && s.Hostname == "" {
@@ -249,7 +250,7 @@ func (c *Controller) readIngress(ctx context.Context, m clusters.Member, shard *
 				continue
 			}
 			for _, a := range addrs {
-				s.IPs = append(s.IPs, a.Unmap())
+				s.Addresses = append(s.Addresses, a.Unmap())
 			}
 		}
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/dnsprovider"
-	"github.com/kfed-io/kfed/geo"
 	"github.com/kfed-io/kfed/services/serviceconfig"
 )
 
@@ -28,46 +27,14 @@ func NewNames(federation, domain, namespace, service string) Names {
 	return dnsendpoint.NewNames(federation, domain, namespace, service)
 }
 
-// Shard is what the controller observed of one member cluster's copy of a
-// Service.
-type Shard struct {
-	Cluster string
-	Region  string
-	Zones   []string
-	// IPs of the shard's load-balancer ingress.
-	IPs []netip.Addr
-	// Hostname of the ingress when it was given as a name (an AWS ELB), and
-	// what it resolved to this sync (in IPs as well).
-	Hostname string
-	// ClusterIPs of the shard, for clients inside the cluster.
-	ClusterIPs []netip.Addr
-	// Weight is the cluster's DNS weight.
-	Weight int
-	// Ports of the shard's load balancer.
-	Ports []Port
-	// Unhealthy is the health checkers' verdict (quorum of the fresh
-	// checkers): the shard leaves every shared name and SRV, and keeps its
-	// own name.
-	Unhealthy bool
-	// Location is where the cluster is (Cluster.Coordinates), for readers
-	// that order clusters by distance; nil when unknown.
-	Location *geo.Point
-}
-
-// Port is a named Service port.
-type Port struct {
-	Name     string
-	Protocol string
-	Port     int32
-}
-
 // Input is everything the records of one Service depend on.
 type Input struct {
 	Names Names
 	TTL   int64
-	// Shards of the clusters the Service is placed in and that have an
-	// endpoint; a cluster without ingress is left out.
-	Shards []Shard
+	// Clusters the Service is placed in and that have an endpoint, as
+	// rows of the DNSEndpoint's cluster table; a cluster without ingress is
+	// left out.
+	Clusters []dnsendpoint.Cluster
 	// Regions and Zones lists every region and zone (as "zone/region") of the
 	// federation's clusters, so that a place with no endpoint still gets its
 	// CNAME fallback.
@@ -96,20 +63,20 @@ func Endpoints(in Input) ([]extdnsv1alpha1.Endpoint, []dnsendpoint.Cluster, erro
 	}
 	n := in.Names
 	out := endpoints{ttl: cmp.Or(in.TTL, DefaultTTL)}
-	shards := slices.Clone(in.Shards)
-	slices.SortFunc(shards, func(a, b Shard) int { return strings.Compare(a.Cluster, b.Cluster) })
+	shards := slices.Clone(in.Clusters)
+	slices.SortFunc(shards, func(a, b dnsendpoint.Cluster) int { return strings.Compare(a.Name, b.Name) })
 
-	serving := filter(shards, func(s Shard) bool { return !s.Unhealthy && (in.Serving == nil || in.Serving[s.Cluster]) })
+	serving := filter(shards, func(s dnsendpoint.Cluster) bool { return !s.Unhealthy && (in.Serving == nil || in.Serving[s.Name]) })
 	global := serving
 	if len(serving) == 0 {
 		global = shards // fail open
 	}
 	out.addresses(n.Global(), global)
 	for _, s := range shards {
-		out.addresses(n.Cluster(s.Cluster), []Shard{s})
+		out.addresses(n.Cluster(s.Name), []dnsendpoint.Cluster{s})
 	}
 	for _, r := range sortedUnique(in.Regions) {
-		at := filter(serving, func(s Shard) bool { return s.Region == r })
+		at := filter(serving, func(s dnsendpoint.Cluster) bool { return s.Region == r })
 		if len(at) == 0 {
 			out.add(n.Region(r), "CNAME", []string{n.Global()})
 			continue
@@ -118,7 +85,7 @@ func Endpoints(in Input) ([]extdnsv1alpha1.Endpoint, []dnsendpoint.Cluster, erro
 	}
 	for _, zr := range sortedUnique(in.Zones) {
 		z, r, _ := strings.Cut(zr, "/")
-		at := filter(serving, func(s Shard) bool { return s.Region == r && slices.Contains(s.Zones, z) })
+		at := filter(serving, func(s dnsendpoint.Cluster) bool { return s.Region == r && slices.Contains(s.Zones, z) })
 		if len(at) == 0 {
 			out.add(n.Zone(z, r), "CNAME", []string{n.Region(r)})
 			continue
@@ -131,7 +98,7 @@ func Endpoints(in Input) ([]extdnsv1alpha1.Endpoint, []dnsendpoint.Cluster, erro
 	})
 	table := make([]dnsendpoint.Cluster, len(shards))
 	for i, s := range shards {
-		table[i] = clusterOf(s)
+		table[i] = row(s)
 	}
 	return out.list, table, nil
 }
@@ -149,14 +116,14 @@ func (e *endpoints) add(name, typ string, targets []string) {
 // addresses publishes the shards at name: the addresses of all of them in
 // one A and one AAAA endpoint, or a CNAME when the name's sole target is
 // one hostname ingress (a CNAME cannot share its name, so only then).
-func (e *endpoints) addresses(name string, at []Shard) {
+func (e *endpoints) addresses(name string, at []dnsendpoint.Cluster) {
 	if len(at) == 1 && at[0].Hostname != "" {
 		e.add(name, "CNAME", []string{at[0].Hostname})
 		return
 	}
 	var ips []netip.Addr
 	for _, s := range at {
-		ips = append(ips, s.IPs...)
+		ips = append(ips, s.Addresses...)
 	}
 	v4, v6 := split(ips)
 	if len(v4) > 0 {
@@ -169,13 +136,13 @@ func (e *endpoints) addresses(name string, at []Shard) {
 
 // srv publishes an SRV endpoint per named port of the shards at, each
 // target a shard's per-cluster name with its weight.
-func (e *endpoints) srv(n Names, at []Shard) {
+func (e *endpoints) srv(n Names, at []dnsendpoint.Cluster) {
 	for _, p := range srvPorts(at) {
 		var targets []string
 		for _, s := range at {
 			for _, sp := range s.Ports {
 				if sp.Name == p.Name && strings.EqualFold(sp.Protocol, p.Protocol) {
-					t := dnsprovider.SRV{Weight: dnsendpoint.SRVWeight(s.Weight), Port: uint16(sp.Port), Target: n.Cluster(s.Cluster)}
+					t := dnsprovider.SRV{Weight: dnsendpoint.SRVWeight(s.Weight), Port: uint16(sp.Port), Target: n.Cluster(s.Name)}
 					targets = append(targets, t.String())
 				}
 			}
@@ -184,28 +151,16 @@ func (e *endpoints) srv(n Names, at []Shard) {
 	}
 }
 
-// clusterOf is a shard as a row of the DNSEndpoint's cluster table.
-func clusterOf(s Shard) dnsendpoint.Cluster {
-	c := dnsendpoint.Cluster{
-		Name: s.Cluster, Region: s.Region, Zones: s.Zones, Weight: s.Weight, Hostname: s.Hostname,
-		Addresses: sortedAddrs(s.IPs), ClusterIPs: sortedAddrs(s.ClusterIPs), Unhealthy: s.Unhealthy, Location: s.Location,
+// row is a cluster as the DNSEndpoint's cluster table holds it: addresses
+// sorted and unique, every port with its protocol.
+func row(c dnsendpoint.Cluster) dnsendpoint.Cluster {
+	c.Addresses, c.ClusterIPs = sortedAddrs(c.Addresses), sortedAddrs(c.ClusterIPs)
+	ports := make([]dnsendpoint.Port, len(c.Ports))
+	for i, p := range c.Ports {
+		ports[i] = dnsendpoint.Port{Name: p.Name, Protocol: cmp.Or(p.Protocol, "TCP"), Port: p.Port}
 	}
-	for _, p := range s.Ports {
-		c.Ports = append(c.Ports, dnsendpoint.Port{Name: p.Name, Protocol: cmp.Or(p.Protocol, "TCP"), Port: p.Port})
-	}
+	c.Ports = ports
 	return c
-}
-
-// shardOf reads a row of a published cluster table back into a Shard.
-func shardOf(c *dnsendpoint.Cluster) Shard {
-	s := Shard{
-		Cluster: c.Name, Region: c.Region, Zones: c.Zones, Weight: c.Weight, Hostname: c.Hostname,
-		IPs: c.Addresses, ClusterIPs: c.ClusterIPs, Unhealthy: c.Unhealthy, Location: c.Location,
-	}
-	for _, p := range c.Ports {
-		s.Ports = append(s.Ports, Port{Name: p.Name, Protocol: p.Protocol, Port: p.Port})
-	}
-	return s
 }
 
 func sortedAddrs(addrs []netip.Addr) []netip.Addr {
@@ -233,19 +188,19 @@ func split(ips []netip.Addr) (v4, v6 []string) {
 }
 
 // srvPorts lists the distinct named ports of the shards.
-func srvPorts(shards []Shard) []Port {
-	var ports []Port
+func srvPorts(shards []dnsendpoint.Cluster) []dnsendpoint.Port {
+	var ports []dnsendpoint.Port
 	for _, s := range shards {
 		for _, p := range s.Ports {
 			if p.Name == "" {
 				continue
 			}
-			if !slices.ContainsFunc(ports, func(q Port) bool { return q.Name == p.Name && strings.EqualFold(q.Protocol, p.Protocol) }) {
-				ports = append(ports, Port{Name: p.Name, Protocol: cmp.Or(p.Protocol, "TCP")})
+			if !slices.ContainsFunc(ports, func(q dnsendpoint.Port) bool { return q.Name == p.Name && strings.EqualFold(q.Protocol, p.Protocol) }) {
+				ports = append(ports, dnsendpoint.Port{Name: p.Name, Protocol: cmp.Or(p.Protocol, "TCP")})
 			}
 		}
 	}
-	slices.SortFunc(ports, func(a, b Port) int {
+	slices.SortFunc(ports, func(a, b dnsendpoint.Port) int {
 		return cmp.Or(strings.Compare(a.Name, b.Name), strings.Compare(a.Protocol, b.Protocol))
 	})
 	return ports
@@ -256,8 +211,8 @@ func srvPorts(shards []Shard) []Port {
 func validateNames(in Input) error {
 	n := in.Names
 	names := []string{n.Global()}
-	for _, s := range in.Shards {
-		names = append(names, n.Cluster(s.Cluster))
+	for _, s := range in.Clusters {
+		names = append(names, n.Cluster(s.Name))
 		for _, p := range s.Ports {
 			if p.Name != "" {
 				names = append(names, n.SRV(p.Name, cmp.Or(p.Protocol, "TCP")))
@@ -290,8 +245,8 @@ func validateNames(in Input) error {
 	return nil
 }
 
-func filter(shards []Shard, keep func(Shard) bool) []Shard {
-	var out []Shard
+func filter(shards []dnsendpoint.Cluster, keep func(dnsendpoint.Cluster) bool) []dnsendpoint.Cluster {
+	var out []dnsendpoint.Cluster
 	for _, s := range shards {
 		if keep(s) {
 			out = append(out, s)

@@ -60,10 +60,10 @@ func render(t *testing.T, eps []extdnsv1alpha1.Endpoint, table []dnsendpoint.Clu
 }
 
 var (
-	web   = Port{Name: "web", Protocol: "TCP", Port: 80}
-	east1 = Shard{Cluster: "c1", Region: "us-east1", Zones: []string{"us-east1-b"}, IPs: ips("127.1.0.1"), Weight: 1, Ports: []Port{web}}
-	east2 = Shard{Cluster: "c2", Region: "us-east1", Zones: []string{"us-east1-c"}, IPs: ips("127.2.0.1"), Weight: 1, Ports: []Port{web}}
-	eu    = Shard{Cluster: "c3", Region: "europe-west1", Zones: []string{"europe-west1-b"}, IPs: ips("127.3.0.1"), Weight: 2, Ports: []Port{web}}
+	web   = dnsendpoint.Port{Name: "web", Protocol: "TCP", Port: 80}
+	east1 = dnsendpoint.Cluster{Name: "c1", Region: "us-east1", Zones: []string{"us-east1-b"}, Addresses: ips("127.1.0.1"), Weight: 1, Ports: []dnsendpoint.Port{web}}
+	east2 = dnsendpoint.Cluster{Name: "c2", Region: "us-east1", Zones: []string{"us-east1-c"}, Addresses: ips("127.2.0.1"), Weight: 1, Ports: []dnsendpoint.Port{web}}
+	eu    = dnsendpoint.Cluster{Name: "c3", Region: "europe-west1", Zones: []string{"europe-west1-b"}, Addresses: ips("127.3.0.1"), Weight: 2, Ports: []dnsendpoint.Port{web}}
 	// all places of the three clusters above
 	regions = []string{"us-east1", "europe-west1"}
 	zones   = []string{"us-east1-b/us-east1", "us-east1-c/us-east1", "europe-west1-b/europe-west1"}
@@ -79,7 +79,7 @@ func TestEndpoints(t *testing.T) {
 	}{
 		{
 			name: "three clusters in two regions get global, region, zone, cluster and SRV names",
-			in:   Input{Names: names, Shards: []Shard{east1, east2, eu}, Regions: regions, Zones: zones},
+			in:   Input{Names: names, Clusters: []dnsendpoint.Cluster{east1, east2, eu}, Regions: regions, Zones: zones},
 			want: []string{
 				"_web._tcp.web.ns.fed.svc.example.com SRV 0 1 80 c1.web.ns.fed.svc.example.com.,0 1 80 c2.web.ns.fed.svc.example.com.,0 2 80 c3.web.ns.fed.svc.example.com.",
 				"c1.web.ns.fed.svc.example.com A [c1] 127.1.0.1",
@@ -98,7 +98,7 @@ func TestEndpoints(t *testing.T) {
 		},
 		{
 			name: "zone without endpoint answers CNAME to region, region without endpoint CNAME to global",
-			in:   Input{Names: names, Shards: []Shard{east1}, Regions: regions, Zones: zones},
+			in:   Input{Names: names, Clusters: []dnsendpoint.Cluster{east1}, Regions: regions, Zones: zones},
 			want: []string{
 				"_web._tcp.web.ns.fed.svc.example.com SRV 0 1 80 c1.web.ns.fed.svc.example.com.",
 				"c1.web.ns.fed.svc.example.com A [c1] 127.1.0.1",
@@ -121,7 +121,7 @@ func TestEndpoints(t *testing.T) {
 		{
 			name: "a cluster in two zones answers at both zone names",
 			in: Input{Names: names, Regions: []string{"r"}, Zones: []string{"a/r", "b/r"},
-				Shards: []Shard{{Cluster: "c1", Region: "r", Zones: []string{"a", "b"}, IPs: ips("127.1.0.1"), Weight: 1}}},
+				Clusters: []dnsendpoint.Cluster{{Name: "c1", Region: "r", Zones: []string{"a", "b"}, Addresses: ips("127.1.0.1"), Weight: 1}}},
 			want: []string{
 				"c1.web.ns.fed.svc.example.com A [c1] 127.1.0.1",
 				"web.ns.fed.svc.a.r.example.com A [c1] 127.1.0.1",
@@ -132,9 +132,9 @@ func TestEndpoints(t *testing.T) {
 		},
 		{
 			name: "IPv6-only cluster gets AAAA only; dual-stack both",
-			in: Input{Names: names, Regions: []string{"r"}, Zones: []string{"z/r"}, Shards: []Shard{
-				{Cluster: "v6", Region: "r", Zones: []string{"z"}, IPs: ips("fd00::1"), Weight: 1},
-				{Cluster: "ds", Region: "r", Zones: []string{"z"}, IPs: ips("fd00::2", "127.9.0.1"), Weight: 1},
+			in: Input{Names: names, Regions: []string{"r"}, Zones: []string{"z/r"}, Clusters: []dnsendpoint.Cluster{
+				{Name: "v6", Region: "r", Zones: []string{"z"}, Addresses: ips("fd00::1"), Weight: 1},
+				{Name: "ds", Region: "r", Zones: []string{"z"}, Addresses: ips("fd00::2", "127.9.0.1"), Weight: 1},
 			}},
 			want: []string{
 				"ds.web.ns.fed.svc.example.com A [ds] 127.9.0.1",
@@ -153,8 +153,8 @@ func TestEndpoints(t *testing.T) {
 		},
 		{
 			name: "hostname-only cluster is a CNAME where it is the sole target",
-			in: Input{Names: names, Regions: []string{"r"}, Zones: []string{"z/r"}, Shards: []Shard{
-				{Cluster: "aws", Region: "r", Zones: []string{"z"}, Hostname: "lb-1.elb.amazonaws.com", IPs: ips("127.5.0.1"), Weight: 1},
+			in: Input{Names: names, Regions: []string{"r"}, Zones: []string{"z/r"}, Clusters: []dnsendpoint.Cluster{
+				{Name: "aws", Region: "r", Zones: []string{"z"}, Hostname: "lb-1.elb.amazonaws.com", Addresses: ips("127.5.0.1"), Weight: 1},
 			}},
 			want: []string{
 				"aws.web.ns.fed.svc.example.com CNAME lb-1.elb.amazonaws.com",
@@ -165,9 +165,9 @@ func TestEndpoints(t *testing.T) {
 		},
 		{
 			name: "hostname beside IP clusters is published as its resolved addresses",
-			in: Input{Names: names, Regions: []string{"r"}, Zones: []string{"z/r", "y/r"}, Shards: []Shard{
-				{Cluster: "aws", Region: "r", Zones: []string{"z"}, Hostname: "lb-1.elb.amazonaws.com", IPs: ips("127.5.0.1"), Weight: 1},
-				{Cluster: "gcp", Region: "r", Zones: []string{"y"}, IPs: ips("127.6.0.1"), Weight: 1},
+			in: Input{Names: names, Regions: []string{"r"}, Zones: []string{"z/r", "y/r"}, Clusters: []dnsendpoint.Cluster{
+				{Name: "aws", Region: "r", Zones: []string{"z"}, Hostname: "lb-1.elb.amazonaws.com", Addresses: ips("127.5.0.1"), Weight: 1},
+				{Name: "gcp", Region: "r", Zones: []string{"y"}, Addresses: ips("127.6.0.1"), Weight: 1},
 			}},
 			want: []string{
 				"aws.web.ns.fed.svc.example.com CNAME lb-1.elb.amazonaws.com",
@@ -182,7 +182,7 @@ func TestEndpoints(t *testing.T) {
 		},
 		{
 			name: "an unhealthy cluster leaves the shared names and SRV and keeps its own name",
-			in: Input{Names: names, Regions: regions, Zones: zones, Shards: []Shard{east1, func() Shard {
+			in: Input{Names: names, Regions: regions, Zones: zones, Clusters: []dnsendpoint.Cluster{east1, func() dnsendpoint.Cluster {
 				s := east2
 				s.Unhealthy = true
 				return s
@@ -203,8 +203,8 @@ func TestEndpoints(t *testing.T) {
 		},
 		{
 			name: "with no healthy cluster the global name keeps them all and every place falls back to it",
-			in: Input{Names: names, Regions: regions, Zones: zones, Shards: func() []Shard {
-				out := []Shard{east1, east2, eu}
+			in: Input{Names: names, Regions: regions, Zones: zones, Clusters: func() []dnsendpoint.Cluster {
+				out := []dnsendpoint.Cluster{east1, east2, eu}
 				for i := range out {
 					out[i].Unhealthy = true
 				}
@@ -227,12 +227,12 @@ func TestEndpoints(t *testing.T) {
 		},
 		{
 			name:   "a label over 63 octets is refused",
-			in:     Input{Names: NewNames("fed", "example.com", "ns", strings.Repeat("s", 64)), Shards: []Shard{east1}},
+			in:     Input{Names: NewNames("fed", "example.com", "ns", strings.Repeat("s", 64)), Clusters: []dnsendpoint.Cluster{east1}},
 			errHas: "over DNS's 63",
 		},
 		{
 			name:   "a name over 253 octets is refused",
-			in:     Input{Names: NewNames(strings.Repeat("f", 60), strings.Repeat("d", 60)+"."+strings.Repeat("e", 60)+".com", "ns", strings.Repeat("s", 63)), Shards: []Shard{east1}},
+			in:     Input{Names: NewNames(strings.Repeat("f", 60), strings.Repeat("d", 60)+"."+strings.Repeat("e", 60)+".com", "ns", strings.Repeat("s", 63)), Clusters: []dnsendpoint.Cluster{east1}},
 			errHas: "over DNS's 253",
 		},
 	}
@@ -257,11 +257,11 @@ func TestEndpoints(t *testing.T) {
 
 func TestRemovingAClusterRemovesOnlyItsTargets(t *testing.T) {
 	names := NewNames("fed", "example.com", "ns", "web")
-	before, beforeTable, err := Endpoints(Input{Names: names, Shards: []Shard{east1, east2, eu}, Regions: regions, Zones: zones})
+	before, beforeTable, err := Endpoints(Input{Names: names, Clusters: []dnsendpoint.Cluster{east1, east2, eu}, Regions: regions, Zones: zones})
 	if err != nil {
 		t.Fatal(err)
 	}
-	after, afterTable, err := Endpoints(Input{Names: names, Shards: []Shard{east1, eu}, Regions: regions, Zones: zones})
+	after, afterTable, err := Endpoints(Input{Names: names, Clusters: []dnsendpoint.Cluster{east1, eu}, Regions: regions, Zones: zones})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,8 +297,8 @@ func TestEndpointsCarryProvenanceForHealthAndWeights(t *testing.T) {
 	s := eu
 	s.ClusterIPs = ips("10.96.0.10", "fd00:10::a")
 	s.Hostname = "lb-3.elb.amazonaws.com"
-	s.Ports = []Port{web, {Port: 9000}} // an unnamed port has no SRV, but is probed
-	eps, table, err := Endpoints(Input{Names: NewNames("fed", "example.com", "ns", "web"), TTL: 60, Shards: []Shard{s, east1}})
+	s.Ports = []dnsendpoint.Port{web, {Port: 9000}} // an unnamed port has no SRV, but is probed
+	eps, table, err := Endpoints(Input{Names: NewNames("fed", "example.com", "ns", "web"), TTL: 60, Clusters: []dnsendpoint.Cluster{s, east1}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/failover"
 	"github.com/kfed-io/kfed/healthcheck"
@@ -124,10 +125,10 @@ func (s *status) providers(pubs []extdnsv1alpha1.PublisherStatus, gen int64) {
 	s.publishers, s.generation = pubs, gen
 }
 
-func (s *status) published(global string, shards []Shard, placed int) {
+func (s *status) published(global string, shards []dnsendpoint.Cluster, placed int) {
 	s.reached, s.global, s.placed = true, global, placed
 	for _, sh := range shards {
-		s.endpoints = append(s.endpoints, sh.Cluster)
+		s.endpoints = append(s.endpoints, sh.Name)
 	}
 	slices.Sort(s.endpoints)
 }

@@ -63,12 +63,12 @@ func weightsOf(selector map[string]string, deps []appsv1.Deployment) weights {
 // weigh sets each shard's weight: the cluster's entry of w, 0 for a cluster
 // without one (it runs none of the selected replicas), and
 // dnsendpoint.DefaultWeight for every shard when w is nil.
-func weigh(w weights, shards []Shard) {
+func weigh(w weights, shards []dnsendpoint.Cluster) {
 	for i := range shards {
 		if w == nil {
 			shards[i].Weight = dnsendpoint.DefaultWeight
 		} else {
-			shards[i].Weight = w[shards[i].Cluster]
+			shards[i].Weight = w[shards[i].Name]
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kfed-io/kfed/api/clusterreplicas"
+	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 )
 
 func tabledDeployment(name string, podLabels map[string]string, table string) appsv1.Deployment {
@@ -88,7 +89,7 @@ func TestWeightsOf(t *testing.T) {
 }
 
 func TestWeighKeepsDefaultWithoutDeployments(t *testing.T) {
-	shards := []Shard{{Cluster: "a", Weight: 7}, {Cluster: "b"}}
+	shards := []dnsendpoint.Cluster{{Name: "a", Weight: 7}, {Name: "b"}}
 	weigh(nil, shards)
 	if shards[0].Weight != 1 || shards[1].Weight != 1 {
 		t.Errorf("without federated Deployments weights are %d and %d, want 1", shards[0].Weight, shards[1].Weight)

@@ -58,10 +58,10 @@ func webDNSEndpoint(federation string, shards ...webShard) *extdnsv1alpha1.DNSEn
 		Zones:   []string{"us-east1-b/us-east1", "us-east1-c/us-east1", "europe-west1-b/europe-west1"},
 	}
 	for _, s := range shards {
-		in.Shards = append(in.Shards, services.Shard{
-			Cluster: s.cluster, Region: "us-east1", Zones: []string{s.zone}, Weight: 1,
-			IPs: []netip.Addr{netip.MustParseAddr(s.lb)}, ClusterIPs: []netip.Addr{netip.MustParseAddr(s.clusterIP)},
-			Ports: []services.Port{{Name: "http", Protocol: "TCP", Port: 8080}},
+		in.Clusters = append(in.Clusters, dnsendpoint.Cluster{
+			Name: s.cluster, Region: "us-east1", Zones: []string{s.zone}, Weight: 1,
+			Addresses: []netip.Addr{netip.MustParseAddr(s.lb)}, ClusterIPs: []netip.Addr{netip.MustParseAddr(s.clusterIP)},
+			Ports: []dnsendpoint.Port{{Name: "http", Protocol: "TCP", Port: 8080}},
 		})
 	}
 	eps, table, err := services.Endpoints(in)

@@ -177,10 +177,10 @@ func readmeDNSEndpoint(t *testing.T, lb string) *extdnsv1alpha1.DNSEndpoint {
 	in := services.Input{
 		Names: services.NewNames("myfed", "global.example.com", "shop", "web"), TTL: 30,
 		Regions: []string{"us-east1"}, Zones: []string{"us-east1-b/us-east1"},
-		Shards: []services.Shard{{
-			Cluster: "cluster-1", Region: "us-east1", Zones: []string{"us-east1-b"}, Weight: 1,
-			IPs: []netip.Addr{netip.MustParseAddr(lb)}, ClusterIPs: []netip.Addr{netip.MustParseAddr("10.96.0.11")},
-			Ports: []services.Port{{Name: "http", Protocol: "TCP", Port: 80}},
+		Clusters: []dnsendpoint.Cluster{{
+			Name: "cluster-1", Region: "us-east1", Zones: []string{"us-east1-b"}, Weight: 1,
+			Addresses: []netip.Addr{netip.MustParseAddr(lb)}, ClusterIPs: []netip.Addr{netip.MustParseAddr("10.96.0.11")},
+			Ports: []dnsendpoint.Port{{Name: "http", Protocol: "TCP", Port: 80}},
 		}},
 	}
 	eps, table, err := services.Endpoints(in)
