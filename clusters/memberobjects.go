@@ -69,9 +69,7 @@ func Classify(existing client.Object, origin, federation string) Standing {
 	return Foreign
 }
 
-// Mark puts kfed's marks on a member object made from origin, and records
-// which labels and annotations it carries (see MergeMeta); it is called once
-// the object has all of them.
+// Mark puts kfed's marks on a member object made from origin.
 func Mark(obj client.Object, origin, federation string) {
 	labels, annotations := obj.GetLabels(), obj.GetAnnotations()
 	if labels == nil {
@@ -83,8 +81,20 @@ func Mark(obj client.Object, origin, federation string) {
 	labels[kfedv1alpha1.LabelManagedBy] = kfedv1alpha1.ManagedBy
 	labels[kfedv1alpha1.LabelFederation] = federation
 	annotations[AnnotationOrigin] = origin
-	setRecords(labels, annotations)
 	obj.SetLabels(labels)
+	obj.SetAnnotations(annotations)
+}
+
+// Record records on a member object that MergeMeta will merge which labels
+// and annotations it carries; it is called once the object has all of them
+// (kfed's marks too). Objects kfed writes with Apply need no record: the API
+// server keeps who set what.
+func Record(obj client.Object) {
+	annotations := obj.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	setRecords(obj.GetLabels(), annotations)
 	obj.SetAnnotations(annotations)
 }
 

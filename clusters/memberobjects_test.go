@@ -55,6 +55,7 @@ func TestMergeMeta(t *testing.T) {
 	origin := func(labels, annotations map[string]string) metav1.ObjectMeta {
 		s := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: annotations}}
 		Mark(s, "ns/web", "fed")
+		Record(s)
 		return s.ObjectMeta
 	}
 	tests := []struct {

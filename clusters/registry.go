@@ -40,6 +40,9 @@ type Member struct {
 	Location *geo.Point
 	// Client reads from the member's cache and writes to its API server.
 	Client client.Client
+	// Reader reads from the member's API server, for what its cache does
+	// not hold (managedFields) or may not hold yet.
+	Reader client.Reader
 
 	// unwatched are the optional kinds (by Go type) not watched here.
 	unwatched map[reflect.Type]bool
@@ -280,7 +283,7 @@ func (r *Registry) start(ctx context.Context, c *kfedv1alpha1.Cluster, cfg *rest
 	r.members[c.Name] = &running{
 		Member: Member{
 			Name: c.Name, Region: region, Zones: slices.Clone(zones), Labels: c.Labels, Location: coordinates(c),
-			Client: cl.GetClient(), unwatched: unwatched,
+			Client: cl.GetClient(), Reader: cl.GetAPIReader(), unwatched: unwatched,
 		},
 		configHash: hash, cancel: cancel, done: done,
 	}

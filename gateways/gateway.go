@@ -127,6 +127,7 @@ func (k gatewayKind) sync(ctx context.Context, m clusters.Member, obj client.Obj
 	}
 	want := &gatewayv1.Gateway{ObjectMeta: copyMeta(gw), Spec: *gw.Spec.DeepCopy()}
 	clusters.Mark(want, origin(gw), federation)
+	clusters.Record(want)
 	var cur gatewayv1.Gateway
 	existing, err := getCopy(ctx, m, client.ObjectKeyFromObject(want), &cur)
 	if err != nil {
@@ -185,6 +186,7 @@ func (k gatewayKind) syncRoutes(ctx context.Context, m clusters.Member, gw *gate
 			continue
 		}
 		clusters.Mark(want, origin(rt), federation)
+		clusters.Record(want)
 		cur := want.DeepCopyObject().(client.Object)
 		existing, err := getCopy(ctx, m, client.ObjectKeyFromObject(want), cur)
 		if err != nil {

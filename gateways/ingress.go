@@ -59,6 +59,7 @@ func (k ingressKind) sync(ctx context.Context, m clusters.Member, obj client.Obj
 	}
 	want := &networkingv1.Ingress{ObjectMeta: copyMeta(ing), Spec: *ing.Spec.DeepCopy()}
 	clusters.Mark(want, origin(ing), federation)
+	clusters.Record(want)
 	var cur networkingv1.Ingress
 	existing, err := getCopy(ctx, m, client.ObjectKeyFromObject(want), &cur)
 	if err != nil {

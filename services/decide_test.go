@@ -241,33 +241,21 @@ func TestMatches(t *testing.T) {
 	}
 }
 
-func TestMergeShardKeepsWhatTheMemberAllocated(t *testing.T) {
+// The shard is the federated Service less what kfed reads itself and what
+// each member allocates for itself.
+func TestDesiredShardLeavesOutKfedsAndTheMembersFields(t *testing.T) {
 	svc := shardService(func(s *corev1.Service) {
 		s.Annotations = map[string]string{"team": "shop", AnnotationTTL: "60"}
 		s.Spec.LoadBalancerClass = new(LoadBalancerClass)
-		s.Spec.ClusterIP = "10.0.0.1"
+		s.Spec.ClusterIP, s.Spec.ClusterIPs = "10.0.0.1", []string{"10.0.0.1"}
+		s.Spec.Ports[0].NodePort = 31000
 	})
 	want := desiredShard(svc, "fed")
-	existing := desiredShard(svc, "fed")
-	existing.Spec.ClusterIP, existing.Spec.ClusterIPs = "10.96.0.7", []string{"10.96.0.7"}
-	existing.Spec.Ports[0].NodePort = 31000
-	existing.Labels["member-label"] = "kept"
-	if mergeShard(existing, want) {
-		t.Error("an unchanged shard reports a change")
+	if _, ok := want.Annotations[AnnotationTTL]; ok || want.Annotations["team"] != "shop" {
+		t.Errorf("shard annotations %v, want team without kfed's", want.Annotations)
 	}
-	if existing.Spec.ClusterIP != "10.96.0.7" || existing.Spec.Ports[0].NodePort != 31000 || existing.Labels["member-label"] != "kept" {
-		t.Errorf("merge lost what the member allocated: %+v", existing)
-	}
-	if _, ok := want.Annotations[AnnotationTTL]; ok || want.Spec.LoadBalancerClass != nil || want.Spec.ClusterIP != "" {
-		t.Errorf("the shard carries kfed's annotations, class or cluster IP: %+v", want)
-	}
-
-	svc.Spec.Ports = []corev1.ServicePort{{Name: "http", Protocol: "TCP", Port: 81}}
-	if !mergeShard(existing, desiredShard(svc, "fed")) {
-		t.Fatal("a changed port is not a change")
-	}
-	if p := existing.Spec.Ports; len(p) != 1 || p[0].Port != 81 || p[0].NodePort != 0 {
-		t.Errorf("ports after the change %+v, want 81 without the old node port", p)
+	if want.Spec.LoadBalancerClass != nil || want.Spec.ClusterIP != "" || want.Spec.ClusterIPs != nil || want.Spec.Ports[0].NodePort != 0 {
+		t.Errorf("the shard carries the class, cluster IP or node port of the original: %+v", want.Spec)
 	}
 }
 
@@ -492,30 +480,5 @@ func TestDecideWritesWhereEachClusterIs(t *testing.T) {
 	}
 	if l := table["c3"].Location; l == nil || *l != *want["c3"] {
 		t.Errorf("c3 reads back at %v", l)
-	}
-}
-
-// A label or annotation removed from the federated Service goes from its
-// shards; one the member's controllers put there stays.
-func TestMergeShardRemovesWhatTheUserRemoved(t *testing.T) {
-	svc := shardService(func(s *corev1.Service) {
-		s.Labels = map[string]string{"app": "web", "tier": "front"}
-		s.Annotations = map[string]string{"team": "shop"}
-	})
-	existing := desiredShard(svc, "fed")
-	existing.Annotations["cloud.example/lb-id"] = "lb-7"
-	svc.Labels = map[string]string{"app": "web"}
-	svc.Annotations = nil
-	if !mergeShard(existing, desiredShard(svc, "fed")) {
-		t.Fatal("removing a label and an annotation is not a change")
-	}
-	if _, ok := existing.Labels["tier"]; ok {
-		t.Errorf("label tier stayed on the shard: %v", existing.Labels)
-	}
-	if _, ok := existing.Annotations["team"]; ok {
-		t.Errorf("annotation team stayed on the shard: %v", existing.Annotations)
-	}
-	if existing.Labels["app"] != "web" || existing.Annotations["cloud.example/lb-id"] != "lb-7" {
-		t.Errorf("the merge took what it should keep: %v %v", existing.Labels, existing.Annotations)
 	}
 }

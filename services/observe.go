@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -171,25 +173,19 @@ func (c *Controller) ensureShard(ctx context.Context, m clusters.Member, svc *co
 	if apierrors.IsNotFound(err) {
 		existing = nil
 	}
-	switch clusters.Classify(existing, origin, c.Federation) {
+	standing := clusters.Classify(existing, origin, c.Federation)
+	switch standing {
 	case clusters.Absent:
-		err := m.Client.Create(ctx, want)
-		if apierrors.IsNotFound(err) {
-			// The namespace is missing in this member: create it and retry.
-			// Asking first would cost a request (or a cluster-wide watch) for
-			// every shard.
-			if nerr := createNamespace(ctx, m.Client, svc.Namespace); nerr != nil {
-				st.shardProblem(m.Name, reasonShardRejected, nerr.Error())
-				return nil, nerr
-			}
-			err = m.Client.Create(ctx, want)
+		// The cache may not have seen a Service made a moment ago, and an
+		// apply would take it over: ask the API server.
+		switch err := m.Reader.Get(ctx, client.ObjectKeyFromObject(want), &corev1.Service{}); {
+		case err == nil:
+			return nil, fmt.Errorf("shard in %s: the member has a Service %s that its cache has not seen yet", m.Name, origin)
+		case !apierrors.IsNotFound(err):
+			return nil, fmt.Errorf("reading shard in %s: %w", m.Name, err)
 		}
-		if err != nil {
-			if apierrors.IsAlreadyExists(err) { // the cache has not seen it yet
-				return nil, err
-			}
-			st.shardProblem(m.Name, reasonShardRejected, fmt.Sprintf("cluster %s rejected the shard: %v", m.Name, err))
-			return nil, fmt.Errorf("creating shard in %s: %w", m.Name, err)
+		if err := c.applyShard(ctx, m, svc, nil, want, st); err != nil {
+			return nil, err
 		}
 		c.Metrics.shard(m.Name, "create")
 		c.clusterEvent(svc, m.Name, corev1.EventTypeNormal, "ShardCreated", "created shard in cluster %s", m.Name)
@@ -208,14 +204,40 @@ func (c *Controller) ensureShard(ctx context.Context, m clusters.Member, svc *co
 	case clusters.Adopted:
 		want.Annotations[AnnotationAdopted] = "true"
 	}
-	if mergeShard(existing, want) {
-		if err := m.Client.Update(ctx, existing); err != nil {
-			st.shardProblem(m.Name, reasonShardRejected, fmt.Sprintf("cluster %s rejected the shard update: %v", m.Name, err))
-			return nil, fmt.Errorf("updating shard in %s: %w", m.Name, err)
+	if standing == clusters.Ours || standing == clusters.Adopted {
+		// A shard an older kfed wrote with updates.
+		if err := clusters.UpgradeOwnership(ctx, m.Reader, m.Client, existing); err != nil {
+			return nil, fmt.Errorf("shard in %s: %w", m.Name, err)
 		}
-		c.Metrics.shard(m.Name, "update")
+	}
+	if err := c.applyShard(ctx, m, svc, existing, want, st); err != nil {
+		return nil, err
 	}
 	return existing, nil
+}
+
+// applyShard writes want, the shard of svc, to member m with server-side
+// apply (clusters.Apply), creating the namespace when the member lacks it.
+func (c *Controller) applyShard(ctx context.Context, m clusters.Member, svc, cur, want *corev1.Service, st *status) error {
+	changed, err := clusters.Apply(ctx, m.Client, cur, want, &corev1ac.ServiceApplyConfiguration{})
+	if apierrors.IsNotFound(err) {
+		// The namespace is missing in this member: create it and retry.
+		// Asking first would cost a request (or a cluster-wide watch) for
+		// every shard.
+		if nerr := createNamespace(ctx, m.Client, svc.Namespace); nerr != nil {
+			st.shardProblem(m.Name, reasonShardRejected, nerr.Error())
+			return nerr
+		}
+		changed, err = clusters.Apply(ctx, m.Client, cur, want, &corev1ac.ServiceApplyConfiguration{})
+	}
+	if err != nil {
+		st.shardProblem(m.Name, reasonShardRejected, fmt.Sprintf("cluster %s rejected the shard: %v", m.Name, err))
+		return fmt.Errorf("writing shard in %s: %w", m.Name, err)
+	}
+	if changed && cur != nil {
+		c.Metrics.shard(m.Name, "update")
+	}
+	return nil
 }
 
 // readIngress reads a shard's ingress into its cluster row, resolving a hostname

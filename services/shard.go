@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kfed-io/kfed/clusters"
@@ -79,38 +78,6 @@ func desiredShard(svc *corev1.Service, federation string) *corev1.Service {
 	}
 	shard.Spec = *spec
 	return shard
-}
-
-// mergeShard writes the desired fields of want into existing, keeping what
-// the member allocated. It reports whether anything changed.
-func mergeShard(existing, want *corev1.Service) bool {
-	before := existing.DeepCopy()
-	clusters.MergeMeta(&existing.ObjectMeta, want.ObjectMeta)
-
-	s, w := &existing.Spec, &want.Spec
-	s.Type = w.Type
-	s.Selector = w.Selector
-	s.SessionAffinity, s.SessionAffinityConfig = w.SessionAffinity, w.SessionAffinityConfig
-	s.ExternalTrafficPolicy, s.InternalTrafficPolicy = w.ExternalTrafficPolicy, w.InternalTrafficPolicy
-	s.PublishNotReadyAddresses = w.PublishNotReadyAddresses
-	s.LoadBalancerSourceRanges = w.LoadBalancerSourceRanges
-	s.AllocateLoadBalancerNodePorts = w.AllocateLoadBalancerNodePorts
-	s.TrafficDistribution = w.TrafficDistribution
-	if w.IPFamilyPolicy != nil {
-		s.IPFamilyPolicy = w.IPFamilyPolicy
-	}
-	// Ports: keep a port's allocated node port when the port stays.
-	ports := make([]corev1.ServicePort, len(w.Ports))
-	for i, p := range w.Ports {
-		for _, old := range s.Ports {
-			if old.Port == p.Port && old.Protocol == p.Protocol {
-				p.NodePort = old.NodePort
-			}
-		}
-		ports[i] = p
-	}
-	s.Ports = ports
-	return !equality.Semantic.DeepEqual(before, existing)
 }
 
 // releaseShard removes kfed's marks from an adopted shard.

@@ -53,6 +53,7 @@ func desiredCopy(d *appsv1.Deployment, federation string, replicas int32) *appsv
 		c.Annotations[k] = v
 	}
 	clusters.Mark(c, d.Namespace+"/"+d.Name, federation)
+	clusters.Record(c)
 	c.Annotations[AnnotationSpecHash] = specHash(c)
 	c.Spec.Replicas = &replicas
 	return c
