@@ -80,8 +80,8 @@ type Cluster struct {
 	// Config is an admin client config (system:masters).
 	Config *rest.Config
 
-	apiserver *process
-	workloads []*process
+	apiserver *child
+	workloads []*child
 }
 
 // Env is a running local federation.
@@ -96,7 +96,7 @@ type Env struct {
 	opts     Options
 	binDir   string
 	logDir   string
-	etcd     *process
+	etcd     *child
 	etcdURL  string
 	certDir  string
 	saKey    string
@@ -212,7 +212,7 @@ func (e *Env) startEtcd(ctx context.Context) error {
 		peerURL := fmt.Sprintf("http://127.0.0.1:%d", peer)
 		dataDir := filepath.Join(e.Dir, "etcd")
 		_ = os.RemoveAll(dataDir)
-		p := newProcess("etcd", filepath.Join(e.binDir, "etcd"), e.logDir,
+		p := newChild("etcd", filepath.Join(e.binDir, "etcd"), e.logDir,
 			"--name=kfed", "--data-dir="+dataDir,
 			"--listen-client-urls="+e.etcdURL, "--advertise-client-urls="+e.etcdURL,
 			"--listen-peer-urls="+peerURL, "--initial-advertise-peer-urls="+peerURL,
@@ -261,7 +261,7 @@ func (e *Env) startAPIServer(ctx context.Context, c *Cluster) error {
 			},
 			QPS: 200, Burst: 400,
 		}
-		c.apiserver = newProcess(c.Name+"-kube-apiserver", filepath.Join(e.binDir, "kube-apiserver"), e.logDir,
+		c.apiserver = newChild(c.Name+"-kube-apiserver", filepath.Join(e.binDir, "kube-apiserver"), e.logDir,
 			"--etcd-servers="+e.etcdURL,
 			"--etcd-prefix=/kfed/"+c.Name,
 			"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
@@ -362,7 +362,7 @@ func (e *Env) FreezeAPIServer(name string, freeze bool) error {
 	if freeze {
 		sig = syscall.SIGSTOP
 	}
-	return syscall.Kill(-c.apiserver.cmd.Process.Pid, sig)
+	return c.apiserver.p.Signal(sig)
 }
 
 // Cluster returns the cluster named name (or the control plane), or nil.
