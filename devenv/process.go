@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
+
 	"github.com/kfed-io/kfed/devenv/process"
 )
 
@@ -102,22 +104,21 @@ func freePort() (int, error) {
 }
 
 // poll calls f every interval until it returns nil, ctx ends, or a watched
-// process exits.
-func poll(ctx context.Context, interval time.Duration, p *child, f func(context.Context) error) error {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		err := f(ctx)
-		if err == nil {
-			return nil
+// child exits: then it returns the child's exit, or ctx's error with f's
+// last.
+func poll(ctx context.Context, interval time.Duration, c *child, f func(context.Context) error) error {
+	var last error
+	err := wait.PollUntilContextCancel(ctx, interval, true, func(ctx context.Context) (bool, error) {
+		if last = f(ctx); last == nil {
+			return true, nil
 		}
-		if p != nil && !p.running() {
-			return p.exitError()
+		if c != nil && !c.running() {
+			return false, c.exitError()
 		}
-		select {
-		case <-ctx.Done():
-			return errors.Join(ctx.Err(), err)
-		case <-t.C:
-		}
+		return false, nil
+	})
+	if wait.Interrupted(err) {
+		return errors.Join(err, last)
 	}
+	return err
 }

@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/textlogger"
@@ -274,29 +275,26 @@ func joinMembers(ctx context.Context, env *devenv.Env) error {
 }
 
 func waitClustersReady(ctx context.Context, fed client.Client, n int, errc <-chan error) error {
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
-	for {
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		if err := failed(errc); err != nil {
+			return false, err
+		}
 		var list kfedv1alpha1.ClusterList
-		if err := fed.List(ctx, &list); err == nil {
-			ready := 0
-			for _, c := range list.Items {
-				if meta.IsStatusConditionTrue(c.Status.Conditions, kfedv1alpha1.ClusterReady) {
-					ready++
-				}
-			}
-			if ready == n {
-				return nil
+		if err := fed.List(ctx, &list); err != nil {
+			return false, nil // the control plane is still coming up
+		}
+		ready := 0
+		for _, c := range list.Items {
+			if meta.IsStatusConditionTrue(c.Status.Conditions, kfedv1alpha1.ClusterReady) {
+				ready++
 			}
 		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("waiting for %d clusters to be Ready: %w", n, ctx.Err())
-		case err := <-errc:
-			return err
-		case <-time.After(200 * time.Millisecond):
-		}
+		return ready == n, nil
+	})
+	if wait.Interrupted(err) {
+		return fmt.Errorf("waiting for %d clusters to be Ready: %w", n, err)
 	}
+	return err
 }
 
 // createDemo creates the sample federated Service default/demo, routed by
@@ -372,22 +370,30 @@ func startCoreDNS(ctx context.Context, env *devenv.Env, o devOptions) ([]string,
 // addresses or more: the whole chain from Service to DNS works, in every
 // member.
 func waitResolves(ctx context.Context, addr, name string, n int, errc <-chan error) error {
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
 	q := new(dns.Msg)
 	q.SetQuestion(dns.Fqdn(name), dns.TypeA)
 	c := &dns.Client{Timeout: time.Second}
-	for {
-		if r, _, err := c.ExchangeContext(ctx, q, addr); err == nil && len(r.Answer) >= n {
-			return nil
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		if err := failed(errc); err != nil {
+			return false, err
 		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("waiting for %s to resolve at %s: %w", name, addr, ctx.Err())
-		case err := <-errc:
-			return err
-		case <-time.After(200 * time.Millisecond):
-		}
+		r, _, err := c.ExchangeContext(ctx, q, addr)
+		return err == nil && len(r.Answer) >= n, nil
+	})
+	if wait.Interrupted(err) {
+		return fmt.Errorf("waiting for %s to resolve at %s: %w", name, addr, err)
+	}
+	return err
+}
+
+// failed returns the error a component running in the background reported
+// on errc, or nil if none did.
+func failed(errc <-chan error) error {
+	select {
+	case err := <-errc:
+		return err
+	default:
+		return nil
 	}
 }
 
@@ -404,22 +410,22 @@ type starter interface {
 // CoreDNS with it. (kfed-controller itself exits then, for its supervisor to
 // restart it.) Only a manager that cannot be built is an error.
 func runController(ctx context.Context, newManager func() (starter, error), log logr.Logger, retry time.Duration) error {
-	for {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var buildErr error
+	// UntilWithContext waits retry from the end of each manager's life.
+	wait.UntilWithContext(ctx, func(ctx context.Context) {
 		m, err := newManager()
 		if err != nil {
-			return err
+			buildErr = err
+			cancel()
+			return
 		}
-		err = m.Start(ctx)
-		if ctx.Err() != nil {
-			return nil
+		if err := m.Start(ctx); ctx.Err() == nil {
+			log.Error(err, "the controller stopped; a new one stands by until it leads", "after", retry)
 		}
-		log.Error(err, "the controller stopped; a new one stands by until it leads", "after", retry)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(retry):
-		}
-	}
+	}, retry)
+	return buildErr
 }
 
 // startCheckers runs a kfed-healthcheck agent in each member, probing
