@@ -41,7 +41,7 @@ type CoreDNS struct {
 	// Corefile is the path of its configuration.
 	Corefile string
 
-	p *process
+	p *child
 }
 
 // Stop ends the server. It is safe to call more than once, and Env.Stop
@@ -72,7 +72,7 @@ func (e *Env) StartCoreDNS(ctx context.Context, opts CoreDNSOptions) (*CoreDNS, 
 			return nil, err
 		}
 		d.Addr = "127.0.0.1:" + strconv.Itoa(port)
-		d.p = newProcess(opts.Name, opts.Binary, e.logDir, "-conf", d.Corefile, "-dns.port", strconv.Itoa(port))
+		d.p = newChild(opts.Name, opts.Binary, e.logDir, "-conf", d.Corefile, "-dns.port", strconv.Itoa(port))
 		if err := e.adopt(owner, d.p); err != nil {
 			return nil, err
 		}
@@ -95,7 +95,7 @@ func (e *Env) StartCoreDNS(ctx context.Context, opts CoreDNSOptions) (*CoreDNS, 
 
 // adopt starts p as one of c's processes, which Env.Stop ends before c's API
 // server.
-func (e *Env) adopt(c *Cluster, p *process) error {
+func (e *Env) adopt(c *Cluster, p *child) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.stopped {

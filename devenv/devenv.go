@@ -80,8 +80,8 @@ type Cluster struct {
 	// Config is an admin client config (system:masters).
 	Config *rest.Config
 
-	apiserver *process
-	workloads []*process
+	apiserver *child
+	workloads []*child
 }
 
 // Env is a running local federation.
@@ -96,7 +96,7 @@ type Env struct {
 	opts     Options
 	binDir   string
 	logDir   string
-	etcd     *process
+	etcd     *child
 	etcdURL  string
 	certDir  string
 	saKey    string
@@ -113,6 +113,36 @@ type Env struct {
 // /readyz (and, with Workloads, every simulated node is Ready). On error it
 // stops whatever it had started.
 func Start(ctx context.Context, opts Options) (_ *Env, err error) {
+	e, err := newEnv(opts)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			e.Stop()
+		}
+	}()
+	if err := e.issueCredentials(); err != nil {
+		return nil, err
+	}
+	if err := e.startEtcd(ctx); err != nil {
+		return nil, err
+	}
+	if err := e.startAPIServers(ctx); err != nil {
+		return nil, err
+	}
+	if err := e.writeKubeconfig(); err != nil {
+		return nil, err
+	}
+	if err := e.prepareMembers(ctx); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// newEnv checks opts, fills in their defaults and creates the folders of
+// the logs and the certificates.
+func newEnv(opts Options) (*Env, error) {
 	if opts.Dir == "" || opts.BinDir == "" {
 		return nil, errors.New("devenv: Dir and BinDir are required")
 	}
@@ -134,30 +164,31 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 			return nil, fmt.Errorf("creating %s: %w", d, err)
 		}
 	}
-	defer func() {
-		if err != nil {
-			e.Stop()
-		}
-	}()
+	return e, nil
+}
+
+// issueCredentials creates the federation's CA (written to pki/ca.crt), the
+// service-account signing key and the admin client certificate.
+func (e *Env) issueCredentials() (err error) {
 	if e.pki, err = newPKI(); err != nil {
-		return nil, err
+		return err
 	}
 	if e.saKey, e.saPub, err = serviceAccountKey(e.certDir); err != nil {
-		return nil, err
+		return err
 	}
 	if err := os.WriteFile(filepath.Join(e.certDir, "ca.crt"), e.pki.caPEM, 0o644); err != nil {
-		return nil, err
+		return err
 	}
-	if e.adminCrt, e.adminKey, err = e.pki.issue("kfed-admin", []string{"system:masters"}, nil, nil); err != nil {
-		return nil, err
-	}
-	if err := e.startEtcd(ctx); err != nil {
-		return nil, err
-	}
+	e.adminCrt, e.adminKey, err = e.pki.issue("kfed-admin", []string{"system:masters"}, nil, nil)
+	return err
+}
 
+// startAPIServers starts the control plane's API server and each member's,
+// and returns once all answer /readyz.
+func (e *Env) startAPIServers(ctx context.Context) error {
 	e.ControlPlane = &Cluster{Member: Member{Name: ControlPlaneName}}
 	all := []*Cluster{e.ControlPlane}
-	for _, m := range opts.Members {
+	for _, m := range e.opts.Members {
 		c := &Cluster{Member: m}
 		e.Members = append(e.Members, c)
 		all = append(all, c)
@@ -167,34 +198,30 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	errs := make([]error, len(all))
 	var wg sync.WaitGroup
 	for i, c := range all {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = e.startAPIServer(ctx, c)
-		}()
+		wg.Go(func() { errs[i] = e.startAPIServer(ctx, c) })
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	if err := e.writeKubeconfig(); err != nil {
-		return nil, err
-	}
-	if opts.MemberCRDs != nil {
+	return errors.Join(errs...)
+}
+
+// prepareMembers installs Options.MemberCRDs in every member, then, with
+// Options.Workloads, starts its controller manager, scheduler and nodes.
+func (e *Env) prepareMembers(ctx context.Context) error {
+	if e.opts.MemberCRDs != nil {
 		for _, c := range e.Members {
-			if err := InstallCRDs(ctx, c.Config, opts.MemberCRDs); err != nil {
-				return nil, fmt.Errorf("installing CRDs in %s: %w", c.Name, err)
+			if err := InstallCRDs(ctx, c.Config, e.opts.MemberCRDs); err != nil {
+				return fmt.Errorf("installing CRDs in %s: %w", c.Name, err)
 			}
 		}
 	}
-	if opts.Workloads {
+	if e.opts.Workloads {
 		for i, c := range e.Members {
 			if err := e.startWorkloads(ctx, c, i); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
-	return e, nil
+	return nil
 }
 
 func (e *Env) startEtcd(ctx context.Context) error {
@@ -212,7 +239,7 @@ func (e *Env) startEtcd(ctx context.Context) error {
 		peerURL := fmt.Sprintf("http://127.0.0.1:%d", peer)
 		dataDir := filepath.Join(e.Dir, "etcd")
 		_ = os.RemoveAll(dataDir)
-		p := newProcess("etcd", filepath.Join(e.binDir, "etcd"), e.logDir,
+		p := newChild("etcd", filepath.Join(e.binDir, "etcd"), e.logDir,
 			"--name=kfed", "--data-dir="+dataDir,
 			"--listen-client-urls="+e.etcdURL, "--advertise-client-urls="+e.etcdURL,
 			"--listen-peer-urls="+peerURL, "--initial-advertise-peer-urls="+peerURL,
@@ -261,7 +288,7 @@ func (e *Env) startAPIServer(ctx context.Context, c *Cluster) error {
 			},
 			QPS: 200, Burst: 400,
 		}
-		c.apiserver = newProcess(c.Name+"-kube-apiserver", filepath.Join(e.binDir, "kube-apiserver"), e.logDir,
+		c.apiserver = newChild(c.Name+"-kube-apiserver", filepath.Join(e.binDir, "kube-apiserver"), e.logDir,
 			"--etcd-servers="+e.etcdURL,
 			"--etcd-prefix=/kfed/"+c.Name,
 			"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
@@ -362,7 +389,7 @@ func (e *Env) FreezeAPIServer(name string, freeze bool) error {
 	if freeze {
 		sig = syscall.SIGSTOP
 	}
-	return syscall.Kill(-c.apiserver.cmd.Process.Pid, sig)
+	return c.apiserver.p.Signal(sig)
 }
 
 // Cluster returns the cluster named name (or the control plane), or nil.

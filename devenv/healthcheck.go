@@ -32,7 +32,7 @@ type Checker struct {
 	// MetricsAddr serves its Prometheus metrics at /metrics.
 	MetricsAddr string
 
-	p *process
+	p *child
 }
 
 // Stop ends the checker cleanly (SIGTERM, then SIGKILL after 5 s). It is
@@ -69,7 +69,7 @@ func (e *Env) StartChecker(_ context.Context, opts CheckerOptions) (*Checker, er
 	if opts.Context != "" {
 		args = append(args, "--context", opts.Context)
 	}
-	c.p = newProcess(opts.Name, opts.Binary, e.logDir, append(args, opts.Args...)...)
+	c.p = newChild(opts.Name, opts.Binary, e.logDir, append(args, opts.Args...)...)
 	if err := e.adopt(owner, c.p); err != nil {
 		return nil, err
 	}
@@ -77,7 +77,7 @@ func (e *Env) StartChecker(_ context.Context, opts CheckerOptions) (*Checker, er
 }
 
 // Pid is the checker's process ID, for measurements.
-func (c *Checker) Pid() int { return c.p.cmd.Process.Pid }
+func (c *Checker) Pid() int { return c.p.p.Pid() }
 
 // Log is the path of the checker's log.
 func (c *Checker) Log() string { return c.p.log }

@@ -8,88 +8,71 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/kfed-io/kfed/devenv/process"
 )
 
-// process is one child server. Children die with us: each runs in its own
-// process group with SIGKILL as its parent-death signal, so a test binary
-// killed by `go test -timeout` leaves nothing behind either.
-type process struct {
+// child is one child server, started again after a stop or a crash with
+// the same command line and log. Each run is a process.Process: it dies
+// with us.
+type child struct {
 	name string
 	path string
 	args []string
 	log  string
-	cmd  *exec.Cmd
-	done chan struct{}
-	err  error // set before done is closed
+	p    *process.Process // the current run; nil before the first
 }
 
-func newProcess(name, path, logDir string, args ...string) *process {
-	return &process{name: name, path: path, args: args, log: filepath.Join(logDir, name+".log")}
+func newChild(name, path, logDir string, args ...string) *child {
+	return &child{name: name, path: path, args: args, log: filepath.Join(logDir, name+".log")}
 }
 
-func (p *process) start() error {
-	f, err := os.OpenFile(p.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+func (c *child) start() error {
+	f, err := os.OpenFile(c.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
-		return fmt.Errorf("opening log of %s: %w", p.name, err)
+		return fmt.Errorf("opening log of %s: %w", c.name, err)
 	}
-	cmd := exec.Command(p.path, p.args...)
+	// The child writes to its own copy of the file; ours is not needed
+	// once it started.
+	defer f.Close()
+	cmd := exec.Command(c.path, c.args...)
 	cmd.Stdout, cmd.Stderr = f, f
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		f.Close()
-		return fmt.Errorf("starting %s: %w", p.name, err)
+	p, err := process.Start(cmd)
+	if err != nil {
+		return fmt.Errorf("starting %s: %w", c.name, err)
 	}
-	p.cmd, p.done = cmd, make(chan struct{})
-	go func() {
-		p.err = cmd.Wait()
-		f.Close()
-		close(p.done)
-	}()
+	c.p = p
 	return nil
 }
 
-// running reports whether the process was started and has not exited.
-func (p *process) running() bool {
-	if p.cmd == nil {
-		return false
-	}
-	select {
-	case <-p.done:
-		return false
-	default:
-		return true
-	}
-}
+// running reports whether the child was started and has not exited.
+func (c *child) running() bool { return c.p != nil && c.p.Running() }
 
 // stop sends SIGTERM, waits up to grace, then kills the whole process group.
-func (p *process) stop(grace time.Duration) {
-	if !p.running() {
-		return
-	}
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(grace):
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-		<-p.done
+func (c *child) stop(grace time.Duration) {
+	if c.p != nil {
+		c.p.Stop(grace)
 	}
 }
 
 // kill ends the whole process group at once, as a crash would.
-func (p *process) kill() {
-	if !p.running() {
-		return
+func (c *child) kill() {
+	if c.p != nil {
+		c.p.Kill()
 	}
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-	<-p.done
 }
 
-// exitError says how a process that should be running ended, with its log's tail.
-func (p *process) exitError() error {
-	tail, _ := tailFile(p.log, 2048)
-	return fmt.Errorf("%s exited (%v); end of %s:\n%s", p.name, p.err, p.log, tail)
+// exitError says how a child that should be running ended, with its log's tail.
+func (c *child) exitError() error {
+	tail, _ := tailFile(c.log, 2048)
+	var err error
+	if c.p != nil {
+		err = c.p.Err()
+	}
+	return fmt.Errorf("%s exited (%v); end of %s:\n%s", c.name, err, c.log, tail)
 }
 
 func tailFile(path string, n int64) (string, error) {
@@ -121,22 +104,21 @@ func freePort() (int, error) {
 }
 
 // poll calls f every interval until it returns nil, ctx ends, or a watched
-// process exits.
-func poll(ctx context.Context, interval time.Duration, p *process, f func(context.Context) error) error {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		err := f(ctx)
-		if err == nil {
-			return nil
+// child exits: then it returns the child's exit, or ctx's error with f's
+// last.
+func poll(ctx context.Context, interval time.Duration, c *child, f func(context.Context) error) error {
+	var last error
+	err := wait.PollUntilContextCancel(ctx, interval, true, func(ctx context.Context) (bool, error) {
+		if last = f(ctx); last == nil {
+			return true, nil
 		}
-		if p != nil && !p.running() {
-			return p.exitError()
+		if c != nil && !c.running() {
+			return false, c.exitError()
 		}
-		select {
-		case <-ctx.Done():
-			return errors.Join(ctx.Err(), err)
-		case <-t.C:
-		}
+		return false, nil
+	})
+	if wait.Interrupted(err) {
+		return errors.Join(err, last)
 	}
+	return err
 }

@@ -109,8 +109,8 @@ func (e *Env) startWorkloads(ctx context.Context, c *Cluster, i int) error {
 	if err := os.WriteFile(stages, []byte(kwokStages), 0o644); err != nil {
 		return err
 	}
-	procs := []*process{
-		newProcess(c.Name+"-kube-controller-manager", filepath.Join(e.binDir, "kube-controller-manager"), e.logDir,
+	procs := []*child{
+		newChild(c.Name+"-kube-controller-manager", filepath.Join(e.binDir, "kube-controller-manager"), e.logDir,
 			"--kubeconfig="+kubeconfig,
 			"--authentication-kubeconfig="+kubeconfig, "--authorization-kubeconfig="+kubeconfig,
 			"--bind-address=127.0.0.1", "--secure-port=0",
@@ -123,12 +123,12 @@ func (e *Env) startWorkloads(ctx context.Context, c *Cluster, i int) error {
 			"--root-ca-file="+filepath.Join(e.certDir, "ca.crt"),
 			"--use-service-account-credentials=false",
 			"--v=0"),
-		newProcess(c.Name+"-kube-scheduler", filepath.Join(e.binDir, "kube-scheduler"), e.logDir,
+		newChild(c.Name+"-kube-scheduler", filepath.Join(e.binDir, "kube-scheduler"), e.logDir,
 			"--kubeconfig="+kubeconfig,
 			"--authentication-kubeconfig="+kubeconfig, "--authorization-kubeconfig="+kubeconfig,
 			"--bind-address=127.0.0.1", "--secure-port=0",
 			"--leader-elect=false", "--v=0"),
-		newProcess(c.Name+"-kwok", filepath.Join(e.binDir, "kwok"), e.logDir,
+		newChild(c.Name+"-kwok", filepath.Join(e.binDir, "kwok"), e.logDir,
 			"--kubeconfig="+kubeconfig,
 			"--config="+stages,
 			"--manage-all-nodes=false",

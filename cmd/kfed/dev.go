@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/textlogger"
@@ -77,41 +78,63 @@ Service default/demo; and runs until interrupted, then stops every process it st
 	return dev
 }
 
+// devUp starts the environment step by step, reports it ready, and runs it
+// until ctx ends or a component running in the background fails.
 func devUp(ctx context.Context, out io.Writer, o devOptions) error {
 	start := time.Now()
-	dir, err := filepath.Abs(o.dir)
+	dir, err := o.complete()
 	if err != nil {
 		return err
 	}
-	if o.coredns == "" {
-		if o.coredns, err = besideExecutable("coredns"); err != nil {
-			return err
-		}
-	}
-	if o.checker == "" {
-		if o.checker, err = besideExecutable("kfed-healthcheck"); err != nil {
-			return err
-		}
-	}
-	if o.binDir == "" {
-		if o.binDir, err = findBinDir(); err != nil {
-			return err
-		}
-	}
-	logDir := filepath.Join(dir, "logs")
-	if err := os.MkdirAll(logDir, 0o755); err != nil {
-		return err
-	}
-	logFile, err := os.Create(filepath.Join(logDir, "kfed.log"))
+	log, closeLog, err := openDevLog(dir)
 	if err != nil {
 		return err
 	}
-	defer logFile.Close()
-	log := textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(logFile)))
-	klog.SetLogger(log)
-	ctrl.SetLogger(log)
-
+	defer closeLog()
 	fmt.Fprintf(out, "kfed dev: starting etcd and 4 API servers in %s\n", dir)
+	env, err := startDevEnv(ctx, dir, o)
+	if err != nil {
+		return err
+	}
+	defer env.Stop()
+
+	// The in-process components run until ctx ends; bg.stop waits for them
+	// before the API servers go away.
+	bg := newBackground(ctx)
+	defer bg.stop()
+	if err := federate(ctx, bg, env, o, log); err != nil {
+		return err
+	}
+	dnsAddrs, edge, err := startDNS(ctx, env, o)
+	if err != nil {
+		return err
+	}
+	demo, shop := "demo.default."+o.federation+".svc."+o.domain, "shop."+o.domain
+	for _, name := range []string{demo, shop} {
+		// Ready means every member's endpoint is published, not the first one.
+		if err := waitResolves(ctx, dnsAddrs[0], name, len(env.Members), bg.errc); err != nil {
+			return err
+		}
+	}
+	if err := writeEnvFile(dir, env, o, dnsAddrs, edge); err != nil {
+		return err
+	}
+	printNextSteps(out, dir, env, o, dnsAddrs, demo, shop)
+	printEdge(out, edge, demo)
+	fmt.Fprintf(out, "kfed dev: ready in %s; Ctrl-C stops everything\n", time.Since(start).Round(100*time.Millisecond))
+
+	select {
+	case <-ctx.Done():
+		fmt.Fprintln(out, "kfed dev: stopping")
+		return nil
+	case err := <-bg.errc:
+		return err
+	}
+}
+
+// startDevEnv starts the servers of the environment (devenv.Start) and
+// installs the CRDs. The caller stops the environment it returns.
+func startDevEnv(ctx context.Context, dir string, o devOptions) (*devenv.Env, error) {
 	env, err := devenv.Start(ctx, devenv.Options{
 		Dir: dir, BinDir: o.binDir, Members: devenv.DefaultMembers(), Workloads: o.workloads,
 		// Members get the Balancer CRD before they join (so kfed watches
@@ -119,22 +142,88 @@ func devUp(ctx context.Context, out io.Writer, o devOptions) error {
 		MemberCRDs: crds.MemberFS,
 	})
 	if err != nil {
-		return fmt.Errorf("starting the local federation: %w", err)
+		return nil, fmt.Errorf("starting the local federation: %w", err)
 	}
-	defer env.Stop()
+	if err := installDevCRDs(ctx, env, dir); err != nil {
+		env.Stop()
+		return nil, err
+	}
+	return env, nil
+}
 
-	// Everything below runs until ctx ends; wg lets us wait for it before
-	// the API servers go away.
-	runCtx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	errc := make(chan error, len(env.Members)+1)
-	defer func() { cancel(); wg.Wait() }()
+// federate runs the members' loopback implementations and kfed's controller
+// in bg, joins the members, waits until they are Ready and creates the
+// demo Service and Gateway.
+func federate(ctx context.Context, bg *background, env *devenv.Env, o devOptions, log logr.Logger) error {
+	fed, err := federationClient(env)
+	if err != nil {
+		return err
+	}
+	runLoopbacks(bg, env, o.lbBase, log)
+	if err := joinMembers(ctx, env, fed); err != nil {
+		return err
+	}
+	bg.run("kfed controller", func(ctx context.Context) error {
+		return runController(ctx, devManager(env, o, log), log.WithName("kfed-controller"), 2*time.Second)
+	})
+	if err := waitClustersReady(ctx, fed, len(env.Members), bg.errc); err != nil {
+		return err
+	}
+	if err := createDemo(ctx, fed); err != nil {
+		return err
+	}
+	return createDemoGateway(ctx, fed, o.domain)
+}
 
+// complete fills in the defaults that depend on where kfed runs and returns
+// the absolute path of the environment's folder.
+func (o *devOptions) complete() (dir string, err error) {
+	if dir, err = filepath.Abs(o.dir); err != nil {
+		return "", err
+	}
+	if o.coredns == "" {
+		if o.coredns, err = besideExecutable("coredns"); err != nil {
+			return "", err
+		}
+	}
+	if o.checker == "" {
+		if o.checker, err = besideExecutable("kfed-healthcheck"); err != nil {
+			return "", err
+		}
+	}
+	if o.binDir == "" {
+		if o.binDir, err = findBinDir(); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
+}
+
+// openDevLog creates DIR/logs/kfed.log, where the in-process components
+// (controller, load balancers, Gateways) log, and makes it klog's and
+// controller-runtime's log.
+func openDevLog(dir string) (logr.Logger, func(), error) {
+	logDir := filepath.Join(dir, "logs")
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return logr.Discard(), nil, err
+	}
+	f, err := os.Create(filepath.Join(logDir, "kfed.log"))
+	if err != nil {
+		return logr.Discard(), nil, err
+	}
+	log := textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(f)))
+	klog.SetLogger(log)
+	ctrl.SetLogger(log)
+	return log, func() { f.Close() }, nil
+}
+
+// installDevCRDs installs kfed's CRDs in the control plane, and the Gateway
+// API's everywhere before kfed starts: it federates Gateways only if the
+// control plane serves them then.
+func installDevCRDs(ctx context.Context, env *devenv.Env, dir string) error {
 	if err := devenv.InstallCRDs(ctx, env.ControlPlane.Config, crds.FS); err != nil {
 		return err
 	}
-	// The Gateway API CRDs go everywhere before kfed starts: it federates
-	// Gateways only if the control plane serves them then.
 	gatewayCRDs, err := devenv.GatewayAPICRDs(filepath.Join(dir, "gateway-api"))
 	if err != nil {
 		return err
@@ -144,29 +233,75 @@ func devUp(ctx context.Context, out io.Writer, o devOptions) error {
 			return fmt.Errorf("installing the Gateway API CRDs in %s: %w", c.Name, err)
 		}
 	}
+	return nil
+}
+
+// federationClient is a client of the control plane that knows kfed's kinds.
+func federationClient(env *devenv.Env) (client.Client, error) {
+	scheme, err := manager.NewScheme()
+	if err != nil {
+		return nil, err
+	}
+	return client.New(env.ControlPlane.Config, client.Options{Scheme: scheme})
+}
+
+// background runs the environment's in-process components until the
+// context it was made with ends, and passes the first one's failure on errc.
+type background struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	errc   chan error
+}
+
+func newBackground(ctx context.Context) *background {
+	ctx, cancel := context.WithCancel(ctx)
+	return &background{ctx: ctx, cancel: cancel, errc: make(chan error, 1)}
+}
+
+// run runs f in a goroutine of its own. An error it returns before the
+// background stops is passed on errc, unless another is waiting there.
+func (b *background) run(what string, f func(context.Context) error) {
+	b.wg.Go(func() {
+		if err := f(b.ctx); err != nil && b.ctx.Err() == nil {
+			select {
+			case b.errc <- fmt.Errorf("%s: %w", what, err):
+			default:
+			}
+		}
+	})
+}
+
+// stop ends every component and waits for them.
+func (b *background) stop() {
+	b.cancel()
+	b.wg.Wait()
+}
+
+// runLoopbacks runs each member's loopback load balancer and Gateway
+// implementation, the member's Gateway addresses beside its load balancer's.
+func runLoopbacks(bg *background, env *devenv.Env, lbBase int, log logr.Logger) {
 	for i, m := range env.Members {
-		lb := loopbacklb.Block(o.lbBase, i)
-		wg.Go(func() {
-			if err := loopbacklb.Run(runCtx, loopbacklb.Options{
+		lb := loopbacklb.Block(lbBase, i)
+		bg.run("load balancer of "+m.Name, func(ctx context.Context) error {
+			return loopbacklb.Run(ctx, loopbacklb.Options{
 				Cluster: m.Name, Block: lb, Config: m.Config,
 				Logger: log.WithName("loopbacklb").WithValues("cluster", m.Name),
-			}); err != nil && runCtx.Err() == nil {
-				errc <- fmt.Errorf("load balancer of %s: %w", m.Name, err)
-			}
+			})
 		})
-		wg.Go(func() {
-			if err := loopbackgw.Run(runCtx, loopbackgw.Options{
+		bg.run("gateways of "+m.Name, func(ctx context.Context) error {
+			return loopbackgw.Run(ctx, loopbackgw.Options{
 				Cluster: m.Name, Block: loopbackgw.BlockBeside(lb), Config: m.Config,
 				Logger: log.WithName("loopbackgw").WithValues("cluster", m.Name),
-			}); err != nil && runCtx.Err() == nil {
-				errc <- fmt.Errorf("gateways of %s: %w", m.Name, err)
-			}
+			})
 		})
 	}
-	if err := joinMembers(ctx, env); err != nil {
-		return err
-	}
-	newManager := func() (starter, error) {
+}
+
+// devManager builds kfed's controller manager for the environment: leader
+// elected, so that a replacement stands by until it leads.
+func devManager(env *devenv.Env, o devOptions, log logr.Logger) func() (starter, error) {
+	return func() (starter, error) {
 		return manager.New(env.ControlPlane.Config, manager.Options{
 			LeaderElection: true, MetricsAddr: "127.0.0.1:0", HealthAddr: "0",
 			ClusterProbeInterval: 5 * time.Second, Logger: log.WithName("kfed-controller"),
@@ -175,64 +310,26 @@ func devUp(ctx context.Context, out io.Writer, o devOptions) error {
 			SharedProcess:   true,            // a replaced manager's controllers keep their names
 		})
 	}
-	wg.Go(func() {
-		if err := runController(runCtx, newManager, log.WithName("kfed-controller"), 2*time.Second); err != nil {
-			errc <- fmt.Errorf("kfed controller: %w", err)
-		}
-	})
-	scheme, err := manager.NewScheme()
-	if err != nil {
-		return err
-	}
-	fed, err := client.New(env.ControlPlane.Config, client.Options{Scheme: scheme})
-	if err != nil {
-		return err
-	}
-	if err := waitClustersReady(ctx, fed, len(env.Members), errc); err != nil {
-		return err
-	}
-	if err := createDemo(ctx, fed); err != nil {
-		return err
-	}
-	if err := createDemoGateway(ctx, fed, o.domain); err != nil {
-		return err
-	}
+}
+
+// startDNS starts a health checker and a CoreDNS with the plugin in each
+// member, and the edge CoreDNS; it returns the members' DNS addresses and
+// the edge's.
+func startDNS(ctx context.Context, env *devenv.Env, o devOptions) ([]string, string, error) {
 	if err := startCheckers(ctx, env, o); err != nil {
-		return err
+		return nil, "", err
 	}
 	dnsAddrs, err := startCoreDNS(ctx, env, o)
 	if err != nil {
-		return err
+		return nil, "", err
 	}
 	edge, err := env.StartEdgeCoreDNS(ctx, o.coredns, devenv.KfedZone{
 		Zone: o.domain, Federation: o.federation, Kubeconfig: env.Kubeconfig, Context: devenv.ControlPlaneName,
 	})
 	if err != nil {
-		return fmt.Errorf("starting the edge CoreDNS: %w", err)
+		return nil, "", fmt.Errorf("starting the edge CoreDNS: %w", err)
 	}
-	demo := "demo.default." + o.federation + ".svc." + o.domain
-	// Ready means every member's endpoint is published, not the first one.
-	if err := waitResolves(ctx, dnsAddrs[0], demo, len(env.Members), errc); err != nil {
-		return err
-	}
-	shop := "shop." + o.domain
-	if err := waitResolves(ctx, dnsAddrs[0], shop, len(env.Members), errc); err != nil {
-		return err
-	}
-	if err := writeEnvFile(dir, env, o, dnsAddrs, edge.Addr); err != nil {
-		return err
-	}
-	printNextSteps(out, dir, env, o, dnsAddrs, demo, shop)
-	printEdge(out, edge.Addr, demo)
-	fmt.Fprintf(out, "kfed dev: ready in %s; Ctrl-C stops everything\n", time.Since(start).Round(100*time.Millisecond))
-
-	select {
-	case <-ctx.Done():
-		fmt.Fprintln(out, "kfed dev: stopping")
-		return nil
-	case err := <-errc:
-		return err
-	}
+	return dnsAddrs, edge.Addr, nil
 }
 
 // findBinDir asks hack/test-binaries.sh, when run from a checkout, where
@@ -249,16 +346,8 @@ func findBinDir() (string, error) {
 	return strings.TrimSpace(string(outp)), nil
 }
 
-func joinMembers(ctx context.Context, env *devenv.Env) error {
+func joinMembers(ctx context.Context, env *devenv.Env, fed client.Client) error {
 	raw, err := clientcmd.LoadFromFile(env.Kubeconfig)
-	if err != nil {
-		return err
-	}
-	scheme, err := manager.NewScheme()
-	if err != nil {
-		return err
-	}
-	fed, err := client.New(env.ControlPlane.Config, client.Options{Scheme: scheme})
 	if err != nil {
 		return err
 	}
@@ -274,29 +363,26 @@ func joinMembers(ctx context.Context, env *devenv.Env) error {
 }
 
 func waitClustersReady(ctx context.Context, fed client.Client, n int, errc <-chan error) error {
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
-	for {
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		if err := failed(errc); err != nil {
+			return false, err
+		}
 		var list kfedv1alpha1.ClusterList
-		if err := fed.List(ctx, &list); err == nil {
-			ready := 0
-			for _, c := range list.Items {
-				if meta.IsStatusConditionTrue(c.Status.Conditions, kfedv1alpha1.ClusterReady) {
-					ready++
-				}
-			}
-			if ready == n {
-				return nil
+		if err := fed.List(ctx, &list); err != nil {
+			return false, nil // the control plane is still coming up
+		}
+		ready := 0
+		for _, c := range list.Items {
+			if meta.IsStatusConditionTrue(c.Status.Conditions, kfedv1alpha1.ClusterReady) {
+				ready++
 			}
 		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("waiting for %d clusters to be Ready: %w", n, ctx.Err())
-		case err := <-errc:
-			return err
-		case <-time.After(200 * time.Millisecond):
-		}
+		return ready == n, nil
+	})
+	if wait.Interrupted(err) {
+		return fmt.Errorf("waiting for %d clusters to be Ready: %w", n, err)
 	}
+	return err
 }
 
 // createDemo creates the sample federated Service default/demo, routed by
@@ -372,22 +458,30 @@ func startCoreDNS(ctx context.Context, env *devenv.Env, o devOptions) ([]string,
 // addresses or more: the whole chain from Service to DNS works, in every
 // member.
 func waitResolves(ctx context.Context, addr, name string, n int, errc <-chan error) error {
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
 	q := new(dns.Msg)
 	q.SetQuestion(dns.Fqdn(name), dns.TypeA)
 	c := &dns.Client{Timeout: time.Second}
-	for {
-		if r, _, err := c.ExchangeContext(ctx, q, addr); err == nil && len(r.Answer) >= n {
-			return nil
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		if err := failed(errc); err != nil {
+			return false, err
 		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("waiting for %s to resolve at %s: %w", name, addr, ctx.Err())
-		case err := <-errc:
-			return err
-		case <-time.After(200 * time.Millisecond):
-		}
+		r, _, err := c.ExchangeContext(ctx, q, addr)
+		return err == nil && len(r.Answer) >= n, nil
+	})
+	if wait.Interrupted(err) {
+		return fmt.Errorf("waiting for %s to resolve at %s: %w", name, addr, err)
+	}
+	return err
+}
+
+// failed returns the error a component running in the background reported
+// on errc, or nil if none did.
+func failed(errc <-chan error) error {
+	select {
+	case err := <-errc:
+		return err
+	default:
+		return nil
 	}
 }
 
@@ -404,22 +498,22 @@ type starter interface {
 // CoreDNS with it. (kfed-controller itself exits then, for its supervisor to
 // restart it.) Only a manager that cannot be built is an error.
 func runController(ctx context.Context, newManager func() (starter, error), log logr.Logger, retry time.Duration) error {
-	for {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var buildErr error
+	// UntilWithContext waits retry from the end of each manager's life.
+	wait.UntilWithContext(ctx, func(ctx context.Context) {
 		m, err := newManager()
 		if err != nil {
-			return err
+			buildErr = err
+			cancel()
+			return
 		}
-		err = m.Start(ctx)
-		if ctx.Err() != nil {
-			return nil
+		if err := m.Start(ctx); ctx.Err() == nil {
+			log.Error(err, "the controller stopped; a new one stands by until it leads", "after", retry)
 		}
-		log.Error(err, "the controller stopped; a new one stands by until it leads", "after", retry)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(retry):
-		}
-	}
+	}, retry)
+	return buildErr
 }
 
 // startCheckers runs a kfed-healthcheck agent in each member, probing

@@ -111,8 +111,7 @@ func printStatus(ctx context.Context, w io.Writer, fed client.Client, tf *tenanc
 	if err != nil {
 		return err
 	}
-	tw := newTable(w)
-	fmt.Fprintln(tw, "SERVICE\tCLUSTER\tCLUSTER READY\tSHARD\tINGRESS\tHEALTH")
+	var rows []string
 	for i := range svcs.Items {
 		svc := &svcs.Items[i]
 		if !services.IsFederated(svc) {
@@ -126,8 +125,8 @@ func printStatus(ctx context.Context, w io.Writer, fed client.Client, tf *tenanc
 				name = key.String()
 			}
 			shard, ingress := shardView(ctx, m, key, federation)
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", name, m.name, p.ready(m.ready), p.shard(shard), p.pending(ingress),
-				p.verdict(votes.describe(kfedv1alpha1.EndpointKey(key.Namespace, key.Name, m.name), verdicts, m.name)))
+			rows = append(rows, fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", name, m.name, p.ready(m.ready), p.shard(shard), p.pending(ingress),
+				p.verdict(votes.describe(kfedv1alpha1.EndpointKey(key.Namespace, key.Name, m.name), verdicts, m.name))))
 		}
 		var conds []string
 		for _, c := range svc.Status.Conditions {
@@ -140,9 +139,9 @@ func printStatus(ctx context.Context, w io.Writer, fed client.Client, tf *tenanc
 		if ing := svc.Status.LoadBalancer.Ingress; len(ing) > 0 && ing[0].Hostname != "" {
 			host = ing[0].Hostname
 		}
-		fmt.Fprintf(tw, "\t%s\t\t\t%s\t\n", p.pending("→ "+host), strings.Join(conds, " "))
+		rows = append(rows, fmt.Sprintf("\t%s\t\t\t%s\t", p.pending("→ "+host), strings.Join(conds, " ")))
 	}
-	if err := tw.Flush(); err != nil {
+	if err := printTable(w, "SERVICE\tCLUSTER\tCLUSTER READY\tSHARD\tINGRESS\tHEALTH", rows); err != nil {
 		return err
 	}
 	if err := printDeployments(ctx, w, fed, members, p); err != nil {
@@ -206,15 +205,7 @@ func printGateways(ctx context.Context, w io.Writer, fed client.Client, p palett
 		_ = json.Unmarshal([]byte(ing.Annotations[gateways.AnnotationConditions]), &conds) // a bad value reads as none
 		row("Ingress", ing, addrs, conds)
 	}
-	if len(rows) == 0 {
-		return nil
-	}
-	tw := newTable(w)
-	fmt.Fprintln(tw, "\nGATEWAY OR INGRESS\tADDRESSES\tCONDITIONS")
-	for _, r := range rows {
-		fmt.Fprintln(tw, r)
-	}
-	return tw.Flush()
+	return printSection(w, "GATEWAY OR INGRESS\tADDRESSES\tCONDITIONS", rows)
 }
 
 // printRefused lists, after a blank line, each endpoint of kfed's
@@ -225,17 +216,12 @@ func printRefused(ctx context.Context, w io.Writer, fed client.Client, tf *tenan
 	if err := fed.List(ctx, &list, client.MatchingLabels(dnsendpoint.Selector(""))); err != nil {
 		return fmt.Errorf("listing DNSEndpoints: %w", err)
 	}
-	rows := refusedRows(list.Items, tf)
-	if len(rows) == 0 {
-		return nil
-	}
-	tw := newTable(w)
-	fmt.Fprintln(tw, "\nDNSENDPOINT\tREFUSED\tWHY")
-	for _, r := range rows {
+	var rows []string
+	for _, r := range refusedRows(list.Items, tf) {
 		f := strings.SplitN(r, "\t", 3)
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", f[0], p.bad(f[1]), f[2])
+		rows = append(rows, f[0]+"\t"+p.bad(f[1])+"\t"+f[2])
 	}
-	return tw.Flush()
+	return printSection(w, "DNSENDPOINT\tREFUSED\tWHY", rows)
 }
 
 // printMembers lists the joined clusters, with their place: region, zones
@@ -247,8 +233,7 @@ func printMembers(w io.Writer, members []kfedv1alpha1.Cluster, p palette) error 
 	}
 	members = slices.Clone(members)
 	slices.SortFunc(members, func(a, b kfedv1alpha1.Cluster) int { return strings.Compare(a.Name, b.Name) })
-	tw := newTable(w)
-	fmt.Fprintln(tw, "CLUSTER\tREADY\tREGION\tZONES\tLOCATION")
+	var rows []string
 	for i := range members {
 		c := &members[i]
 		region, zones := c.Location()
@@ -256,10 +241,10 @@ func printMembers(w io.Writer, members []kfedv1alpha1.Cluster, p palette) error 
 		if l := c.Status.Location; l != nil {
 			where = l.Latitude + "," + l.Longitude
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Name, p.ready(meta.IsStatusConditionTrue(c.Status.Conditions, kfedv1alpha1.ClusterReady)),
-			dash(region), dash(strings.Join(zones, ",")), where)
+		rows = append(rows, fmt.Sprintf("%s\t%s\t%s\t%s\t%s", c.Name, p.ready(meta.IsStatusConditionTrue(c.Status.Conditions, kfedv1alpha1.ClusterReady)),
+			dash(region), dash(strings.Join(zones, ",")), where))
 	}
-	if err := tw.Flush(); err != nil {
+	if err := printTable(w, "CLUSTER\tREADY\tREGION\tZONES\tLOCATION", rows); err != nil {
 		return err
 	}
 	_, err := fmt.Fprintln(w)
@@ -284,15 +269,7 @@ func printDeployments(ctx context.Context, w io.Writer, fed client.Client, membe
 			rows = append(rows, deploymentRows(p, d, names)...)
 		}
 	}
-	if len(rows) == 0 {
-		return nil
-	}
-	tw := newTable(w)
-	fmt.Fprintln(tw, "\nDEPLOYMENT\tCLUSTER\tPLANNED\tREADY\tNOTE")
-	for _, r := range rows {
-		fmt.Fprintln(tw, r)
-	}
-	return tw.Flush()
+	return printSection(w, "DEPLOYMENT\tCLUSTER\tPLANNED\tREADY\tNOTE", rows)
 }
 
 // deploymentRows are one federated Deployment's rows: one per joined
@@ -358,15 +335,7 @@ func printBalancers(ctx context.Context, w io.Writer, fed client.Client, members
 			add(m.name, m.client)
 		}
 	}
-	if len(rows) == 0 {
-		return nil
-	}
-	tw := newTable(w)
-	fmt.Fprintln(tw, "\nBALANCER\tCLUSTER\tDESIRED\tCURRENT\tPOLICY\tTARGETS\tCONDITIONS")
-	for _, r := range rows {
-		fmt.Fprintln(tw, r)
-	}
-	return tw.Flush()
+	return printSection(w, "BALANCER\tCLUSTER\tDESIRED\tCURRENT\tPOLICY\tTARGETS\tCONDITIONS", rows)
 }
 
 // balancerRow is one Balancer: each target as planned/running, with pods

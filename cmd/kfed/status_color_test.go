@@ -115,3 +115,26 @@ func TestStatusColourFlag(t *testing.T) {
 		t.Error("--color rainbow accepted")
 	}
 }
+
+func TestStatusSectionsFollowABlankLineOrAreLeftOut(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		rows []string
+		want string
+	}{
+		{"no rows: no section, no blank line", nil, "before\n"},
+		{"rows: a blank line, the header, the rows aligned", []string{"shop/web\tcluster-1\t3", "\t→ total\t3"},
+			"before\n\nDEPLOYMENT  CLUSTER    PLANNED\nshop/web    cluster-1  3\n            → total    3\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			buf.WriteString("before\n")
+			if err := printSection(&buf, "DEPLOYMENT\tCLUSTER\tPLANNED", tt.rows); err != nil {
+				t.Fatal(err)
+			}
+			if got := buf.String(); got != tt.want {
+				t.Errorf("got\n%q\nwant\n%q", got, tt.want)
+			}
+		})
+	}
+}

@@ -10,13 +10,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kfed-io/kfed/devenv/process"
 	"github.com/kfed-io/kfed/manager"
 	"github.com/kfed-io/kfed/services"
 	"github.com/kfed-io/kfed/test/framework"
 )
 
 // frames are the frames written to out so far, each without its time line.
-func frames(out *framework.Output) []string {
+func frames(out *process.Output) []string {
 	var fr []string
 	for _, f := range strings.Split(out.String(), "kfed status at ")[1:] {
 		_, body, _ := strings.Cut(f, "\n")
@@ -32,7 +33,7 @@ func TestStatusWatchDrawsAFrameOnEachChange(t *testing.T) {
 	fed := f.Client("federation")
 
 	ctx, cancel := context.WithCancel(context.Background())
-	out := &framework.Output{}
+	out := &process.Output{}
 	done := make(chan error, 1)
 	go func() {
 		root := newRootCommand()

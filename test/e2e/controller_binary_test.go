@@ -23,6 +23,7 @@ import (
 
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/devenv/process"
 	"github.com/kfed-io/kfed/services"
 	"github.com/kfed-io/kfed/test/framework"
 )
@@ -30,8 +31,9 @@ import (
 // replica is one kfed-controller process.
 type replica struct {
 	cmd     *exec.Cmd
+	proc    *process.Process
 	metrics string
-	log     *framework.Output
+	log     *process.Output
 }
 
 // leads reports whether the replica logged that it took the lease.
@@ -47,7 +49,7 @@ func startReplica(t *testing.T, bin, kubeconfig string) *replica {
 		"--federation", "fed", "--domain", "example.com",
 		"--metrics-bind-address", metrics, "--health-probe-bind-address", health,
 		"--cluster-probe-interval", "500ms")
-	r.log = framework.StartProcess(t, r.cmd, "kfed-controller "+metrics)
+	r.proc, r.log = framework.StartProcess(t, r.cmd, "kfed-controller "+metrics)
 	framework.Eventually(t, 30*time.Second, func(ctx context.Context) error {
 		return getOK(ctx, "http://"+health+"/healthz")
 	})
@@ -162,16 +164,13 @@ func TestKfedControllerElectsALeaderServesMetricsAndFailsOver(t *testing.T) {
 	// The leader stops cleanly and releases the lease; the standby takes over.
 	// The next Service is created once the leader has exited: a leader still
 	// shutting down could otherwise publish it before its controllers stop.
-	if err := leader.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := leader.proc.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	exited := make(chan struct{})
-	go func() { _ = leader.cmd.Wait(); close(exited) }()
 	select {
-	case <-exited:
+	case <-leader.proc.Done():
 	case <-time.After(30 * time.Second):
-		_ = leader.cmd.Process.Kill()
-		<-exited
+		leader.proc.Kill()
 		t.Fatal("the leader did not exit within 30 s of SIGTERM")
 	}
 	two := federatedService("default", "two")

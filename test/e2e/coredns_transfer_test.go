@@ -12,8 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -23,6 +21,7 @@ import (
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/devenv"
+	"github.com/kfed-io/kfed/devenv/process"
 	"github.com/kfed-io/kfed/dnsprovider/rfc2136/bindtest"
 	"github.com/kfed-io/kfed/test/framework"
 )
@@ -316,21 +315,10 @@ type secondary struct {
 	name   string
 	addr   string
 	notify string // what its log says on a NOTIFY from the plugin
-	mu     sync.Mutex
-	out    bytes.Buffer
+	out    process.Output
 }
 
-func (s *secondary) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.out.Write(p)
-}
-
-func (s *secondary) log() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.out.String()
-}
+func (s *secondary) log() string { return s.out.String() }
 
 func (s *secondary) notified() bool { return strings.Contains(s.log(), s.notify) }
 
@@ -340,21 +328,13 @@ func (s *secondary) run(t *testing.T, dir string, args ...string) {
 	t.Helper()
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Dir = dir
-	cmd.Stdout, cmd.Stderr = s, s
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	cmd.Stdout, cmd.Stderr = &s.out, &s.out
+	p, err := process.Start(cmd)
+	if err != nil {
 		t.Fatal(err)
 	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
 	t.Cleanup(func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(5 * time.Second):
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-exited
-		}
+		p.Stop(5 * time.Second)
 		if t.Failed() {
 			t.Logf("%s log:\n%s", s.name, s.log())
 		}

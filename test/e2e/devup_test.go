@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/kfed-io/kfed/devenv/process"
 	"github.com/kfed-io/kfed/test/framework"
 )
 
@@ -37,23 +38,23 @@ func TestDevUpFollowsItsContract(t *testing.T) {
 	}
 	dir := filepath.Join(tmp, "dev")
 	cmd := exec.Command(kfed, "dev", "up", "--dir", dir, "--bin-dir", framework.BinDir(t), "--lb-base", "60")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	stdout, err := cmd.StdoutPipe()
+	// The output goes through a pipe the test closes once kfed exited, so
+	// that the reader below sees all of it and then its end.
+	stdout, w := io.Pipe()
+	cmd.Stdout, cmd.Stderr = w, w
+	p, err := process.Start(cmd)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd.Stderr = cmd.Stdout
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	go func() { <-p.Done(); w.Close() }()
+	t.Cleanup(p.Kill)
 
 	ready := make(chan string, 1)
-	var output strings.Builder
+	var output process.Output // read by the test while the reader writes it
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
-			output.WriteString(sc.Text() + "\n")
+			io.WriteString(&output, sc.Text()+"\n")
 			if strings.HasPrefix(sc.Text(), "kfed dev: ready") {
 				ready <- sc.Text()
 			}
@@ -189,14 +190,12 @@ func TestDevUpFollowsItsContract(t *testing.T) {
 		}
 	}
 
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := p.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
 	select {
-	case err := <-done:
-		if err != nil {
+	case <-p.Done():
+		if err := p.Err(); err != nil {
 			t.Errorf("kfed dev up exited with %v after SIGTERM:\n%s", err, output.String())
 		}
 	case <-time.After(60 * time.Second):

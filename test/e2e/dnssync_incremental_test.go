@@ -20,6 +20,7 @@ import (
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/devenv/process"
 	"github.com/kfed-io/kfed/dnsprovider"
 	"github.com/kfed-io/kfed/dnssync"
 	"github.com/kfed-io/kfed/test/framework"
@@ -58,7 +59,7 @@ func TestDNSSyncIncrementalPassesLeaveBINDAsAFullPlanWould(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var logs framework.Output
+	var logs process.Output
 	sc := &dnssync.Controller{
 		Syncer: &dnssync.Syncer{Provider: prov, Planner: dnsprovider.Planner{Registry: reg}},
 		Fed:    bed.cl, Cache: bed.cache, Federation: "fed", Interval: 300 * time.Millisecond, Debounce: 100 * time.Millisecond, Metrics: bed.metrics,

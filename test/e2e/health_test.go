@@ -23,6 +23,7 @@ import (
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/devenv"
 	"github.com/kfed-io/kfed/devenv/loopbacklb"
+	"github.com/kfed-io/kfed/devenv/process"
 	"github.com/kfed-io/kfed/dnsprovider/rfc2136/bindtest"
 	"github.com/kfed-io/kfed/dnssync"
 	"github.com/kfed-io/kfed/manager"
@@ -66,25 +67,21 @@ type healthBed struct {
 
 	controllerBin  string
 	controllerArgs []string
-	controller     *exec.Cmd
+	controller     *process.Process
 }
 
 // startController starts kfed-controller as a process, for a bed with
 // controllerBinary.
 func (b *healthBed) startController(t *testing.T) {
 	t.Helper()
-	b.controller = exec.Command(b.controllerBin, b.controllerArgs...)
-	framework.StartProcess(t, b.controller, "kfed-controller")
+	b.controller, _ = framework.StartProcess(t, exec.Command(b.controllerBin, b.controllerArgs...), "kfed-controller")
 }
 
 // killController ends the controller process with SIGKILL: no Lease
 // released, no last write.
 func (b *healthBed) killController(t *testing.T) {
 	t.Helper()
-	if err := b.controller.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	_ = b.controller.Wait()
+	b.controller.Kill()
 }
 
 // hcSettings are the checkers' probe settings and the controller's

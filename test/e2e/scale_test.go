@@ -35,6 +35,7 @@ import (
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/devenv"
 	"github.com/kfed-io/kfed/devenv/loopbacklb"
+	"github.com/kfed-io/kfed/devenv/process"
 	"github.com/kfed-io/kfed/dnsprovider/rfc2136/bindtest"
 	"github.com/kfed-io/kfed/test/framework"
 )
@@ -316,8 +317,8 @@ func globalName(i int) string {
 // control plane too loaded to answer a renewal within 10 s makes happen.
 type supervised struct {
 	mu        sync.Mutex
-	cmd       *exec.Cmd
-	log       *framework.Output
+	p         *process.Process // the current incarnation
+	log       *process.Output
 	exits     int
 	exitedCPU float64 // user + system seconds of the processes that ended
 	exitedHWM int64   // the largest peak RSS among them, KiB
@@ -325,18 +326,18 @@ type supervised struct {
 
 func superviseController(t *testing.T, cmd *exec.Cmd) *supervised {
 	t.Helper()
-	s := &supervised{log: &framework.Output{}}
+	s := &supervised{log: &process.Output{}}
 	path, args, env := cmd.Path, cmd.Args, cmd.Env
 	start := func() error {
 		c := exec.Command(path, args[1:]...)
 		c.Env = env
 		c.Stdout, c.Stderr = s.log, s.log
-		c.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		if err := c.Start(); err != nil {
+		p, err := process.Start(c)
+		if err != nil {
 			return err
 		}
 		s.mu.Lock()
-		s.cmd = c
+		s.p = p
 		s.mu.Unlock()
 		return nil
 	}
@@ -349,12 +350,13 @@ func superviseController(t *testing.T, cmd *exec.Cmd) *supervised {
 		defer close(stopped)
 		for {
 			s.mu.Lock()
-			c := s.cmd
+			p := s.p
 			s.mu.Unlock()
-			err := c.Wait()
+			<-p.Done()
+			state := p.State()
 			s.mu.Lock()
-			s.exitedCPU += (c.ProcessState.UserTime() + c.ProcessState.SystemTime()).Seconds()
-			if ru, ok := c.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			s.exitedCPU += (state.UserTime() + state.SystemTime()).Seconds()
+			if ru, ok := state.SysUsage().(*syscall.Rusage); ok {
 				s.exitedHWM = max(s.exitedHWM, ru.Maxrss)
 			}
 			s.mu.Unlock()
@@ -366,7 +368,7 @@ func superviseController(t *testing.T, cmd *exec.Cmd) *supervised {
 			s.mu.Lock()
 			s.exits++
 			s.mu.Unlock()
-			t.Logf("scale: kfed-controller exited (%v) at load %s; restarting. Its log ends:\n%s", err, loadAvg(), tail(s.log.String(), 3000))
+			t.Logf("scale: kfed-controller exited (%v) at load %s; restarting. Its log ends:\n%s", p.Err(), loadAvg(), tail(s.log.String(), 3000))
 			if err := start(); err != nil {
 				t.Errorf("restarting kfed-controller: %v", err)
 				return
@@ -376,8 +378,9 @@ func superviseController(t *testing.T, cmd *exec.Cmd) *supervised {
 	t.Cleanup(func() {
 		close(done)
 		s.mu.Lock()
-		_ = s.cmd.Process.Kill()
+		p := s.p
 		s.mu.Unlock()
+		p.Kill()
 		<-stopped
 		if t.Failed() {
 			t.Logf("kfed-controller log (tail):\n%s", tail(s.log.String(), 8000))
@@ -396,10 +399,10 @@ func (s *supervised) restarts() int {
 func (s *supervised) cpu(t *testing.T) float64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, err := os.Stat(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid)); err != nil {
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d/stat", s.p.Pid())); err != nil {
 		return s.exitedCPU // it ended and was reaped a moment ago; counted there
 	}
-	return s.exitedCPU + cpuSeconds(t, s.cmd.Process.Pid)
+	return s.exitedCPU + cpuSeconds(t, s.p.Pid())
 }
 
 // mem is the running process's VmRSS, and the peak RSS of every
@@ -407,10 +410,10 @@ func (s *supervised) cpu(t *testing.T) float64 {
 func (s *supervised) mem(t *testing.T) (rss, hwm int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, err := os.Stat(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid)); err != nil {
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d/status", s.p.Pid())); err != nil {
 		return 0, s.exitedHWM
 	}
-	rss, hwm = procMem(t, s.cmd.Process.Pid)
+	rss, hwm = procMem(t, s.p.Pid())
 	return rss, max(hwm, s.exitedHWM)
 }
 

@@ -41,6 +41,7 @@ import (
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/devenv"
+	"github.com/kfed-io/kfed/devenv/process"
 	"github.com/kfed-io/kfed/dnsprovider"
 	"github.com/kfed-io/kfed/dnsprovider/clouddns"
 	"github.com/kfed-io/kfed/dnsprovider/rfc2136/bindtest"
@@ -183,7 +184,7 @@ func TestNoSecretReachesLogsEventsMetricsOrObjects(t *testing.T) {
 		"--dns-provider", "rfc2136", "--rfc2136-host", host, "--rfc2136-port", port, "--rfc2136-zone", zone,
 		"--rfc2136-tsig-keyname", bindtest.KeyName, "--rfc2136-tsig-secret-file", bind.SecretFile,
 		"--dns-interval", "2s", "--owner-id", "fed")
-	ctrlLog := framework.StartProcess(t, ctrl, "kfed-controller")
+	_, ctrlLog := framework.StartProcess(t, ctrl, "kfed-controller")
 
 	// CoreDNS with the plugin, read-only on DNSEndpoints, with its metrics.
 	promAddr := framework.FreeAddr(t)
@@ -217,7 +218,7 @@ func TestNoSecretReachesLogsEventsMetricsOrObjects(t *testing.T) {
 		"--provider", "route53", "--route53-endpoint", r53Front, "--owner-id", "fed", "--interval", "1s")
 	dnsSync.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID="+awsKey, "AWS_SECRET_ACCESS_KEY="+awsSecret,
 		"AWS_SESSION_TOKEN="+awsSession, "AWS_REGION=us-east-1", "AWS_EC2_METADATA_DISABLED=true")
-	syncLog := framework.StartProcess(t, dnsSync, "kfed dns sync")
+	_, syncLog := framework.StartProcess(t, dnsSync, "kfed dns sync")
 
 	// Cloud DNS through the Google client with application default
 	// credentials: a service account whose token endpoint is local and
@@ -248,7 +249,7 @@ func TestNoSecretReachesLogsEventsMetricsOrObjects(t *testing.T) {
 		t.Fatal(err)
 	}
 	gsync := &dnssync.Syncer{Provider: gprov, Planner: dnsprovider.Planner{Registry: reg}}
-	gcpLog := &framework.Output{}
+	gcpLog := &process.Output{}
 	syncGoogle := func() {
 		var eps extdnsv1alpha1.DNSEndpointList
 		if err := fed.List(ctx, &eps); err != nil {

@@ -5,11 +5,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kfed-io/kfed/devenv/process"
 )
 
 // BuildCommand builds the repository's ./cmd/NAME into a folder of the
@@ -44,56 +43,26 @@ func FreeAddr(t testing.TB) string {
 	return "127.0.0.1:" + strconv.Itoa(FreePort(t))
 }
 
-// Output collects a process's output while the test reads it; it is safe
-// for the process's writes and the test's reads at once.
-type Output struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (o *Output) Write(p []byte) (int, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.b.Write(p)
-}
-
-func (o *Output) String() string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.b.String()
-}
-
-// StartProcess starts cmd for the rest of the test and returns its output,
-// collected unless cmd.Stdout is already set. The process dies with the test
-// binary (SIGKILL if it exits first); at cleanup it gets SIGTERM, and SIGKILL
-// 5 s later, and its output goes to the test log if the test failed. A test
-// may kill and wait for cmd itself before then.
-func StartProcess(t testing.TB, cmd *exec.Cmd, name string) *Output {
+// StartProcess starts cmd for the rest of the test (process.Start: it dies
+// with the test binary) and returns it with its output, collected unless
+// cmd.Stdout is already set. At cleanup it gets SIGTERM, and SIGKILL 5 s
+// later, and its output goes to the test log if the test failed. A test may
+// stop or kill it itself before then.
+func StartProcess(t testing.TB, cmd *exec.Cmd, name string) (*process.Process, *process.Output) {
 	t.Helper()
-	out := &Output{}
+	out := &process.Output{}
 	if cmd.Stdout == nil {
 		cmd.Stdout, cmd.Stderr = out, out
 	}
-	if cmd.SysProcAttr == nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{}
-	}
-	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
-	if err := cmd.Start(); err != nil {
+	p, err := process.Start(cmd)
+	if err != nil {
 		t.Fatalf("starting %s: %v", name, err)
 	}
 	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
+		p.Stop(5 * time.Second)
 		if t.Failed() {
-			t.Logf("%s (pid %d):\n%s", name, cmd.Process.Pid, out.String())
+			t.Logf("%s (pid %d):\n%s", name, p.Pid(), out.String())
 		}
 	})
-	return out
+	return p, out
 }

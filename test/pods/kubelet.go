@@ -17,8 +17,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -27,6 +25,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/kfed-io/kfed/devenv/process"
 )
 
 // NodeName is the node every pod here runs on, for spec.nodeName.
@@ -77,28 +77,8 @@ type container struct {
 	started time.Time
 	id      string
 	spec    corev1.Container
-	cmd     *exec.Cmd
-	log     output
-	done    chan struct{}
-	err     error
-}
-
-// output collects a container's stdout and stderr while tests read it.
-type output struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (o *output) Write(p []byte) (int, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.b.Write(p)
-}
-
-func (o *output) String() string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.b.String()
+	p       *process.Process
+	log     process.Output
 }
 
 // Start prepares the pod's volumes, environment and bundles, and starts its
@@ -155,16 +135,14 @@ func (run *Running) startContainer(ctx context.Context, c corev1.Container, volu
 	if err := os.WriteFile(filepath.Join(bundle, "config.json"), data, 0o600); err != nil {
 		return err
 	}
-	ct := &container{id: p.Namespace + "_" + p.Name + "_" + c.Name, spec: c, done: make(chan struct{})}
-	ct.cmd = exec.Command(run.runtime.Runc, "--root", run.runtime.State, "run", "--bundle", bundle, ct.id)
-	ct.cmd.Stdout, ct.cmd.Stderr = &ct.log, &ct.log
+	ct := &container{id: p.Namespace + "_" + p.Name + "_" + c.Name, spec: c}
+	cmd := exec.Command(run.runtime.Runc, "--root", run.runtime.State, "run", "--bundle", bundle, ct.id)
+	cmd.Stdout, cmd.Stderr = &ct.log, &ct.log
 	// runc dies with the test binary; Stop ends the container itself.
-	ct.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	ct.started = time.Now()
-	if err := ct.cmd.Start(); err != nil {
+	if ct.p, err = process.Start(cmd); err != nil {
 		return fmt.Errorf("runc run: %w", err)
 	}
-	go func() { ct.err = ct.cmd.Wait(); close(ct.done) }()
 	run.containers = append(run.containers, ct)
 	return nil
 }
@@ -183,8 +161,8 @@ func (run *Running) Log(name string) string {
 func (run *Running) Exited() error {
 	for _, c := range run.containers {
 		select {
-		case <-c.done:
-			return fmt.Errorf("container %s of pod %s exited (%v):\n%s", c.spec.Name, run.pod.Name, c.err, c.log.String())
+		case <-c.p.Done():
+			return fmt.Errorf("container %s of pod %s exited (%v):\n%s", c.spec.Name, run.pod.Name, c.p.Err(), c.log.String())
 		default:
 		}
 	}
@@ -205,20 +183,19 @@ func (run *Running) Stop(ctx context.Context) {
 	deadline := time.After(grace)
 	for _, c := range run.containers {
 		select {
-		case <-c.done:
+		case <-c.p.Done():
 		case <-deadline:
 		}
 	}
 	for _, c := range run.containers {
 		select {
-		case <-c.done:
+		case <-c.p.Done():
 		default:
 			_ = exec.CommandContext(ctx, run.runtime.Runc, "--root", run.runtime.State, "kill", c.id, "KILL").Run()
 			select {
-			case <-c.done:
+			case <-c.p.Done():
 			case <-time.After(5 * time.Second):
-				_ = c.cmd.Process.Kill()
-				<-c.done
+				c.p.Kill()
 			}
 		}
 		// runc run removes a container that exits; this removes one whose
@@ -689,8 +666,8 @@ func (run *Running) Wait(ctx context.Context, name string) error {
 			continue
 		}
 		select {
-		case <-c.done:
-			return c.err
+		case <-c.p.Done():
+			return c.p.Err()
 		case <-ctx.Done():
 			return ctx.Err()
 		}

@@ -8,9 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kfed-io/kfed/devenv/process"
 )
 
 // proc is a process the suite runs and supervises as Kubernetes would: it
@@ -23,8 +24,7 @@ type proc struct {
 	dir  string
 
 	mu      sync.Mutex
-	cmd     *exec.Cmd
-	done    chan struct{}
+	p       *process.Process // the current run
 	run     int
 	logs    []string // one per run
 	killed  bool     // the current run was ended by the suite
@@ -61,16 +61,15 @@ func (p *proc) start() error {
 	if err != nil {
 		return err
 	}
+	// The child writes to its own copy of the file.
+	defer f.Close()
 	cmd := exec.Command(p.path, p.args...)
 	cmd.Stdout, cmd.Stderr = f, f
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		f.Close()
+	run, err := process.Start(cmd)
+	if err != nil {
 		return fmt.Errorf("starting %s: %w", p.name, err)
 	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); f.Close(); close(done) }()
-	p.cmd, p.done, p.killed = cmd, done, false
+	p.p, p.killed = run, false
 	p.logs = append(p.logs, log)
 	p.started = append(p.started, time.Now())
 	return nil
@@ -80,9 +79,9 @@ func (p *proc) start() error {
 func (p *proc) supervise() {
 	for {
 		p.mu.Lock()
-		done := p.done
+		run := p.p
 		p.mu.Unlock()
-		<-done
+		<-run.Done()
 		p.mu.Lock()
 		if p.stopped {
 			p.mu.Unlock()
@@ -105,11 +104,10 @@ func (p *proc) supervise() {
 // supervisor starts the next one.
 func (p *proc) kill() {
 	p.mu.Lock()
-	cmd, done := p.cmd, p.done
+	run := p.p
 	p.killed = true
 	p.mu.Unlock()
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	<-done
+	run.Kill()
 }
 
 // restartNow kills the current run and returns once the next one started.
@@ -125,10 +123,9 @@ func (p *proc) restartNow() {
 func (p *proc) stop() {
 	p.mu.Lock()
 	p.stopped = true
-	cmd, done := p.cmd, p.done
+	run := p.p
 	p.mu.Unlock()
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	<-done
+	run.Kill()
 }
 
 func (p *proc) runs() int {

@@ -10,7 +10,6 @@
 package bindtest
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
@@ -23,11 +22,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/kfed-io/kfed/devenv/process"
 )
 
 // KeyName is the TSIG key's name.
@@ -47,28 +47,10 @@ type Server struct {
 	Dir string
 
 	named string
-	log   *lockedBuffer
+	log   *process.Output
 
-	mu     sync.Mutex
-	cmd    *exec.Cmd
-	exited chan struct{}
-}
-
-type lockedBuffer struct {
 	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+	p  *process.Process // the running named
 }
 
 // Named returns the path of named, or an error naming the script that
@@ -117,7 +99,7 @@ func start(t testing.TB, named, zone string) (*Server, error) {
 		SecretFile: filepath.Join(dir, "tsig.secret"),
 		Secret:     base64.StdEncoding.EncodeToString(key),
 		Dir:        dir,
-		log:        &lockedBuffer{},
+		log:        &process.Output{},
 	}
 	conf := fmt.Sprintf(`options {
 	directory %[1]q;
@@ -168,20 +150,18 @@ func (s *Server) run() error {
 	cmd := exec.Command(s.named, "-g", "-4", "-n", "1", "-c", filepath.Join(s.Dir, "named.conf"))
 	cmd.Dir = s.Dir
 	cmd.Stdout, cmd.Stderr = s.log, s.log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	p, err := process.Start(cmd)
+	if err != nil {
 		return fmt.Errorf("starting %s: %w", s.named, err)
 	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
 	s.mu.Lock()
-	s.cmd, s.exited = cmd, exited
+	s.p = p
 	s.mu.Unlock()
 	deadline := time.Now().Add(10 * time.Second)
 	for !s.answersSOA() {
 		select {
-		case <-exited:
-			return fmt.Errorf("named exited (%v) before answering:\n%s", cmd.ProcessState, s.log)
+		case <-p.Done():
+			return fmt.Errorf("named exited (%v) before answering:\n%s", p.Err(), s.log)
 		case <-time.After(20 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
@@ -193,47 +173,25 @@ func (s *Server) run() error {
 }
 
 // stop ends named with SIGTERM, and SIGKILL after 5 s.
-func (s *Server) stop() { s.signal(syscall.SIGTERM, 5*time.Second) }
+func (s *Server) stop() { s.proc().Stop(5 * time.Second) }
 
 // Kill ends named at once with SIGKILL, as a crash would: what it has
 // acknowledged is in its journal, nothing else is saved.
-func (s *Server) Kill() { s.signal(syscall.SIGKILL, 0) }
+func (s *Server) Kill() { s.proc().Kill() }
 
 // Restart starts a named that Kill ended again, on the same port from the
 // same folder (its zone file and journal), and waits until it answers.
 func (s *Server) Restart() error {
-	s.mu.Lock()
-	exited := s.exited
-	s.mu.Unlock()
-	select {
-	case <-exited:
-	default:
+	if s.proc().Running() {
 		return errors.New("bindtest: named is still running")
 	}
 	return s.run()
 }
 
-func (s *Server) signal(sig syscall.Signal, grace time.Duration) {
+func (s *Server) proc() *process.Process {
 	s.mu.Lock()
-	cmd, exited := s.cmd, s.exited
-	s.mu.Unlock()
-	select {
-	case <-exited:
-		return
-	default:
-	}
-	// named is its own process group leader (Setpgid): signal the group.
-	_ = syscall.Kill(-cmd.Process.Pid, sig)
-	if sig == syscall.SIGKILL {
-		<-exited
-		return
-	}
-	select {
-	case <-exited:
-	case <-time.After(grace):
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-exited
-	}
+	defer s.mu.Unlock()
+	return s.p
 }
 
 func (s *Server) answersSOA() bool {
