@@ -40,7 +40,8 @@ const AnnotationApplied = "kfed.io/applied"
 // *corev1ac.ServiceApplyConfiguration for a Service); cur is the object as
 // the member's cache has it, nil when absent. When cur already holds what
 // want says, Apply writes nothing and returns false: a reconcile that
-// changes nothing costs no request.
+// changes nothing costs no request. After a write, want is the object as
+// the API server returned it.
 func Apply(ctx context.Context, c client.Client, cur, want client.Object, ac runtime.ApplyConfiguration) (bool, error) {
 	u, err := applied(c, want)
 	if err != nil {
@@ -64,6 +65,13 @@ func Apply(ctx context.Context, c client.Client, cur, want client.Object, ac run
 	}
 	if err := c.Apply(ctx, ac, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
 		return false, err
+	}
+	if b, err = json.Marshal(ac); err != nil {
+		return true, fmt.Errorf("reading back %s: %w", want.GetName(), err)
+	}
+	reflect.ValueOf(want).Elem().SetZero()
+	if err := json.Unmarshal(b, want); err != nil {
+		return true, fmt.Errorf("reading back %s: %w", want.GetName(), err)
 	}
 	return true, nil
 }

@@ -53,7 +53,6 @@ func desiredCopy(d *appsv1.Deployment, federation string, replicas int32) *appsv
 		c.Annotations[k] = v
 	}
 	clusters.Mark(c, d.Namespace+"/"+d.Name, federation)
-	clusters.Record(c)
 	c.Annotations[AnnotationSpecHash] = specHash(c)
 	c.Spec.Replicas = &replicas
 	return c
@@ -75,23 +74,6 @@ func withoutHash(a map[string]string) map[string]string {
 	out := maps.Clone(a)
 	delete(out, AnnotationSpecHash)
 	return out
-}
-
-// mergeCopy writes want into existing, keeping what others put there
-// (labels, annotations, status). It reports whether anything changed.
-func mergeCopy(existing, want *appsv1.Deployment) bool {
-	changed := existing.Annotations[AnnotationSpecHash] != want.Annotations[AnnotationSpecHash] ||
-		existing.Spec.Replicas == nil || *existing.Spec.Replicas != *want.Spec.Replicas ||
-		existing.Annotations[AnnotationAdopted] != want.Annotations[AnnotationAdopted] ||
-		// A copy an older kfed wrote gets the record of what kfed copied
-		// now, so that the first label the user removes goes too.
-		existing.Annotations[clusters.AnnotationCopiedLabels] == ""
-	if !changed {
-		return false
-	}
-	clusters.MergeMeta(&existing.ObjectMeta, want.ObjectMeta)
-	existing.Spec = want.Spec
-	return true
 }
 
 // release removes kfed's marks from a copy, which then is an ordinary

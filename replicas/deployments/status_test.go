@@ -192,29 +192,6 @@ func TestCopies(t *testing.T) {
 		}
 	}
 	existing := c.DeepCopy()
-	if mergeCopy(existing, desiredCopy(d, "fed", 4)) {
-		t.Error("an unchanged copy is updated")
-	}
-	if !mergeCopy(existing, desiredCopy(d, "fed", 5)) || *existing.Spec.Replicas != 5 {
-		t.Error("a new replica count is not written")
-	}
-	// A copy an older kfed wrote, without the record of what it copied,
-	// gets one at once; then an annotation removed from the origin goes.
-	legacy := desiredCopy(d, "fed", 5)
-	delete(legacy.Annotations, clusters.AnnotationCopiedLabels)
-	delete(legacy.Annotations, clusters.AnnotationCopiedAnnotations)
-	if !mergeCopy(legacy, desiredCopy(d, "fed", 5)) || legacy.Annotations[clusters.AnnotationCopiedLabels] == "" {
-		t.Errorf("a copy without a record is not given one: %v", legacy.Annotations)
-	}
-	d2 := d.DeepCopy()
-	delete(d2.Annotations, "team")
-	if !mergeCopy(legacy, desiredCopy(d2, "fed", 5)) {
-		t.Error("a removed annotation is not a change")
-	}
-	if _, ok := legacy.Annotations["team"]; ok {
-		t.Errorf("annotation team, removed from the origin, stayed on the copy: %v", legacy.Annotations)
-	}
-
 	release(existing)
 	if clusters.Classify(existing, "ns/web", "fed") != clusters.Foreign {
 		t.Error("a released copy still reads as kfed's")

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -104,16 +106,16 @@ func (c *Controller) ensureCopy(ctx context.Context, m clusters.Member, d *appsv
 	want := desiredCopy(d, c.Federation, replicas)
 	switch state {
 	case clusters.Absent:
-		err := m.Client.Create(ctx, want)
-		if apierrors.IsNotFound(err) {
-			// The namespace is missing in this member: create it and retry.
-			if nerr := createNamespace(ctx, m.Client, d.Namespace); nerr != nil {
-				return nil, fmt.Errorf("cluster %s: %w", m.Name, nerr)
-			}
-			err = m.Client.Create(ctx, want)
+		// The cache may not have seen a Deployment made a moment ago, and
+		// an apply would take it over: ask the API server.
+		switch err := m.Reader.Get(ctx, client.ObjectKeyFromObject(want), &appsv1.Deployment{}); {
+		case err == nil:
+			return nil, fmt.Errorf("cluster %s has a Deployment %s/%s that its cache has not seen yet", m.Name, d.Namespace, d.Name)
+		case !apierrors.IsNotFound(err):
+			return nil, fmt.Errorf("cluster %s: reading the copy: %w", m.Name, err)
 		}
-		if err != nil {
-			return nil, fmt.Errorf("cluster %s rejected the copy: %w", m.Name, err)
+		if _, err := c.applyCopy(ctx, m, nil, want); err != nil {
+			return nil, err
 		}
 		c.Metrics.write(m.Name, "create")
 		c.event(d, corev1.EventTypeNormal, "CopyCreated", "created the copy in cluster %s with %d replicas", m.Name, replicas)
@@ -122,21 +124,42 @@ func (c *Controller) ensureCopy(ctx context.Context, m clusters.Member, d *appsv
 		want.Annotations[AnnotationAdopted] = "true"
 		c.event(d, corev1.EventTypeNormal, "CopyAdopted", "adopted the Deployment already in cluster %s", m.Name)
 		c.Metrics.write(m.Name, "adopt")
-	case clusters.Adopted:
-		want.Annotations[AnnotationAdopted] = "true"
+	case clusters.Adopted, clusters.Ours:
+		if state == clusters.Adopted {
+			want.Annotations[AnnotationAdopted] = "true"
+		}
+		// A copy an older kfed wrote with updates.
+		if err := clusters.UpgradeOwnership(ctx, m.Reader, m.Client, cur); err != nil {
+			return nil, fmt.Errorf("cluster %s: %w", m.Name, err)
+		}
 	}
 	was := *cur.Spec.Replicas
-	if !mergeCopy(cur, want) {
-		return cur, nil
-	}
-	if err := m.Client.Update(ctx, cur); err != nil {
-		return nil, fmt.Errorf("cluster %s rejected the update of the copy: %w", m.Name, err)
+	changed, err := c.applyCopy(ctx, m, cur, want)
+	if err != nil || !changed {
+		return cur, err
 	}
 	c.Metrics.write(m.Name, "update")
 	if was != replicas {
 		c.event(d, corev1.EventTypeNormal, "CopyScaled", "scaled the copy in cluster %s from %d to %d replicas", m.Name, was, replicas)
 	}
-	return cur, nil
+	return want, nil
+}
+
+// applyCopy writes want, a copy, to member m with server-side apply
+// (clusters.Apply), creating the namespace when the member lacks it.
+func (c *Controller) applyCopy(ctx context.Context, m clusters.Member, cur, want *appsv1.Deployment) (bool, error) {
+	changed, err := clusters.Apply(ctx, m.Client, cur, want, &appsv1ac.DeploymentApplyConfiguration{})
+	if apierrors.IsNotFound(err) {
+		// The namespace is missing in this member: create it and retry.
+		if nerr := createNamespace(ctx, m.Client, want.Namespace); nerr != nil {
+			return false, fmt.Errorf("cluster %s: %w", m.Name, nerr)
+		}
+		changed, err = clusters.Apply(ctx, m.Client, cur, want, &appsv1ac.DeploymentApplyConfiguration{})
+	}
+	if err != nil {
+		return false, fmt.Errorf("cluster %s rejected the copy: %w", m.Name, err)
+	}
+	return changed, nil
 }
 
 // removeCopy deletes a copy kfed made in member m, or lets go of it (an

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	appsv1 "k8s.io/api/apps/v1"
 	"testing"
 	"time"
 
@@ -20,12 +21,12 @@ import (
 	"github.com/kfed-io/kfed/test/framework"
 )
 
-// kfed writes shards with server-side apply: a label the user drops from
+// kfed writes shards and Deployment copies with server-side apply: a label the user drops from
 // the federated Service goes from its shards, what the member's own users
 // and controllers set stays, a shard an older kfed wrote with updates is
 // taken over whole on the first apply, and a reconcile that changes nothing
 // writes nothing.
-func TestShardsAreWrittenWithServerSideApply(t *testing.T) {
+func TestMemberObjectsAreWrittenWithServerSideApply(t *testing.T) {
 	// The controller starts once the older kfed's shard and its federated
 	// Service are in place: before, it would delete a shard whose
 	// federated Service does not exist.
@@ -102,6 +103,53 @@ func TestShardsAreWrittenWithServerSideApply(t *testing.T) {
 			}
 			if len(got.Spec.Ports) != 1 || got.Spec.Ports[0].Name != "http" {
 				return fmt.Errorf("shard ports %v, want http alone", got.Spec.Ports)
+			}
+			return nil
+		})
+	})
+
+	t.Run("a Deployment copy loses the annotation the user dropped and keeps the member's", func(t *testing.T) {
+		d := federatedDeployment("default", "web", 2, `{"clusters": {"*": {"weight": 1}}}`)
+		d.Annotations["team"], d.Annotations["note"] = "shop", "drop me"
+		if err := fed.Create(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+		key := client.ObjectKeyFromObject(d)
+		copyAnnotations := func(want func(map[string]string) error) {
+			t.Helper()
+			framework.Eventually(t, 20*time.Second, func(ctx context.Context) error {
+				var c appsv1.Deployment
+				if err := member.Get(ctx, key, &c); err != nil {
+					return err
+				}
+				return want(c.Annotations)
+			})
+		}
+		copyAnnotations(func(a map[string]string) error {
+			if a["note"] != "drop me" {
+				return fmt.Errorf("copy annotations %v, want note", a)
+			}
+			return nil
+		})
+		framework.Eventually(t, 10*time.Second, func(ctx context.Context) error {
+			var c appsv1.Deployment
+			if err := member.Get(ctx, key, &c); err != nil {
+				return err
+			}
+			c.Annotations["member-only"] = "x"
+			return member.Update(ctx, &c, client.FieldOwner("member-user"))
+		})
+		framework.Eventually(t, 10*time.Second, func(ctx context.Context) error {
+			var cur appsv1.Deployment
+			if err := fed.Get(ctx, key, &cur); err != nil {
+				return err
+			}
+			delete(cur.Annotations, "note")
+			return fed.Update(ctx, &cur)
+		})
+		copyAnnotations(func(a map[string]string) error {
+			if _, ok := a["note"]; ok || a["member-only"] != "x" || a["team"] != "shop" {
+				return fmt.Errorf("copy annotations %v, want team and member-only without note", a)
 			}
 			return nil
 		})
