@@ -23,6 +23,8 @@ import (
 	"strings"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -44,6 +46,7 @@ import (
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/hostnames"
+	"github.com/kfed-io/kfed/services"
 	"github.com/kfed-io/kfed/services/serviceconfig"
 )
 
@@ -152,6 +155,10 @@ func (c *Controller) setup(mgr ctrl.Manager, k kind) error {
 	if c.Ingresses {
 		b = b.Watches(&networkingv1.Ingress{}, handler.EnqueueRequestsFromMapFunc(r.all), claimsMayChange)
 	}
+	// Weights follow the Deployments behind the backends, and the
+	// Services that select them.
+	b = b.Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(r.backedBy), builder.WithPredicates(services.HasTable())).
+		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.backedBy), builder.WithPredicates(selectorChanged))
 	if c.reportsServed(mgr) {
 		// A checker's report can move any object's verdicts; reports change
 		// only when a checker's findings do.

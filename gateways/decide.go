@@ -12,6 +12,7 @@ import (
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/healthcheck"
 	"github.com/kfed-io/kfed/hostnames"
+	"github.com/kfed-io/kfed/services"
 )
 
 // observation is what one reconcile learned of the world; decide turns it
@@ -40,6 +41,9 @@ type observation struct {
 	freshness time.Duration
 	// health are the object's kfed.io/health-* annotations, checked.
 	health map[string]string
+	// weights are each cluster's ready replicas of the federated
+	// Deployments behind the object's backends; nil when they select none.
+	weights services.Weights
 }
 
 // place is where a cluster is.
@@ -83,7 +87,10 @@ type decision struct {
 //   - a cluster the health checkers' quorum finds down leaves the
 //     hostnames, unless no cluster is up: then every one stays (fail open,
 //     as for a Service's global name);
-//   - a cluster's weight is 1 and its ports are the listeners'.
+//   - a cluster's weight is its ready replicas of the federated
+//     Deployments behind the object's backends (weights.go; 1 when they
+//     select none), 0 keeping its addresses but answered last; its ports
+//     are the listeners'.
 func decide(o observation) decision {
 	var d decision
 	for _, v := range o.verdicts {
@@ -131,7 +138,7 @@ func decide(o observation) decision {
 		addrs = sortedAddrs(addrs)
 		d.serving = append(d.serving, name)
 		d.addrs = append(d.addrs, addrs...)
-		c := dnsendpoint.Cluster{Name: name, Region: p.region, Zones: p.zones, Weight: dnsendpoint.DefaultWeight, Addresses: addrs}
+		c := dnsendpoint.Cluster{Name: name, Region: p.region, Zones: p.zones, Weight: o.weights.Of(name), Addresses: addrs}
 		if reason, down := o.unhealthy[name]; down {
 			c.Unhealthy = true
 			d.down = append(d.down, fmt.Sprintf("%s (%s)", name, reason))

@@ -90,6 +90,19 @@ func (k gatewayKind) serves(ctx context.Context, fed client.Reader, obj client.O
 	return hosts, ports, nil
 }
 
+// backends are the attached routes' backends.
+func (k gatewayKind) backends(ctx context.Context, fed client.Reader, obj client.Object) ([]string, error) {
+	routes, err := k.attached(ctx, fed, obj.(*gatewayv1.Gateway))
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, rt := range routes {
+		names = append(names, routeBackends(rt)...)
+	}
+	return names, nil
+}
+
 // hostnamesOf is serves without the reads.
 func hostnamesOf(gw *gatewayv1.Gateway, routes []client.Object) ([]string, []int32) {
 	var hosts []string

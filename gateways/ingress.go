@@ -51,6 +51,10 @@ func (ingressKind) serves(_ context.Context, _ client.Reader, obj client.Object)
 	return hosts, ports, nil
 }
 
+func (ingressKind) backends(_ context.Context, _ client.Reader, obj client.Object) ([]string, error) {
+	return ingressBackends(obj.(*networkingv1.Ingress)), nil
+}
+
 func (k ingressKind) sync(ctx context.Context, m clusters.Member, obj client.Object, federation string) (memberCopy, error) {
 	ing := obj.(*networkingv1.Ingress)
 	if !m.Watches(&networkingv1.Ingress{}) {

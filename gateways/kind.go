@@ -24,6 +24,9 @@ type kind interface {
 	// serves reads the hostnames obj serves and the ports it listens on,
 	// reading what else they depend on (a Gateway's routes) from fed.
 	serves(ctx context.Context, fed client.Reader, obj client.Object) (hosts []string, ports []int32, err error)
+	// backends reads the names of the Services of obj's namespace it sends
+	// traffic to (weights.go says which count).
+	backends(ctx context.Context, fed client.Reader, obj client.Object) ([]string, error)
 	// sync brings obj's copies in member m in line and reads their
 	// addresses.
 	sync(ctx context.Context, m clusters.Member, obj client.Object, federation string) (memberCopy, error)

@@ -52,6 +52,9 @@ func (r *reconciler) observe(ctx context.Context, obj client.Object, cfg service
 	if o.verdicts, err = r.judge(ctx, obj, hosts); err != nil {
 		return o, nil, err
 	}
+	if o.weights, err = r.observeWeights(ctx, obj); err != nil {
+		return o, nil, err
+	}
 
 	var published extdnsv1alpha1.DNSEndpoint
 	epKey := r.endpointKey(client.ObjectKeyFromObject(obj))

@@ -46,7 +46,7 @@ type observation struct {
 	freshness time.Duration
 	// weights are each cluster's ready replicas of the federated
 	// Deployments the Service selects; nil when it selects none.
-	weights weights
+	weights Weights
 	// now is when the world was read.
 	now time.Time
 }
