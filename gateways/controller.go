@@ -89,6 +89,11 @@ type Controller struct {
 	// list and watch them. A kind kfed cannot watch (RBAC from an older
 	// chart) is left alone rather than holding up the manager's start.
 	Ingresses, Gateways bool
+	// Resolver resolves members' hostname addresses (an AWS NLB's) every
+	// sync, net.DefaultResolver when nil; Resync is how often an object
+	// with one is looked at again, a minute when zero.
+	Resolver services.Resolver
+	Resync   time.Duration
 	// Freshness is how long a health checker's heartbeat counts;
 	// services.DefaultFreshness when zero.
 	Freshness time.Duration
@@ -313,7 +318,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	cfg, err := serviceconfig.Parse(obj.GetAnnotations())
 	if err != nil {
 		// Bad input freezes the object as it is.
-		return ctrl.Result{}, r.setStatus(ctx, obj, nil, []metav1.Condition{{
+		return ctrl.Result{}, r.setStatus(ctx, obj, nil, nil, []metav1.Condition{{
 			Type: CondValid, Status: metav1.ConditionFalse, Reason: reasonInvalid, Message: err.Error(), ObservedGeneration: obj.GetGeneration(),
 		}})
 	}
@@ -323,12 +328,17 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	d := decide(o)
 	werr := r.writeEndpoint(ctx, obj, d)
-	serr := r.setStatus(ctx, obj, d.addrs, conditions(d, len(o.placed), obj.GetGeneration()))
+	serr := r.setStatus(ctx, obj, d.statusAddrs, d.hostnames, conditions(d, len(o.placed), obj.GetGeneration()))
 	var res ctrl.Result
 	if len(o.unhealthy) > 0 {
 		// A verdict that stands for want of fresh checkers may change when
 		// a heartbeat goes stale, which no report tells.
 		res.RequeueAfter = o.freshness
+	}
+	if len(d.hostnames) > 0 {
+		// A load balancer's name may point elsewhere at any time: resolve
+		// it again, as the Service controller does.
+		res.RequeueAfter = min(cmp.Or(res.RequeueAfter, time.Hour), cmp.Or(r.Resync, time.Minute))
 	}
 	return res, errors.Join(copyErrs, werr, serr)
 }
