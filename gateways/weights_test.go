@@ -66,7 +66,9 @@ func TestIngressBackends(t *testing.T) {
 	svc := func(name string) networkingv1.IngressBackend {
 		return networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: name}}
 	}
-	path := func(b networkingv1.IngressBackend) networkingv1.HTTPIngressPath { return networkingv1.HTTPIngressPath{Backend: b} }
+	path := func(b networkingv1.IngressBackend) networkingv1.HTTPIngressPath {
+		return networkingv1.HTTPIngressPath{Backend: b}
+	}
 	def := svc("fallback")
 	ing := &networkingv1.Ingress{Spec: networkingv1.IngressSpec{
 		DefaultBackend: &def,
