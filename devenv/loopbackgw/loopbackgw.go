@@ -14,7 +14,9 @@
 // and the cluster; a host nothing routes gets 404.
 //
 // A Gateway's listeners can be closed, to make it fail health checks, with
-// the annotation FailureAnnotation: "refuse" on it; its address stays.
+// the annotation FailureAnnotation: "refuse" on it; its address stays. With
+// HostnameAnnotation, a Gateway or Ingress gives a hostname as its address,
+// as a cloud load balancer known by name does.
 package loopbackgw
 
 import (
@@ -34,6 +36,7 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -53,6 +56,12 @@ import (
 // FailureAnnotation: "refuse" on a Gateway closes its listeners:
 // connections are refused.
 const FailureAnnotation = "loopbackgw.kfed.io/failure"
+
+// HostnameAnnotation on a Gateway or Ingress names the hostname its status
+// gives as its address instead of its 127.x address, as a cloud load
+// balancer known by a DNS name (an AWS NLB) does; resolving the name to
+// the address is the test's business.
+const HostnameAnnotation = "loopbackgw.kfed.io/address-hostname"
 
 // ClassName is the gatewayClassName served.
 const ClassName = "kfed.io/loopback"
@@ -199,6 +208,9 @@ func (g *GW) reconcileGateway(ctx context.Context, req ctrl.Request) (ctrl.Resul
 		return ctrl.Result{}, fmt.Errorf("serving %s: %w", key, err)
 	}
 	want := []gatewayv1.GatewayStatusAddress{{Type: ptr(gatewayv1.IPAddressType), Value: addr.String()}}
+	if h := gw.Annotations[HostnameAnnotation]; h != "" {
+		want = []gatewayv1.GatewayStatusAddress{{Type: ptr(gatewayv1.HostnameAddressType), Value: h}}
+	}
 	// A certificate that cannot be used leaves its listener's handshakes
 	// failing: the Gateway is not Programmed, and says why.
 	prog := metav1.Condition{
@@ -209,7 +221,7 @@ func (g *GW) reconcileGateway(ctx context.Context, req ctrl.Request) (ctrl.Resul
 		prog.Status, prog.Reason, prog.Message = metav1.ConditionFalse, string(gatewayv1.GatewayReasonInvalid), certErr.Error()
 	}
 	programmed := meta.FindStatusCondition(gw.Status.Conditions, prog.Type)
-	if slices.Equal(addrValues(gw.Status.Addresses), []string{addr.String()}) && programmed != nil &&
+	if slices.Equal(addrValues(gw.Status.Addresses), addrValues(want)) && programmed != nil &&
 		programmed.Status == prog.Status && programmed.Message == prog.Message && programmed.ObservedGeneration == gw.Generation {
 		return ctrl.Result{}, nil
 	}
@@ -260,11 +272,15 @@ func (g *GW) reconcileIngress(ctx context.Context, req ctrl.Request) (ctrl.Resul
 		// An Ingress has no conditions: the error is logged, and retried.
 		certErr = fmt.Errorf("serving %s over TLS: %w", key, certErr)
 	}
-	if len(ing.Status.LoadBalancer.Ingress) == 1 && ing.Status.LoadBalancer.Ingress[0].IP == addr.String() {
+	want := []networkingv1.IngressLoadBalancerIngress{{IP: addr.String()}}
+	if h := ing.Annotations[HostnameAnnotation]; h != "" {
+		want = []networkingv1.IngressLoadBalancerIngress{{Hostname: h}}
+	}
+	if equality.Semantic.DeepEqual(ing.Status.LoadBalancer.Ingress, want) {
 		return ctrl.Result{}, certErr
 	}
 	patch := client.MergeFrom(ing.DeepCopy())
-	ing.Status.LoadBalancer.Ingress = []networkingv1.IngressLoadBalancerIngress{{IP: addr.String()}}
+	ing.Status.LoadBalancer.Ingress = want
 	return ctrl.Result{}, errors.Join(g.c.Status().Patch(ctx, &ing, patch), certErr)
 }
 

@@ -38,7 +38,7 @@ func TestFederatedGatewayWeightsFollowTheBackends(t *testing.T) {
 		`{"rebalance": true, "clusters": {"cluster-1": {"minReplicas": 1, "maxReplicas": 1, "weight": 1}, "cluster-2": {"weight": 1}}}`)
 	backend := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
-		Spec: corev1.ServiceSpec{Selector: web.Spec.Template.Labels, Ports: []corev1.ServicePort{{Name: "http", Port: 8080}}},
+		Spec:       corev1.ServiceSpec{Selector: web.Spec.Template.Labels, Ports: []corev1.ServicePort{{Name: "http", Port: 8080}}},
 	}
 	port := gatewayv1.PortNumber(8080)
 	route := &gatewayv1.HTTPRoute{
