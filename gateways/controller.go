@@ -23,6 +23,8 @@ import (
 	"strings"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -44,6 +46,7 @@ import (
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/hostnames"
+	"github.com/kfed-io/kfed/services"
 	"github.com/kfed-io/kfed/services/serviceconfig"
 )
 
@@ -86,6 +89,11 @@ type Controller struct {
 	// list and watch them. A kind kfed cannot watch (RBAC from an older
 	// chart) is left alone rather than holding up the manager's start.
 	Ingresses, Gateways bool
+	// Resolver resolves members' hostname addresses (an AWS NLB's) every
+	// sync, net.DefaultResolver when nil; Resync is how often an object
+	// with one is looked at again, a minute when zero.
+	Resolver services.Resolver
+	Resync   time.Duration
 	// Freshness is how long a health checker's heartbeat counts;
 	// services.DefaultFreshness when zero.
 	Freshness time.Duration
@@ -152,6 +160,10 @@ func (c *Controller) setup(mgr ctrl.Manager, k kind) error {
 	if c.Ingresses {
 		b = b.Watches(&networkingv1.Ingress{}, handler.EnqueueRequestsFromMapFunc(r.all), claimsMayChange)
 	}
+	// Weights follow the Deployments behind the backends, and the
+	// Services that select them.
+	b = b.Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(r.backedBy), builder.WithPredicates(services.HasTable())).
+		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.backedBy), builder.WithPredicates(selectorChanged))
 	if c.reportsServed(mgr) {
 		// A checker's report can move any object's verdicts; reports change
 		// only when a checker's findings do.
@@ -306,7 +318,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	cfg, err := serviceconfig.Parse(obj.GetAnnotations())
 	if err != nil {
 		// Bad input freezes the object as it is.
-		return ctrl.Result{}, r.setStatus(ctx, obj, nil, []metav1.Condition{{
+		return ctrl.Result{}, r.setStatus(ctx, obj, nil, nil, []metav1.Condition{{
 			Type: CondValid, Status: metav1.ConditionFalse, Reason: reasonInvalid, Message: err.Error(), ObservedGeneration: obj.GetGeneration(),
 		}})
 	}
@@ -316,12 +328,17 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	d := decide(o)
 	werr := r.writeEndpoint(ctx, obj, d)
-	serr := r.setStatus(ctx, obj, d.addrs, conditions(d, len(o.placed), obj.GetGeneration()))
+	serr := r.setStatus(ctx, obj, d.statusAddrs, d.hostnames, conditions(d, len(o.placed), obj.GetGeneration()))
 	var res ctrl.Result
 	if len(o.unhealthy) > 0 {
 		// A verdict that stands for want of fresh checkers may change when
 		// a heartbeat goes stale, which no report tells.
 		res.RequeueAfter = o.freshness
+	}
+	if len(d.hostnames) > 0 {
+		// A load balancer's name may point elsewhere at any time: resolve
+		// it again, as the Service controller does.
+		res.RequeueAfter = min(cmp.Or(res.RequeueAfter, time.Hour), cmp.Or(r.Resync, time.Minute))
 	}
 	return res, errors.Join(copyErrs, werr, serr)
 }

@@ -12,6 +12,7 @@ import (
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/healthcheck"
 	"github.com/kfed-io/kfed/hostnames"
+	"github.com/kfed-io/kfed/services"
 )
 
 // observation is what one reconcile learned of the world; decide turns it
@@ -40,6 +41,9 @@ type observation struct {
 	freshness time.Duration
 	// health are the object's kfed.io/health-* annotations, checked.
 	health map[string]string
+	// weights are each cluster's ready replicas of the federated
+	// Deployments behind the object's backends; nil when they select none.
+	weights services.Weights
 }
 
 // place is where a cluster is.
@@ -62,7 +66,12 @@ type decision struct {
 	// problems what went wrong with copies.
 	serving, waiting, offline []string
 	problems                  []string
-	addrs                     []netip.Addr
+	// addrs are the serving clusters' addresses, a hostname address's
+	// resolved; hostnames those given as names. The object's status shows
+	// statusAddrs (the addresses of the clusters without a name) and
+	// hostnames, as its members' do.
+	addrs, statusAddrs []netip.Addr
+	hostnames          []string
 	// judged and down: the health verdicts, as "cluster (reason)" for the
 	// clusters out of DNS.
 	judged bool
@@ -79,11 +88,19 @@ type decision struct {
 //   - a placed cluster that is not Ready, or whose copy could not be
 //     written, keeps the addresses it had: its API being down says nothing
 //     of its Gateway;
+//   - a copy's hostname address (an AWS NLB's name) is published as the
+//     addresses it resolved to, as a Service's load balancer name is, and
+//     kept in the cluster table for providers that alias it; one that did
+//     not resolve this time keeps the addresses it had. Never as a CNAME:
+//     a hostname may be the zone's apex, where no CNAME can be;
 //   - a hostname the rule refuses is not published, and says why;
 //   - a cluster the health checkers' quorum finds down leaves the
 //     hostnames, unless no cluster is up: then every one stays (fail open,
 //     as for a Service's global name);
-//   - a cluster's weight is 1 and its ports are the listeners'.
+//   - a cluster's weight is its ready replicas of the federated
+//     Deployments behind the object's backends (weights.go; 1 when they
+//     select none), 0 keeping its addresses but answered last; its ports
+//     are the listeners'.
 func decide(o observation) decision {
 	var d decision
 	for _, v := range o.verdicts {
@@ -107,14 +124,21 @@ func decide(o observation) decision {
 		m, ready := o.members[name]
 		prev, had := o.previous[name]
 		var addrs []netip.Addr
+		var hostname string
 		switch {
 		case !ready:
 			d.offline = append(d.offline, name)
 			if had {
-				addrs = prev.Addresses
+				addrs, hostname = prev.Addresses, prev.Hostname
 			}
 		case m.outcome == copyFailed:
 			d.problems = append(d.problems, m.problem)
+			if had {
+				addrs, hostname = prev.Addresses, prev.Hostname
+			}
+		case m.outcome == copyUnresolved:
+			d.problems = append(d.problems, m.problem)
+			addrs, hostname = m.addrs, m.hostname
 			if had {
 				addrs = prev.Addresses
 			}
@@ -123,7 +147,7 @@ func decide(o observation) decision {
 		case m.outcome == copyWaiting:
 			d.waiting = append(d.waiting, name)
 		default:
-			addrs = m.addrs
+			addrs, hostname = m.addrs, m.hostname
 		}
 		if len(addrs) == 0 {
 			continue
@@ -131,7 +155,12 @@ func decide(o observation) decision {
 		addrs = sortedAddrs(addrs)
 		d.serving = append(d.serving, name)
 		d.addrs = append(d.addrs, addrs...)
-		c := dnsendpoint.Cluster{Name: name, Region: p.region, Zones: p.zones, Weight: dnsendpoint.DefaultWeight, Addresses: addrs}
+		if hostname != "" {
+			d.hostnames = append(d.hostnames, hostname)
+		} else {
+			d.statusAddrs = append(d.statusAddrs, addrs...)
+		}
+		c := dnsendpoint.Cluster{Name: name, Region: p.region, Zones: p.zones, Weight: o.weights.Of(name), Addresses: addrs, Hostname: hostname}
 		if reason, down := o.unhealthy[name]; down {
 			c.Unhealthy = true
 			d.down = append(d.down, fmt.Sprintf("%s (%s)", name, reason))
@@ -144,6 +173,9 @@ func decide(o observation) decision {
 		table = append(table, c)
 	}
 	d.addrs = sortedAddrs(d.addrs)
+	d.statusAddrs = sortedAddrs(d.statusAddrs)
+	slices.Sort(d.hostnames)
+	d.hostnames = slices.Compact(d.hostnames)
 	if len(d.published) == 0 || len(table) == 0 {
 		return d
 	}

@@ -90,6 +90,19 @@ func (k gatewayKind) serves(ctx context.Context, fed client.Reader, obj client.O
 	return hosts, ports, nil
 }
 
+// backends are the attached routes' backends.
+func (k gatewayKind) backends(ctx context.Context, fed client.Reader, obj client.Object) ([]string, error) {
+	routes, err := k.attached(ctx, fed, obj.(*gatewayv1.Gateway))
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, rt := range routes {
+		names = append(names, routeBackends(rt)...)
+	}
+	return names, nil
+}
+
 // hostnamesOf is serves without the reads.
 func hostnamesOf(gw *gatewayv1.Gateway, routes []client.Object) ([]string, []int32) {
 	var hosts []string
@@ -153,19 +166,28 @@ func (k gatewayKind) sync(ctx context.Context, m clusters.Member, obj client.Obj
 	if existing == nil {
 		return memberCopy{outcome: copyWaiting}, nil
 	}
-	var addrs []netip.Addr
-	for _, a := range cur.Status.Addresses {
-		if a.Type != nil && *a.Type != gatewayv1.IPAddressType {
-			continue // a hostname address is not published (yet)
-		}
-		if ip, err := netip.ParseAddr(a.Value); err == nil {
-			addrs = append(addrs, ip.Unmap())
+	return addressesOf(cur.Status.Addresses), nil
+}
+
+// addressesOf reads a Gateway copy's addresses: IPAddress ones, and the
+// first Hostname one (a load balancer's name, resolved by observe). Other
+// types are the implementation's own and say nothing DNS can publish.
+func addressesOf(status []gatewayv1.GatewayStatusAddress) memberCopy {
+	var mc memberCopy
+	for _, a := range status {
+		switch {
+		case a.Type == nil || *a.Type == gatewayv1.IPAddressType:
+			if ip, err := netip.ParseAddr(a.Value); err == nil {
+				mc.addrs = append(mc.addrs, ip.Unmap())
+			}
+		case *a.Type == gatewayv1.HostnameAddressType && mc.hostname == "":
+			mc.hostname = a.Value
 		}
 	}
-	if len(addrs) == 0 {
-		return memberCopy{outcome: copyWaiting}, nil
+	if len(mc.addrs) == 0 && mc.hostname == "" {
+		mc.outcome = copyWaiting
 	}
-	return memberCopy{outcome: copyServing, addrs: addrs}, nil
+	return mc
 }
 
 // syncRoutes copies the routes attached to gw into m, and deletes the
@@ -261,11 +283,14 @@ func (k gatewayKind) remove(ctx context.Context, m clusters.Member, key types.Na
 		removeCopy(ctx, m, key, &gatewayv1.Gateway{}, federation, k.name()))
 }
 
-func (gatewayKind) setStatus(obj client.Object, addrs []netip.Addr, conds []metav1.Condition) bool {
+func (gatewayKind) setStatus(obj client.Object, addrs []netip.Addr, hostnames []string, conds []metav1.Condition) bool {
 	gw := obj.(*gatewayv1.Gateway)
 	gw.Status.Addresses = nil
 	for _, a := range addrs {
 		gw.Status.Addresses = append(gw.Status.Addresses, gatewayv1.GatewayStatusAddress{Type: ptr(gatewayv1.IPAddressType), Value: a.String()})
+	}
+	for _, h := range hostnames {
+		gw.Status.Addresses = append(gw.Status.Addresses, gatewayv1.GatewayStatusAddress{Type: ptr(gatewayv1.HostnameAddressType), Value: h})
 	}
 	for _, c := range conds {
 		meta.SetStatusCondition(&gw.Status.Conditions, c)

@@ -51,6 +51,10 @@ func (ingressKind) serves(_ context.Context, _ client.Reader, obj client.Object)
 	return hosts, ports, nil
 }
 
+func (ingressKind) backends(_ context.Context, _ client.Reader, obj client.Object) ([]string, error) {
+	return ingressBackends(obj.(*networkingv1.Ingress)), nil
+}
+
 func (k ingressKind) sync(ctx context.Context, m clusters.Member, obj client.Object, federation string) (memberCopy, error) {
 	ing := obj.(*networkingv1.Ingress)
 	if !m.Watches(&networkingv1.Ingress{}) {
@@ -81,27 +85,38 @@ func (k ingressKind) sync(ctx context.Context, m clusters.Member, obj client.Obj
 			return memberCopy{outcome: copyFailed, problem: err.Error()}, err
 		}
 	}
-	var addrs []netip.Addr
-	for _, in := range cur.Status.LoadBalancer.Ingress {
+	return ingressAddresses(cur.Status.LoadBalancer.Ingress), nil
+}
+
+// ingressAddresses reads an Ingress copy's addresses: its IPs, and the
+// first hostname (a load balancer's name, resolved by observe).
+func ingressAddresses(status []networkingv1.IngressLoadBalancerIngress) memberCopy {
+	var mc memberCopy
+	for _, in := range status {
 		if a, err := netip.ParseAddr(in.IP); err == nil {
-			addrs = append(addrs, a.Unmap())
+			mc.addrs = append(mc.addrs, a.Unmap())
+		} else if in.Hostname != "" && mc.hostname == "" {
+			mc.hostname = in.Hostname
 		}
 	}
-	if len(addrs) == 0 {
-		return memberCopy{outcome: copyWaiting}, nil
+	if len(mc.addrs) == 0 && mc.hostname == "" {
+		mc.outcome = copyWaiting
 	}
-	return memberCopy{outcome: copyServing, addrs: addrs}, nil
+	return mc
 }
 
 func (k ingressKind) remove(ctx context.Context, m clusters.Member, key types.NamespacedName, federation string) error {
 	return removeCopy(ctx, m, key, &networkingv1.Ingress{}, federation, k.name())
 }
 
-func (ingressKind) setStatus(obj client.Object, addrs []netip.Addr, conds []metav1.Condition) bool {
+func (ingressKind) setStatus(obj client.Object, addrs []netip.Addr, hostnames []string, conds []metav1.Condition) bool {
 	ing := obj.(*networkingv1.Ingress)
 	var lb []networkingv1.IngressLoadBalancerIngress
 	for _, a := range addrs {
 		lb = append(lb, networkingv1.IngressLoadBalancerIngress{IP: a.String()})
+	}
+	for _, h := range hostnames {
+		lb = append(lb, networkingv1.IngressLoadBalancerIngress{Hostname: h})
 	}
 	ing.Status.LoadBalancer.Ingress = lb
 	b, err := json.Marshal(conds)

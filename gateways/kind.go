@@ -24,15 +24,19 @@ type kind interface {
 	// serves reads the hostnames obj serves and the ports it listens on,
 	// reading what else they depend on (a Gateway's routes) from fed.
 	serves(ctx context.Context, fed client.Reader, obj client.Object) (hosts []string, ports []int32, err error)
+	// backends reads the names of the Services of obj's namespace it sends
+	// traffic to (weights.go says which count).
+	backends(ctx context.Context, fed client.Reader, obj client.Object) ([]string, error)
 	// sync brings obj's copies in member m in line and reads their
 	// addresses.
 	sync(ctx context.Context, m clusters.Member, obj client.Object, federation string) (memberCopy, error)
 	// remove deletes the copies of key kfed made in m.
 	remove(ctx context.Context, m clusters.Member, key types.NamespacedName, federation string) error
-	// setStatus writes the members' addresses and kfed's conditions into
-	// obj; it reports whether the conditions live in the object's metadata
-	// (an Ingress has no status conditions) rather than its status.
-	setStatus(obj client.Object, addrs []netip.Addr, conds []metav1.Condition) (inMetadata bool)
+	// setStatus writes the members' addresses (IPs, and names where a
+	// member gave a name) and kfed's conditions into obj; it reports
+	// whether the conditions live in the object's metadata (an Ingress has
+	// no status conditions) rather than its status.
+	setStatus(obj client.Object, addrs []netip.Addr, hostnames []string, conds []metav1.Condition) (inMetadata bool)
 	// conditions reads kfed's conditions back from obj.
 	conditions(obj client.Object) []metav1.Condition
 }
@@ -51,12 +55,19 @@ const (
 	// copyConflict: an object kfed did not make for this origin holds the
 	// name; left alone.
 	copyConflict
+	// copyUnresolved: the copy's address is a hostname that did not
+	// resolve this time; the cluster keeps the addresses it had.
+	copyUnresolved
 )
 
 // memberCopy is what one member's copy gave this reconcile.
 type memberCopy struct {
 	outcome copyOutcome
 	addrs   []netip.Addr
-	// problem says what went wrong, for copyFailed and copyConflict.
+	// hostname is the copy's address when given as a name (an AWS NLB's),
+	// its addresses resolved into addrs every sync.
+	hostname string
+	// problem says what went wrong, for copyFailed, copyConflict and
+	// copyUnresolved.
 	problem string
 }

@@ -52,6 +52,9 @@ func (r *reconciler) observe(ctx context.Context, obj client.Object, cfg service
 	if o.verdicts, err = r.judge(ctx, obj, hosts); err != nil {
 		return o, nil, err
 	}
+	if o.weights, err = r.observeWeights(ctx, obj); err != nil {
+		return o, nil, err
+	}
 
 	var published extdnsv1alpha1.DNSEndpoint
 	epKey := r.endpointKey(client.ObjectKeyFromObject(obj))
@@ -85,9 +88,27 @@ func (r *reconciler) observe(ctx context.Context, obj client.Object, cfg service
 		}
 		mc, err := r.k.sync(ctx, m, obj, r.Federation)
 		errs = append(errs, err)
+		if mc.outcome == copyServing && mc.hostname != "" {
+			mc = r.resolve(ctx, m.Name, mc)
+		}
 		o.members[m.Name] = mc
 	}
 	return o, errors.Join(errs...), nil
+}
+
+// resolve looks up a copy's hostname address, as the Service controller
+// does a load balancer's name: again every sync, the name kept for the
+// providers that publish an alias to it.
+func (r *reconciler) resolve(ctx context.Context, cluster string, mc memberCopy) memberCopy {
+	name, addrs, err := services.ResolveHostname(ctx, r.Resolver, mc.hostname)
+	mc.hostname = name
+	if err != nil {
+		mc.outcome = copyUnresolved
+		mc.problem = fmt.Sprintf("resolving the address %s of cluster %s: %v", name, cluster, err)
+		return mc
+	}
+	mc.addrs = append(mc.addrs, addrs...)
+	return mc
 }
 
 // judge gathers every federated object's claims and says which of obj's

@@ -113,14 +113,14 @@ func conditions(d decision, placed int, gen int64) []metav1.Condition {
 
 // setStatus writes the addresses and conditions, and an Event for each
 // condition that turned False (or changed while False).
-func (r *reconciler) setStatus(ctx context.Context, obj client.Object, addrs []netip.Addr, conds []metav1.Condition) error {
+func (r *reconciler) setStatus(ctx context.Context, obj client.Object, addrs []netip.Addr, hostnames []string, conds []metav1.Condition) error {
 	before := obj.DeepCopyObject().(client.Object)
 	old := r.k.conditions(before)
 	merged := slices.Clone(old)
 	for _, c := range conds {
 		meta.SetStatusCondition(&merged, c)
 	}
-	inMetadata := r.k.setStatus(obj, addrs, merged)
+	inMetadata := r.k.setStatus(obj, addrs, hostnames, merged)
 	if equality.Semantic.DeepEqual(before, obj) {
 		return nil
 	}

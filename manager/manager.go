@@ -76,6 +76,12 @@ type Options struct {
 	// HealthFreshness is how long a checker's heartbeat counts in a quorum;
 	// services.DefaultFreshness when zero.
 	HealthFreshness time.Duration
+	// Resolver looks up the load balancers' hostnames members give (a
+	// Service's ingress, a Gateway's or Ingress's address),
+	// net.DefaultResolver when nil, again every HostnameResync (a minute
+	// when zero).
+	Resolver       services.Resolver
+	HostnameResync time.Duration
 	// UnschedulableThreshold is how long a pod of a federated Deployment may
 	// stay unschedulable before its cluster counts as full;
 	// deployments.DefaultUnschedulableThreshold when zero.
@@ -237,6 +243,8 @@ func addServices(mgr ctrl.Manager, o Options, members *clusters.Registry) error 
 		Domain:     o.Domain,
 		Namespace:  o.Namespace,
 		Freshness:  o.HealthFreshness,
+		Resolver:   o.Resolver,
+		Resync:     o.HostnameResync,
 	}
 	if err := sc.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the service controller: %w", err)
@@ -266,6 +274,7 @@ func addGateways(mgr ctrl.Manager, o Options, members *clusters.Registry) error 
 		Rule:      hostnames.NewRule([]string{o.Domain}, o.HostnameReservations),
 		Tenancy:   dnsendpoint.NewTenancy(o.Federation, o.TrustedNamespaces),
 		Ingresses: ingresses, Gateways: gws, Freshness: o.HealthFreshness,
+		Resolver: o.Resolver, Resync: o.HostnameResync,
 	}
 	if err := gc.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the gateway controller: %w", err)

@@ -109,7 +109,7 @@ func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
 		WatchesRawSource(clusters.ChannelSource(c.shards, &handler.EnqueueRequestForObject{})).
 		WatchesRawSource(clusters.ChannelSource(c.health, &handler.EnqueueRequestForObject{})).
 		WatchesRawSource(source.Channel(c.Members.Changes(), handler.EnqueueRequestsFromMapFunc(c.allFederated))).
-		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(c.servicesSelecting), builder.WithPredicates(hasTable)).
+		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(c.servicesSelecting), builder.WithPredicates(HasTable())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: cmp.Or(c.Workers, 8)}).
 		Complete(c)
 }

@@ -49,7 +49,7 @@ type observation struct {
 	freshness time.Duration
 	// weights are each cluster's ready replicas of the federated
 	// Deployments the Service selects; nil when it selects none.
-	weights weights
+	weights Weights
 	// now is when the world was read.
 	now time.Time
 }
@@ -259,24 +259,40 @@ func (c *Controller) readIngress(ctx context.Context, m clusters.Member, shard *
 			continue
 		}
 		if ing.Hostname != "" && s.Hostname == "" {
-			s.Hostname = strings.ToLower(strings.TrimSuffix(ing.Hostname, "."))
-			r := c.Resolver
-			if r == nil {
-				r = net.DefaultResolver
-			}
-			rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			addrs, err := r.LookupNetIP(rctx, "ip", s.Hostname)
-			cancel()
+			var addrs []netip.Addr
+			var err error
+			s.Hostname, addrs, err = ResolveHostname(ctx, c.Resolver, ing.Hostname)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("resolving ingress hostname %s of cluster %s: %w", s.Hostname, m.Name, err))
 				continue
 			}
-			for _, a := range addrs {
-				s.Addresses = append(s.Addresses, a.Unmap())
-			}
+			s.Addresses = append(s.Addresses, addrs...)
 		}
 	}
 	return s, errors.Join(errs...)
+}
+
+// ResolveHostname looks up a load balancer's hostname (an AWS ELB's) with r,
+// net.DefaultResolver when nil, and returns the name as published (lower
+// case, no final dot) and its addresses. Its owner may move them at any
+// time, so a caller resolves it again every sync, and keeps the name for
+// providers that publish an alias to it. Services and Gateways share it.
+func ResolveHostname(ctx context.Context, r Resolver, hostname string) (string, []netip.Addr, error) {
+	name := strings.ToLower(strings.TrimSuffix(hostname, "."))
+	if r == nil {
+		r = net.DefaultResolver
+	}
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	addrs, err := r.LookupNetIP(rctx, "ip", name)
+	if err != nil {
+		return name, nil, err
+	}
+	out := make([]netip.Addr, 0, len(addrs))
+	for _, a := range addrs {
+		out = append(out, a.Unmap())
+	}
+	return name, out, nil
 }
 
 func createNamespace(ctx context.Context, c client.Client, name string) error {

@@ -3,6 +3,7 @@ package services
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -23,31 +24,49 @@ import (
 //
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch
 
-// weights are a Service's DNS weight per cluster: the ready replicas there
-// of the federated Deployments it selects. nil when it selects none, and
-// every cluster keeps dnsendpoint.DefaultWeight.
-type weights map[string]int
+// Weights are a federated object's DNS weight per cluster: the ready
+// replicas there of the federated Deployments its pods are selected from.
+// nil when it selects none, and every cluster keeps
+// dnsendpoint.DefaultWeight. The gateways controller weighs a Gateway or
+// Ingress by the same rule, over the Services its routes' backends name.
+type Weights map[string]int
 
-// weightsOf sums, for a Service with selector, each cluster's replicas of
-// the federated Deployments (those with a per-cluster table) in deps whose
-// pod template the selector matches: a copy's ready replicas once it has
-// reported on its template, capped by its plan, and its planned replicas
-// until then. A Service without a selector selects nothing. A table that
-// cannot be read counts as none.
-func weightsOf(selector map[string]string, deps []appsv1.Deployment) weights {
-	if len(selector) == 0 {
+// Of is cluster's weight: its entry, 0 for a cluster without one (it runs
+// none of the selected replicas), and dnsendpoint.DefaultWeight for every
+// cluster when w is nil.
+func (w Weights) Of(cluster string) int {
+	if w == nil {
+		return dnsendpoint.DefaultWeight
+	}
+	return w[cluster]
+}
+
+// WeightsOf sums, for pods selected by any of selectors, each cluster's
+// replicas of the federated Deployments (those with a per-cluster table) in
+// deps whose pod template one of the selectors matches: a copy's ready
+// replicas once it has reported on its template, capped by its plan, and
+// its planned replicas until then. A Deployment two selectors match counts
+// once: its pods are the same. An empty selector selects nothing (a Service
+// without one). A table that cannot be read counts as none.
+func WeightsOf(selectors []map[string]string, deps []appsv1.Deployment) Weights {
+	var sels []labels.Selector
+	for _, s := range selectors {
+		if len(s) > 0 {
+			sels = append(sels, labels.SelectorFromSet(s))
+		}
+	}
+	if len(sels) == 0 {
 		return nil
 	}
-	sel := labels.SelectorFromSet(selector)
-	var w weights
+	var w Weights
 	for i := range deps {
 		d := &deps[i]
 		table, ok, err := clusterreplicas.Read(d.Annotations)
-		if !ok || err != nil || !sel.Matches(labels.Set(d.Spec.Template.Labels)) {
+		if !ok || err != nil || !slices.ContainsFunc(sels, func(sel labels.Selector) bool { return sel.Matches(labels.Set(d.Spec.Template.Labels)) }) {
 			continue
 		}
 		if w == nil {
-			w = weights{}
+			w = Weights{}
 		}
 		for cluster, row := range table {
 			n := row.Planned
@@ -60,21 +79,20 @@ func weightsOf(selector map[string]string, deps []appsv1.Deployment) weights {
 	return w
 }
 
-// weigh sets each shard's weight: the cluster's entry of w, 0 for a cluster
-// without one (it runs none of the selected replicas), and
-// dnsendpoint.DefaultWeight for every shard when w is nil.
-func weigh(w weights, shards []dnsendpoint.Cluster) {
+// weightsOf is WeightsOf for one Service's selector.
+func weightsOf(selector map[string]string, deps []appsv1.Deployment) Weights {
+	return WeightsOf([]map[string]string{selector}, deps)
+}
+
+// weigh sets each shard's weight, w.Of its cluster.
+func weigh(w Weights, shards []dnsendpoint.Cluster) {
 	for i := range shards {
-		if w == nil {
-			shards[i].Weight = dnsendpoint.DefaultWeight
-		} else {
-			shards[i].Weight = w[shards[i].Name]
-		}
+		shards[i].Weight = w.Of(shards[i].Name)
 	}
 }
 
 // observeWeights reads the control-plane Deployments in svc's namespace.
-func (c *Controller) observeWeights(ctx context.Context, svc *corev1.Service) (weights, error) {
+func (c *Controller) observeWeights(ctx context.Context, svc *corev1.Service) (Weights, error) {
 	if len(svc.Spec.Selector) == 0 {
 		return nil, nil
 	}
@@ -85,13 +103,15 @@ func (c *Controller) observeWeights(ctx context.Context, svc *corev1.Service) (w
 	return weightsOf(svc.Spec.Selector, deps.Items), nil
 }
 
-// hasTable passes Deployments that carry a per-cluster table, or carried
-// one before an update: only those change a Service's weights.
-var hasTable = predicate.Funcs{
-	CreateFunc:  func(e event.CreateEvent) bool { return tabled(e.Object) },
-	DeleteFunc:  func(e event.DeleteEvent) bool { return tabled(e.Object) },
-	UpdateFunc:  func(e event.UpdateEvent) bool { return tabled(e.ObjectOld) || tabled(e.ObjectNew) },
-	GenericFunc: func(e event.GenericEvent) bool { return tabled(e.Object) },
+// HasTable passes Deployments that carry a per-cluster table, or carried
+// one before an update: only those change weights.
+func HasTable() predicate.Predicate {
+	return predicate.Funcs{
+		CreateFunc:  func(e event.CreateEvent) bool { return tabled(e.Object) },
+		DeleteFunc:  func(e event.DeleteEvent) bool { return tabled(e.Object) },
+		UpdateFunc:  func(e event.UpdateEvent) bool { return tabled(e.ObjectOld) || tabled(e.ObjectNew) },
+		GenericFunc: func(e event.GenericEvent) bool { return tabled(e.Object) },
+	}
 }
 
 func tabled(o client.Object) bool {

@@ -94,8 +94,42 @@ func TestWeighKeepsDefaultWithoutDeployments(t *testing.T) {
 	if shards[0].Weight != 1 || shards[1].Weight != 1 {
 		t.Errorf("without federated Deployments weights are %d and %d, want 1", shards[0].Weight, shards[1].Weight)
 	}
-	weigh(weights{"a": 4}, shards)
+	weigh(Weights{"a": 4}, shards)
 	if shards[0].Weight != 4 || shards[1].Weight != 0 {
 		t.Errorf("weights %d and %d, want 4 and 0 for a cluster running none", shards[0].Weight, shards[1].Weight)
+	}
+}
+
+// TestWeightsOfSeveralSelectors: the backends of a Gateway or Ingress name
+// several Services; each cluster weighs the Deployments any of them
+// selects, each Deployment once.
+func TestWeightsOfSeveralSelectors(t *testing.T) {
+	web, api := map[string]string{"app": "web"}, map[string]string{"app": "api"}
+	deps := []appsv1.Deployment{
+		tabledDeployment("web", web, `{"a":{"planned":2,"ready":2,"reported":true}}`),
+		tabledDeployment("api", api, `{"a":{"planned":1,"ready":1,"reported":true},"b":{"planned":3,"ready":3,"reported":true}}`),
+	}
+	tests := []struct {
+		name      string
+		selectors []map[string]string
+		want      string
+	}{
+		{"two backends add up per cluster", []map[string]string{web, api}, "map[a:3 b:3]"},
+		{"two backends selecting one Deployment count it once", []map[string]string{web, {"app": "web"}}, "map[a:2]"},
+		{"a backend selecting no federated Deployment adds nothing", []map[string]string{web, {"app": "static"}}, "map[a:2]"},
+		{"backends selecting none weigh nothing: every cluster keeps the default", []map[string]string{{"app": "static"}, nil}, "nil"},
+	}
+	for _, tt := range tests {
+		w := WeightsOf(tt.selectors, deps)
+		got := fmt.Sprint(map[string]int(w))
+		if w == nil {
+			got = "nil"
+		}
+		if got != tt.want {
+			t.Errorf("%s: %s, want %s", tt.name, got, tt.want)
+		}
+	}
+	if WeightsOf(nil, deps).Of("a") != 1 {
+		t.Errorf("without selectors a cluster weighs %d, want the default 1", WeightsOf(nil, deps).Of("a"))
 	}
 }

@@ -1,20 +1,27 @@
 // Package loopbackgw is a Gateway and Ingress implementation for local
 // clusters, beside devenv/loopbacklb: each Gateway of class ClassName and
 // each Ingress of class IngressClassName in one cluster gets an address from that
-// cluster's block in 127.0.0.0/8, written to its status, and an HTTP
-// listener on each of its ports (a Gateway's listener ports; 80 for an
-// Ingress). A request is routed by its Host header — to the HTTPRoute
-// attached to the Gateway whose hostnames hold it (a route without
-// hostnames takes any), or to the Ingress rule with that host — and
-// answered with a line naming the route and the cluster; a host nothing
-// routes gets 404. It serves HTTP only: TLS listeners get no certificate.
+// cluster's block in 127.0.0.0/8, written to its status, and a listener on
+// each of its ports (a Gateway's listener ports; 80 for an Ingress, and
+// 443 when it has spec.tls). A port with a Gateway listener of protocol
+// HTTPS serves TLS with the certificates of its certificateRefs
+// (kubernetes.io/tls Secrets of the Gateway's namespace), chosen by the
+// server name the client sends (SNI) against the listeners' hostnames; an
+// Ingress's 443 serves its spec.tls Secrets for their hosts. A request is
+// routed by its Host header — to the HTTPRoute attached to the Gateway
+// whose hostnames hold it (a route without hostnames takes any), or to the
+// Ingress rule with that host — and answered with a line naming the route
+// and the cluster; a host nothing routes gets 404.
 //
 // A Gateway's listeners can be closed, to make it fail health checks, with
-// the annotation FailureAnnotation: "refuse" on it; its address stays.
+// the annotation FailureAnnotation: "refuse" on it; its address stays. With
+// HostnameAnnotation, a Gateway or Ingress gives a hostname as its address,
+// as a cloud load balancer known by name does.
 package loopbackgw
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -27,7 +34,9 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -47,6 +56,12 @@ import (
 // FailureAnnotation: "refuse" on a Gateway closes its listeners:
 // connections are refused.
 const FailureAnnotation = "loopbackgw.kfed.io/failure"
+
+// HostnameAnnotation on a Gateway or Ingress names the hostname its status
+// gives as its address instead of its 127.x address, as a cloud load
+// balancer known by a DNS name (an AWS NLB) does; resolving the name to
+// the address is the test's business.
+const HostnameAnnotation = "loopbackgw.kfed.io/address-hostname"
 
 // ClassName is the gatewayClassName served.
 const ClassName = "kfed.io/loopback"
@@ -89,6 +104,9 @@ type GW struct {
 type served struct {
 	addr    netip.Addr
 	servers map[int32]*http.Server
+	// secure holds the ports served with TLS, certs their certificates.
+	secure map[int32]bool
+	certs  map[int32][]hostCert
 	// routes maps a lower-case host to the route answering it; "" holds
 	// the route that takes any host.
 	routes map[string]string
@@ -119,6 +137,7 @@ func Run(ctx context.Context, opts Options) error {
 	err = ctrl.NewControllerManagedBy(mgr).Named("loopbackgw-gateway").
 		For(&gatewayv1.Gateway{}).
 		Watches(&gatewayv1.HTTPRoute{}, handler.EnqueueRequestsFromMapFunc(parents)).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(g.secretUsers("Gateway"))).
 		WithOptions(skip).
 		Complete(reconcile.Func(g.reconcileGateway))
 	if err != nil {
@@ -126,6 +145,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	err = ctrl.NewControllerManagedBy(mgr).Named("loopbackgw-ingress").
 		For(&networkingv1.Ingress{}).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(g.secretUsers("Ingress"))).
 		WithOptions(skip).
 		Complete(reconcile.Func(g.reconcileIngress))
 	if err != nil {
@@ -179,29 +199,39 @@ func (g *GW) reconcileGateway(ctx context.Context, req ctrl.Request) (ctrl.Resul
 			routes[strings.ToLower(string(h))] = name
 		}
 	}
-	var ports []int32
-	for _, l := range gw.Spec.Listeners {
-		if gw.Annotations[FailureAnnotation] != "refuse" {
-			ports = append(ports, int32(l.Port))
-		}
+	listeners, certErr := g.gatewayListeners(ctx, &gw)
+	if gw.Annotations[FailureAnnotation] == "refuse" {
+		listeners = nil
 	}
-	addr, err := g.ensure(key, ports, routes, gw.Status.Addresses)
+	addr, err := g.ensure(key, listeners, routes, gw.Status.Addresses)
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("serving %s: %w", key, err)
 	}
 	want := []gatewayv1.GatewayStatusAddress{{Type: ptr(gatewayv1.IPAddressType), Value: addr.String()}}
-	programmed := meta.FindStatusCondition(gw.Status.Conditions, string(gatewayv1.GatewayConditionProgrammed))
-	if slices.Equal(addrValues(gw.Status.Addresses), []string{addr.String()}) && programmed != nil && programmed.Status == metav1.ConditionTrue {
+	if h := gw.Annotations[HostnameAnnotation]; h != "" {
+		want = []gatewayv1.GatewayStatusAddress{{Type: ptr(gatewayv1.HostnameAddressType), Value: h}}
+	}
+	// A certificate that cannot be used leaves its listener's handshakes
+	// failing: the Gateway is not Programmed, and says why.
+	prog := metav1.Condition{
+		Type: string(gatewayv1.GatewayConditionProgrammed), Status: metav1.ConditionTrue, Reason: string(gatewayv1.GatewayReasonProgrammed),
+		ObservedGeneration: gw.Generation, Message: "served by the loopback implementation of " + g.opts.Cluster,
+	}
+	if certErr != nil {
+		prog.Status, prog.Reason, prog.Message = metav1.ConditionFalse, string(gatewayv1.GatewayReasonInvalid), certErr.Error()
+	}
+	programmed := meta.FindStatusCondition(gw.Status.Conditions, prog.Type)
+	if slices.Equal(addrValues(gw.Status.Addresses), addrValues(want)) && programmed != nil &&
+		programmed.Status == prog.Status && programmed.Message == prog.Message && programmed.ObservedGeneration == gw.Generation {
 		return ctrl.Result{}, nil
 	}
 	patch := client.MergeFrom(gw.DeepCopy())
 	gw.Status.Addresses = want
-	for _, t := range []gatewayv1.GatewayConditionType{gatewayv1.GatewayConditionAccepted, gatewayv1.GatewayConditionProgrammed} {
-		meta.SetStatusCondition(&gw.Status.Conditions, metav1.Condition{
-			Type: string(t), Status: metav1.ConditionTrue, Reason: string(t), ObservedGeneration: gw.Generation,
-			Message: "served by the loopback implementation of " + g.opts.Cluster,
-		})
-	}
+	meta.SetStatusCondition(&gw.Status.Conditions, metav1.Condition{
+		Type: string(gatewayv1.GatewayConditionAccepted), Status: metav1.ConditionTrue, Reason: string(gatewayv1.GatewayReasonAccepted),
+		ObservedGeneration: gw.Generation, Message: "served by the loopback implementation of " + g.opts.Cluster,
+	})
+	meta.SetStatusCondition(&gw.Status.Conditions, prog)
 	return ctrl.Result{}, g.c.Status().Patch(ctx, &gw, patch)
 }
 
@@ -233,27 +263,36 @@ func (g *GW) reconcileIngress(ctx context.Context, req ctrl.Request) (ctrl.Resul
 	for _, in := range ing.Status.LoadBalancer.Ingress {
 		had = append(had, gatewayv1.GatewayStatusAddress{Value: in.IP})
 	}
-	addr, err := g.ensure(key, []int32{80}, routes, had)
+	listeners, certErr := g.ingressListeners(ctx, &ing)
+	addr, err := g.ensure(key, listeners, routes, had)
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("serving %s: %w", key, err)
 	}
-	if len(ing.Status.LoadBalancer.Ingress) == 1 && ing.Status.LoadBalancer.Ingress[0].IP == addr.String() {
-		return ctrl.Result{}, nil
+	if certErr != nil {
+		// An Ingress has no conditions: the error is logged, and retried.
+		certErr = fmt.Errorf("serving %s over TLS: %w", key, certErr)
+	}
+	want := []networkingv1.IngressLoadBalancerIngress{{IP: addr.String()}}
+	if h := ing.Annotations[HostnameAnnotation]; h != "" {
+		want = []networkingv1.IngressLoadBalancerIngress{{Hostname: h}}
+	}
+	if equality.Semantic.DeepEqual(ing.Status.LoadBalancer.Ingress, want) {
+		return ctrl.Result{}, certErr
 	}
 	patch := client.MergeFrom(ing.DeepCopy())
-	ing.Status.LoadBalancer.Ingress = []networkingv1.IngressLoadBalancerIngress{{IP: addr.String()}}
-	return ctrl.Result{}, g.c.Status().Patch(ctx, &ing, patch)
+	ing.Status.LoadBalancer.Ingress = want
+	return ctrl.Result{}, errors.Join(g.c.Status().Patch(ctx, &ing, patch), certErr)
 }
 
-// ensure brings the listeners of key in line with ports and its routing
-// table with routes, and returns its address: the one it had (from had,
-// when it lies in the block and is free), or a new one.
-func (g *GW) ensure(key string, ports []int32, routes map[string]string, had []gatewayv1.GatewayStatusAddress) (netip.Addr, error) {
+// ensure brings the listeners of key in line with listeners and its
+// routing table with routes, and returns its address: the one it had (from
+// had, when it lies in the block and is free), or a new one.
+func (g *GW) ensure(key string, listeners []listener, routes map[string]string, had []gatewayv1.GatewayStatusAddress) (netip.Addr, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	s := g.objs[key]
 	if s == nil {
-		s = &served{servers: map[int32]*http.Server{}}
+		s = &served{servers: map[int32]*http.Server{}, secure: map[int32]bool{}}
 		g.objs[key] = s
 		for _, a := range had {
 			if ip, err := netip.ParseAddr(a.Value); err == nil && g.opts.Block.Contains(ip) && g.inUse[ip] == "" {
@@ -264,10 +303,16 @@ func (g *GW) ensure(key string, ports []int32, routes map[string]string, had []g
 		}
 	}
 	s.routes = routes
+	s.certs = map[int32][]hostCert{}
+	for _, l := range listeners {
+		s.certs[l.port] = l.certs
+	}
 	for port, srv := range s.servers {
-		if !slices.Contains(ports, port) {
+		// A port that goes away, or changes between HTTP and HTTPS, closes.
+		if !slices.ContainsFunc(listeners, func(l listener) bool { return l.port == port && l.tls == s.secure[port] }) {
 			_ = srv.Close()
 			delete(s.servers, port)
+			delete(s.secure, port)
 		}
 	}
 	if !s.addr.IsValid() {
@@ -283,7 +328,8 @@ func (g *GW) ensure(key string, ports []int32, routes map[string]string, had []g
 		}
 	}
 	var errs []error
-	for _, port := range ports {
+	for _, ls := range listeners {
+		port := ls.port
 		if s.servers[port] != nil {
 			continue
 		}
@@ -293,8 +339,23 @@ func (g *GW) ensure(key string, ports []int32, routes map[string]string, had []g
 			continue
 		}
 		srv := &http.Server{Handler: g.handler(key), ReadHeaderTimeout: 5 * time.Second}
-		s.servers[port] = srv
-		go func() { _ = srv.Serve(l) }()
+		s.servers[port], s.secure[port] = srv, ls.tls
+		if !ls.tls {
+			go func() { _ = srv.Serve(l) }()
+			continue
+		}
+		// The certificate is chosen per handshake, so that a new Secret or
+		// listener applies without reopening the port.
+		srv.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
+			g.mu.Lock()
+			var certs []hostCert
+			if cur := g.objs[key]; cur != nil {
+				certs = cur.certs[port]
+			}
+			g.mu.Unlock()
+			return pickCertificate(certs, hello.ServerName)
+		}}
+		go func() { _ = srv.ServeTLS(l, "", "") }()
 	}
 	return s.addr, errors.Join(errs...)
 }

@@ -18,11 +18,11 @@ func TestRoutesByHost(t *testing.T) {
 	}
 	t.Cleanup(g.closeAll)
 	port := int32(20000 + rand.IntN(20000))
-	addr, err := g.ensure("Gateway shop/front", []int32{port}, map[string]string{"shop.example.com": "HTTPRoute shop/shop"}, nil)
+	addr, err := g.ensure("Gateway shop/front", []listener{{port: port}}, map[string]string{"shop.example.com": "HTTPRoute shop/shop"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	catchAll, err := g.ensure("Gateway web/front", []int32{port}, map[string]string{"": "HTTPRoute web/any"}, nil)
+	catchAll, err := g.ensure("Gateway web/front", []listener{{port: port}}, map[string]string{"": "HTTPRoute web/any"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

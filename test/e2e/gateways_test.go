@@ -41,8 +41,8 @@ func TestGatewayAPICRDs(t *testing.T) {
 
 // startGatewayFederation starts three members with the Gateway API and the
 // loopback implementation, joined, and kfed's controller with o.
-func startGatewayFederation(t *testing.T, o manager.Options) *framework.Federation {
-	f := framework.Start(t)
+func startGatewayFederation(t *testing.T, o manager.Options, opts ...framework.Option) *framework.Federation {
+	f := framework.Start(t, opts...)
 	if err := gatewayv1.Install(f.Scheme); err != nil {
 		t.Fatal(err)
 	}
