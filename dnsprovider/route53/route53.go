@@ -9,6 +9,13 @@
 // exponential backoff and full jitter (the SDK's own retryer is switched off
 // so that every retry is counted).
 //
+// A proximity policy (record sets with a Location) is published with
+// Route53's geoproximity routing: one record set per cluster, its
+// GeoProximityLocation the cluster's coordinates, without a bias. A change of
+// policy at a name (weighted to proximity and back) is a DELETE of every
+// listed record set and a CREATE of every new one in one batch, since
+// Route53 holds one routing policy per name and type.
+//
 // Updates are sent as DELETE of the listed record set and CREATE of the new
 // one in the same atomic batch, not UPSERT: Route53 refuses the DELETE if
 // the record set changed since it was listed, so a concurrent change is
@@ -20,6 +27,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -261,6 +270,14 @@ func fromRoute53(r types.ResourceRecordSet) (dnsprovider.RecordSet, bool, error)
 		SetIdentifier: aws.ToString(r.SetIdentifier),
 		Weight:        aws.ToInt64(r.Weight),
 	}
+	if g := r.GeoProximityLocation; g != nil && g.Coordinates != nil {
+		lat, err1 := strconv.ParseFloat(aws.ToString(g.Coordinates.Latitude), 64)
+		lon, err2 := strconv.ParseFloat(aws.ToString(g.Coordinates.Longitude), 64)
+		if err := errors.Join(err1, err2); err != nil {
+			return dnsprovider.RecordSet{}, true, fmt.Errorf("%s %s %s: coordinates: %w", rs.Name, typ, rs.SetIdentifier, err)
+		}
+		rs.Location = &dnsprovider.Location{Latitude: lat, Longitude: lon}
+	}
 	for _, v := range r.ResourceRecords {
 		rs.Targets = append(rs.Targets, aws.ToString(v.Value))
 	}
@@ -273,7 +290,16 @@ func fromRoute53(r types.ResourceRecordSet) (dnsprovider.RecordSet, bool, error)
 
 func toRoute53(rs dnsprovider.RecordSet) *types.ResourceRecordSet {
 	out := &types.ResourceRecordSet{Name: aws.String(rs.Name + "."), Type: types.RRType(rs.Type)}
-	if rs.SetIdentifier != "" {
+	switch {
+	case rs.SetIdentifier != "" && rs.Location != nil:
+		// Coordinates rather than AWSRegion: the location is the one kfed
+		// orders clusters by everywhere (a Cluster's spec.location, else
+		// its region's place), for clusters in AWS or not.
+		out.SetIdentifier = aws.String(rs.SetIdentifier)
+		out.GeoProximityLocation = &types.GeoProximityLocation{Coordinates: &types.Coordinates{
+			Latitude: aws.String(coordinate(rs.Location.Latitude)), Longitude: aws.String(coordinate(rs.Location.Longitude)),
+		}}
+	case rs.SetIdentifier != "":
 		out.SetIdentifier = aws.String(rs.SetIdentifier)
 		out.Weight = aws.Int64(rs.Weight)
 	}
@@ -293,6 +319,16 @@ func toRoute53(rs dnsprovider.RecordSet) *types.ResourceRecordSet {
 	}
 	return out
 }
+
+// coordinate writes a latitude or longitude as Route53 takes it: decimal
+// degrees with at most two decimals (about 1 km), no exponent.
+func coordinate(v float64) string {
+	return strconv.FormatFloat(roundCoordinate(v), 'f', -1, 64)
+}
+
+// roundCoordinate rounds to Route53's two decimals, so that a location
+// listed back equals the one desired.
+func roundCoordinate(v float64) float64 { return math.Round(v*100) / 100 }
 
 func (z *zone) NewChangeset() dnsprovider.Changeset { return &changeset{zone: z} }
 
