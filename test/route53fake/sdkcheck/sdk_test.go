@@ -273,7 +273,11 @@ func TestGeoProximityValidation(t *testing.T) {
 		{"a bias over 99 is refused",
 			[]types.Change{create(geo("c1", types.GeoProximityLocation{AWSRegion: aws.String("us-east-1"), Bias: aws.Int32(100)}, "10.0.0.1"))}, "between -99 and 99"},
 		{"a weight beside a location is refused",
-			[]types.Change{create(func() *types.ResourceRecordSet { rs := geo("c1", at("1", "2"), "10.0.0.1"); rs.Weight = aws.Int64(1); return rs }())},
+			[]types.Change{create(func() *types.ResourceRecordSet {
+				rs := geo("c1", at("1", "2"), "10.0.0.1")
+				rs.Weight = aws.Int64(1)
+				return rs
+			}())},
 			"needs exactly one routing policy"},
 		{"a duplicate set identifier is refused",
 			[]types.Change{create(geo("c1", at("1", "2"), "10.0.0.1")), create(geo("c1", at("3", "4"), "10.0.0.2"))}, "but it already exists"},
