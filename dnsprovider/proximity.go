@@ -1,5 +1,7 @@
 package dnsprovider
 
+import "slices"
+
 // Proximity readies record sets for a provider with geo routing (Route53's
 // geoproximity, Cloud DNS's geo policy), one rule for both, per name and
 // type:
@@ -14,9 +16,13 @@ package dnsprovider
 //     could not hold both kinds at one name and type, and none is placed:
 //     the name and type stay weighted, every cluster in it.
 //
-// The result is new; record sets of other names and types are passed
-// through in order.
+// Record sets of other names and types are passed through in order. When
+// none has a location, desired itself is returned (what every weighted
+// federation's sync does, at no cost); otherwise the result is new.
 func Proximity(desired []RecordSet) []RecordSet {
+	if !slices.ContainsFunc(desired, func(r RecordSet) bool { return r.Location != nil }) {
+		return desired
+	}
 	type nt struct{ name, typ string }
 	type group struct{ placed, unplaced, positive int }
 	groups := map[nt]*group{}

@@ -51,10 +51,17 @@ func (p *Provider) regionLocation(name string) *dnsprovider.Location {
 // clusters that share a region sharing its item's records. The record set of
 // a region has the region's name for set identifier and its place for
 // location, as the listing reads an item back.
-func (p *Provider) byRegion(members []dnsprovider.RecordSet) []dnsprovider.RecordSet {
+//
+// near caches the nearest region of each location for one Adjust: a
+// federation has few clusters and many names.
+func (p *Provider) byRegion(members []dnsprovider.RecordSet, near map[dnsprovider.Location]regions.Region) []dnsprovider.RecordSet {
 	items := map[string]*dnsprovider.RecordSet{}
 	for _, m := range members {
-		r := p.nearest(*m.Location)
+		r, ok := near[*m.Location]
+		if !ok {
+			r = p.nearest(*m.Location)
+			near[*m.Location] = r
+		}
 		it := items[r.Name]
 		if it == nil {
 			rs := m

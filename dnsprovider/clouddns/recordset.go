@@ -10,6 +10,7 @@ import (
 	dns "google.golang.org/api/dns/v1"
 
 	"github.com/kfed-io/kfed/dnsprovider"
+	"github.com/kfed-io/kfed/geo/regions"
 )
 
 // setIdentifiersLabel starts the name of the TXT record set that keeps the
@@ -260,26 +261,24 @@ func setIdentifiers(ids *dns.ResourceRecordSet) []string {
 // and type with others, Cloud DNS cannot hold both, and they are merged
 // into one record set as on a provider without weighted routing.
 func (p *Provider) Adjust(desired []dnsprovider.RecordSet) []dnsprovider.RecordSet {
-	var out, valid []dnsprovider.RecordSet
+	var out []dnsprovider.RecordSet
+	groups := map[nameType][]dnsprovider.RecordSet{}
+	var order []nameType
 	for _, d := range desired {
 		n, err := dnsprovider.Normalize(d)
 		if err != nil {
 			out = append(out, d) // the planner reports it
 			continue
 		}
-		valid = append(valid, n)
-	}
-	groups := map[nameType][]dnsprovider.RecordSet{}
-	var order []nameType
-	for _, n := range dnsprovider.Proximity(valid) {
 		k := nameType{n.Name, n.Type}
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 		}
 		groups[k] = append(groups[k], n)
 	}
+	near := map[dnsprovider.Location]regions.Region{}
 	for _, k := range order {
-		g := groups[k]
+		g := dnsprovider.Proximity(groups[k]) // one name and type
 		if slices.ContainsFunc(g, func(rs dnsprovider.RecordSet) bool { return rs.SetIdentifier == "" }) {
 			if len(g) > 1 {
 				g = dnsprovider.MergeSetIdentifiers(g)
@@ -289,7 +288,7 @@ func (p *Provider) Adjust(desired []dnsprovider.RecordSet) []dnsprovider.RecordS
 		}
 		placed := g[0].Location != nil // Proximity placed all or none
 		if placed {
-			g = p.byRegion(g)
+			g = p.byRegion(g, near)
 		}
 		ttl := g[0].TTL
 		zero := true
