@@ -30,6 +30,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -182,7 +183,8 @@ func (p *Provider) Zones(ctx context.Context) ([]dnsprovider.Zone, error) {
 			if (p.cfg.ZoneType == "private" && !private) || (p.cfg.ZoneType == "public" && private) {
 				continue
 			}
-			zones = append(zones, &zone{p: p, id: id, name: dnsprovider.NormalizeName(aws.ToString(hz.Name)), private: private})
+			zones = append(zones, &zone{p: p, id: id, name: dnsprovider.NormalizeName(aws.ToString(hz.Name)), private: private,
+				foreign: map[dnsprovider.Key]types.ResourceRecordSet{}})
 		}
 		if !out.IsTruncated {
 			break
@@ -197,6 +199,14 @@ type zone struct {
 	id      string
 	name    string
 	private bool
+
+	// mu guards foreign: the listed record sets that kfed's model does not
+	// hold whole (a bias, a health check, another routing policy set by
+	// hand), as listed. A DELETE must name a record set exactly, so one of
+	// these is deleted as it was listed rather than as kfed would write it.
+	// Only such record sets are kept: kfed's own round-trip.
+	mu      sync.Mutex
+	foreign map[dnsprovider.Key]types.ResourceRecordSet
 }
 
 var _ dnsprovider.Zone = (*zone)(nil)
@@ -211,6 +221,7 @@ func (z *zone) Private() bool { return z.private }
 // Records lists the zone, 300 record sets per request (Route53's page size).
 func (z *zone) Records(ctx context.Context) ([]dnsprovider.RecordSet, error) {
 	var out []dnsprovider.RecordSet
+	foreign := map[dnsprovider.Key]types.ResourceRecordSet{}
 	in := &route53.ListResourceRecordSetsInput{HostedZoneId: aws.String(z.id), MaxItems: aws.Int32(300)}
 	for {
 		var page *route53.ListResourceRecordSetsOutput
@@ -227,11 +238,18 @@ func (z *zone) Records(ctx context.Context) ([]dnsprovider.RecordSet, error) {
 			if err != nil {
 				return nil, fmt.Errorf("route53: zone %s: %w", z.name, err)
 			}
-			if ok {
-				out = append(out, rs)
+			if !ok {
+				continue
+			}
+			out = append(out, rs)
+			if !roundTrips(rrs) {
+				foreign[rs.Key()] = rrs
 			}
 		}
 		if !page.IsTruncated {
+			z.mu.Lock()
+			z.foreign = foreign
+			z.mu.Unlock()
 			return out, nil
 		}
 		in.StartRecordName, in.StartRecordType, in.StartRecordIdentifier = page.NextRecordName, page.NextRecordType, page.NextRecordIdentifier
@@ -288,6 +306,25 @@ func fromRoute53(r types.ResourceRecordSet) (dnsprovider.RecordSet, bool, error)
 	return n, true, err
 }
 
+// roundTrips reports whether toRoute53 writes r back as Route53 lists it,
+// as far as a DELETE compares: nothing kfed's model leaves out.
+func roundTrips(r types.ResourceRecordSet) bool {
+	if r.HealthCheckId != nil || r.Region != "" || r.Failover != "" || r.GeoLocation != nil || r.MultiValueAnswer != nil ||
+		r.CidrRoutingConfig != nil || r.TrafficPolicyInstanceId != nil {
+		return false
+	}
+	g := r.GeoProximityLocation
+	if g == nil {
+		return true
+	}
+	if g.Coordinates == nil || g.AWSRegion != nil || g.LocalZoneGroup != nil || aws.ToInt32(g.Bias) != 0 {
+		return false
+	}
+	lat, err1 := strconv.ParseFloat(aws.ToString(g.Coordinates.Latitude), 64)
+	lon, err2 := strconv.ParseFloat(aws.ToString(g.Coordinates.Longitude), 64)
+	return err1 == nil && err2 == nil && coordinate(lat) == aws.ToString(g.Coordinates.Latitude) && coordinate(lon) == aws.ToString(g.Coordinates.Longitude)
+}
+
 func toRoute53(rs dnsprovider.RecordSet) *types.ResourceRecordSet {
 	out := &types.ResourceRecordSet{Name: aws.String(rs.Name + "."), Type: types.RRType(rs.Type)}
 	switch {
@@ -340,11 +377,17 @@ type changeset struct {
 var _ dnsprovider.Changeset = (*changeset)(nil)
 
 // encode turns a change into Route53 changes: an update is a DELETE of what
-// was listed and a CREATE of the new record set.
-func encode(c dnsprovider.Change) []types.Change {
+// was listed and a CREATE of the new record set. foreign holds the listed
+// record sets that kfed's model does not hold whole (zone.foreign), which
+// are deleted as listed.
+func encode(c dnsprovider.Change, foreign map[dnsprovider.Key]types.ResourceRecordSet) []types.Change {
 	var out []types.Change
 	if c.Action != dnsprovider.Create {
-		out = append(out, types.Change{Action: types.ChangeActionDelete, ResourceRecordSet: toRoute53(c.Old)})
+		old := toRoute53(c.Old)
+		if raw, ok := foreign[c.Old.Key()]; ok {
+			old = &raw
+		}
+		out = append(out, types.Change{Action: types.ChangeActionDelete, ResourceRecordSet: old})
 	}
 	if c.Action != dnsprovider.Delete {
 		out = append(out, types.Change{Action: types.ChangeActionCreate, ResourceRecordSet: toRoute53(c.New)})
@@ -357,7 +400,7 @@ func encode(c dnsprovider.Change) []types.Change {
 // their values. An alias record set is counted as one record.
 func cost(c dnsprovider.Change) []int {
 	records, chars := 0, 0
-	for _, rc := range encode(c) {
+	for _, rc := range encode(c, nil) {
 		n := 1
 		if rc.Action == types.ChangeActionUpsert {
 			n = 2
@@ -380,6 +423,8 @@ func cost(c dnsprovider.Change) []int {
 // record set that changed since listing wraps dnsprovider.ErrPrecondition.
 func (cs *changeset) Apply(ctx context.Context) error {
 	z, p := cs.zone, cs.zone.p
+	z.mu.Lock()
+	defer z.mu.Unlock()
 	batches, err := dnsprovider.Batch(dnsprovider.GroupChanges(cs.Changes()),
 		[]int{p.cfg.MaxRecordsPerRequest, p.cfg.MaxValueCharsPerRequest}, cost)
 	if err != nil {
@@ -388,7 +433,7 @@ func (cs *changeset) Apply(ctx context.Context) error {
 	for i, b := range batches {
 		var changes []types.Change
 		for _, c := range b {
-			changes = append(changes, encode(c)...)
+			changes = append(changes, encode(c, z.foreign)...)
 		}
 		in := &route53.ChangeResourceRecordSetsInput{
 			HostedZoneId: aws.String(z.id),
@@ -400,6 +445,11 @@ func (cs *changeset) Apply(ctx context.Context) error {
 		})
 		if err != nil {
 			return fmt.Errorf("route53: zone %s: request %d of %d (%d changes, from %s): %w", z.name, i+1, len(batches), len(b), b[0].Group, classify(err))
+		}
+		for _, c := range b {
+			if c.Action != dnsprovider.Create {
+				delete(z.foreign, c.Old.Key()) // kfed wrote it anew, or deleted it
+			}
 		}
 		p.Applied(len(b))
 	}

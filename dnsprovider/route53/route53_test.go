@@ -439,3 +439,52 @@ func TestProximityIsGeoproximityByCoordinates(t *testing.T) {
 		}
 	}
 }
+
+// A record set of kfed's that someone tuned by hand (a bias, a health
+// check) is deleted as it was listed when kfed must change it: deleting it
+// as kfed would write it would not match, and Route53 would refuse the whole
+// batch, every other name's changes with it, at every sync.
+func TestHandTunedRecordSetsAreReplacedAsListed(t *testing.T) {
+	fake, p, z := setup(t, route53.Config{})
+	ctx := context.Background()
+	at := func(lat, lon float64) *dnsprovider.Location { return &dnsprovider.Location{Latitude: lat, Longitude: lon} }
+	desired := []dnsprovider.RecordSet{
+		{Name: "web.kfed.test", Type: "A", SetIdentifier: "cluster-1", Weight: 1, Targets: []string{"10.0.0.1"}, Location: at(40.71, -74.01)},
+		{Name: "web.kfed.test", Type: "A", SetIdentifier: "cluster-2", Weight: 1, Targets: []string{"10.0.0.2"}, Location: at(50.11, 8.68)},
+		{Name: "api.kfed.test", Type: "A", SetIdentifier: "cluster-1", Weight: 1, Targets: []string{"10.0.1.1"}},
+		{Name: "api.kfed.test", Type: "A", SetIdentifier: "cluster-2", Weight: 1, Targets: []string{"10.0.1.2"}},
+	}
+	if _, err := dnsprovider.Sync(ctx, p, z, planner(t), desired); err != nil {
+		t.Fatal(err)
+	}
+	bias := int32(20)
+	for _, rs := range fake.RecordSets(z.ID()) {
+		switch {
+		case rs.Name == "web.kfed.test." && rs.SetIdentifier == "cluster-1":
+			rs.GeoProximityLocation.Bias = &bias
+			fake.Put(z.ID(), rs)
+		case rs.Name == "api.kfed.test." && rs.SetIdentifier == "cluster-1":
+			rs.HealthCheckID = "hc-1"
+			fake.Put(z.ID(), rs)
+		}
+	}
+	// Unchanged, the tuned record sets stay as they are.
+	plan, err := dnsprovider.Sync(ctx, p, z, planner(t), desired)
+	if err != nil || !plan.Empty() {
+		t.Fatalf("an unchanged desired state planned\n%s(%v)", plan, err)
+	}
+	// Changed, they are replaced, in one batch with the rest.
+	desired[0].Targets, desired[2].Targets = []string{"10.0.0.9"}, []string{"10.0.1.9"}
+	desired = append(desired, dnsprovider.RecordSet{Name: "new.kfed.test", Type: "A", Targets: []string{"10.0.2.1"}})
+	if _, err := dnsprovider.Sync(ctx, p, z, planner(t), desired); err != nil {
+		t.Fatalf("replacing hand-tuned record sets: %v", err)
+	}
+	for _, rs := range fake.RecordSets(z.ID()) {
+		if rs.SetIdentifier == "cluster-1" && (rs.HealthCheckID != "" || (rs.GeoProximityLocation != nil && rs.GeoProximityLocation.Bias != nil)) {
+			t.Errorf("%s %s kept what was set by hand: %+v", rs.Name, rs.SetIdentifier, rs)
+		}
+	}
+	if plan, err := dnsprovider.Sync(ctx, p, z, planner(t), desired); err != nil || !plan.Empty() {
+		t.Errorf("a second sync planned\n%s(%v)", plan, err)
+	}
+}

@@ -749,7 +749,8 @@ func validateGeoProximity(g GeoProximityLocation) string {
 	return ""
 }
 
-// sameValues reports whether a DELETE names a record set exactly as it is.
+// sameValues reports whether a DELETE names a record set exactly as it is:
+// every value, its routing policy and health check included.
 func sameValues(a, b RecordSet) bool {
 	values := func(rs RecordSet) []string {
 		var v []string
@@ -775,7 +776,8 @@ func sameValues(a, b RecordSet) bool {
 		geoEq = ga.AWSRegion == gb.AWSRegion && ga.LocalZoneGroup == gb.LocalZoneGroup && bias(ga.Bias) == bias(gb.Bias) &&
 			(ga.Coordinates == nil) == (gb.Coordinates == nil) && (ga.Coordinates == nil || *ga.Coordinates == *gb.Coordinates)
 	}
-	return eq(a.TTL, b.TTL) && eq(a.Weight, b.Weight) && slices.Equal(values(a), values(b)) && aliasEq && geoEq
+	return eq(a.TTL, b.TTL) && eq(a.Weight, b.Weight) && slices.Equal(values(a), values(b)) && aliasEq && geoEq &&
+		a.HealthCheckID == b.HealthCheckID && a.Region == b.Region && a.Failover == b.Failover
 }
 
 // conflicts checks the zone as the batch leaves it, for the names the batch
