@@ -447,7 +447,9 @@ func TestProximityIsGeoproximityByCoordinates(t *testing.T) {
 func TestHandTunedRecordSetsAreReplacedAsListed(t *testing.T) {
 	fake, p, z := setup(t, route53.Config{})
 	ctx := context.Background()
-	at := func(lat, lon float64) *dnsprovider.Location { return &dnsprovider.Location{Latitude: lat, Longitude: lon} }
+	at := func(lat, lon float64) *dnsprovider.Location {
+		return &dnsprovider.Location{Latitude: lat, Longitude: lon}
+	}
 	desired := []dnsprovider.RecordSet{
 		{Name: "web.kfed.test", Type: "A", SetIdentifier: "cluster-1", Weight: 1, Targets: []string{"10.0.0.1"}, Location: at(40.71, -74.01)},
 		{Name: "web.kfed.test", Type: "A", SetIdentifier: "cluster-2", Weight: 1, Targets: []string{"10.0.0.2"}, Location: at(50.11, 8.68)},
