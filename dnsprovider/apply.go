@@ -32,8 +32,9 @@ func Sync(ctx context.Context, prov Provider, z Zone, pl Planner, desired []Reco
 	return p, Apply(ctx, z, p)
 }
 
-// MergeSetIdentifiers is Adjust for providers without weighted routing
-// (RFC 2136): record sets that differ only by set identifier become one, with
+// MergeSetIdentifiers is Adjust for providers without weighted or geo
+// routing (RFC 2136): record sets that differ only by set identifier (and
+// weight or location) become one, with
 // the union of their targets and the lowest TTL. Invalid record sets are
 // passed through for the planner to report.
 func MergeSetIdentifiers(desired []RecordSet) []RecordSet {
@@ -46,7 +47,7 @@ func MergeSetIdentifiers(desired []RecordSet) []RecordSet {
 			out = append(out, d)
 			continue
 		}
-		n.SetIdentifier, n.Weight, n.Alias = "", 0, nil
+		n.SetIdentifier, n.Weight, n.Alias, n.Location = "", 0, nil, nil
 		k := nt{n.Name, n.Type}
 		if i, ok := index[k]; ok {
 			m := out[i]

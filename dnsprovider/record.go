@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -41,8 +42,8 @@ func IsManagedType(t string) bool {
 }
 
 // RecordSet is one DNS record set as kfed sees it, whatever the provider: the
-// records sharing a name and type, and, for weighted routing, a set
-// identifier.
+// records sharing a name and type, and, for weighted or proximity routing, a
+// set identifier.
 type RecordSet struct {
 	// Name is fully qualified, lower case, without a trailing dot.
 	Name string
@@ -60,6 +61,12 @@ type RecordSet struct {
 	SetIdentifier string
 	// Weight is the relative weight of a record set with a SetIdentifier.
 	Weight int64
+	// Location, on a record set with a SetIdentifier, makes it one of a
+	// proximity policy instead of a weighted one: a provider with geo
+	// routing answers each client with the record set nearest to it (see
+	// Proximity). A provider without it publishes the record set as if it
+	// were weighted. Nil for weighted and plain record sets.
+	Location *Location
 	// Alias, when set, makes this an alias record set (Route53): the
 	// provider answers with the addresses of Alias.Name and Targets is empty.
 	Alias *Alias
@@ -85,6 +92,17 @@ type Alias struct {
 	EvaluateTargetHealth bool
 }
 
+// Location is a place in decimal degrees: latitude -90 (south) to 90
+// (north), longitude -180 (west) to 180 (east).
+type Location struct {
+	Latitude, Longitude float64
+}
+
+// String is "LAT,LON".
+func (l Location) String() string {
+	return strconv.FormatFloat(l.Latitude, 'f', -1, 64) + "," + strconv.FormatFloat(l.Longitude, 'f', -1, 64)
+}
+
 // Key identifies a record set within a zone.
 type Key struct {
 	Name, Type, SetIdentifier string
@@ -107,6 +125,9 @@ func (r RecordSet) Equal(o RecordSet) bool {
 	if r.Key() != o.Key() || r.TTL != o.TTL || r.Weight != o.Weight || !slices.Equal(r.Targets, o.Targets) {
 		return false
 	}
+	if (r.Location == nil) != (o.Location == nil) || (r.Location != nil && *r.Location != *o.Location) {
+		return false
+	}
 	if (r.Alias == nil) != (o.Alias == nil) {
 		return false
 	}
@@ -117,7 +138,10 @@ func (r RecordSet) Equal(o RecordSet) bool {
 func (r RecordSet) String() string {
 	var b strings.Builder
 	b.WriteString(r.Name)
-	if r.SetIdentifier != "" {
+	switch {
+	case r.SetIdentifier != "" && r.Location != nil:
+		fmt.Fprintf(&b, " [set=%s near=%s]", r.SetIdentifier, r.Location)
+	case r.SetIdentifier != "":
 		fmt.Fprintf(&b, " [set=%s weight=%d]", r.SetIdentifier, r.Weight)
 	}
 	fmt.Fprintf(&b, " %d %s", r.TTL, r.Type)
@@ -135,16 +159,23 @@ func (r RecordSet) String() string {
 // however a user or a provider spelled them: names lower case without a
 // trailing dot, type upper case, the default TTL when none is given (alias
 // record sets keep none), addresses in canonical form, targets sorted and
-// without duplicates, TXT values quoted. Weight is 0 unless the record set
-// has a set identifier. It returns an error for a target that is not valid
-// for the type.
+// without duplicates, TXT values quoted. Weight is 0 and Location nil unless
+// the record set has a set identifier. It returns an error for a target that
+// is not valid for the type, or a location off the Earth.
 func Normalize(r RecordSet) (RecordSet, error) {
 	out := r
 	out.Name = NormalizeName(r.Name)
 	out.Type = strings.ToUpper(r.Type)
 	out.Hostname = NormalizeName(r.Hostname)
 	if out.SetIdentifier == "" {
-		out.Weight = 0
+		out.Weight, out.Location = 0, nil
+	}
+	if l := out.Location; l != nil {
+		if !(l.Latitude >= -90 && l.Latitude <= 90 && l.Longitude >= -180 && l.Longitude <= 180) {
+			return RecordSet{}, fmt.Errorf("normalising %s %s: location %s is not on the Earth", out.Name, out.Type, l)
+		}
+		c := *l
+		out.Location = &c
 	}
 	if r.Alias != nil {
 		a := *r.Alias

@@ -29,7 +29,10 @@ import (
 // providers weigh clusters; addresses no cluster claims, and every other
 // type, one plain record set per endpoint. A cluster table that cannot be
 // read wholly costs only what cannot be read: those addresses are published
-// unweighted.
+// unweighted. The global name of a Service routed by proximity
+// (dnsendpoint.ByDistance) gets each cluster's location as well, so that a
+// provider with geo routing answers each client with its nearest cluster;
+// its region, zone and per-cluster names stay weighted.
 func Desired(rule dnsendpoint.Tenancy, eps []extdnsv1alpha1.DNSEndpoint) []dnsprovider.RecordSet {
 	return desiredOf(rule, sortedEndpoints(eps))
 }
@@ -40,6 +43,10 @@ func appendDesired(out []dnsprovider.RecordSet, rule dnsendpoint.Tenancy, ep *ex
 	ep, _ = rule.Admit(ep)
 	resource := ep.Namespace + "/" + ep.Name
 	clusters, _ := dnsendpoint.ReadClusters(ep)
+	near := ""
+	if dnsendpoint.ByDistance(ep) {
+		near, _ = dnsendpoint.GlobalName(ep, clusters)
+	}
 	for j := range ep.Spec.Endpoints {
 		e := &ep.Spec.Endpoints[j]
 		if keep != nil && !keep[dnsprovider.NormalizeName(e.DNSName)] {
@@ -59,6 +66,9 @@ func appendDesired(out []dnsprovider.RecordSet, rule dnsendpoint.Tenancy, ep *ex
 			}
 			if c := g.Cluster; c != nil {
 				rs.SetIdentifier, rs.Weight, rs.Hostname = c.Name, int64(c.Weight), c.Hostname
+				if l := c.Location; l != nil && near != "" && dnsprovider.NormalizeName(e.DNSName) == near {
+					rs.Location = &dnsprovider.Location{Latitude: l.Latitude, Longitude: l.Longitude}
+				}
 			}
 			out = append(out, rs)
 		}

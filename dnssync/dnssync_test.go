@@ -17,6 +17,7 @@ import (
 	"github.com/kfed-io/kfed/dnsprovider/rfc2136"
 	"github.com/kfed-io/kfed/dnsprovider/rfc2136/bindtest"
 	"github.com/kfed-io/kfed/dnssync"
+	"github.com/kfed-io/kfed/geo"
 	"github.com/kfed-io/kfed/services"
 )
 
@@ -273,5 +274,42 @@ func TestDesiredPublishesOnlyWhatEachNamespaceMayPublish(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestDesiredPlacesTheGlobalNameOfAServiceRoutedByProximity(t *testing.T) {
+	in := services.Input{Names: services.NewNames("fed", zone, "ns", "web"), Regions: []string{"us-east1", "europe-west1"}}
+	for _, s := range []struct {
+		cluster, region, ip string
+		at                  *geo.Point
+	}{
+		{"c1", "us-east1", "127.1.0.1", &geo.Point{Latitude: 33.2, Longitude: -80.01}},
+		{"c3", "europe-west1", "127.3.0.1", &geo.Point{Latitude: 50.45, Longitude: 3.82}},
+	} {
+		in.Shards = append(in.Shards, services.Shard{Cluster: s.cluster, Region: s.region, IPs: []netip.Addr{netip.MustParseAddr(s.ip)}, Weight: 1, Location: s.at})
+	}
+	eps, table, err := services.Endpoints(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := extdnsv1alpha1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web"}, Spec: extdnsv1alpha1.DNSEndpointSpec{Endpoints: eps}}
+	dnsendpoint.SetClusters(&obj, table)
+
+	placed := func(obj extdnsv1alpha1.DNSEndpoint) []string {
+		var out []string
+		for _, rs := range dnssync.Desired(dnsendpoint.NewTenancy("fed", nil), []extdnsv1alpha1.DNSEndpoint{obj}) {
+			if rs.Location != nil {
+				out = append(out, rs.Name+" "+rs.SetIdentifier+" "+rs.Location.String())
+			}
+		}
+		return out
+	}
+	if got := placed(obj); len(got) != 0 {
+		t.Errorf("a weighted Service's records are placed: %v", got)
+	}
+	obj.Annotations[dnsendpoint.AnnotationRouting] = dnsendpoint.RoutingProximity
+	want := []string{"web.ns.fed.svc.kfed.test c1 33.2,-80.01", "web.ns.fed.svc.kfed.test c3 50.45,3.82"}
+	if got := placed(obj); !slices.Equal(got, want) {
+		t.Errorf("placed record sets %q, want only the global name's %q", got, want)
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	"github.com/kfed-io/kfed/dnsprovider"
 	"github.com/kfed-io/kfed/dnssync"
 	"github.com/kfed-io/kfed/failover"
 	"github.com/kfed-io/kfed/gateways"
@@ -35,7 +36,10 @@ type record struct {
 	Name    string `json:"name"`
 	Type    string `json:"type"`
 	// Policy is how clients are sent among the name's clusters: weighted,
-	// proximity, or failover with the place that serves.
+	// proximity, or failover with the place that serves. An address row of
+	// a Service routed by proximity says what Route53 and Cloud DNS publish
+	// too: "(geo)" in their geo policy, "(geo, left out: weight 0)", or
+	// "(providers: weighted)".
 	Policy  string   `json:"policy"`
 	Cluster string   `json:"cluster,omitempty"`
 	TTL     int64    `json:"ttl"`
@@ -100,7 +104,7 @@ deletes, and names left alone because kfed does not own them), and changes nothi
 				}
 				return err
 			}
-			return printRecords(cmd.OutOrStdout(), toRecords(admitted), output)
+			return printRecords(cmd.OutOrStdout(), toRecords(admitted, geoPlaced(tenancy.desired(eps))), output)
 		},
 	}
 	kf.add(cmd, "context")
@@ -114,9 +118,45 @@ deletes, and names left alone because kfed does not own them), and changes nothi
 	return cmd
 }
 
+// geoPlaced returns the record sets of desired that Route53 and Cloud DNS
+// publish with their geo routing: what the DNS sync places
+// (dnssync.Desired), as the providers ready it (dnsprovider.Proximity).
+func geoPlaced(desired []dnsprovider.RecordSet) map[dnsprovider.Key]bool {
+	var norm []dnsprovider.RecordSet
+	for _, d := range desired {
+		if n, err := dnsprovider.Normalize(d); err == nil {
+			norm = append(norm, n)
+		}
+	}
+	out := map[dnsprovider.Key]bool{}
+	for _, rs := range dnsprovider.Proximity(norm) {
+		if rs.Location != nil {
+			out[rs.Key()] = true
+			out[dnsprovider.Key{Name: rs.Name, Type: rs.Type}] = true // the name and type hold a geo policy
+		}
+	}
+	return out
+}
+
+// geoPolicy says, for a row of a Service routed by proximity, what Route53
+// and Cloud DNS publish: a geo policy with this cluster, one without it (a
+// cluster of weight 0 beside others), or weighted records (region, zone and
+// per-cluster names; a name with a cluster kfed cannot place).
+func geoPolicy(r record, placed map[dnsprovider.Key]bool) string {
+	name := dnsprovider.NormalizeName(r.Name)
+	switch {
+	case placed[dnsprovider.Key{Name: name, Type: r.Type, SetIdentifier: r.Cluster}]:
+		return r.Policy + " (geo)"
+	case placed[dnsprovider.Key{Name: name, Type: r.Type}]:
+		return r.Policy + " (geo, left out: weight 0)"
+	}
+	return r.Policy + " (providers: weighted)"
+}
+
 // toRecords lists the records of eps, the addresses of each name one row
-// per cluster.
-func toRecords(eps []extdnsv1alpha1.DNSEndpoint) []record {
+// per cluster. placed (geoPlaced) tells the rows of Services routed by
+// proximity that Route53 and Cloud DNS publish with geo routing.
+func toRecords(eps []extdnsv1alpha1.DNSEndpoint, placed map[dnsprovider.Key]bool) []record {
 	var out []record
 	for i := range eps {
 		ep := &eps[i]
@@ -137,6 +177,9 @@ func toRecords(eps []extdnsv1alpha1.DNSEndpoint) []record {
 				}
 				if g.Cluster != nil {
 					r.Cluster, r.Weight = g.Cluster.Name, strconv.Itoa(g.Cluster.Weight)
+				}
+				if dnsendpoint.ByDistance(ep) {
+					r.Policy = geoPolicy(r, placed)
 				}
 				out = append(out, r)
 			}

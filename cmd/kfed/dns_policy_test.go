@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net/netip"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -9,6 +10,8 @@ import (
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/failover"
 	"github.com/kfed-io/kfed/gateways"
+	"github.com/kfed-io/kfed/geo/regions"
+	"github.com/kfed-io/kfed/services"
 )
 
 func TestPlanNamesPolicyAndOwner(t *testing.T) {
@@ -34,6 +37,43 @@ func TestPlanNamesPolicyAndOwner(t *testing.T) {
 		}
 		if got := owner(tt.ep); got != tt.owner {
 			t.Errorf("%s: owner %q, want %q", tt.name, got, tt.owner)
+		}
+	}
+}
+
+func TestPlanSaysWhatRoute53AndCloudDNSPublishForProximity(t *testing.T) {
+	in := services.Input{Names: services.NewNames("fed", "kfed.test", "default", "db"), Regions: []string{"us-east1", "europe-west1"}}
+	for _, s := range []struct {
+		cluster, region, ip string
+		weight              int
+	}{{"c1", "us-east1", "127.1.0.1", 2}, {"c2", "us-east1", "127.2.0.1", 0}, {"c3", "europe-west1", "127.3.0.1", 1}} {
+		at, _ := regions.Lookup(s.region)
+		in.Shards = append(in.Shards, services.Shard{Cluster: s.cluster, Region: s.region, IPs: []netip.Addr{netip.MustParseAddr(s.ip)}, Weight: s.weight, Location: &at})
+	}
+	eps, table, err := services.Endpoints(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := extdnsv1alpha1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "db", Labels: dnsendpoint.Selector("fed"),
+		Annotations: map[string]string{dnsendpoint.AnnotationRouting: dnsendpoint.RoutingProximity}}, Spec: extdnsv1alpha1.DNSEndpointSpec{Endpoints: eps}}
+	dnsendpoint.SetClusters(&obj, table)
+	objs := []extdnsv1alpha1.DNSEndpoint{obj}
+	var tf tenancyFlags
+	got := map[string]string{}
+	for _, r := range toRecords(objs, geoPlaced(tf.desired(objs))) {
+		if r.Type == "A" {
+			got[r.Name+" "+r.Cluster] = r.Policy
+		}
+	}
+	for row, want := range map[string]string{
+		"db.default.fed.svc.kfed.test c1":          "proximity (geo)",
+		"db.default.fed.svc.kfed.test c2":          "proximity (geo, left out: weight 0)",
+		"db.default.fed.svc.kfed.test c3":          "proximity (geo)",
+		"db.default.fed.svc.us-east1.kfed.test c1": "proximity (providers: weighted)",
+		"c3.db.default.fed.svc.kfed.test c3":       "proximity (providers: weighted)",
+	} {
+		if got[row] != want {
+			t.Errorf("%s: policy %q, want %q", row, got[row], want)
 		}
 	}
 }

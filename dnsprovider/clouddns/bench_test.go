@@ -29,3 +29,12 @@ func BenchmarkPublish1000Services(b *testing.B) {
 		return conformance.Target{Provider: p, Zone: zones[0], Weighted: true}
 	})
 }
+
+// BenchmarkAdjust1000Services is conformance.BenchmarkAdjust for Cloud DNS.
+func BenchmarkAdjust1000Services(b *testing.B) {
+	p, err := clouddns.New(nil, clouddns.Config{Project: project})
+	if err != nil {
+		b.Fatal(err)
+	}
+	conformance.BenchmarkAdjust(b, p)
+}

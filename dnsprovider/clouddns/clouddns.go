@@ -42,6 +42,7 @@ import (
 	"google.golang.org/api/option"
 
 	"github.com/kfed-io/kfed/dnsprovider"
+	"github.com/kfed-io/kfed/geo/regions"
 )
 
 // Cloud DNS's limits on one change ("Quotas and limits").
@@ -89,9 +90,10 @@ type Config struct {
 
 // Provider is Cloud DNS through one API client.
 type Provider struct {
-	svc   *dns.Service
-	cfg   Config
-	retry dnsprovider.Retry
+	svc     *dns.Service
+	cfg     Config
+	retry   dnsprovider.Retry
+	regions []regions.Region // Google Cloud's, for geo policies
 	dnsprovider.Counters
 }
 
@@ -118,7 +120,7 @@ func New(svc *dns.Service, cfg Config) (*Provider, error) {
 	if cfg.MaxRrdataBytesPerChange == 0 {
 		cfg.MaxRrdataBytesPerChange = MaxRrdataBytesPerChange
 	}
-	p := &Provider{svc: svc, cfg: cfg, retry: dnsprovider.Retry{
+	p := &Provider{svc: svc, cfg: cfg, regions: gcpRegions(), retry: dnsprovider.Retry{
 		MaxRetries: cfg.MaxRetries, BaseBackoff: cfg.BaseBackoff, MaxBackoff: cfg.MaxBackoff,
 	}.WithDefaults()}
 	if cfg.RequestsPerSecond > 0 {
@@ -314,7 +316,7 @@ func (z *zone) Records(ctx context.Context) ([]dnsprovider.RecordSet, error) {
 			listed[k] = st
 		}
 		st.raw = r
-		members, err := decode(r, st.ids)
+		members, err := z.p.decode(r, st.ids)
 		if err != nil {
 			return nil, fmt.Errorf("clouddns: zone %s: %w", z.name, err)
 		}

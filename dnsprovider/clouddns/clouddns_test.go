@@ -76,7 +76,7 @@ func TestConformance(t *testing.T) {
 		// and NS: over Cloud DNS's default of 10,000 per zone, which Google
 		// raises on request.
 		fake.LimitRecordSets(20000)
-		return conformance.Target{Provider: p, Zone: z, Weighted: true, ChangesPerRequest: clouddns.MaxAdditionsPerChange}
+		return conformance.Target{Provider: p, Zone: z, Weighted: true, Geo: true, ChangesPerRequest: clouddns.MaxAdditionsPerChange}
 	})
 }
 
@@ -668,5 +668,71 @@ func TestDefaultCredentialsNameTheProject(t *testing.T) {
 	}
 	if len(zones) != 1 || zones[0].ID() != "kfed-test" {
 		t.Errorf("zones of the credentials' project = %v", zones)
+	}
+}
+
+// A proximity policy is a geo policy with each cluster under its nearest
+// Google Cloud region: two clusters in Virginia share us-east4's item, and
+// the weighted policy's identifier record goes with it.
+func TestProximityIsAGeoPolicyByNearestRegion(t *testing.T) {
+	fake, p, z := setup(t, clouddns.Config{})
+	ctx := context.Background()
+	at := func(lat, lon float64) *dnsprovider.Location {
+		return &dnsprovider.Location{Latitude: lat, Longitude: lon}
+	}
+	desired := func(proximity bool) []dnsprovider.RecordSet {
+		out := []dnsprovider.RecordSet{
+			{Name: "web.kfed.test", Type: "A", TTL: 30, SetIdentifier: "ashburn", Weight: 2, Targets: []string{"10.0.0.1"}, Location: at(39.04, -77.49)},
+			{Name: "web.kfed.test", Type: "A", TTL: 60, SetIdentifier: "reston", Weight: 1, Targets: []string{"10.0.0.2"}, Location: at(38.96, -77.36)},
+			{Name: "web.kfed.test", Type: "A", TTL: 30, SetIdentifier: "frankfurt", Weight: 1, Targets: []string{"10.0.0.3"}, Location: at(50.11, 8.68)},
+			{Name: "web.kfed.test", Type: "A", TTL: 30, SetIdentifier: "tokyo", Weight: 0, Targets: []string{"10.0.0.4"}, Location: at(35.68, 139.69)},
+		}
+		if !proximity {
+			for i := range out {
+				out[i].Location = nil
+			}
+		}
+		return out
+	}
+	if _, err := dnsprovider.Sync(ctx, p, z, planner(t), desired(false)); err != nil {
+		t.Fatal(err)
+	}
+	if find(fake.RecordSets(project, "kfed-test"), clouddns.SetIdentifiersName("web.kfed.test", "A")+".", "TXT") == nil {
+		t.Fatal("the weighted policy has no identifier record")
+	}
+	if _, err := dnsprovider.Sync(ctx, p, z, planner(t), desired(true)); err != nil {
+		t.Fatal(err)
+	}
+	sets := fake.RecordSets(project, "kfed-test")
+	rs := find(sets, "web.kfed.test.", "A")
+	if rs == nil || rs.RoutingPolicy == nil || rs.RoutingPolicy.Geo == nil || rs.RoutingPolicy.Wrr != nil || rs.RoutingPolicy.Geo.EnableFencing {
+		t.Fatalf("web.kfed.test A is %+v, want a geo policy without fencing", rs)
+	}
+	var got []string
+	for _, it := range rs.RoutingPolicy.Geo.Items {
+		got = append(got, it.Location+"="+strings.Join(it.Rrdatas, ","))
+	}
+	// Tokyo has weight 0 while others have weight: it leaves the policy.
+	if want := []string{"europe-west3=10.0.0.3", "us-east4=10.0.0.1,10.0.0.2"}; !slices.Equal(got, want) {
+		t.Errorf("geo items %v, want %v", got, want)
+	}
+	if rs.TTL != 30 {
+		t.Errorf("TTL %d, want the lowest, 30", rs.TTL)
+	}
+	if ids := find(sets, clouddns.SetIdentifiersName("web.kfed.test", "A")+".", "TXT"); ids != nil {
+		t.Errorf("the weighted policy's identifier record is left: %+v", ids)
+	}
+	listed, err := z.Records(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan := planner(t).Plan(z.Name(), p.Adjust(desired(true)), listed); !plan.Empty() {
+		t.Errorf("a second sync plans changes:\n%s", plan)
+	}
+	if _, err := dnsprovider.Sync(ctx, p, z, planner(t), desired(false)); err != nil {
+		t.Fatalf("switching back to weighted: %v", err)
+	}
+	if rs := find(fake.RecordSets(project, "kfed-test"), "web.kfed.test.", "A"); rs == nil || rs.RoutingPolicy == nil || rs.RoutingPolicy.Wrr == nil || len(rs.RoutingPolicy.Wrr.Items) != 4 {
+		t.Errorf("after switching back, web.kfed.test A is %+v", rs)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	dns "google.golang.org/api/dns/v1"
 
 	"github.com/kfed-io/kfed/dnsprovider"
+	"github.com/kfed-io/kfed/geo/regions"
 )
 
 // setIdentifiersLabel starts the name of the TXT record set that keeps the
@@ -75,19 +76,29 @@ func wireAll(typ string, targets []string) []string {
 // rrdatas returns every record of a record set, routing policy items
 // included.
 func rrdatas(r *dns.ResourceRecordSet) []string {
-	if r.RoutingPolicy == nil || r.RoutingPolicy.Wrr == nil {
-		return r.Rrdatas
+	switch rp := r.RoutingPolicy; {
+	case rp != nil && rp.Wrr != nil:
+		var out []string
+		for _, it := range rp.Wrr.Items {
+			out = append(out, it.Rrdatas...)
+		}
+		return out
+	case rp != nil && rp.Geo != nil:
+		var out []string
+		for _, it := range rp.Geo.Items {
+			out = append(out, it.Rrdatas...)
+		}
+		return out
 	}
-	var out []string
-	for _, it := range r.RoutingPolicy.Wrr.Items {
-		out = append(out, it.Rrdatas...)
-	}
-	return out
+	return r.Rrdatas
 }
 
 // encode returns the Cloud DNS record set holding members (kfed's record
 // sets of one name and type), and for weighted ones the TXT record set of
-// their identifiers. No members is no record set.
+// their identifiers. Members with a location (one per Google Cloud region,
+// see Provider.Adjust) are a geo policy, an item per region, and need no
+// identifier record: the item's location is the set identifier. No members
+// is no record set.
 func encode(k nameType, members []dnsprovider.RecordSet) (raw, ids *dns.ResourceRecordSet, err error) {
 	if len(members) == 0 {
 		return nil, nil, nil
@@ -100,6 +111,9 @@ func encode(k nameType, members []dnsprovider.RecordSet) (raw, ids *dns.Resource
 		}
 		return raw, nil, nil
 	}
+	if members[0].Location != nil {
+		return encodeGeo(k, members)
+	}
 	policy := &dns.RRSetRoutingPolicyWrrPolicy{}
 	ttl := members[0].TTL
 	names := make([]string, 0, len(members))
@@ -110,6 +124,9 @@ func encode(k nameType, members []dnsprovider.RecordSet) (raw, ids *dns.Resource
 		}
 		if m.Alias != nil {
 			return nil, nil, fmt.Errorf("%s %s: Cloud DNS has no alias records", k.name, k.typ)
+		}
+		if m.Location != nil {
+			return nil, nil, fmt.Errorf("%s %s: a record set placed by location beside weighted ones; Cloud DNS holds one routing policy per name and type", k.name, k.typ)
 		}
 		ttl = min(ttl, m.TTL)
 		names = append(names, dnsprovider.QuoteTXT(m.SetIdentifier))
@@ -128,21 +145,57 @@ func encode(k nameType, members []dnsprovider.RecordSet) (raw, ids *dns.Resource
 	return raw, ids, nil
 }
 
+// encodeGeo is encode for a geo policy: an item per member, its location the
+// member's set identifier (a Google Cloud region). Fencing stays off: it
+// matters only for Cloud DNS's own health checks, which kfed does not use
+// (an unhealthy cluster leaves the policy instead), and without it a
+// client whose region has no item is answered from the next nearest one.
+func encodeGeo(k nameType, members []dnsprovider.RecordSet) (*dns.ResourceRecordSet, *dns.ResourceRecordSet, error) {
+	policy := &dns.RRSetRoutingPolicyGeoPolicy{}
+	ttl := members[0].TTL
+	records := 0
+	for _, m := range members {
+		if m.SetIdentifier == "" || m.Location == nil {
+			return nil, nil, fmt.Errorf("%s %s: a record set without a location beside ones placed by location; Cloud DNS holds one routing policy per name and type", k.name, k.typ)
+		}
+		ttl = min(ttl, m.TTL)
+		records += len(m.Targets)
+		policy.Items = append(policy.Items, &dns.RRSetRoutingPolicyGeoPolicyGeoPolicyItem{Location: m.SetIdentifier, Rrdatas: wireAll(k.typ, m.Targets)})
+	}
+	if records > MaxRecordsPerRecordSet {
+		return nil, nil, fmt.Errorf("%s %s has %d records in its geo items, over Cloud DNS's %d per record set: %w", k.name, k.typ, records, MaxRecordsPerRecordSet, dnsprovider.ErrTooLarge)
+	}
+	return &dns.ResourceRecordSet{Name: k.name + ".", Type: k.typ, Ttl: ttl, RoutingPolicy: &dns.RRSetRoutingPolicy{Geo: policy}}, nil, nil
+}
+
 // decode reads a listed Cloud DNS record set into kfed's record sets: one
 // for plain data, one per item of a weighted round robin policy, with the
 // set identifiers kept in ids (the TXT record set at SetIdentifiersName, if
 // any). Items whose identifiers are missing or do not match in number (the
 // policy was edited by hand) are named wrr-0, wrr-1, … so that the planner
-// replaces them. Other routing policies become one record set with set
-// identifier "routing-policy" and no targets: kfed never writes them, and
-// lists them only so that a name holding one is seen as taken.
-func decode(r *dns.ResourceRecordSet, ids *dns.ResourceRecordSet) ([]dnsprovider.RecordSet, error) {
+// replaces them. A geo policy is one record set per item, its set
+// identifier the item's location (a Google Cloud region) and its location
+// that region's place. Other routing policies become one record set with
+// set identifier "routing-policy" and no targets: kfed never writes them,
+// and lists them only so that a name holding one is seen as taken.
+func (p *Provider) decode(r *dns.ResourceRecordSet, ids *dns.ResourceRecordSet) ([]dnsprovider.RecordSet, error) {
 	base := dnsprovider.RecordSet{Name: r.Name, Type: r.Type, TTL: r.Ttl}
 	switch {
 	case r.RoutingPolicy == nil:
 		base.Targets = r.Rrdatas
 		n, err := dnsprovider.Normalize(base)
 		return []dnsprovider.RecordSet{n}, err
+	case r.RoutingPolicy.Geo != nil && r.RoutingPolicy.Wrr == nil:
+		var out []dnsprovider.RecordSet
+		var errs []error
+		for _, it := range r.RoutingPolicy.Geo.Items {
+			rs := base
+			rs.SetIdentifier, rs.Location, rs.Targets = it.Location, p.regionLocation(it.Location), it.Rrdatas
+			n, err := dnsprovider.Normalize(rs)
+			errs = append(errs, err)
+			out = append(out, n)
+		}
+		return out, errors.Join(errs...)
 	case r.RoutingPolicy.Wrr == nil:
 		base.SetIdentifier = "routing-policy"
 		n, err := dnsprovider.Normalize(base)
@@ -201,10 +254,12 @@ func setIdentifiers(ids *dns.ResourceRecordSet) []string {
 // identifiers stay apart (they become the items of one weighted round robin
 // policy) but share the lowest TTL among them, as the items of one record
 // set must, and when all their weights are 0 they get weight 1 each (an
-// equal share, as Route53 reads all-zero weights). Where a record set
-// without a set identifier shares its name and type with others, Cloud DNS
-// cannot hold both, and they are merged into one record set as on a
-// provider without weighted routing.
+// equal share, as Route53 reads all-zero weights). A proximity policy
+// (readied by dnsprovider.Proximity) becomes one record set per Google
+// Cloud region, each cluster under the region nearest to it (the items of a
+// geo policy). Where a record set without a set identifier shares its name
+// and type with others, Cloud DNS cannot hold both, and they are merged
+// into one record set as on a provider without weighted routing.
 func (p *Provider) Adjust(desired []dnsprovider.RecordSet) []dnsprovider.RecordSet {
 	var out []dnsprovider.RecordSet
 	groups := map[nameType][]dnsprovider.RecordSet{}
@@ -221,14 +276,19 @@ func (p *Provider) Adjust(desired []dnsprovider.RecordSet) []dnsprovider.RecordS
 		}
 		groups[k] = append(groups[k], n)
 	}
+	near := map[dnsprovider.Location]regions.Region{}
 	for _, k := range order {
-		g := groups[k]
+		g := dnsprovider.Proximity(groups[k]) // one name and type
 		if slices.ContainsFunc(g, func(rs dnsprovider.RecordSet) bool { return rs.SetIdentifier == "" }) {
 			if len(g) > 1 {
 				g = dnsprovider.MergeSetIdentifiers(g)
 			}
 			out = append(out, g...)
 			continue
+		}
+		placed := g[0].Location != nil // Proximity placed all or none
+		if placed {
+			g = p.byRegion(g, near)
 		}
 		ttl := g[0].TTL
 		zero := true
@@ -238,7 +298,7 @@ func (p *Provider) Adjust(desired []dnsprovider.RecordSet) []dnsprovider.RecordS
 		}
 		for _, rs := range g {
 			rs.TTL = ttl
-			if zero {
+			if zero && !placed {
 				rs.Weight = 1
 			}
 			out = append(out, rs)

@@ -28,6 +28,10 @@ type Target struct {
 	// Weighted says the provider keeps record sets apart by set identifier
 	// (Route53, Cloud DNS); otherwise it merges them (RFC 2136).
 	Weighted bool
+	// Geo says the provider publishes proximity policies (record sets with
+	// a Location) with its geo routing (Route53, Cloud DNS); otherwise they
+	// are published as weighted ones would be.
+	Geo bool
 	// ChangesPerRequest is how many single-record changes one request
 	// carries at most, so the suite can plan more than that.
 	ChangesPerRequest int
@@ -54,6 +58,7 @@ func Run(t *testing.T, newTarget Factory) {
 		{"a name no longer desired is deleted with its mark", testDelete},
 		{"weights are published per set identifier", testWeights},
 		{"a name changes from A records to a CNAME and back", testCNAMEFallback},
+		{"a name changes from weighted to proximity routing and back", testProximity},
 		{"an unowned record at a desired name is never touched", testConflict},
 		{"a plan larger than one request is split and fully applied", testOverBatchLimit},
 		{"a change made after listing is detected, not overwritten", testConcurrentModification},
@@ -267,6 +272,61 @@ func testWeights(t *testing.T, s *suite) {
 	}
 	s.sync(t, desired)
 	s.converged(t, desired)
+}
+
+// testProximity switches a name between weighted and proximity routing: each
+// switch converges (a second plan is empty), the policy is what the provider
+// lists back, an unhealthy cluster leaves, and an unowned name is never
+// touched.
+func testProximity(t *testing.T, s *suite) {
+	web, other := s.name("web"), s.name("other")
+	unrelated := dnsprovider.MustNormalize(rec(other, "A", "", 0, 300, "192.0.2.2"))
+	s.foreign(t, dnsprovider.Change{Action: dnsprovider.Create, New: unrelated})
+	// New York, Frankfurt and Tokyo, to more decimals than a provider keeps.
+	places := []*dnsprovider.Location{{Latitude: 40.7128, Longitude: -74.006}, {Latitude: 50.1109, Longitude: 8.6821}, {Latitude: 35.6762, Longitude: 139.6503}}
+	records := func(proximity bool, clusters ...int) []dnsprovider.RecordSet {
+		var out []dnsprovider.RecordSet
+		for _, i := range clusters {
+			r := rec(web, "A", fmt.Sprintf("cluster-%d", i+1), int64(i+1), 30, fmt.Sprintf("10.0.%d.1", i+1))
+			if proximity {
+				r.Location = places[i]
+			}
+			out = append(out, r)
+		}
+		return out
+	}
+	steps := []struct {
+		name      string
+		proximity bool
+		desired   []dnsprovider.RecordSet
+		targets   []string
+	}{
+		{"weighted", false, records(false, 0, 1, 2), []string{"10.0.1.1", "10.0.2.1", "10.0.3.1"}},
+		{"proximity", true, records(true, 0, 1, 2), []string{"10.0.1.1", "10.0.2.1", "10.0.3.1"}},
+		{"proximity, Frankfurt unhealthy", true, records(true, 0, 2), []string{"10.0.1.1", "10.0.3.1"}},
+		{"weighted again", false, records(false, 0, 1, 2), []string{"10.0.1.1", "10.0.2.1", "10.0.3.1"}},
+	}
+	for _, st := range steps {
+		s.sync(t, st.desired)
+		current := s.converged(t, st.desired)
+		got := find(current, web, "A")
+		if targets := allTargets(got); !slices.Equal(targets, st.targets) {
+			t.Errorf("%s: %s has targets %v, want %v", st.name, web, targets, st.targets)
+		}
+		for _, r := range got {
+			if placed := r.Location != nil; placed != (st.proximity && s.Geo) {
+				t.Errorf("%s: listed %v", st.name, r)
+			}
+		}
+		if theirs := find(current, other, "A"); len(theirs) != 1 || !theirs[0].Equal(unrelated) {
+			t.Errorf("%s: the unowned name changed: %v", st.name, theirs)
+		}
+		if s.Resolve != nil {
+			if answers := s.Resolve(t, web, "A"); !slices.Equal(answers, st.targets) {
+				t.Errorf("%s: server answers %s A with %v", st.name, web, answers)
+			}
+		}
+	}
 }
 
 func testCNAMEFallback(t *testing.T, s *suite) {

@@ -55,14 +55,13 @@ func (p *Provider) elbZone(host string) (string, bool) {
 // Adjust makes desired record sets into what Route53 holds: A and AAAA
 // record sets resolved from an AWS load balancer's hostname become alias
 // record sets to it (Route53 then follows the balancer's addresses itself,
-// and checks its health), weights above Route53's maximum of 255 are
-// scaled down in proportion within their name and type (a positive weight
-// stays at least 1), and a name and type whose weights are all 0 gets 1
-// each.
+// and checks its health); proximity policies are readied by
+// dnsprovider.Proximity and their coordinates rounded to Route53's two
+// decimals; weights above Route53's maximum of 255 are scaled down in
+// proportion within their name and type (a positive weight stays at least
+// 1), and a weighted name and type whose weights are all 0 gets 1 each.
 func (p *Provider) Adjust(desired []dnsprovider.RecordSet) []dnsprovider.RecordSet {
 	out := make([]dnsprovider.RecordSet, 0, len(desired))
-	type nt struct{ name, typ string }
-	maxWeight := map[nt]int64{}
 	for _, d := range desired {
 		n, err := dnsprovider.Normalize(d)
 		if err != nil {
@@ -75,11 +74,20 @@ func (p *Provider) Adjust(desired []dnsprovider.RecordSet) []dnsprovider.RecordS
 				n = dnsprovider.MustNormalize(n)
 			}
 		}
-		k := nt{n.Name, n.Type}
-		maxWeight[k] = max(maxWeight[k], n.Weight)
 		out = append(out, n)
 	}
+	out = dnsprovider.Proximity(out)
+	type nt struct{ name, typ string }
+	maxWeight := map[nt]int64{}
+	for _, rs := range out {
+		k := nt{rs.Name, rs.Type}
+		maxWeight[k] = max(maxWeight[k], rs.Weight)
+	}
 	for i, rs := range out {
+		if l := rs.Location; l != nil {
+			out[i].Location = &dnsprovider.Location{Latitude: roundCoordinate(l.Latitude), Longitude: roundCoordinate(l.Longitude)}
+			continue
+		}
 		switch m := maxWeight[nt{rs.Name, rs.Type}]; {
 		case m > 255 && rs.Weight > 0:
 			out[i].Weight = max(1, rs.Weight*255/m)

@@ -24,3 +24,8 @@ func BenchmarkPublish1000Services(b *testing.B) {
 		return conformance.Target{Provider: p, Zone: zones[0], Weighted: true}
 	})
 }
+
+// BenchmarkAdjust1000Services is conformance.BenchmarkAdjust for Route53.
+func BenchmarkAdjust1000Services(b *testing.B) {
+	conformance.BenchmarkAdjust(b, route53.New(nil, route53.Config{}))
+}

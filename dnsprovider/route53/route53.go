@@ -9,6 +9,13 @@
 // exponential backoff and full jitter (the SDK's own retryer is switched off
 // so that every retry is counted).
 //
+// A proximity policy (record sets with a Location) is published with
+// Route53's geoproximity routing: one record set per cluster, its
+// GeoProximityLocation the cluster's coordinates, without a bias. A change of
+// policy at a name (weighted to proximity and back) is a DELETE of every
+// listed record set and a CREATE of every new one in one batch, since
+// Route53 holds one routing policy per name and type.
+//
 // Updates are sent as DELETE of the listed record set and CREATE of the new
 // one in the same atomic batch, not UPSERT: Route53 refuses the DELETE if
 // the record set changed since it was listed, so a concurrent change is
@@ -20,7 +27,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -173,7 +183,8 @@ func (p *Provider) Zones(ctx context.Context) ([]dnsprovider.Zone, error) {
 			if (p.cfg.ZoneType == "private" && !private) || (p.cfg.ZoneType == "public" && private) {
 				continue
 			}
-			zones = append(zones, &zone{p: p, id: id, name: dnsprovider.NormalizeName(aws.ToString(hz.Name)), private: private})
+			zones = append(zones, &zone{p: p, id: id, name: dnsprovider.NormalizeName(aws.ToString(hz.Name)), private: private,
+				foreign: map[dnsprovider.Key]types.ResourceRecordSet{}})
 		}
 		if !out.IsTruncated {
 			break
@@ -188,6 +199,14 @@ type zone struct {
 	id      string
 	name    string
 	private bool
+
+	// mu guards foreign: the listed record sets that kfed's model does not
+	// hold whole (a bias, a health check, another routing policy set by
+	// hand), as listed. A DELETE must name a record set exactly, so one of
+	// these is deleted as it was listed rather than as kfed would write it.
+	// Only such record sets are kept: kfed's own round-trip.
+	mu      sync.Mutex
+	foreign map[dnsprovider.Key]types.ResourceRecordSet
 }
 
 var _ dnsprovider.Zone = (*zone)(nil)
@@ -202,6 +221,7 @@ func (z *zone) Private() bool { return z.private }
 // Records lists the zone, 300 record sets per request (Route53's page size).
 func (z *zone) Records(ctx context.Context) ([]dnsprovider.RecordSet, error) {
 	var out []dnsprovider.RecordSet
+	foreign := map[dnsprovider.Key]types.ResourceRecordSet{}
 	in := &route53.ListResourceRecordSetsInput{HostedZoneId: aws.String(z.id), MaxItems: aws.Int32(300)}
 	for {
 		var page *route53.ListResourceRecordSetsOutput
@@ -218,11 +238,18 @@ func (z *zone) Records(ctx context.Context) ([]dnsprovider.RecordSet, error) {
 			if err != nil {
 				return nil, fmt.Errorf("route53: zone %s: %w", z.name, err)
 			}
-			if ok {
-				out = append(out, rs)
+			if !ok {
+				continue
+			}
+			out = append(out, rs)
+			if !roundTrips(rrs) {
+				foreign[rs.Key()] = rrs
 			}
 		}
 		if !page.IsTruncated {
+			z.mu.Lock()
+			z.foreign = foreign
+			z.mu.Unlock()
 			return out, nil
 		}
 		in.StartRecordName, in.StartRecordType, in.StartRecordIdentifier = page.NextRecordName, page.NextRecordType, page.NextRecordIdentifier
@@ -261,6 +288,14 @@ func fromRoute53(r types.ResourceRecordSet) (dnsprovider.RecordSet, bool, error)
 		SetIdentifier: aws.ToString(r.SetIdentifier),
 		Weight:        aws.ToInt64(r.Weight),
 	}
+	if g := r.GeoProximityLocation; g != nil && g.Coordinates != nil {
+		lat, err1 := strconv.ParseFloat(aws.ToString(g.Coordinates.Latitude), 64)
+		lon, err2 := strconv.ParseFloat(aws.ToString(g.Coordinates.Longitude), 64)
+		if err := errors.Join(err1, err2); err != nil {
+			return dnsprovider.RecordSet{}, true, fmt.Errorf("%s %s %s: coordinates: %w", rs.Name, typ, rs.SetIdentifier, err)
+		}
+		rs.Location = &dnsprovider.Location{Latitude: lat, Longitude: lon}
+	}
 	for _, v := range r.ResourceRecords {
 		rs.Targets = append(rs.Targets, aws.ToString(v.Value))
 	}
@@ -271,9 +306,37 @@ func fromRoute53(r types.ResourceRecordSet) (dnsprovider.RecordSet, bool, error)
 	return n, true, err
 }
 
+// roundTrips reports whether toRoute53 writes r back as Route53 lists it,
+// as far as a DELETE compares: nothing kfed's model leaves out.
+func roundTrips(r types.ResourceRecordSet) bool {
+	if r.HealthCheckId != nil || r.Region != "" || r.Failover != "" || r.GeoLocation != nil || r.MultiValueAnswer != nil ||
+		r.CidrRoutingConfig != nil || r.TrafficPolicyInstanceId != nil {
+		return false
+	}
+	g := r.GeoProximityLocation
+	if g == nil {
+		return true
+	}
+	if g.Coordinates == nil || g.AWSRegion != nil || g.LocalZoneGroup != nil || aws.ToInt32(g.Bias) != 0 {
+		return false
+	}
+	lat, err1 := strconv.ParseFloat(aws.ToString(g.Coordinates.Latitude), 64)
+	lon, err2 := strconv.ParseFloat(aws.ToString(g.Coordinates.Longitude), 64)
+	return err1 == nil && err2 == nil && coordinate(lat) == aws.ToString(g.Coordinates.Latitude) && coordinate(lon) == aws.ToString(g.Coordinates.Longitude)
+}
+
 func toRoute53(rs dnsprovider.RecordSet) *types.ResourceRecordSet {
 	out := &types.ResourceRecordSet{Name: aws.String(rs.Name + "."), Type: types.RRType(rs.Type)}
-	if rs.SetIdentifier != "" {
+	switch {
+	case rs.SetIdentifier != "" && rs.Location != nil:
+		// Coordinates rather than AWSRegion: the location is the one kfed
+		// orders clusters by everywhere (a Cluster's spec.location, else
+		// its region's place), for clusters in AWS or not.
+		out.SetIdentifier = aws.String(rs.SetIdentifier)
+		out.GeoProximityLocation = &types.GeoProximityLocation{Coordinates: &types.Coordinates{
+			Latitude: aws.String(coordinate(rs.Location.Latitude)), Longitude: aws.String(coordinate(rs.Location.Longitude)),
+		}}
+	case rs.SetIdentifier != "":
 		out.SetIdentifier = aws.String(rs.SetIdentifier)
 		out.Weight = aws.Int64(rs.Weight)
 	}
@@ -294,6 +357,16 @@ func toRoute53(rs dnsprovider.RecordSet) *types.ResourceRecordSet {
 	return out
 }
 
+// coordinate writes a latitude or longitude as Route53 takes it: decimal
+// degrees with at most two decimals (about 1 km), no exponent.
+func coordinate(v float64) string {
+	return strconv.FormatFloat(roundCoordinate(v), 'f', -1, 64)
+}
+
+// roundCoordinate rounds to Route53's two decimals, so that a location
+// listed back equals the one desired.
+func roundCoordinate(v float64) float64 { return math.Round(v*100) / 100 }
+
 func (z *zone) NewChangeset() dnsprovider.Changeset { return &changeset{zone: z} }
 
 type changeset struct {
@@ -304,11 +377,17 @@ type changeset struct {
 var _ dnsprovider.Changeset = (*changeset)(nil)
 
 // encode turns a change into Route53 changes: an update is a DELETE of what
-// was listed and a CREATE of the new record set.
-func encode(c dnsprovider.Change) []types.Change {
+// was listed and a CREATE of the new record set. foreign holds the listed
+// record sets that kfed's model does not hold whole (zone.foreign), which
+// are deleted as listed.
+func encode(c dnsprovider.Change, foreign map[dnsprovider.Key]types.ResourceRecordSet) []types.Change {
 	var out []types.Change
 	if c.Action != dnsprovider.Create {
-		out = append(out, types.Change{Action: types.ChangeActionDelete, ResourceRecordSet: toRoute53(c.Old)})
+		old := toRoute53(c.Old)
+		if raw, ok := foreign[c.Old.Key()]; ok {
+			old = &raw
+		}
+		out = append(out, types.Change{Action: types.ChangeActionDelete, ResourceRecordSet: old})
 	}
 	if c.Action != dnsprovider.Delete {
 		out = append(out, types.Change{Action: types.ChangeActionCreate, ResourceRecordSet: toRoute53(c.New)})
@@ -321,7 +400,7 @@ func encode(c dnsprovider.Change) []types.Change {
 // their values. An alias record set is counted as one record.
 func cost(c dnsprovider.Change) []int {
 	records, chars := 0, 0
-	for _, rc := range encode(c) {
+	for _, rc := range encode(c, nil) {
 		n := 1
 		if rc.Action == types.ChangeActionUpsert {
 			n = 2
@@ -344,6 +423,8 @@ func cost(c dnsprovider.Change) []int {
 // record set that changed since listing wraps dnsprovider.ErrPrecondition.
 func (cs *changeset) Apply(ctx context.Context) error {
 	z, p := cs.zone, cs.zone.p
+	z.mu.Lock()
+	defer z.mu.Unlock()
 	batches, err := dnsprovider.Batch(dnsprovider.GroupChanges(cs.Changes()),
 		[]int{p.cfg.MaxRecordsPerRequest, p.cfg.MaxValueCharsPerRequest}, cost)
 	if err != nil {
@@ -352,7 +433,7 @@ func (cs *changeset) Apply(ctx context.Context) error {
 	for i, b := range batches {
 		var changes []types.Change
 		for _, c := range b {
-			changes = append(changes, encode(c)...)
+			changes = append(changes, encode(c, z.foreign)...)
 		}
 		in := &route53.ChangeResourceRecordSetsInput{
 			HostedZoneId: aws.String(z.id),
@@ -364,6 +445,11 @@ func (cs *changeset) Apply(ctx context.Context) error {
 		})
 		if err != nil {
 			return fmt.Errorf("route53: zone %s: request %d of %d (%d changes, from %s): %w", z.name, i+1, len(batches), len(b), b[0].Group, classify(err))
+		}
+		for _, c := range b {
+			if c.Action != dnsprovider.Create {
+				delete(z.foreign, c.Old.Key()) // kfed wrote it anew, or deleted it
+			}
 		}
 		p.Applied(len(b))
 	}

@@ -58,7 +58,7 @@ func setup(t *testing.T, cfg route53.Config) (*route53fake.Server, *route53.Prov
 func TestConformance(t *testing.T) {
 	conformance.Run(t, func(t *testing.T) conformance.Target {
 		_, p, z := setup(t, route53.Config{})
-		return conformance.Target{Provider: p, Zone: z, Weighted: true, ChangesPerRequest: route53.MaxRecordsPerRequest}
+		return conformance.Target{Provider: p, Zone: z, Weighted: true, Geo: true, ChangesPerRequest: route53.MaxRecordsPerRequest}
 	})
 }
 
@@ -372,5 +372,121 @@ func TestAllZeroWeightsBecomeEqualShares(t *testing.T) {
 	}
 	if fmt.Sprint(weights) != "[1 1 3 0 0]" {
 		t.Errorf("weights = %v, want [1 1 3 0 0]: all-zero names get 1 each, others keep theirs", weights)
+	}
+}
+
+// A proximity policy is geoproximity record sets by coordinates, as Route53
+// takes them (two decimals, no weight, no bias), and a load balancer's alias
+// keeps its place in it. Switching policy is one request.
+func TestProximityIsGeoproximityByCoordinates(t *testing.T) {
+	fake, p, z := setup(t, route53.Config{})
+	desired := func(proximity bool) []dnsprovider.RecordSet {
+		out := []dnsprovider.RecordSet{
+			{Name: "web.kfed.test", Type: "A", SetIdentifier: "cluster-1", Weight: 4, Targets: []string{"10.0.0.1"},
+				Hostname: "a1b2-123.us-west-2.elb.amazonaws.com", Location: &dnsprovider.Location{Latitude: 45.5152, Longitude: -122.6784}},
+			{Name: "web.kfed.test", Type: "A", SetIdentifier: "cluster-2", Weight: 1, Targets: []string{"10.0.0.2"},
+				Location: &dnsprovider.Location{Latitude: -33.8688, Longitude: 151.2093}},
+			{Name: "web.kfed.test", Type: "A", SetIdentifier: "cluster-3", Weight: 0, Targets: []string{"10.0.0.3"},
+				Location: &dnsprovider.Location{Latitude: 50.11, Longitude: 8.68}}, // no ready replica: left out
+		}
+		if !proximity {
+			for i := range out {
+				out[i].Location = nil
+			}
+		}
+		return out
+	}
+	ctx := context.Background()
+	if _, err := dnsprovider.Sync(ctx, p, z, planner(t), desired(false)); err != nil {
+		t.Fatal(err)
+	}
+	batches := len(fake.Batches())
+	if _, err := dnsprovider.Sync(ctx, p, z, planner(t), desired(true)); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(fake.Batches()) - batches; got != 1 {
+		t.Errorf("switching to proximity took %d requests, want 1", got)
+	}
+	got := map[string]string{}
+	for _, rs := range fake.RecordSets(z.ID()) {
+		if rs.Type != "A" {
+			continue
+		}
+		g := rs.GeoProximityLocation
+		if g == nil || g.Coordinates == nil || rs.Weight != nil || g.Bias != nil || g.AWSRegion != "" {
+			t.Errorf("%s is not a geoproximity record set by coordinates alone: %+v", rs.SetIdentifier, rs)
+			continue
+		}
+		got[rs.SetIdentifier] = g.Coordinates.Latitude + "," + g.Coordinates.Longitude
+	}
+	want := map[string]string{"cluster-1": "45.52,-122.68", "cluster-2": "-33.87,151.21"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("geoproximity record sets %v, want %v", got, want)
+	}
+	rs, err := z.Records(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan := planner(t).Plan(z.Name(), p.Adjust(desired(true)), rs); !plan.Empty() {
+		t.Errorf("a second sync plans changes:\n%s", plan)
+	}
+	if _, err := dnsprovider.Sync(ctx, p, z, planner(t), desired(false)); err != nil {
+		t.Fatalf("switching back to weighted: %v", err)
+	}
+	for _, rs := range fake.RecordSets(z.ID()) {
+		if rs.Type == "A" && (rs.GeoProximityLocation != nil || rs.Weight == nil) {
+			t.Errorf("after switching back, %s is %+v", rs.SetIdentifier, rs)
+		}
+	}
+}
+
+// A record set of kfed's that someone tuned by hand (a bias, a health
+// check) is deleted as it was listed when kfed must change it: deleting it
+// as kfed would write it would not match, and Route53 would refuse the whole
+// batch, every other name's changes with it, at every sync.
+func TestHandTunedRecordSetsAreReplacedAsListed(t *testing.T) {
+	fake, p, z := setup(t, route53.Config{})
+	ctx := context.Background()
+	at := func(lat, lon float64) *dnsprovider.Location {
+		return &dnsprovider.Location{Latitude: lat, Longitude: lon}
+	}
+	desired := []dnsprovider.RecordSet{
+		{Name: "web.kfed.test", Type: "A", SetIdentifier: "cluster-1", Weight: 1, Targets: []string{"10.0.0.1"}, Location: at(40.71, -74.01)},
+		{Name: "web.kfed.test", Type: "A", SetIdentifier: "cluster-2", Weight: 1, Targets: []string{"10.0.0.2"}, Location: at(50.11, 8.68)},
+		{Name: "api.kfed.test", Type: "A", SetIdentifier: "cluster-1", Weight: 1, Targets: []string{"10.0.1.1"}},
+		{Name: "api.kfed.test", Type: "A", SetIdentifier: "cluster-2", Weight: 1, Targets: []string{"10.0.1.2"}},
+	}
+	if _, err := dnsprovider.Sync(ctx, p, z, planner(t), desired); err != nil {
+		t.Fatal(err)
+	}
+	bias := int32(20)
+	for _, rs := range fake.RecordSets(z.ID()) {
+		switch {
+		case rs.Name == "web.kfed.test." && rs.SetIdentifier == "cluster-1":
+			rs.GeoProximityLocation.Bias = &bias
+			fake.Put(z.ID(), rs)
+		case rs.Name == "api.kfed.test." && rs.SetIdentifier == "cluster-1":
+			rs.HealthCheckID = "hc-1"
+			fake.Put(z.ID(), rs)
+		}
+	}
+	// Unchanged, the tuned record sets stay as they are.
+	plan, err := dnsprovider.Sync(ctx, p, z, planner(t), desired)
+	if err != nil || !plan.Empty() {
+		t.Fatalf("an unchanged desired state planned\n%s(%v)", plan, err)
+	}
+	// Changed, they are replaced, in one batch with the rest.
+	desired[0].Targets, desired[2].Targets = []string{"10.0.0.9"}, []string{"10.0.1.9"}
+	desired = append(desired, dnsprovider.RecordSet{Name: "new.kfed.test", Type: "A", Targets: []string{"10.0.2.1"}})
+	if _, err := dnsprovider.Sync(ctx, p, z, planner(t), desired); err != nil {
+		t.Fatalf("replacing hand-tuned record sets: %v", err)
+	}
+	for _, rs := range fake.RecordSets(z.ID()) {
+		if rs.SetIdentifier == "cluster-1" && (rs.HealthCheckID != "" || (rs.GeoProximityLocation != nil && rs.GeoProximityLocation.Bias != nil)) {
+			t.Errorf("%s %s kept what was set by hand: %+v", rs.Name, rs.SetIdentifier, rs)
+		}
+	}
+	if plan, err := dnsprovider.Sync(ctx, p, z, planner(t), desired); err != nil || !plan.Empty() {
+		t.Errorf("a second sync planned\n%s(%v)", plan, err)
 	}
 }

@@ -13,8 +13,10 @@
 // documented limits ("Quotas and limits": 1,000 additions and 1,000 deletions
 // per change, 100,000 bytes of record data per change, 100 records per record
 // set, 10,000 record sets per zone) are enforced. Weighted round robin
-// routing policies (routingPolicy.wrr.items[{weight, rrdatas}]) are stored and
-// listed back; other routing policies are refused. Errors are googleapi.Error
+// routing policies (routingPolicy.wrr.items[{weight, rrdatas}]) and geo ones
+// (routingPolicy.geo.items[{location, rrdatas}], each location a Google Cloud
+// region and at most one item per location; enableFencing) are stored and
+// listed back; a policy with both, and other routing policies, are refused. Errors are googleapi.Error
 // JSON bodies ({"error": {"code", "message", "errors": [{"reason"}]}}), so
 // the client returns them typed. 429 rateLimitExceeded and 5xx answers can be
 // switched on, for a number of requests, as a rate limit, or on a random
@@ -235,14 +237,47 @@ type RecordSet struct {
 	RoutingPolicy    *RoutingPolicy `json:"routingPolicy,omitempty"`
 }
 
-// RoutingPolicy is an RRSetRoutingPolicy. Only wrr is supported; geo and
-// primaryBackup are kept raw so that a request naming them can be refused.
+// RoutingPolicy is an RRSetRoutingPolicy. wrr and geo are supported;
+// primaryBackup is kept raw so that a request naming it can be refused.
 type RoutingPolicy struct {
 	Kind          string          `json:"kind,omitempty"`
 	Wrr           *WRRPolicy      `json:"wrr,omitempty"`
-	Geo           json.RawMessage `json:"geo,omitempty"`
+	Geo           *GeoPolicy      `json:"geo,omitempty"`
 	PrimaryBackup json.RawMessage `json:"primaryBackup,omitempty"`
 	HealthCheck   string          `json:"healthCheck,omitempty"`
+}
+
+// GeoPolicy routes by where the querying user is: an item per Google Cloud
+// region.
+type GeoPolicy struct {
+	Kind          string    `json:"kind,omitempty"`
+	EnableFencing bool      `json:"enableFencing,omitempty"`
+	Items         []GeoItem `json:"items"`
+}
+
+// GeoItem is one region's bucket of record data.
+type GeoItem struct {
+	Kind                 string          `json:"kind,omitempty"`
+	Location             string          `json:"location"`
+	Rrdatas              []string        `json:"rrdatas,omitempty"`
+	HealthCheckedTargets json.RawMessage `json:"healthCheckedTargets,omitempty"`
+}
+
+// Regions are the Google Cloud regions a geo item may name, from Google
+// Cloud's list of locations (cloud.google.com/about/locations).
+var Regions = []string{
+	"africa-south1",
+	"asia-east1", "asia-east2", "asia-northeast1", "asia-northeast2", "asia-northeast3",
+	"asia-south1", "asia-south2", "asia-southeast1", "asia-southeast2",
+	"australia-southeast1", "australia-southeast2",
+	"europe-central2", "europe-north1", "europe-north2", "europe-southwest1",
+	"europe-west1", "europe-west2", "europe-west3", "europe-west4", "europe-west6",
+	"europe-west8", "europe-west9", "europe-west10", "europe-west12",
+	"me-central1", "me-central2", "me-west1",
+	"northamerica-northeast1", "northamerica-northeast2", "northamerica-south1",
+	"southamerica-east1", "southamerica-west1",
+	"us-central1", "us-east1", "us-east4", "us-east5", "us-south1",
+	"us-west1", "us-west2", "us-west3", "us-west4",
 }
 
 // WRRPolicy is a weighted round robin policy.
@@ -579,12 +614,28 @@ func describe(rs RecordSet) string { return fmt.Sprintf("%s (%s)", rs.Name, rs.T
 // rrdatas returns every record of a record set: its rrdatas, or those of
 // every item of its routing policy.
 func rrdatas(rs RecordSet) []string {
-	if rs.RoutingPolicy == nil || rs.RoutingPolicy.Wrr == nil {
-		return rs.Rrdatas
-	}
 	var out []string
-	for _, it := range rs.RoutingPolicy.Wrr.Items {
-		out = append(out, it.Rrdatas...)
+	for _, item := range items(rs) {
+		out = append(out, item...)
+	}
+	return out
+}
+
+// items returns the record data of each item of a record set's routing
+// policy, or its rrdatas as one item.
+func items(rs RecordSet) [][]string {
+	var out [][]string
+	switch p := rs.RoutingPolicy; {
+	case p != nil && p.Wrr != nil:
+		for _, it := range p.Wrr.Items {
+			out = append(out, it.Rrdatas)
+		}
+	case p != nil && p.Geo != nil:
+		for _, it := range p.Geo.Items {
+			out = append(out, it.Rrdatas)
+		}
+	default:
+		out = append(out, rs.Rrdatas)
 	}
 	return out
 }
@@ -712,10 +763,35 @@ func validate(rs RecordSet, zoneName, field string) *apiError {
 		return invalid("a resource record set needs exactly one of 'rrdatas' and 'routingPolicy'")
 	}
 	if policy {
-		p := rs.RoutingPolicy
-		if p.Wrr == nil || len(p.Geo) > 0 || len(p.PrimaryBackup) > 0 {
-			return invalid("only weighted round robin ('wrr') routing policies are supported by this fake")
+		if err := validatePolicy(rs.RoutingPolicy, invalid); err != nil {
+			return err
 		}
+	}
+	all := rrdatas(rs)
+	if len(all) > MaxRecordsPerRecordSet {
+		return errorf(http.StatusForbidden, "quotaExceeded", "Quota exceeded for 'resourceRecordsPerRrset' in '%s': %d records, limit %d.", field, len(all), MaxRecordsPerRecordSet)
+	}
+	if rs.Type == "CNAME" && slices.ContainsFunc(items(rs), func(item []string) bool { return len(item) > 1 }) {
+		return invalid("a CNAME resource record set has more than one rrdata")
+	}
+	for _, d := range all {
+		if msg := checkRrdata(rs.Type, d); msg != "" {
+			return invalid("rrdata '%s': %s", d, msg)
+		}
+	}
+	return nil
+}
+
+// validatePolicy checks a routing policy: exactly one of wrr and geo, items
+// with record data, weights not negative, geo items each in a different
+// known Google Cloud region.
+func validatePolicy(p *RoutingPolicy, invalid func(string, ...any) *apiError) *apiError {
+	switch {
+	case len(p.PrimaryBackup) > 0 || p.HealthCheck != "":
+		return invalid("only weighted round robin ('wrr') and geo ('geo') routing policies are supported by this fake")
+	case (p.Wrr == nil) == (p.Geo == nil):
+		return invalid("a routing policy needs exactly one of 'wrr', 'geo' and 'primaryBackup'")
+	case p.Wrr != nil:
 		if len(p.Wrr.Items) == 0 {
 			return invalid("'routingPolicy.wrr.items' is empty")
 		}
@@ -730,17 +806,23 @@ func validate(rs RecordSet, zoneName, field string) *apiError {
 				return invalid("health-checked targets are not supported by this fake")
 			}
 		}
-	}
-	all := rrdatas(rs)
-	if len(all) > MaxRecordsPerRecordSet {
-		return errorf(http.StatusForbidden, "quotaExceeded", "Quota exceeded for 'resourceRecordsPerRrset' in '%s': %d records, limit %d.", field, len(all), MaxRecordsPerRecordSet)
-	}
-	if rs.Type == "CNAME" && (len(rs.Rrdatas) > 1 || (policy && slices.ContainsFunc(rs.RoutingPolicy.Wrr.Items, func(it WRRItem) bool { return len(it.Rrdatas) > 1 }))) {
-		return invalid("a CNAME resource record set has more than one rrdata")
-	}
-	for _, d := range all {
-		if msg := checkRrdata(rs.Type, d); msg != "" {
-			return invalid("rrdata '%s': %s", d, msg)
+	default:
+		if len(p.Geo.Items) == 0 {
+			return invalid("'routingPolicy.geo.items' is empty")
+		}
+		seen := map[string]bool{}
+		for j, it := range p.Geo.Items {
+			switch {
+			case !slices.Contains(Regions, it.Location):
+				return invalid("'routingPolicy.geo.items[%d].location' '%s' is not a Google Cloud region", j, it.Location)
+			case seen[it.Location]:
+				return invalid("'routingPolicy.geo.items[%d].location' '%s' is given by more than one item", j, it.Location)
+			case len(it.Rrdatas) == 0:
+				return invalid("'routingPolicy.geo.items[%d].rrdatas' is empty", j)
+			case len(it.HealthCheckedTargets) > 0:
+				return invalid("health-checked targets are not supported by this fake")
+			}
+			seen[it.Location] = true
 		}
 	}
 	return nil
@@ -794,6 +876,17 @@ func sameRecordSet(cur, del RecordSet) bool {
 		return false
 	}
 	if cur.RoutingPolicy == nil {
+		return true
+	}
+	if a, b := cur.RoutingPolicy.Geo, del.RoutingPolicy.Geo; a != nil || b != nil {
+		if a == nil || b == nil || a.EnableFencing != b.EnableFencing || len(a.Items) != len(b.Items) {
+			return false
+		}
+		for i := range a.Items {
+			if a.Items[i].Location != b.Items[i].Location || !same(a.Items[i].Rrdatas, b.Items[i].Rrdatas) {
+				return false
+			}
+		}
 		return true
 	}
 	a, b := cur.RoutingPolicy.Wrr, del.RoutingPolicy.Wrr

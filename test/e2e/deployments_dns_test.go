@@ -11,6 +11,7 @@ import (
 	"github.com/miekg/dns"
 	clouddnsapi "google.golang.org/api/dns/v1"
 	"google.golang.org/api/option"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
@@ -21,6 +22,7 @@ import (
 	"github.com/kfed-io/kfed/dnsprovider/clouddns"
 	"github.com/kfed-io/kfed/dnssync"
 	"github.com/kfed-io/kfed/manager"
+	"github.com/kfed-io/kfed/services/serviceconfig"
 	"github.com/kfed-io/kfed/test/clouddnsfake"
 	"github.com/kfed-io/kfed/test/framework"
 	"github.com/kfed-io/kfed/test/route53fake"
@@ -32,7 +34,8 @@ import (
 // records of its global name carry the ready replicas per cluster, 30, 10
 // and 0, in Route53 (through kfed-controller's DNS sync, at the local
 // endpoint) and in Cloud DNS (a sync of the same DNSEndpoints against the
-// local endpoint), and in the answer order of the CoreDNS plugin.
+// local endpoint), and in the answer order of the CoreDNS plugin; then that,
+// routed by proximity, Route53 gets the clusters' places instead, and back.
 func TestFederatedDeploymentWeightsReachTheProviders(t *testing.T) {
 	const zone = "kfed.test"
 	r53 := route53fake.New()
@@ -168,5 +171,63 @@ func TestFederatedDeploymentWeightsReachTheProviders(t *testing.T) {
 		if fmt.Sprint(got) != "[0 10 30]" {
 			t.Errorf("Cloud DNS WRR weights of %s: %v, want 0, 10 and 30", global, got)
 		}
+	})
+
+	t.Run("routed by proximity, Route53 holds geoproximity record sets at us-east1, cluster-3 (weight 0) out; routed by weight again, the weights return", func(t *testing.T) {
+		setRouting := func(routing string) {
+			framework.Eventually(t, 10*time.Second, func(ctx context.Context) error {
+				var s corev1.Service
+				if err := fed.Get(ctx, client.ObjectKeyFromObject(svc), &s); err != nil {
+					return err
+				}
+				if routing == "" {
+					delete(s.Annotations, serviceconfig.AnnotationRouting)
+				} else {
+					if s.Annotations == nil {
+						s.Annotations = map[string]string{}
+					}
+					s.Annotations[serviceconfig.AnnotationRouting] = routing
+				}
+				return fed.Update(ctx, &s)
+			})
+		}
+		setRouting(string(serviceconfig.RoutingProximity))
+		// cluster-1 and cluster-2 are in us-east1, placed by the table at
+		// Moncks Corner (33.20, -80.01).
+		framework.Eventually(t, 30*time.Second, func(ctx context.Context) error {
+			var got []string
+			for _, rs := range r53.RecordSets(zoneID) {
+				if strings.TrimSuffix(rs.Name, ".") != global || rs.Type != "A" {
+					continue
+				}
+				g := rs.GeoProximityLocation
+				if g == nil || g.Coordinates == nil || rs.Weight != nil {
+					return fmt.Errorf("Route53 %s A %s is not placed: %+v", global, rs.SetIdentifier, rs)
+				}
+				got = append(got, rs.SetIdentifier+"@"+g.Coordinates.Latitude+","+g.Coordinates.Longitude)
+			}
+			if want := "[cluster-1@33.2,-80.01 cluster-2@33.2,-80.01]"; fmt.Sprint(got) != want {
+				return fmt.Errorf("Route53 geoproximity record sets of %s: %v, want %s", global, got, want)
+			}
+			return nil
+		})
+		batches := len(r53.Batches())
+		time.Sleep(2 * time.Second) // four sync intervals: a stable plan sends nothing
+		if n := len(r53.Batches()) - batches; n != 0 {
+			t.Errorf("%d change batches sent to Route53 while nothing changed", n)
+		}
+		setRouting("")
+		framework.Eventually(t, 30*time.Second, func(ctx context.Context) error {
+			got := map[string]int{}
+			for _, rs := range r53.RecordSets(zoneID) {
+				if strings.TrimSuffix(rs.Name, ".") == global && rs.Type == "A" && rs.Weight != nil && rs.GeoProximityLocation == nil {
+					got[rs.SetIdentifier] = int(*rs.Weight)
+				}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				return fmt.Errorf("Route53 weights of %s: %v, want %v", global, got, want)
+			}
+			return nil
+		})
 	})
 }

@@ -4,8 +4,11 @@
 // ListResourceRecordSets (paged as Route53 pages), ChangeResourceRecordSets
 // (with Route53's batch validation: at most 1,000 ResourceRecord elements and
 // 32,000 characters of values per request, an UPSERT counting twice;
-// all-or-nothing batches; InvalidChangeBatch with its
-// <InvalidChangeBatch><Messages> body) and GetChange. Throttling and
+// all-or-nothing batches, checked as the whole batch leaves the zone; one
+// routing policy per name and type; geoproximity record sets with exactly
+// one of AWSRegion, LocalZoneGroup and Coordinates, coordinates as the API
+// reference's patterns and ranges allow, a bias within ±99; InvalidChangeBatch
+// with its <InvalidChangeBatch><Messages> body) and GetChange. Throttling and
 // PriorRequestNotComplete can be switched on, for a number of requests or as
 // a rate limit like Route53's five requests per second, and any of them or a
 // 5xx (InternalFailure, ServiceUnavailable) on a random share of requests.
@@ -19,10 +22,12 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -208,6 +213,25 @@ type RecordSet struct {
 	ResourceRecords []ResourceRecord `xml:"ResourceRecords>ResourceRecord,omitempty"`
 	AliasTarget     *AliasTarget     `xml:"AliasTarget,omitempty"`
 	HealthCheckID   string           `xml:"HealthCheckId,omitempty"`
+	// GeoProximityLocation makes the record set one of a geoproximity
+	// policy.
+	GeoProximityLocation *GeoProximityLocation `xml:"GeoProximityLocation,omitempty"`
+}
+
+// GeoProximityLocation is where a geoproximity record set's resource is:
+// exactly one of AWSRegion, LocalZoneGroup and Coordinates, and a Bias.
+type GeoProximityLocation struct {
+	AWSRegion      string       `xml:"AWSRegion,omitempty"`
+	LocalZoneGroup string       `xml:"LocalZoneGroup,omitempty"`
+	Coordinates    *Coordinates `xml:"Coordinates,omitempty"`
+	Bias           *int32       `xml:"Bias,omitempty"`
+}
+
+// Coordinates are decimal degrees, written as strings (the API reference's
+// patterns: at most two decimals).
+type Coordinates struct {
+	Latitude  string `xml:"Latitude"`
+	Longitude string `xml:"Longitude"`
 }
 
 // ResourceRecord is one value.
@@ -622,11 +646,17 @@ func validate(rs RecordSet, zoneName string) (string, string) {
 	if !hasAlias && (rs.TTL == nil || len(rs.ResourceRecords) == 0) {
 		return "Invalid request: TTL and ResourceRecords must both be given for " + describe(rs), "InvalidInput"
 	}
-	if (rs.SetIdentifier != "") != (rs.Weight != nil || rs.Region != "" || rs.Failover != "") {
-		return "Invalid request: a SetIdentifier needs a routing policy (Weight, Region, Failover) and one may only be given with a SetIdentifier, in " + describe(rs), "InvalidInput"
+	if policies := policies(rs); (rs.SetIdentifier != "") != (len(policies) > 0) || len(policies) > 1 {
+		return fmt.Sprintf("Invalid request: a SetIdentifier needs exactly one routing policy (Weight, Region, Failover, GeoProximityLocation) and one may only be given with a SetIdentifier, but found [%s] in %s",
+			strings.Join(policies, ", "), describe(rs)), "InvalidInput"
 	}
 	if rs.Weight != nil && (*rs.Weight < 0 || *rs.Weight > 255) {
 		return fmt.Sprintf("Invalid request: Weight %d is not in [0, 255] in %s", *rs.Weight, describe(rs)), "InvalidInput"
+	}
+	if g := rs.GeoProximityLocation; g != nil {
+		if msg := validateGeoProximity(*g); msg != "" {
+			return msg + " in " + describe(rs), "InvalidInput"
+		}
 	}
 	switch rs.Type {
 	case "A", "AAAA", "CNAME", "SRV", "TXT", "MX", "NS", "PTR", "CAA", "SPF", "NAPTR", "DS":
@@ -657,7 +687,70 @@ func validate(rs RecordSet, zoneName string) (string, string) {
 	return "", ""
 }
 
-// sameValues reports whether a DELETE names a record set exactly as it is.
+// policies names the routing policies a record set gives.
+func policies(rs RecordSet) []string {
+	var out []string
+	for _, p := range []struct {
+		name string
+		set  bool
+	}{{"Weight", rs.Weight != nil}, {"Region", rs.Region != ""}, {"Failover", rs.Failover != ""}, {"GeoProximityLocation", rs.GeoProximityLocation != nil}} {
+		if p.set {
+			out = append(out, p.name)
+		}
+	}
+	return out
+}
+
+// Patterns of Coordinates' Latitude and Longitude in the API reference,
+// which also bounds their lengths (6 and 7).
+var (
+	latitudePattern  = regexp.MustCompile(`^[-+]?[0-9]{1,2}(\.[0-9]{0,2})?$`)
+	longitudePattern = regexp.MustCompile(`^[-+]?[0-9]{1,3}(\.[0-9]{0,2})?$`)
+)
+
+// validateGeoProximity checks a GeoProximityLocation as the API reference
+// documents it; it returns what is wrong, or "".
+func validateGeoProximity(g GeoProximityLocation) string {
+	var given []string
+	if g.AWSRegion != "" {
+		given = append(given, "AWSRegion")
+	}
+	if g.LocalZoneGroup != "" {
+		given = append(given, "LocalZoneGroup")
+	}
+	if g.Coordinates != nil {
+		given = append(given, "Coordinates")
+	}
+	if len(given) != 1 {
+		return fmt.Sprintf("Invalid request: Expected exactly one of [AWSRegion, LocalZoneGroup, Coordinates] in GeoProximityLocation, but found [%s]", strings.Join(given, ", "))
+	}
+	if len(g.AWSRegion) > 64 || len(g.LocalZoneGroup) > 64 {
+		return "1 validation error detected: GeoProximityLocation's AWSRegion or LocalZoneGroup failed to satisfy constraint: Member must have length less than or equal to 64"
+	}
+	if b := g.Bias; b != nil && (*b < -99 || *b > 99) {
+		return fmt.Sprintf("1 validation error detected: Value '%d' at 'geoProximityLocation.bias' failed to satisfy constraint: Member must have value between -99 and 99", *b)
+	}
+	if c := g.Coordinates; c != nil {
+		for _, f := range []struct {
+			field, value string
+			pattern      *regexp.Regexp
+			maxLen       int
+			limit        float64
+		}{{"latitude", c.Latitude, latitudePattern, 6, 90}, {"longitude", c.Longitude, longitudePattern, 7, 180}} {
+			if len(f.value) > f.maxLen || !f.pattern.MatchString(f.value) {
+				return fmt.Sprintf("1 validation error detected: Value '%s' at 'geoProximityLocation.coordinates.%s' failed to satisfy constraint: Member must satisfy regular expression pattern: %s with length at most %d",
+					f.value, f.field, strings.Trim(f.pattern.String(), "^$"), f.maxLen)
+			}
+			if v, err := strconv.ParseFloat(f.value, 64); err != nil || v < -f.limit || v > f.limit {
+				return fmt.Sprintf("Invalid request: %s '%s' is not within -%v and %v", f.field, f.value, f.limit, f.limit)
+			}
+		}
+	}
+	return ""
+}
+
+// sameValues reports whether a DELETE names a record set exactly as it is:
+// every value, its routing policy and health check included.
 func sameValues(a, b RecordSet) bool {
 	values := func(rs RecordSet) []string {
 		var v []string
@@ -671,12 +764,29 @@ func sameValues(a, b RecordSet) bool {
 	aliasEq := (a.AliasTarget == nil && b.AliasTarget == nil) ||
 		(a.AliasTarget != nil && b.AliasTarget != nil && strings.EqualFold(strings.TrimSuffix(a.AliasTarget.DNSName, "."), strings.TrimSuffix(b.AliasTarget.DNSName, ".")) &&
 			a.AliasTarget.HostedZoneID == b.AliasTarget.HostedZoneID && a.AliasTarget.EvaluateTargetHealth == b.AliasTarget.EvaluateTargetHealth)
-	return eq(a.TTL, b.TTL) && eq(a.Weight, b.Weight) && slices.Equal(values(a), values(b)) && aliasEq
+	geoEq := (a.GeoProximityLocation == nil) == (b.GeoProximityLocation == nil)
+	if geoEq && a.GeoProximityLocation != nil {
+		ga, gb := *a.GeoProximityLocation, *b.GeoProximityLocation
+		bias := func(b *int32) int32 {
+			if b == nil {
+				return 0
+			}
+			return *b
+		}
+		geoEq = ga.AWSRegion == gb.AWSRegion && ga.LocalZoneGroup == gb.LocalZoneGroup && bias(ga.Bias) == bias(gb.Bias) &&
+			(ga.Coordinates == nil) == (gb.Coordinates == nil) && (ga.Coordinates == nil || *ga.Coordinates == *gb.Coordinates)
+	}
+	return eq(a.TTL, b.TTL) && eq(a.Weight, b.Weight) && slices.Equal(values(a), values(b)) && aliasEq && geoEq &&
+		a.HealthCheckID == b.HealthCheckID && a.Region == b.Region && a.Failover == b.Failover
 }
 
 // conflicts checks the zone as the batch leaves it, for the names the batch
-// touched: a CNAME allows no other record set at its name, and a name and
-// type hold either one plain record set or only ones with set identifiers.
+// touched: a CNAME allows no other record set at its name, a name and type
+// hold either one plain record set or only ones with set identifiers, and
+// those all of one routing policy (weighted, latency, failover,
+// geoproximity). Route53 applies a batch as one transaction, so a policy is
+// changed by deleting every record set of the old one and creating the new
+// ones in the same batch.
 func conflicts(sets map[setKey]*RecordSet, changes []change, zoneName string) []string {
 	touched := map[string]bool{}
 	for _, c := range changes {
@@ -699,12 +809,25 @@ func conflicts(sets map[setKey]*RecordSet, changes []change, zoneName string) []
 		list := byName[name]
 		types := map[string]bool{}
 		plain, weighted := map[string]bool{}, map[string]bool{}
+		kinds := map[string]map[string]bool{}
 		for _, rs := range list {
 			types[rs.Type] = true
 			if rs.SetIdentifier == "" {
 				plain[rs.Type] = true
 			} else {
 				weighted[rs.Type] = true
+				if kinds[rs.Type] == nil {
+					kinds[rs.Type] = map[string]bool{}
+				}
+				for _, p := range policies(*rs) {
+					kinds[rs.Type][p] = true
+				}
+			}
+		}
+		for _, t := range slices.Sorted(maps.Keys(kinds)) {
+			if len(kinds[t]) > 1 {
+				msgs = append(msgs, fmt.Sprintf("RRSet with DNS name %s, type %s cannot be created because other RRSets with the same name and type use a different routing policy (%s).",
+					name, t, strings.Join(slices.Sorted(maps.Keys(kinds[t])), ", ")))
 			}
 		}
 		if types["CNAME"] && len(types) > 1 {

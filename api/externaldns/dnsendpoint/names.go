@@ -1,6 +1,10 @@
 package dnsendpoint
 
-import "strings"
+import (
+	"strings"
+
+	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+)
 
 // Names are the DNS names of one federated Service (docs/design.md, "DNS
 // names").
@@ -55,6 +59,27 @@ func (n Names) Place(name string) (zone, region string, ok bool) {
 		return parts[0], parts[1], true
 	}
 	return "", "", false
+}
+
+// GlobalName returns the name of obj at which every cluster of a Service
+// answers, S.N.F.svc.D, read from the layout rather than from a domain the
+// reader may not know: the name that obj's per-cluster names
+// C.S.N.F.svc.D (Names.Cluster) sit under, for a cluster C of its table.
+// ok is false when obj has no per-cluster name (a Gateway's hostnames).
+// The name is lower case, without a trailing dot.
+func GlobalName(obj *extdnsv1alpha1.DNSEndpoint, clusters Clusters) (string, bool) {
+	names := make(map[string]bool, len(obj.Spec.Endpoints))
+	for i := range obj.Spec.Endpoints {
+		names[strings.TrimSuffix(strings.ToLower(obj.Spec.Endpoints[i].DNSName), ".")] = true
+	}
+	for n := range names {
+		for c := range clusters {
+			if rest, ok := strings.CutPrefix(n, strings.ToLower(c)+"."); ok && names[rest] {
+				return rest, true
+			}
+		}
+	}
+	return "", false
 }
 
 // The serial marker (ADR 0004): after deleting one of a federation's

@@ -330,3 +330,87 @@ func TestFailRandomlyRefusesAShareOfRequestsAndChangesNothing(t *testing.T) {
 		})
 	}
 }
+
+// geoRRSet is a geo policy at name with an item per location, each holding
+// one address.
+func geoRRSet(name string, locations ...string) *dns.ResourceRecordSet {
+	p := &dns.RRSetRoutingPolicyGeoPolicy{}
+	for i, l := range locations {
+		p.Items = append(p.Items, &dns.RRSetRoutingPolicyGeoPolicyGeoPolicyItem{Location: l, Rrdatas: []string{fmt.Sprintf("10.0.0.%d", i+1)}})
+	}
+	return &dns.ResourceRecordSet{Name: name, Type: "A", Ttl: 30, RoutingPolicy: &dns.RRSetRoutingPolicy{Geo: p}}
+}
+
+func TestGeoPolicyValidation(t *testing.T) {
+	both := geoRRSet("g.example.com.", "us-east1")
+	both.RoutingPolicy.Wrr = wrr("g.example.com.", 1).RoutingPolicy.Wrr
+	emptyItem := geoRRSet("g.example.com.", "us-east1")
+	emptyItem.RoutingPolicy.Geo.Items[0].Rrdatas = nil
+	tests := []struct {
+		name    string
+		rs      *dns.ResourceRecordSet
+		wantMsg string // empty: accepted
+	}{
+		{"an item per region is accepted", geoRRSet("g.example.com.", "us-east1", "europe-west1", "asia-northeast1"), ""},
+		{"an AWS region name is refused", geoRRSet("g.example.com.", "us-east-1"), "is not a Google Cloud region"},
+		{"a made-up region is refused", geoRRSet("g.example.com.", "mars-north1"), "is not a Google Cloud region"},
+		{"two items for one region are refused", geoRRSet("g.example.com.", "us-east1", "us-east1"), "more than one item"},
+		{"geo and wrr at once are refused", both, "exactly one of 'wrr', 'geo'"},
+		{"an item without records is refused", emptyItem, "'routingPolicy.geo.items[0].rrdatas' is empty"},
+		{"no items are refused", geoRRSet("g.example.com."), "'routingPolicy.geo.items' is empty"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fake, svc := newClient(t)
+			_, err := svc.Changes.Create(project, "example", &dns.Change{Additions: []*dns.ResourceRecordSet{tt.rs}}).Do()
+			if tt.wantMsg == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			var ge *googleapi.Error
+			if !errors.As(err, &ge) || ge.Code != http.StatusBadRequest || !strings.Contains(ge.Message, tt.wantMsg) {
+				t.Fatalf("err = %v, want 400 saying %q", err, tt.wantMsg)
+			}
+			for _, rs := range fake.RecordSets(project, "example") {
+				if rs.Name == "g.example.com." {
+					t.Errorf("a refused change added %+v", rs)
+				}
+			}
+		})
+	}
+}
+
+func TestGeoPolicyIsListedBackAndReplacedWholly(t *testing.T) {
+	_, svc := newClient(t)
+	w := wrr("g.example.com.", 1, 2)
+	g := geoRRSet("g.example.com.", "us-east1", "europe-west1")
+	if _, err := svc.Changes.Create(project, "example", &dns.Change{Additions: []*dns.ResourceRecordSet{w}}).Do(); err != nil {
+		t.Fatal(err)
+	}
+	// The weighted record set is replaced by the geo one in one change.
+	if _, err := svc.Changes.Create(project, "example", &dns.Change{Deletions: []*dns.ResourceRecordSet{w}, Additions: []*dns.ResourceRecordSet{g}}).Do(); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := svc.ResourceRecordSets.List(project, "example").Name("g.example.com.").Type("A").Do()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Rrsets) != 1 || resp.Rrsets[0].RoutingPolicy == nil || resp.Rrsets[0].RoutingPolicy.Geo == nil || resp.Rrsets[0].RoutingPolicy.Wrr != nil {
+		t.Fatalf("listing = %+v", resp.Rrsets)
+	}
+	var got []string
+	for _, it := range resp.Rrsets[0].RoutingPolicy.Geo.Items {
+		got = append(got, it.Location+" "+fmt.Sprint(it.Rrdatas))
+	}
+	if want := "[us-east1 [10.0.0.1] europe-west1 [10.0.0.2]]"; fmt.Sprint(got) != want {
+		t.Errorf("items = %v, want %s", got, want)
+	}
+	// A deletion naming other items does not match.
+	stale := geoRRSet("g.example.com.", "us-east1", "europe-west3")
+	var ge *googleapi.Error
+	if _, err := svc.Changes.Create(project, "example", &dns.Change{Deletions: []*dns.ResourceRecordSet{stale}}).Do(); !errors.As(err, &ge) || ge.Code != http.StatusPreconditionFailed {
+		t.Errorf("deleting with other items: %v, want 412", err)
+	}
+}

@@ -218,3 +218,138 @@ func TestFailRandomlyRefusesAShareOfRequestsAndChangesNothing(t *testing.T) {
 		})
 	}
 }
+
+// messages are an InvalidChangeBatch's messages, or the error.
+func messages(err error) string {
+	var icb *types.InvalidChangeBatch
+	if errors.As(err, &icb) {
+		return strings.Join(icb.Messages, "\n")
+	}
+	return fmt.Sprint(err)
+}
+
+// geo is a geoproximity A record set at web.example.com.
+func geo(set string, loc types.GeoProximityLocation, values ...string) *types.ResourceRecordSet {
+	rs := a("web.example.com", "", 0, values...)
+	rs.SetIdentifier, rs.GeoProximityLocation = aws.String(set), &loc
+	return rs
+}
+
+func at(lat, lon string) types.GeoProximityLocation {
+	return types.GeoProximityLocation{Coordinates: &types.Coordinates{Latitude: aws.String(lat), Longitude: aws.String(lon)}}
+}
+
+func TestGeoProximityValidation(t *testing.T) {
+	ctx := context.Background()
+	create := func(rs *types.ResourceRecordSet) types.Change {
+		return types.Change{Action: types.ChangeActionCreate, ResourceRecordSet: rs}
+	}
+	weighted := a("web.example.com", "w1", 1, "10.0.0.9")
+	tests := []struct {
+		name    string
+		batch   []types.Change
+		wantMsg string // empty: accepted
+	}{
+		{"two clusters by their coordinates are accepted",
+			[]types.Change{create(geo("c1", at("40.71", "-74.01"), "10.0.0.1")), create(geo("c2", at("-33.87", "151.21"), "10.0.0.2"))}, ""},
+		{"an AWS region with a bias is accepted",
+			[]types.Change{create(geo("c1", types.GeoProximityLocation{AWSRegion: aws.String("us-east-1"), Bias: aws.Int32(-20)}, "10.0.0.1"))}, ""},
+		{"extremes are accepted",
+			[]types.Change{create(geo("c1", at("-90", "180.00"), "10.0.0.1")), create(geo("c2", at("+90.0", "-180"), "10.0.0.2"))}, ""},
+		{"coordinates beside an AWS region are refused",
+			[]types.Change{create(geo("c1", types.GeoProximityLocation{AWSRegion: aws.String("us-east-1"), Coordinates: at("1", "2").Coordinates}, "10.0.0.1"))},
+			"Expected exactly one of [AWSRegion, LocalZoneGroup, Coordinates]"},
+		{"a location without a place is refused",
+			[]types.Change{create(geo("c1", types.GeoProximityLocation{Bias: aws.Int32(5)}, "10.0.0.1"))},
+			"Expected exactly one of [AWSRegion, LocalZoneGroup, Coordinates]"},
+		{"three decimals are refused",
+			[]types.Change{create(geo("c1", at("40.712", "-74.01"), "10.0.0.1"))}, "failed to satisfy constraint"},
+		{"an exponent is refused",
+			[]types.Change{create(geo("c1", at("4e1", "-74.01"), "10.0.0.1"))}, "failed to satisfy constraint"},
+		{"a latitude beyond the pole is refused",
+			[]types.Change{create(geo("c1", at("91", "0"), "10.0.0.1"))}, "is not within -90 and 90"},
+		{"a longitude beyond 180 is refused",
+			[]types.Change{create(geo("c1", at("0", "180.5"), "10.0.0.1"))}, "is not within -180 and 180"},
+		{"a bias over 99 is refused",
+			[]types.Change{create(geo("c1", types.GeoProximityLocation{AWSRegion: aws.String("us-east-1"), Bias: aws.Int32(100)}, "10.0.0.1"))}, "between -99 and 99"},
+		{"a weight beside a location is refused",
+			[]types.Change{create(func() *types.ResourceRecordSet {
+				rs := geo("c1", at("1", "2"), "10.0.0.1")
+				rs.Weight = aws.Int64(1)
+				return rs
+			}())},
+			"needs exactly one routing policy"},
+		{"a duplicate set identifier is refused",
+			[]types.Change{create(geo("c1", at("1", "2"), "10.0.0.1")), create(geo("c1", at("3", "4"), "10.0.0.2"))}, "but it already exists"},
+		{"a geoproximity set beside a weighted one is refused",
+			[]types.Change{create(weighted), create(geo("c1", at("1", "2"), "10.0.0.1"))}, "use a different routing policy"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fake, c, id := newClient(t)
+			err := change(ctx, c, id, tt.batch...)
+			if tt.wantMsg == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				var geos int
+				for _, rs := range fake.RecordSets(id) {
+					if rs.GeoProximityLocation != nil {
+						geos++
+					}
+				}
+				if geos != len(tt.batch) {
+					t.Errorf("zone holds %d geoproximity record sets, want %d", geos, len(tt.batch))
+				}
+				return
+			}
+			if err == nil || !strings.Contains(messages(err), tt.wantMsg) {
+				t.Fatalf("err = %v (%s), want one saying %q", err, messages(err), tt.wantMsg)
+			}
+			if n := len(fake.RecordSets(id)); n != 2 {
+				t.Errorf("a refused batch left %d record sets, want SOA and NS", n)
+			}
+		})
+	}
+}
+
+// A policy changes in one batch: Route53 checks the zone as the whole batch
+// leaves it.
+func TestRoutingPolicyIsReplacedInOneBatch(t *testing.T) {
+	ctx := context.Background()
+	_, c, id := newClient(t)
+	w1, w2 := a("web.example.com", "c1", 1, "10.0.0.1"), a("web.example.com", "c2", 1, "10.0.0.2")
+	if err := change(ctx, c, id, types.Change{Action: types.ChangeActionCreate, ResourceRecordSet: w1}, types.Change{Action: types.ChangeActionCreate, ResourceRecordSet: w2}); err != nil {
+		t.Fatal(err)
+	}
+	g1, g2 := geo("c1", at("40.71", "-74.01"), "10.0.0.1"), geo("c2", at("50.11", "8.68"), "10.0.0.2")
+	if err := change(ctx, c, id, types.Change{Action: types.ChangeActionDelete, ResourceRecordSet: w1}, types.Change{Action: types.ChangeActionCreate, ResourceRecordSet: g1}); err == nil {
+		t.Fatal("half a change of policy accepted")
+	}
+	if err := change(ctx, c, id,
+		types.Change{Action: types.ChangeActionDelete, ResourceRecordSet: w1}, types.Change{Action: types.ChangeActionCreate, ResourceRecordSet: g1},
+		types.Change{Action: types.ChangeActionDelete, ResourceRecordSet: w2}, types.Change{Action: types.ChangeActionCreate, ResourceRecordSet: g2}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := c.ListResourceRecordSets(ctx, &route53.ListResourceRecordSetsInput{HostedZoneId: aws.String(id)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, rs := range out.ResourceRecordSets {
+		if g := rs.GeoProximityLocation; g != nil && g.Coordinates != nil {
+			got = append(got, aws.ToString(rs.SetIdentifier)+" "+aws.ToString(g.Coordinates.Latitude)+","+aws.ToString(g.Coordinates.Longitude))
+		}
+		if rs.Weight != nil {
+			t.Errorf("weighted record set %s left", aws.ToString(rs.SetIdentifier))
+		}
+	}
+	if want := "[c1 40.71,-74.01 c2 50.11,8.68]"; fmt.Sprint(got) != want {
+		t.Errorf("listed %v, want %s", got, want)
+	}
+	// Deleting with other coordinates is refused, as with other values.
+	stale := geo("c1", at("40.7", "-74.01"), "10.0.0.1")
+	if err := change(ctx, c, id, types.Change{Action: types.ChangeActionDelete, ResourceRecordSet: stale}); err == nil || !strings.Contains(messages(err), "do not match") {
+		t.Errorf("deleting with other coordinates: %v", err)
+	}
+}
