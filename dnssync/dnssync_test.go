@@ -286,7 +286,7 @@ func TestDesiredPlacesTheGlobalNameOfAServiceRoutedByProximity(t *testing.T) {
 		{"c1", "us-east1", "127.1.0.1", &geo.Point{Latitude: 33.2, Longitude: -80.01}},
 		{"c3", "europe-west1", "127.3.0.1", &geo.Point{Latitude: 50.45, Longitude: 3.82}},
 	} {
-		in.Shards = append(in.Shards, services.Shard{Cluster: s.cluster, Region: s.region, IPs: []netip.Addr{netip.MustParseAddr(s.ip)}, Weight: 1, Location: s.at})
+		in.Clusters = append(in.Clusters, dnsendpoint.Cluster{Name: s.cluster, Region: s.region, Addresses: []netip.Addr{netip.MustParseAddr(s.ip)}, Weight: 1, Location: s.at})
 	}
 	eps, table, err := services.Endpoints(in)
 	if err != nil {

@@ -38,7 +38,7 @@ func proximityEndpoint(t *testing.T, proximity bool) extdnsv1alpha1.DNSEndpoint 
 		{"c3", "europe-west1", "127.3.0.1", geo.Point{Latitude: 50.45, Longitude: 3.82}},
 	} {
 		at := s.at
-		in.Shards = append(in.Shards, services.Shard{Cluster: s.cluster, Region: s.region, IPs: []netip.Addr{netip.MustParseAddr(s.ip)}, Weight: 2, Location: &at})
+		in.Clusters = append(in.Clusters, dnsendpoint.Cluster{Name: s.cluster, Region: s.region, Addresses: []netip.Addr{netip.MustParseAddr(s.ip)}, Weight: 2, Location: &at})
 	}
 	eps, table, err := services.Endpoints(in)
 	if err != nil {

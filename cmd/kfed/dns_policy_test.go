@@ -48,7 +48,7 @@ func TestPlanSaysWhatRoute53AndCloudDNSPublishForProximity(t *testing.T) {
 		weight              int
 	}{{"c1", "us-east1", "127.1.0.1", 2}, {"c2", "us-east1", "127.2.0.1", 0}, {"c3", "europe-west1", "127.3.0.1", 1}} {
 		at, _ := regions.Lookup(s.region)
-		in.Shards = append(in.Shards, services.Shard{Cluster: s.cluster, Region: s.region, IPs: []netip.Addr{netip.MustParseAddr(s.ip)}, Weight: s.weight, Location: &at})
+		in.Clusters = append(in.Clusters, dnsendpoint.Cluster{Name: s.cluster, Region: s.region, Addresses: []netip.Addr{netip.MustParseAddr(s.ip)}, Weight: s.weight, Location: &at})
 	}
 	eps, table, err := services.Endpoints(in)
 	if err != nil {
