@@ -29,15 +29,15 @@ func TestFromClusterByRTT(t *testing.T) {
 		intn     func(int) int
 		want     []string
 	}{
-		{"loopback RTTs are too close to matter: weights decide", []Cluster{self, rtt(a, 100 * time.Microsecond), rtt(b, 300 * time.Microsecond)}, "self", last, []string{"self", "b", "a"}},
-		{"a few milliseconds apart are too close to matter", []Cluster{self, rtt(a, 1 * ms), rtt(b, 3 * ms)}, "self", last, []string{"self", "b", "a"}},
-		{"a material difference orders the tier, whatever the draw", []Cluster{self, rtt(a, 80 * ms), rtt(b, 10 * ms)}, "self", last, []string{"self", "b", "a"}},
-		{"clusters of about one RTT share by weight, ahead of a slower one", []Cluster{self, rtt(c, 150 * ms), rtt(a, 20 * ms), rtt(b, 21 * ms)}, "self", last, []string{"self", "b", "a", "c"}},
-		{"a cluster not measured comes after the measured ones of its tier", []Cluster{self, a, rtt(b, 200 * ms)}, "self", first, []string{"self", "b", "a"}},
+		{"loopback RTTs are too close to matter: weights decide", []Cluster{self, rtt(a, 100*time.Microsecond), rtt(b, 300*time.Microsecond)}, "self", last, []string{"self", "b", "a"}},
+		{"a few milliseconds apart are too close to matter", []Cluster{self, rtt(a, 1*ms), rtt(b, 3*ms)}, "self", last, []string{"self", "b", "a"}},
+		{"a material difference orders the tier, whatever the draw", []Cluster{self, rtt(a, 80*ms), rtt(b, 10*ms)}, "self", last, []string{"self", "b", "a"}},
+		{"clusters of about one RTT share by weight, ahead of a slower one", []Cluster{self, rtt(c, 150*ms), rtt(a, 20*ms), rtt(b, 21*ms)}, "self", last, []string{"self", "b", "a", "c"}},
+		{"a cluster not measured comes after the measured ones of its tier", []Cluster{self, a, rtt(b, 200*ms)}, "self", first, []string{"self", "b", "a"}},
 		{"no cluster measured: weights alone", []Cluster{self, a, b}, "self", last, []string{"self", "b", "a"}},
-		{"labels first: a slow cluster of the own region before a fast one elsewhere", []Cluster{rtt(labelled, 0), rtt(a, 1 * ms), rtt(regional, 300 * ms)}, "labelled", first, []string{"labelled", "regional", "a"}},
-		{"unhealthy stays last however near", []Cluster{self, func() Cluster { c := rtt(a, ms); c.Unhealthy = true; return c }(), rtt(b, 90 * ms)}, "self", first, []string{"self", "b", "a"}},
-		{"weight 0 stays after the healthy, however near", []Cluster{self, rtt(weight0(a), ms), rtt(b, 90 * ms)}, "self", first, []string{"self", "b", "a"}},
+		{"labels first: a slow cluster of the own region before a fast one elsewhere", []Cluster{rtt(labelled, 0), rtt(a, 1*ms), rtt(regional, 300*ms)}, "labelled", first, []string{"labelled", "regional", "a"}},
+		{"unhealthy stays last however near", []Cluster{self, func() Cluster { c := rtt(a, ms); c.Unhealthy = true; return c }(), rtt(b, 90*ms)}, "self", first, []string{"self", "b", "a"}},
+		{"weight 0 stays after the healthy, however near", []Cluster{self, rtt(weight0(a), ms), rtt(b, 90*ms)}, "self", first, []string{"self", "b", "a"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
