@@ -11,7 +11,8 @@
 // heartbeat going stale takes it out of every quorum.
 //
 // A file per concern: agent.go the options and the run loop, targets.go what
-// to probe, report.go the HealthReport, heartbeat.go the Lease.
+// to probe, report.go the HealthReport, rtt.go the round-trip times it
+// carries, heartbeat.go the Lease.
 package agent
 
 import (
@@ -77,6 +78,9 @@ type Options struct {
 	// Resync compares the stored report with the agent's view this often
 	// and rewrites it if they differ; 10 minutes when zero.
 	Resync time.Duration
+	// RTTInterval is how often the round-trip times measured are read and,
+	// when a bucket changed, published; DefaultRTTInterval when zero.
+	RTTInterval time.Duration
 	// Engine are the probe engine's options; its callbacks are the agent's.
 	Engine healthcheck.Options
 	// Registerer takes the agent's metrics; none when nil.
@@ -116,6 +120,9 @@ type agent struct {
 	off   atomic.Bool
 	mu    sync.Mutex
 	since map[string]time.Time // when each endpoint turned unhealthy here
+
+	rtts     rttTable
+	rttGauge *prometheus.GaugeVec
 }
 
 func (a *agent) start(ctx context.Context) error {
@@ -141,7 +148,10 @@ func (a *agent) start(ctx context.Context) error {
 	eo.OnChange = a.verdictChanged
 	eo.OnDegraded = func(bool) { a.markDirty() }
 	eo.Registerer = a.o.Registerer
-	a.engine, err = healthcheck.NewEngine(eo)
+	if a.engine, err = healthcheck.NewEngine(eo); err != nil {
+		return err
+	}
+	a.rttGauge, err = rttGauge(a.o.Registerer)
 	return err
 }
 
@@ -180,10 +190,11 @@ func (a *agent) run(ctx context.Context) error {
 	a.o.Logger.Info("checking", "checker", a.o.Checker, "cluster", a.o.Cluster, "federation", a.o.Federation)
 
 	var wg sync.WaitGroup
-	wg.Add(3)
+	wg.Add(4)
 	go func() { defer wg.Done(); _ = a.engine.Run(ctx) }()
 	go func() { defer wg.Done(); a.heartbeats(ctx) }()
 	go func() { defer wg.Done(); a.reports(ctx) }()
+	go func() { defer wg.Done(); a.measureRTTs(ctx) }()
 	defer wg.Wait()
 
 	for {

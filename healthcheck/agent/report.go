@@ -88,6 +88,7 @@ func (a *agent) report() *kfedv1alpha1.HealthReport {
 			},
 		},
 		Federation: a.o.Federation, Cluster: a.o.Cluster, Endpoints: int32(len(state)),
+		RTTs: a.rtts.published(),
 	}
 	// A degraded checker abstains; listing what it finds down would only
 	// make its report large exactly when it is not believed.
@@ -139,6 +140,7 @@ func (a *agent) writeReport(ctx context.Context) error {
 	}
 	cur.Labels, cur.Federation, cur.Cluster = want.Labels, want.Federation, want.Cluster
 	cur.Degraded, cur.Endpoints, cur.Unhealthy, cur.UnhealthyCount = want.Degraded, want.Endpoints, want.Unhealthy, want.UnhealthyCount
+	cur.RTTs = want.RTTs
 	if err := a.c.Update(ctx, &cur); err != nil {
 		return fmt.Errorf("updating HealthReport %s: %w", want.Name, err)
 	}
@@ -148,7 +150,7 @@ func (a *agent) writeReport(ctx context.Context) error {
 // sameReport compares what a report says, not when its entries were read.
 func sameReport(a, b *kfedv1alpha1.HealthReport) bool {
 	if a.Federation != b.Federation || a.Cluster != b.Cluster || a.Degraded != b.Degraded || a.Endpoints != b.Endpoints ||
-		len(a.Unhealthy) != len(b.Unhealthy) || !maps.Equal(a.Labels, b.Labels) {
+		len(a.Unhealthy) != len(b.Unhealthy) || !maps.Equal(a.Labels, b.Labels) || !slices.Equal(a.RTTs, b.RTTs) {
 		return false
 	}
 	for i := range a.Unhealthy {

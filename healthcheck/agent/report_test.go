@@ -85,3 +85,26 @@ func TestCmpDuration(t *testing.T) {
 		}
 	}
 }
+
+func TestSameReportComparesRTTs(t *testing.T) {
+	rtt := func(c string, d time.Duration) kfedv1alpha1.ClusterRTT {
+		return kfedv1alpha1.ClusterRTT{Cluster: c, RTT: metav1.Duration{Duration: d}}
+	}
+	a := &kfedv1alpha1.HealthReport{RTTs: []kfedv1alpha1.ClusterRTT{rtt("b", time.Millisecond)}}
+	for _, tc := range []struct {
+		name string
+		rtts []kfedv1alpha1.ClusterRTT
+		same bool
+	}{
+		{"the same buckets", []kfedv1alpha1.ClusterRTT{rtt("b", time.Millisecond)}, true},
+		{"another bucket", []kfedv1alpha1.ClusterRTT{rtt("b", 80 * time.Millisecond)}, false},
+		{"a cluster more", []kfedv1alpha1.ClusterRTT{rtt("b", time.Millisecond), rtt("c", time.Millisecond)}, false},
+		{"none", nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := sameReport(a, &kfedv1alpha1.HealthReport{RTTs: tc.rtts}); got != tc.same {
+				t.Errorf("sameReport = %v, want %v", got, tc.same)
+			}
+		})
+	}
+}
