@@ -97,7 +97,7 @@ func TestSameReportComparesRTTs(t *testing.T) {
 		same bool
 	}{
 		{"the same buckets", []kfedv1alpha1.ClusterRTT{rtt("b", time.Millisecond)}, true},
-		{"another bucket", []kfedv1alpha1.ClusterRTT{rtt("b", 80 * time.Millisecond)}, false},
+		{"another bucket", []kfedv1alpha1.ClusterRTT{rtt("b", 80*time.Millisecond)}, false},
 		{"a cluster more", []kfedv1alpha1.ClusterRTT{rtt("b", time.Millisecond), rtt("c", time.Millisecond)}, false},
 		{"none", nil, false},
 	} {
