@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -200,4 +202,42 @@ func metricValue(body, series string) (float64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// TestCoreDNSWithoutRightsToHealthReportsStillServes: round-trip times are a
+// refinement. A plugin whose identity may read DNSEndpoints but not the
+// checkers' HealthReports (an upgrade that skipped deploy/coredns's new
+// Role) becomes ready and answers, and says in its log why it orders
+// without RTTs.
+func TestCoreDNSWithoutRightsToHealthReportsStillServes(t *testing.T) {
+	f := framework.Start(t, framework.Members(1))
+	ctx := context.Background()
+	f.Apply("federation", []string{"deploy/coredns/rbac.yaml"}, "Role", "RoleBinding")
+	kubeconfig := serviceAccountKubeconfig(t, f, "kfed-coredns")
+	const zone = "kfed.test"
+	// StartCoreDNS returns once the zone's SOA is answered: after the
+	// first full list of DNSEndpoints, as readiness.
+	c, err := f.StartCoreDNS(ctx, devenv.CoreDNSOptions{
+		Binary: buildCoreDNS(t), Name: "coredns-no-reports", Cluster: "cluster-1", Zone: zone,
+		Corefile: devenv.KfedCorefile(devenv.KfedZone{Zone: zone, Federation: "e2e", Cluster: "cluster-1", Kubeconfig: kubeconfig, Context: "federation"}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Stop)
+	r, err := query(c.Addr, "udp", "nothing.default.e2e.svc."+zone+".", dns.TypeA)
+	if err != nil || r.Rcode != dns.RcodeNameError {
+		t.Errorf("a name that does not exist: %v, %v; want NXDOMAIN", r, err)
+	}
+	framework.Eventually(t, 20*time.Second, func(context.Context) error {
+		log, err := os.ReadFile(filepath.Join(f.Dir, "logs", "coredns-no-reports.log"))
+		if err != nil {
+			return err
+		}
+		if !strings.Contains(string(log), "HealthReports of cluster cluster-1 (ordering clusters without round-trip times meanwhile)") ||
+			!strings.Contains(string(log), "forbidden") {
+			return fmt.Errorf("the log does not say why RTTs are missing:\n%s", log)
+		}
+		return nil
+	})
 }
