@@ -165,6 +165,11 @@ func KfedCorefile(z KfedZone) string {
 		trusted = []string{kfedv1alpha1.DefaultNamespace}
 	}
 	fmt.Fprintf(&b, "\t\ttrusted_namespaces %s\n", strings.Join(trusted, " "))
+	if z.Cluster != "" {
+		// Where the cluster's checkers write their reports, whose
+		// round-trip times order clusters within a tier.
+		fmt.Fprintf(&b, "\t\trtt %s\n", kfedv1alpha1.DefaultNamespace)
+	}
 	b.WriteString("\t}\n}\n")
 	return b.String()
 }

@@ -12,6 +12,9 @@ func (e *Engine) record(r round, res Result) {
 	}
 	e.account(t, -1)
 	t.probed, t.lastOK, t.last = true, res.OK, res
+	if res.OK {
+		t.rtt.add(res.Latency)
+	}
 	e.account(t, +1)
 	if t.judge(res.OK) {
 		if t.healthy {

@@ -37,6 +37,7 @@ type target struct {
 	probed  bool   // a round has completed, so last is meaningful
 	lastOK  bool   // the latest round's outcome
 	last    Result // the latest round's result
+	rtt     rttWindow
 }
 
 // Set makes targets the engine's targets: new keys are added (healthy,
@@ -137,6 +138,7 @@ func (e *Engine) put(now time.Time, nt Target) {
 		}
 		t.Spec, t.Addrs = nt.Spec, nt.Addrs
 		t.streak = 0
+		t.rtt = rttWindow{} // another check times another thing
 		t.gen++
 	}
 }

@@ -1,9 +1,10 @@
 // Package proximity orders a federated Service's clusters for one client,
 // nearest first: for a client inside cluster C, C itself, then the clusters
 // that share one of C's zones, then C's region, then the rest; for a client
-// at a known place, by great-circle distance. Within a tier (or among
-// clusters at about the same distance) clusters are drawn in proportion to
-// their weights, clusters of weight 0 follow every other healthy cluster, and
+// at a known place, by great-circle distance. Within a tier, clusters the
+// client's cluster reaches materially faster come first (rtt.go). Within a
+// tier and RTT (or among clusters at about the same distance) clusters are
+// drawn in proportion to their weights, clusters of weight 0 follow every other healthy cluster, and
 // unhealthy ones come last. It knows nothing of DNS: the CoreDNS plugin orders
 // its answers with it, and so may anything else that hands out endpoints.
 //
@@ -14,6 +15,7 @@ package proximity
 import (
 	"math"
 	"slices"
+	"time"
 
 	"github.com/kfed-io/kfed/geo"
 )
@@ -65,13 +67,18 @@ type Cluster struct {
 	// cluster after every healthy one of a positive weight.
 	Weight    int
 	Unhealthy bool
+	// RTT is the round-trip time from the client's cluster to this one,
+	// when RTTMeasured: it orders clusters within a tier (FromCluster).
+	RTT         time.Duration
+	RTTMeasured bool
 }
 
 // FromCluster appends to dst the indexes of clusters in the order a client
 // inside the cluster named self gets them: self, its zone, its region, the
-// rest, weights drawn with intn within each tier (intn(n) returns a number in
-// [0, n); rand.IntN fits). Without self among clusters, every cluster is in
-// the last tier.
+// rest; within each tier the clusters self reaches materially faster first
+// (InsideKey), and weights drawn with intn among the rest (intn(n) returns a
+// number in [0, n); rand.IntN fits). Without self among clusters, every
+// cluster is in the last tier.
 func FromCluster(dst []int, clusters []Cluster, self string, intn func(int) int) []int {
 	var own Place
 	for _, c := range clusters {
@@ -82,13 +89,14 @@ func FromCluster(dst []int, clusters []Cluster, self string, intn func(int) int)
 	var buf [16]Rank
 	ranks := buf[:0]
 	for i, c := range clusters {
-		key := Tier(own, c.Place)
+		tier := Tier(own, c.Place)
 		if c.Name == self {
-			key = TierSelf
+			tier = TierSelf
 		}
-		ranks = append(ranks, Rank{Key: float64(key), Weight: weight(c.Weight), ID: int16(i), Unhealthy: c.Unhealthy})
+		key := InsideKey(tier, c.RTT, c.RTTMeasured)
+		ranks = append(ranks, Rank{Key: key, Weight: weight(c.Weight), ID: int16(i), Unhealthy: c.Unhealthy})
 	}
-	Order(ranks, 0, intn)
+	Order(ranks, SameRTT, intn)
 	for _, r := range ranks {
 		dst = append(dst, int(r.ID))
 	}

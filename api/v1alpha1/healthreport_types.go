@@ -52,6 +52,23 @@ type HealthReport struct {
 	// +listMapKey=endpoint
 	// +optional
 	Unhealthy []UnhealthyEndpoint `json:"unhealthy,omitempty"`
+	// RTTs are how long the checker's probes of each cluster take to pass,
+	// in coarse buckets that change only when the measure moves materially
+	// (package proximity): the CoreDNS plugin of the checker's cluster orders
+	// clusters that labels do not tell apart by them. A cluster not yet
+	// measured is absent.
+	// +listType=map
+	// +listMapKey=cluster
+	// +optional
+	RTTs []ClusterRTT `json:"rtts,omitempty"`
+}
+
+// ClusterRTT is the round-trip time from a checker's cluster to another.
+type ClusterRTT struct {
+	// Cluster is the cluster probed.
+	Cluster string `json:"cluster"`
+	// RTT is the middle of the bucket the measure falls in, such as "81.6ms".
+	RTT metav1.Duration `json:"rtt"`
 }
 
 // EndpointKey names one cluster's endpoint of a federated Service as reports

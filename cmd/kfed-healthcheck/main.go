@@ -66,6 +66,7 @@ func run() error {
 	fs.IntVar(&o.Defaults.Fall, "fall", healthcheck.DefaultFall, "default failing probes in a row that make an endpoint unhealthy")
 	fs.DurationVar(&o.Heartbeat, "heartbeat", agent.DefaultHeartbeat, "time between heartbeats; keep it a quarter of kfed-controller's --health-freshness")
 	fs.DurationVar(&o.Resync, "resync", 10*time.Minute, "how often the stored report is checked against this checker's view")
+	fs.DurationVar(&o.RTTInterval, "rtt-interval", agent.DefaultRTTInterval, "how often the round-trip times measured are read, and published on the report when one moved to another bucket")
 	fs.IntVar(&o.Engine.MaxConcurrent, "concurrency", 256, "most endpoints probed at once")
 	logCfg := textlogger.NewConfig()
 	logCfg.AddFlags(fs)

@@ -19,6 +19,7 @@ type listener struct {
 	cluster   string
 	service   string
 	httpError atomic.Bool
+	slow      atomic.Bool
 	wg        sync.WaitGroup
 	conns     sync.Map // net.Conn → struct{}, so close can end them
 }
@@ -35,6 +36,8 @@ func newListener(addr, cluster, service string) (*listener, error) {
 }
 
 func (l *listener) setHTTPError(on bool) { l.httpError.Store(on) }
+
+func (l *listener) setSlow(on bool) { l.slow.Store(on) }
 
 func (l *listener) accept() {
 	defer l.wg.Done()
@@ -96,6 +99,9 @@ func (l *listener) serveHTTP(c net.Conn, br *bufio.Reader) {
 		}
 		_, _ = io.Copy(io.Discard, req.Body)
 		req.Body.Close()
+		if l.slow.Load() {
+			time.Sleep(SlowDelay)
+		}
 		status, body := http.StatusOK, fmt.Sprintf("%s %s\n", l.cluster, l.service)
 		switch {
 		case l.httpError.Load():

@@ -10,6 +10,8 @@
 //
 //	refuse       close the listeners: connections are refused
 //	http-error   keep accepting, but answer HTTP with 503
+//	slow         keep accepting, but answer HTTP SlowDelay late, as a load
+//	             balancer far away would (http health checks measure it)
 //	withdrawn    give up the address and clear the Service's ingress, as a
 //	             cloud load balancer that was deleted
 //	(absent)     healthy
@@ -23,6 +25,7 @@ import (
 	"net/netip"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -45,7 +48,11 @@ const (
 	FailureRefuse    = "refuse"
 	FailureHTTPError = "http-error"
 	FailureWithdrawn = "withdrawn"
+	FailureSlow      = "slow"
 )
+
+// SlowDelay is how late a slow Service's listeners answer HTTP requests.
+const SlowDelay = 100 * time.Millisecond
 
 // Block returns the address block of the cluster at index i (0-based) for a
 // federation whose blocks start at second octet base: 127.(base+i).0.0/16.
@@ -192,6 +199,7 @@ func (lb *LB) ensure(key types.NamespacedName, svc *corev1.Service) (netip.Addr,
 	}
 	for _, l := range s.listeners {
 		l.setHTTPError(s.failure == FailureHTTPError)
+		l.setSlow(s.failure == FailureSlow)
 	}
 	if s.failure == FailureRefuse {
 		if !s.addr.IsValid() {
@@ -282,6 +290,7 @@ func (lb *LB) listen(key types.NamespacedName, s *service, addr netip.Addr, port
 			return err
 		}
 		l.setHTTPError(s.failure == FailureHTTPError)
+		l.setSlow(s.failure == FailureSlow)
 		s.listeners[port] = l
 		opened = append(opened, port)
 	}

@@ -9,15 +9,16 @@
 // It never removes anything but its own objects: a checker that cannot reach
 // the control plane, or lacks a permission, logs and retries, and its
 // heartbeat going stale takes it out of every quorum.
+//
+// A file per concern: agent.go the options and the run loop, targets.go what
+// to probe, report.go the HealthReport, rtt.go the round-trip times it
+// carries, heartbeat.go the Lease.
 package agent
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"math"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,11 +26,9 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	coordinationv1 "k8s.io/api/coordination/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -79,6 +78,9 @@ type Options struct {
 	// Resync compares the stored report with the agent's view this often
 	// and rewrites it if they differ; 10 minutes when zero.
 	Resync time.Duration
+	// RTTInterval is how often the round-trip times measured are read and,
+	// when a bucket changed, published; DefaultRTTInterval when zero.
+	RTTInterval time.Duration
 	// Engine are the probe engine's options; its callbacks are the agent's.
 	Engine healthcheck.Options
 	// Registerer takes the agent's metrics; none when nil.
@@ -118,6 +120,9 @@ type agent struct {
 	off   atomic.Bool
 	mu    sync.Mutex
 	since map[string]time.Time // when each endpoint turned unhealthy here
+
+	rtts     rttTable
+	rttGauge *prometheus.GaugeVec
 }
 
 func (a *agent) start(ctx context.Context) error {
@@ -143,7 +148,10 @@ func (a *agent) start(ctx context.Context) error {
 	eo.OnChange = a.verdictChanged
 	eo.OnDegraded = func(bool) { a.markDirty() }
 	eo.Registerer = a.o.Registerer
-	a.engine, err = healthcheck.NewEngine(eo)
+	if a.engine, err = healthcheck.NewEngine(eo); err != nil {
+		return err
+	}
+	a.rttGauge, err = rttGauge(a.o.Registerer)
 	return err
 }
 
@@ -182,10 +190,11 @@ func (a *agent) run(ctx context.Context) error {
 	a.o.Logger.Info("checking", "checker", a.o.Checker, "cluster", a.o.Cluster, "federation", a.o.Federation)
 
 	var wg sync.WaitGroup
-	wg.Add(3)
+	wg.Add(4)
 	go func() { defer wg.Done(); _ = a.engine.Run(ctx) }()
 	go func() { defer wg.Done(); a.heartbeats(ctx) }()
 	go func() { defer wg.Done(); a.reports(ctx) }()
+	go func() { defer wg.Done(); a.measureRTTs(ctx) }()
 	defer wg.Wait()
 
 	for {
@@ -211,38 +220,6 @@ func (a *agent) run(ctx context.Context) error {
 	}
 }
 
-// retarget gives the engine what the DNSEndpoints say to probe, or nothing
-// while this checker's cluster has health checking off.
-func (a *agent) retarget(ctx context.Context) error {
-	var cl kfedv1alpha1.Cluster
-	if err := a.c.Get(ctx, client.ObjectKey{Name: a.o.Cluster}, &cl); err == nil && !cl.HealthCheckEnabled() {
-		if !a.off.Swap(true) {
-			a.o.Logger.Info("health checking is off in this cluster: retiring", "cluster", a.o.Cluster)
-		}
-		return errors.Join(a.engine.Set(nil), a.retire(ctx))
-	}
-	if a.off.Swap(false) {
-		a.o.Logger.Info("health checking is on in this cluster again", "cluster", a.o.Cluster)
-	}
-	var list extdnsv1alpha1.DNSEndpointList
-	if err := a.cache.List(ctx, &list); err != nil {
-		return err
-	}
-	targets, errs := Targets(a.tenancy(), list.Items, a.o.Defaults)
-	errs = append(errs, a.engine.Set(targets))
-	a.markDirty()
-	return errors.Join(errs...)
-}
-
-// tenancy is the rule deciding what the agent may probe.
-func (a *agent) tenancy() dnsendpoint.Tenancy {
-	trusted := a.o.TrustedNamespaces
-	if len(trusted) == 0 {
-		trusted = []string{a.o.Namespace}
-	}
-	return dnsendpoint.NewTenancy(a.o.Federation, trusted)
-}
-
 // retire deletes the checker's report and heartbeat: a checker that is
 // not configured does not count towards any quorum.
 func (a *agent) retire(ctx context.Context) error {
@@ -250,183 +227,6 @@ func (a *agent) retire(ctx context.Context) error {
 	return errors.Join(
 		client.IgnoreNotFound(a.c.Delete(ctx, &kfedv1alpha1.HealthReport{ObjectMeta: meta})),
 		client.IgnoreNotFound(a.c.Delete(ctx, &coordinationv1.Lease{ObjectMeta: meta})))
-}
-
-func (a *agent) verdictChanged(key string, healthy bool) {
-	a.mu.Lock()
-	if healthy {
-		delete(a.since, key)
-	} else if _, ok := a.since[key]; !ok {
-		a.since[key] = time.Now()
-	}
-	a.mu.Unlock()
-	a.markDirty()
-}
-
-func (a *agent) markDirty() {
-	select {
-	case a.dirty <- struct{}{}:
-	default:
-	}
-}
-
-// reports writes the HealthReport when it may have changed (debounced) and
-// on every resync, each time only if it differs from the stored one.
-func (a *agent) reports(ctx context.Context) {
-	debounce := cmpDuration(a.o.Debounce, 200*time.Millisecond)
-	resync := time.NewTicker(cmpDuration(a.o.Resync, 10*time.Minute))
-	defer resync.Stop()
-	// A failed write is tried again after a second, then after twice as
-	// long each time, up to a minute, until one succeeds.
-	retry := wait.Backoff{Duration: time.Second, Factor: 2, Cap: time.Minute, Steps: math.MaxInt32}
-	backoff := retry
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-a.dirty:
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(debounce):
-			}
-		case <-resync.C:
-		}
-		if a.off.Load() {
-			continue
-		}
-		if err := a.writeReport(ctx); err != nil {
-			a.o.Logger.Error(err, "writing the health report")
-			a.markDirty()
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(backoff.Step()):
-			}
-			continue
-		}
-		backoff = retry
-	}
-}
-
-// report is the HealthReport the agent's view calls for.
-func (a *agent) report() *kfedv1alpha1.HealthReport {
-	state := a.engine.State()
-	r := &kfedv1alpha1.HealthReport{
-		ObjectMeta: metav1.ObjectMeta{
-			Name: a.o.Checker, Namespace: a.o.Namespace,
-			Labels: map[string]string{
-				kfedv1alpha1.LabelManagedBy: kfedv1alpha1.ManagedBy, kfedv1alpha1.LabelFederation: a.o.Federation,
-				kfedv1alpha1.LabelChecker: a.o.Checker, kfedv1alpha1.LabelCluster: a.o.Cluster,
-			},
-		},
-		Federation: a.o.Federation, Cluster: a.o.Cluster, Endpoints: int32(len(state)),
-	}
-	// A degraded checker abstains; listing what it finds down would only
-	// make its report large exactly when it is not believed.
-	if r.Degraded = a.engine.Degraded(); r.Degraded {
-		return r
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	for _, key := range slices.Sorted(maps.Keys(state)) {
-		if state[key] {
-			continue
-		}
-		since, ok := a.since[key]
-		if !ok {
-			since = time.Now()
-			a.since[key] = since
-		}
-		r.Unhealthy = append(r.Unhealthy, kfedv1alpha1.UnhealthyEndpoint{
-			Endpoint: key, Since: metav1.NewTime(since.Truncate(time.Second)), Reason: a.reason(key),
-		})
-	}
-	r.UnhealthyCount = int32(len(r.Unhealthy))
-	return r
-}
-
-// reason is the latest failed probe's reason for key, as a report shows it.
-func (a *agent) reason(key string) string {
-	if r, ok := a.engine.Last(key); ok && !r.OK {
-		return r.Reason
-	}
-	return ""
-}
-
-func (a *agent) writeReport(ctx context.Context) error {
-	want := a.report()
-	var cur kfedv1alpha1.HealthReport
-	err := a.c.Get(ctx, client.ObjectKeyFromObject(want), &cur)
-	if apierrors.IsNotFound(err) {
-		if err := a.c.Create(ctx, want); err != nil {
-			return fmt.Errorf("creating HealthReport %s: %w", want.Name, err)
-		}
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("reading HealthReport %s: %w", want.Name, err)
-	}
-	if sameReport(&cur, want) {
-		return nil
-	}
-	cur.Labels, cur.Federation, cur.Cluster = want.Labels, want.Federation, want.Cluster
-	cur.Degraded, cur.Endpoints, cur.Unhealthy, cur.UnhealthyCount = want.Degraded, want.Endpoints, want.Unhealthy, want.UnhealthyCount
-	if err := a.c.Update(ctx, &cur); err != nil {
-		return fmt.Errorf("updating HealthReport %s: %w", want.Name, err)
-	}
-	return nil
-}
-
-// sameReport compares what a report says, not when its entries were read.
-func sameReport(a, b *kfedv1alpha1.HealthReport) bool {
-	if a.Federation != b.Federation || a.Cluster != b.Cluster || a.Degraded != b.Degraded || a.Endpoints != b.Endpoints ||
-		len(a.Unhealthy) != len(b.Unhealthy) || !maps.Equal(a.Labels, b.Labels) {
-		return false
-	}
-	for i := range a.Unhealthy {
-		x, y := a.Unhealthy[i], b.Unhealthy[i]
-		if x.Endpoint != y.Endpoint || x.Reason != y.Reason || !x.Since.Equal(&y.Since) {
-			return false
-		}
-	}
-	return true
-}
-
-// heartbeats renews the checker's Lease every heartbeat interval, the
-// first at once, until ctx ends. The interval runs from one renewal's
-// start to the next (non-sliding), so a slow write does not stretch it.
-func (a *agent) heartbeats(ctx context.Context) {
-	wait.NonSlidingUntilWithContext(ctx, func(ctx context.Context) {
-		if a.off.Load() {
-			return // retired: no heartbeat
-		}
-		if err := a.renew(ctx); err != nil && ctx.Err() == nil {
-			a.o.Logger.Error(err, "renewing the heartbeat")
-		}
-	}, a.o.Heartbeat)
-}
-
-func (a *agent) renew(ctx context.Context) error {
-	now := metav1.NewMicroTime(time.Now())
-	seconds := int32(max(4*a.o.Heartbeat/time.Second, 1))
-	var l coordinationv1.Lease
-	err := a.c.Get(ctx, client.ObjectKey{Namespace: a.o.Namespace, Name: a.o.Checker}, &l)
-	if apierrors.IsNotFound(err) {
-		l = coordinationv1.Lease{
-			ObjectMeta: metav1.ObjectMeta{Name: a.o.Checker, Namespace: a.o.Namespace, Labels: map[string]string{
-				kfedv1alpha1.LabelManagedBy: kfedv1alpha1.ManagedBy, kfedv1alpha1.LabelFederation: a.o.Federation,
-				kfedv1alpha1.LabelChecker: a.o.Checker, kfedv1alpha1.LabelCluster: a.o.Cluster,
-			}},
-			Spec: coordinationv1.LeaseSpec{HolderIdentity: &a.o.Checker, LeaseDurationSeconds: &seconds, AcquireTime: &now, RenewTime: &now},
-		}
-		return a.c.Create(ctx, &l)
-	}
-	if err != nil {
-		return err
-	}
-	l.Spec.RenewTime, l.Spec.LeaseDurationSeconds, l.Spec.HolderIdentity = &now, &seconds, &a.o.Checker
-	return a.c.Update(ctx, &l)
 }
 
 func cmpDuration(d, def time.Duration) time.Duration {

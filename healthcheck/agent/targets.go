@@ -1,10 +1,14 @@
 package agent
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net/netip"
 	"slices"
 	"strings"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
@@ -96,4 +100,36 @@ func firstTCPPort(ports []dnsendpoint.Port) uint16 {
 		}
 	}
 	return 0
+}
+
+// retarget gives the engine what the DNSEndpoints say to probe, or nothing
+// while this checker's cluster has health checking off.
+func (a *agent) retarget(ctx context.Context) error {
+	var cl kfedv1alpha1.Cluster
+	if err := a.c.Get(ctx, client.ObjectKey{Name: a.o.Cluster}, &cl); err == nil && !cl.HealthCheckEnabled() {
+		if !a.off.Swap(true) {
+			a.o.Logger.Info("health checking is off in this cluster: retiring", "cluster", a.o.Cluster)
+		}
+		return errors.Join(a.engine.Set(nil), a.retire(ctx))
+	}
+	if a.off.Swap(false) {
+		a.o.Logger.Info("health checking is on in this cluster again", "cluster", a.o.Cluster)
+	}
+	var list extdnsv1alpha1.DNSEndpointList
+	if err := a.cache.List(ctx, &list); err != nil {
+		return err
+	}
+	targets, errs := Targets(a.tenancy(), list.Items, a.o.Defaults)
+	errs = append(errs, a.engine.Set(targets))
+	a.markDirty()
+	return errors.Join(errs...)
+}
+
+// tenancy is the rule deciding what the agent may probe.
+func (a *agent) tenancy() dnsendpoint.Tenancy {
+	trusted := a.o.TrustedNamespaces
+	if len(trusted) == 0 {
+		trusted = []string{a.o.Namespace}
+	}
+	return dnsendpoint.NewTenancy(a.o.Federation, trusted)
 }

@@ -16,6 +16,7 @@ import (
 	clog "github.com/coredns/coredns/plugin/pkg/log"
 	"github.com/coredns/coredns/plugin/transfer"
 	"github.com/miekg/dns"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -52,6 +53,9 @@ type config struct {
 	trusted []string
 	servers []nameServer
 	timers  soaTimers
+	// rttNamespace holds the checkers' HealthReports, whose round-trip
+	// times order clusters within a tier; "" reads none.
+	rttNamespace string
 }
 
 func setup(c *caddy.Controller) error {
@@ -82,6 +86,12 @@ func setup(c *caddy.Controller) error {
 	if err != nil {
 		return plugin.Error("kfed", err)
 	}
+	var rtts *rttWatcher
+	if cfg.cluster != "" && cfg.rttNamespace != "" {
+		if rtts, err = newRTTWatcher(rc, cfg.federation, cfg.cluster, cfg.rttNamespace, k.index); err != nil {
+			return plugin.Error("kfed", err)
+		}
+	}
 	c.OnStartup(func() error {
 		if t, ok := dnsserver.GetConfig(c).Handler("transfer").(*transfer.Transfer); ok {
 			notify = newNotifier(t, k.zones, k.serial.soa)
@@ -89,6 +99,13 @@ func setup(c *caddy.Controller) error {
 		}
 		if err := w.start(); err != nil {
 			return plugin.Error("kfed", err)
+		}
+		if rtts != nil {
+			// Not waited for: round-trip times refine the order, and the
+			// plugin is ready without them.
+			if err := rtts.start(); err != nil {
+				return plugin.Error("kfed", err)
+			}
 		}
 		select {
 		case <-w.synced:
@@ -99,6 +116,9 @@ func setup(c *caddy.Controller) error {
 	})
 	c.OnShutdown(func() error {
 		w.stop()
+		if rtts != nil {
+			rtts.stop()
+		}
 		if notify != nil {
 			notify.stop()
 		}
@@ -138,6 +158,7 @@ func newKfed(cfg config) *Kfed {
 //	    kubeconfig PATH [CONTEXT]
 //	    ttl SECONDS
 //	    trusted_namespaces NAMESPACE...
+//	    rtt NAMESPACE|off
 //	    ns NAME [ADDRESS...]
 //	    soa REFRESH RETRY EXPIRE
 //	    fallthrough [ZONES...]
@@ -147,7 +168,8 @@ func newKfed(cfg config) *Kfed {
 // property, as CoreDNS's plugins parse, so that the block's syntax reads in
 // one place.
 func parse(c *caddy.Controller) (config, error) {
-	cfg := config{ttl: defaultTTL, timers: defaultTimers, trusted: []string{kfedv1alpha1.DefaultNamespace}}
+	cfg := config{ttl: defaultTTL, timers: defaultTimers, trusted: []string{kfedv1alpha1.DefaultNamespace},
+		rttNamespace: kfedv1alpha1.DefaultNamespace}
 	blocks := 0
 	for c.Next() {
 		if blocks++; blocks > 1 {
@@ -196,6 +218,18 @@ func parse(c *caddy.Controller) (config, error) {
 				}
 				cfg.trusted = trusted
 				continue
+			case "rtt":
+				if !c.NextArg() {
+					return cfg, c.ArgErr()
+				}
+				switch ns := c.Val(); {
+				case ns == "off":
+					cfg.rttNamespace = ""
+				case len(validation.IsDNS1123Label(ns)) > 0:
+					return cfg, c.Errf("rtt: %q is neither a namespace nor off", ns)
+				default:
+					cfg.rttNamespace = ns
+				}
 			case "ns":
 				ns, err := parseNameServer(c.RemainingArgs())
 				if err != nil {

@@ -18,6 +18,9 @@ func TestParseReadsTheCorefileBlock(t *testing.T) {
 		input   string
 		want    config
 		wantErr string
+		// rtt is the namespace HealthReports are read from: kfed-system
+		// when empty, none when "off".
+		rtt string
 	}{
 		{
 			name: "every property",
@@ -88,6 +91,12 @@ func TestParseReadsTheCorefileBlock(t *testing.T) {
 		},
 		{name: "trusted namespaces need a name", input: "kfed {\n federation f\n trusted_namespaces\n}", wantErr: "Wrong argument count"},
 		{name: "trusted namespaces are namespace names", input: "kfed {\n federation f\n trusted_namespaces Kfed_System\n}", wantErr: "is not a namespace name"},
+		{name: "rtt off reads no HealthReports", input: "kfed {\n federation f\n rtt off\n}",
+			want: config{zones: []string{"kfed.test."}, federation: "f", ttl: 30}, rtt: "off"},
+		{name: "rtt names the checkers' namespace", input: "kfed {\n federation f\n rtt kfed-checkers\n}",
+			want: config{zones: []string{"kfed.test."}, federation: "f", ttl: 30}, rtt: "kfed-checkers"},
+		{name: "rtt takes a namespace name", input: "kfed {\n federation f\n rtt Kfed_System\n}", wantErr: "neither a namespace nor off"},
+		{name: "rtt takes one argument", input: "kfed {\n federation f\n rtt\n}", wantErr: "Wrong argument count"},
 		{name: "one kfed per server block", input: "kfed {\n federation f\n}\nkfed {\n federation g\n}", wantErr: "this plugin"},
 	}
 	for _, tt := range tests {
@@ -108,11 +117,22 @@ func TestParseReadsTheCorefileBlock(t *testing.T) {
 				got.cluster != tt.want.cluster || got.kubeconfig != tt.want.kubeconfig ||
 				got.context != tt.want.context || got.ttl != tt.want.ttl || !got.fall.Equal(tt.want.fall) ||
 				!reflect.DeepEqual(got.servers, tt.want.servers) || got.timers != cmp.Or(tt.want.timers, defaultTimers) ||
-				!slices.Equal(got.trusted, orDefault(tt.want.trusted)) {
+				!slices.Equal(got.trusted, orDefault(tt.want.trusted)) || got.rttNamespace != rttNamespace(tt.rtt) {
 				t.Errorf("parse = %+v, want %+v", got, tt.want)
 			}
 		})
 	}
+}
+
+// rttNamespace is the namespace a test's rtt stands for.
+func rttNamespace(rtt string) string {
+	switch rtt {
+	case "":
+		return "kfed-system"
+	case "off":
+		return ""
+	}
+	return rtt
 }
 
 // orDefault is the trusted namespaces a block that names none has.

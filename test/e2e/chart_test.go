@@ -483,6 +483,7 @@ func TestChartCarriesTheGeneratedCRDsAndRBAC(t *testing.T) {
 		{cp, "ClusterRole", "kfed-healthcheck", "deploy/healthcheck/rbac/role.yaml"},
 		{cp, "Role", "kfed-healthcheck", "deploy/healthcheck/rbac/role.yaml"},
 		{cp, "ClusterRole", "kfed-coredns", "deploy/coredns/rbac.yaml"},
+		{cp, "Role", "kfed-coredns", "deploy/coredns/rbac.yaml"},
 		{member, "ClusterRole", "kfed-member", "deploy/member/rbac.yaml"},
 	} {
 		data, err := os.ReadFile(filepath.Join(root, tt.file))

@@ -93,6 +93,8 @@ type hcSettings struct {
 	// controllerBinary runs kfed-controller as a process of its own (which
 	// startController starts) instead of in the test.
 	controllerBinary bool
+	// checkerArgs are more flags for every checker.
+	checkerArgs []string
 }
 
 var fastHC = hcSettings{interval: hcInterval, timeout: 400 * time.Millisecond, fall: hcFall, rise: 2, freshness: hcFreshness}
@@ -148,9 +150,9 @@ func startHealthBed(t *testing.T, hc hcSettings) *healthBed {
 		c, err := b.f.Env.StartChecker(ctx, devenv.CheckerOptions{
 			Binary: bin, Name: "checker-" + m.Name, Cluster: m.Name, Federation: "e2e",
 			Kubeconfig: kubeconfig, Context: "federation",
-			Args: []string{"--interval=" + hc.interval.String(), "--timeout=" + hc.timeout.String(),
+			Args: append([]string{"--interval=" + hc.interval.String(), "--timeout=" + hc.timeout.String(),
 				"--fall=" + strconv.Itoa(hc.fall), "--rise=" + strconv.Itoa(hc.rise),
-				"--heartbeat=" + (hc.freshness / 4).String(), "--probe-source=" + src.String()},
+				"--heartbeat=" + (hc.freshness / 4).String(), "--probe-source=" + src.String()}, hc.checkerArgs...),
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -375,9 +375,10 @@ func TestNoSecretReachesLogsEventsMetricsOrObjects(t *testing.T) {
 }
 
 // TestCoreDNSNeedsOnlyToReadDNSEndpoints checks that deploy/coredns/rbac.yaml
-// grants the plugin's identity get, list and watch on DNSEndpoints and
-// nothing else: its rules, less those of a ServiceAccount bound to nothing
-// (what every authenticated user may do), are exactly that one.
+// grants the plugin's identity get, list and watch on DNSEndpoints, and on
+// HealthReports in kfed's namespace (for round-trip times), and nothing
+// else: its rules, less those of a ServiceAccount bound to nothing (what
+// every authenticated user may do), are exactly those.
 func TestCoreDNSNeedsOnlyToReadDNSEndpoints(t *testing.T) {
 	f := framework.Start(t, framework.Members(1))
 	ctx := context.Background()
@@ -393,17 +394,22 @@ func TestCoreDNSNeedsOnlyToReadDNSEndpoints(t *testing.T) {
 			baseline[r] = true
 		}
 		var extra []string
-		granted := false
+		granted, reports := false, false
 		for _, r := range resourceRules(t, coredns, ns) {
 			switch {
 			case r == "[externaldns.k8s.io] [dnsendpoints] [] [get list watch]":
 				granted = true
+			case r == "[kfed.io] [healthreports] [] [get list watch]" && ns == "kfed-system":
+				reports = true
 			case !baseline[r]:
 				extra = append(extra, r)
 			}
 		}
 		if !granted {
 			t.Errorf("in %s, kfed-coredns cannot read DNSEndpoints", ns)
+		}
+		if !reports && ns == "kfed-system" {
+			t.Errorf("in %s, kfed-coredns cannot read HealthReports", ns)
 		}
 		if len(extra) > 0 {
 			t.Errorf("in %s, kfed-coredns may do more than read DNSEndpoints: %s", ns, strings.Join(extra, "; "))

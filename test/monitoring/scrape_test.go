@@ -197,7 +197,7 @@ func TestCatalogueDashboardAndAlertsMatchTheRunningBinaries(t *testing.T) {
 	checker, err := f.StartChecker(ctx, devenv.CheckerOptions{
 		Binary: framework.BuildCommand(t, "kfed-healthcheck"), Name: "checker-1", Cluster: "cluster-1", Federation: federation,
 		Kubeconfig: f.Kubeconfig, Context: "federation",
-		Args: []string{"--interval=1s", "--timeout=500ms", "--fall=2", "--rise=2", "--heartbeat=2s"},
+		Args: []string{"--interval=1s", "--timeout=500ms", "--fall=2", "--rise=2", "--heartbeat=2s", "--rtt-interval=1s"},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -380,7 +380,10 @@ type clusterIDs struct {
 	// places are where the clusters are, by number; table is their
 	// snapshot for queries (places.go).
 	places []place
-	table  atomic.Pointer[placeTable]
+	// rtts are the round-trip times from own to each cluster, by number,
+	// as its checkers measured them (SetRTTs); nil when none is known.
+	rtts  []rtt
+	table atomic.Pointer[placeTable]
 }
 
 // id returns name's number, giving it one if it has none.

@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	"github.com/kfed-io/kfed/geo"
@@ -32,12 +33,19 @@ func (p place) equal(q place) bool {
 }
 
 // placeTable is a snapshot of every known cluster's place, by cluster
-// number, in the forms ordering reads: its tier as seen from the index's own
-// cluster and its unit vector. Immutable once published.
+// number, in the forms ordering reads: its key as seen from inside the
+// index's own cluster (tier, then round-trip time: proximity.InsideKey) and
+// its unit vector. Immutable once published.
 type placeTable struct {
-	tier    []uint8
+	inside  []float64
 	vec     []geo.Vec
 	located []bool
+}
+
+// rtt is a measured round-trip time; the zero value is none.
+type rtt struct {
+	d        time.Duration
+	measured bool
 }
 
 // learnPlaces records where the clusters of a table are. A row without a
@@ -81,29 +89,64 @@ func (c *clusterIDs) setPlace(name string, p place) {
 
 // publish makes a new snapshot of places. Called with mu held.
 func (c *clusterIDs) publish() {
-	n := len(c.places)
-	t := &placeTable{tier: make([]uint8, n), vec: make([]geo.Vec, n), located: make([]bool, n)}
+	n := max(len(c.places), len(c.rtts))
+	t := &placeTable{inside: make([]float64, n), vec: make([]geo.Vec, n), located: make([]bool, n)}
 	own := c.ids[c.own] // 0 when the index stands for no cluster, or one not seen yet
 	var self proximity.Place
-	if own != 0 && own < n {
+	if own != 0 && own < len(c.places) {
 		self = c.places[own].proximity()
 	}
-	for id, p := range c.places {
-		t.tier[id] = proximity.TierOther
-		if id == 0 {
-			continue // addresses of no cluster
+	for id := range n {
+		var p place
+		if id < len(c.places) {
+			p = c.places[id]
 		}
-		if own != 0 {
-			t.tier[id] = uint8(proximity.Tier(self, p.proximity()))
+		var r rtt
+		if id < len(c.rtts) {
+			r = c.rtts[id]
 		}
-		if id == own {
-			t.tier[id] = proximity.TierSelf
+		tier := proximity.TierOther
+		switch {
+		case id == 0:
+			// addresses of no cluster
+		case id == own:
+			tier = proximity.TierSelf
+		case own != 0:
+			tier = proximity.Tier(self, p.proximity())
 		}
+		t.inside[id] = proximity.InsideKey(tier, r.d, r.measured && id != 0)
 		if p.located {
 			t.vec[id], t.located[id] = geo.Vector(p.point), true
 		}
 	}
 	c.table.Store(t)
+}
+
+// SetRTTs makes rtts the round-trip times from the index's own cluster to
+// the clusters they name (those it does not name are not measured), for
+// ordering clusters within a tier (proximity.InsideKey). It publishes a new
+// snapshot only when that changes what the index knew: the checkers publish
+// RTTs in coarse buckets, so this is rare.
+func (x *Index) SetRTTs(rtts map[string]time.Duration) {
+	c := &x.clusterIDs
+	ids := make(map[int]time.Duration, len(rtts))
+	n := 0
+	for name, d := range rtts {
+		id := c.id(name)
+		ids[id] = d
+		n = max(n, id+1)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	want := make([]rtt, max(n, len(c.rtts)))
+	for id, d := range ids {
+		want[id] = rtt{d: d, measured: true}
+	}
+	if slices.Equal(want, c.rtts) {
+		return
+	}
+	c.rtts = want
+	c.publish()
 }
 
 func (p place) proximity() proximity.Place {
@@ -130,8 +173,9 @@ func (x *Index) At(p geo.Point) Vantage {
 	return Vantage{places: x.clusterIDs.table.Load(), at: geo.Vector(p), located: true}
 }
 
-// key is how far cluster id is from the vantage: a tier, or kilometres
-// (+Inf for a cluster of no known place).
+// key is how far cluster id is from the vantage: a tier and round-trip
+// time (proximity.InsideKey), or kilometres (+Inf for a cluster of no known
+// place).
 func (v Vantage) key(id int) float64 {
 	t := v.places
 	switch {
@@ -139,18 +183,21 @@ func (v Vantage) key(id int) float64 {
 		return math.Inf(1)
 	case v.located:
 		return v.at.Distance(t.vec[id])
-	case t == nil || id >= len(t.tier):
-		return proximity.TierOther
+	case t == nil || id >= len(t.inside):
+		return unplacedInside
 	}
-	return float64(t.tier[id])
+	return t.inside[id]
 }
+
+// unplacedInside is the key of a cluster the index knows nothing of.
+var unplacedInside = proximity.InsideKey(proximity.TierOther, 0, false)
 
 // slack is how far apart keys may be and still be equally near.
 func (v Vantage) slack() float64 {
 	if v.located {
 		return proximity.SameDistance
 	}
-	return 0
+	return proximity.SameRTT
 }
 
 // varies reports whether clients at different places may get groups in

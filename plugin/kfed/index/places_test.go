@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/miekg/dns"
 
@@ -201,5 +202,86 @@ func TestAMergedNameIsOrderedByDistanceOnlyWhereEveryPartIs(t *testing.T) {
 				t.Errorf("addresses %v, varies %v; want two, varies %v", addressesOf(got), varies, tt.wantVaries)
 			}
 		})
+	}
+}
+
+func TestRTTsOrderClustersLabelsDoNotTellApart(t *testing.T) {
+	const ms = time.Millisecond
+	var (
+		// No region or zone: labels put every other cluster in one tier.
+		c1 = member("cluster-1", "", "", nil, 1, "127.1.0.1")
+		c2 = member("cluster-2", "", "", nil, 1, "127.2.0.1")
+		c3 = member("cluster-3", "", "", nil, 1, "127.3.0.1")
+		c4 = member("cluster-4", "", "", nil, 1, "127.4.0.1")
+		// Labelled: cluster-5 shares cluster-6's region.
+		c5 = member("cluster-5", "us-east1", "us-east1-b", useast1, 1, "127.5.0.1")
+		c6 = member("cluster-6", "us-east1", "us-east1-c", useast1, 1, "127.6.0.1")
+		c7 = member("cluster-7", "europe-west1", "europe-west1-b", euwest1, 1, "127.7.0.1")
+	)
+	tests := []struct {
+		name     string
+		cluster  string
+		clusters []dnsendpoint.Cluster
+		rtts     map[string]time.Duration
+		want     []string // with every draw taking the last candidate
+	}{
+		{"no RTTs: the weighted order", "cluster-1", []dnsendpoint.Cluster{c1, c2, c3},
+			nil, []string{"127.1.0.1", "127.3.0.1", "127.2.0.1"}},
+		{"loopback RTTs: too close to matter, the weighted order", "cluster-1", []dnsendpoint.Cluster{c1, c2, c3},
+			map[string]time.Duration{"cluster-1": 600 * time.Microsecond, "cluster-2": 600 * time.Microsecond, "cluster-3": 1100 * time.Microsecond},
+			[]string{"127.1.0.1", "127.3.0.1", "127.2.0.1"}},
+		{"the nearer cluster by RTT comes first, whatever the draw", "cluster-1", []dnsendpoint.Cluster{c1, c2, c3},
+			map[string]time.Duration{"cluster-2": 1100 * time.Microsecond, "cluster-3": 81 * ms},
+			[]string{"127.1.0.1", "127.2.0.1", "127.3.0.1"}},
+		{"clusters of about one RTT share by weight, before a farther one", "cluster-1", []dnsendpoint.Cluster{c1, c2, c3, c4},
+			map[string]time.Duration{"cluster-2": 120 * ms, "cluster-3": 30 * ms, "cluster-4": 33 * ms},
+			[]string{"127.1.0.1", "127.4.0.1", "127.3.0.1", "127.2.0.1"}},
+		{"a cluster not measured follows the measured ones", "cluster-1", []dnsendpoint.Cluster{c1, c2, c3},
+			map[string]time.Duration{"cluster-3": 200 * ms},
+			[]string{"127.1.0.1", "127.3.0.1", "127.2.0.1"}},
+		{"labels first: the own region before a faster cluster abroad", "cluster-5", []dnsendpoint.Cluster{c5, c6, c7},
+			map[string]time.Duration{"cluster-6": 90 * ms, "cluster-7": 1 * ms},
+			[]string{"127.5.0.1", "127.6.0.1", "127.7.0.1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			x := New(tt.cluster, 30)
+			eps, table := placed(tt.clusters...)
+			if err := x.SetObject("default/demo", x.ParseRouted(eps, table, false)); err != nil {
+				t.Fatal(err)
+			}
+			x.SetRTTs(tt.rtts)
+			r, _ := x.Lookup(global + ".")
+			rrs, _ := r.AppendFrom(nil, dns.TypeA, x.Inside(), last)
+			if got := addressesOf(rrs); !slices.Equal(got, tt.want) {
+				t.Errorf("addresses %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestRTTsFollowTheLatestTable(t *testing.T) {
+	x := New("cluster-1", 30)
+	eps, table := placed(member("cluster-1", "", "", nil, 1, "127.1.0.1"), member("cluster-2", "", "", nil, 1, "127.2.0.1"),
+		member("cluster-3", "", "", nil, 1, "127.3.0.1"))
+	if err := x.Set("default/demo", eps, table); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := x.Lookup(global + ".")
+	order := func() []string {
+		rrs, _ := r.AppendFrom(nil, dns.TypeA, x.Inside(), last)
+		return addressesOf(rrs)
+	}
+	x.SetRTTs(map[string]time.Duration{"cluster-2": 100 * time.Millisecond, "cluster-3": time.Millisecond})
+	if got := order(); !slices.Equal(got, []string{"127.1.0.1", "127.3.0.1", "127.2.0.1"}) {
+		t.Fatalf("cluster-3 nearer: %v", got)
+	}
+	x.SetRTTs(map[string]time.Duration{"cluster-2": time.Millisecond, "cluster-3": 100 * time.Millisecond})
+	if got := order(); !slices.Equal(got, []string{"127.1.0.1", "127.2.0.1", "127.3.0.1"}) {
+		t.Errorf("cluster-2 nearer: %v", got)
+	}
+	x.SetRTTs(nil)
+	if got := order(); !slices.Equal(got, []string{"127.1.0.1", "127.3.0.1", "127.2.0.1"}) {
+		t.Errorf("RTTs gone: %v, want the weighted order", got)
 	}
 }

@@ -21,6 +21,7 @@ compares them), with the kubeconfig the chart mounts.
         cluster {{ .Values.member.cluster }}
         kubeconfig "/etc/kfed/kubeconfig"
         trusted_namespaces {{ include "kfed.trustedNamespaces" (list . .Values.member.controlPlane.namespace) | replace "," " " }}
+        rtt {{ .Values.member.controlPlane.namespace }}
         {{- with .Values.coredns.ttl }}
         ttl {{ . }}
         {{- end }}

@@ -1,0 +1,152 @@
+package kfed
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/plugin/kfed/index"
+)
+
+// rttWatcher keeps the index's round-trip times current with the
+// HealthReports of the checkers in the plugin's own cluster: the times they
+// measure from there to every other cluster, which order clusters within a
+// tier. One small object per checker, written when a bucket changes: a few
+// watch events an hour, none per query.
+//
+// The RTTs are a refinement: the plugin is ready without them, and a watch
+// that fails (no permission to read HealthReports, after an upgrade that
+// did not apply the new RBAC) is logged and retried while the plugin
+// answers in the order labels and weights give.
+type rttWatcher struct {
+	federation, cluster string
+	informer            cache.SharedIndexInformer
+	index               *index.Index
+
+	mu            sync.Mutex
+	failing       bool
+	loggedFailure time.Time
+	cancel        context.CancelFunc
+	wg            sync.WaitGroup
+}
+
+// newRTTWatcher prepares a watch with cfg on the HealthReports in namespace
+// of the checkers of cluster in federation; start runs it.
+func newRTTWatcher(cfg *rest.Config, federation, cluster, namespace string, x *index.Index) (*rttWatcher, error) {
+	scheme := runtime.NewScheme()
+	if err := kfedv1alpha1.AddToScheme(scheme); err != nil {
+		return nil, fmt.Errorf("registering HealthReport: %w", err)
+	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.APIPath = "/apis"
+	cfg.GroupVersion = &kfedv1alpha1.GroupVersion
+	cfg.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
+	cfg.UserAgent = "coredns-kfed"
+	client, err := rest.RESTClientFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("client for the control plane: %w", err)
+	}
+	selector := labels.SelectorFromSet(labels.Set{
+		kfedv1alpha1.LabelFederation: federation, kfedv1alpha1.LabelCluster: cluster,
+	}).String()
+	params := runtime.NewParameterCodec(scheme)
+	w := &rttWatcher{federation: federation, cluster: cluster, index: x}
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			opts.LabelSelector = selector
+			list := &kfedv1alpha1.HealthReportList{}
+			err := client.Get().Namespace(namespace).Resource("healthreports").VersionedParams(&opts, params).Do(ctx).Into(list)
+			w.report(err)
+			return list, err
+		},
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			opts.LabelSelector = selector
+			opts.Watch = true
+			wi, err := client.Get().Namespace(namespace).Resource("healthreports").VersionedParams(&opts, params).Watch(ctx)
+			w.report(err)
+			return wi, err
+		},
+	}
+	w.informer = cache.NewSharedIndexInformer(lw, &kfedv1alpha1.HealthReport{}, 0, cache.Indexers{})
+	// Keep only what RTTs need: a report's list of unhealthy endpoints may
+	// be long exactly when the federation is in trouble.
+	if err := w.informer.SetTransform(func(obj any) (any, error) {
+		if r, ok := obj.(*kfedv1alpha1.HealthReport); ok {
+			r.Unhealthy, r.ManagedFields, r.Annotations = nil, nil, nil
+		}
+		return obj, nil
+	}); err != nil {
+		return nil, fmt.Errorf("watching HealthReports: %w", err)
+	}
+	return w, nil
+}
+
+func (w *rttWatcher) start() error {
+	update := func(any) { w.index.SetRTTs(combineRTTs(w.informer.GetStore().List())) }
+	if _, err := w.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: update, UpdateFunc: func(_, o any) { update(o) }, DeleteFunc: update,
+	}); err != nil {
+		return fmt.Errorf("watching HealthReports: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	w.cancel = cancel
+	w.wg.Go(func() { w.informer.RunWithContext(ctx) })
+	return nil
+}
+
+func (w *rttWatcher) stop() {
+	if w.cancel != nil {
+		w.cancel()
+	}
+	w.wg.Wait()
+}
+
+// report logs a failed list or watch as watcher.report does.
+func (w *rttWatcher) report(err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch {
+	case err != nil && time.Since(w.loggedFailure) >= time.Minute:
+		w.failing, w.loggedFailure = true, time.Now()
+		log.Warningf("federation %s: listing or watching the HealthReports of cluster %s (ordering clusters without round-trip times meanwhile): %v", w.federation, w.cluster, err)
+	case err == nil && w.failing:
+		w.failing, w.loggedFailure = false, time.Time{}
+		log.Infof("federation %s: watching the HealthReports of cluster %s again", w.federation, w.cluster)
+	}
+}
+
+// combineRTTs is each cluster's RTT from the plugin's cluster as its
+// checkers measured it: with several checkers, the median of theirs (the
+// lower middle of an even count). A degraded checker, which doubts its own
+// network, is not counted.
+func combineRTTs(objs []any) map[string]time.Duration {
+	by := map[string][]time.Duration{}
+	for _, o := range objs {
+		r, ok := o.(*kfedv1alpha1.HealthReport)
+		if !ok || r.Degraded {
+			continue
+		}
+		for _, c := range r.RTTs {
+			if c.Cluster != "" && c.RTT.Duration >= 0 {
+				by[c.Cluster] = append(by[c.Cluster], c.RTT.Duration)
+			}
+		}
+	}
+	out := make(map[string]time.Duration, len(by))
+	for c, ds := range by {
+		slices.Sort(ds)
+		out[c] = ds[(len(ds)-1)/2]
+	}
+	return out
+}
