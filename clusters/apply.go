@@ -5,9 +5,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -36,13 +40,11 @@ const AnnotationApplied = "kfed.io/applied"
 // apply as FieldManager, taking over the fields it sets from whoever set
 // them (a copy's fields are the federated object's to say); the API server
 // removes those kfed set before and no longer sets, and keeps what others
-// set. ac is an empty apply configuration of want's kind (a
-// *corev1ac.ServiceApplyConfiguration for a Service); cur is the object as
-// the member's cache has it, nil when absent. When cur already holds what
-// want says, Apply writes nothing and returns false: a reconcile that
-// changes nothing costs no request. After a write, want is the object as
-// the API server returned it.
-func Apply(ctx context.Context, c client.Client, cur, want client.Object, ac runtime.ApplyConfiguration) (bool, error) {
+// set. cur is the object as the member's cache has it, nil when absent.
+// When cur already holds what want says, Apply writes nothing and returns
+// false: a reconcile that changes nothing costs no request. After a write,
+// want is the object as the API server returned it.
+func Apply(ctx context.Context, c client.Client, cur, want client.Object) (bool, error) {
 	u, err := applied(c, want)
 	if err != nil {
 		return false, err
@@ -52,25 +54,21 @@ func Apply(ctx context.Context, c client.Client, cur, want client.Object, ac run
 		if err != nil {
 			return false, fmt.Errorf("reading %s: %w", cur.GetName(), err)
 		}
+		// Typed objects read from a cache carry no kind.
+		have["apiVersion"], have["kind"] = u["apiVersion"], u["kind"]
 		if holds(have, u) {
 			return false, nil
 		}
 	}
-	b, err := json.Marshal(u)
-	if err != nil {
-		return false, fmt.Errorf("encoding %s: %w", want.GetName(), err)
-	}
-	if err := json.Unmarshal(b, ac); err != nil {
-		return false, fmt.Errorf("encoding %s as an apply configuration: %w", want.GetName(), err)
-	}
-	if err := c.Apply(ctx, ac, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+	// An apply configuration made from a typed object sets its zero
+	// fields too; kfed's copies are whole objects, so those are kfed's to
+	// say as well.
+	ac := &unstructured.Unstructured{Object: u}
+	if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(ac), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
 		return false, err
 	}
-	if b, err = json.Marshal(ac); err != nil {
-		return true, fmt.Errorf("reading back %s: %w", want.GetName(), err)
-	}
 	reflect.ValueOf(want).Elem().SetZero()
-	if err := json.Unmarshal(b, want); err != nil {
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(ac.Object, want); err != nil {
 		return true, fmt.Errorf("reading back %s: %w", want.GetName(), err)
 	}
 	return true, nil
@@ -95,9 +93,7 @@ func applied(c client.Client, want client.Object) (map[string]any, error) {
 		return nil, fmt.Errorf("encoding %s: %w", want.GetName(), err)
 	}
 	delete(u, "status")
-	if md, ok := u["metadata"].(map[string]any); ok {
-		delete(md, "creationTimestamp")
-	}
+	dropNulls(u) // creationTimestamp: null, here and in templates
 	u["apiVersion"], u["kind"] = gvk.GroupVersion().String(), gvk.Kind
 	b, err := json.Marshal(u)
 	if err != nil {
@@ -108,6 +104,25 @@ func applied(c client.Client, want client.Object) (map[string]any, error) {
 	want.SetAnnotations(annotations)
 	unstructured.SetNestedField(u, annotations[AnnotationApplied], "metadata", "annotations", AnnotationApplied)
 	return u, nil
+}
+
+// dropNulls removes the null fields of an object: an apply says only what
+// it sets.
+func dropNulls(m map[string]any) {
+	for k, v := range m {
+		switch v := v.(type) {
+		case nil:
+			delete(m, k)
+		case map[string]any:
+			dropNulls(v)
+		case []any:
+			for _, item := range v {
+				if im, ok := item.(map[string]any); ok {
+					dropNulls(im)
+				}
+			}
+		}
+	}
 }
 
 // holds reports whether have has every field of want at want's value; a
@@ -176,4 +191,53 @@ func UpgradeOwnership(ctx context.Context, r client.Reader, c client.Client, cur
 		return fmt.Errorf("handing %s's fields to field manager %s: %w", cur.GetName(), FieldManager, err)
 	}
 	return nil
+}
+
+// ErrNotCached says that a member holds an object its cache has not seen
+// yet: the caller should try again once it has.
+var ErrNotCached = errors.New("the member has it, and its cache has not seen it yet")
+
+// WriteCopy brings want, the member object kfed wants in m, about with
+// Apply; cur is the object the member's cache holds, nil when none, and
+// kfed's to write (Ours, Adopted, or Foreign being adopted). A copy an older
+// kfed wrote with updates is first handed to FieldManager
+// (UpgradeOwnership). Where the cache holds none, the API server is asked
+// first: the cache may not have seen an object made a moment ago, and an
+// apply would take it over. A missing namespace is created. It reports
+// whether it wrote; after a write, want is the object as written.
+func WriteCopy(ctx context.Context, m Member, cur, want client.Object) (bool, error) {
+	key := client.ObjectKeyFromObject(want)
+	absent := cur == nil || reflect.ValueOf(cur).IsNil()
+	if absent {
+		cur = nil
+		switch err := m.Reader.Get(ctx, key, want.DeepCopyObject().(client.Object)); {
+		case err == nil:
+			return false, fmt.Errorf("cluster %s, %s: %w", m.Name, key, ErrNotCached)
+		case !apierrors.IsNotFound(err):
+			return false, fmt.Errorf("reading %s in cluster %s: %w", key, m.Name, err)
+		}
+	} else {
+		switch Classify(cur, want.GetAnnotations()[AnnotationOrigin], want.GetLabels()[kfedv1alpha1.LabelFederation]) {
+		case Ours, Adopted:
+			if err := UpgradeOwnership(ctx, m.Reader, m.Client, cur); err != nil {
+				return false, fmt.Errorf("cluster %s: %w", m.Name, err)
+			}
+		}
+	}
+	changed, err := Apply(ctx, m.Client, cur, want)
+	if absent && apierrors.IsNotFound(err) {
+		// The namespace is missing in this member: create it and retry.
+		// Asking first would cost a request (or a cluster-wide watch) for
+		// every copy.
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: key.Namespace,
+			Labels: map[string]string{kfedv1alpha1.LabelManagedBy: kfedv1alpha1.ManagedBy}}}
+		if nerr := m.Client.Create(ctx, ns); nerr != nil && !apierrors.IsAlreadyExists(nerr) {
+			return false, fmt.Errorf("creating namespace %s in cluster %s: %w", key.Namespace, m.Name, nerr)
+		}
+		changed, err = Apply(ctx, m.Client, cur, want)
+	}
+	if err != nil {
+		return false, fmt.Errorf("cluster %s refused %s: %w", m.Name, key, err)
+	}
+	return changed, nil
 }

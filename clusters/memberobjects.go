@@ -1,12 +1,9 @@
 package clusters
 
 import (
-	"maps"
 	"reflect"
-	"slices"
 	"strings"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -85,19 +82,6 @@ func Mark(obj client.Object, origin, federation string) {
 	obj.SetAnnotations(annotations)
 }
 
-// Record records on a member object that MergeMeta will merge which labels
-// and annotations it carries; it is called once the object has all of them
-// (kfed's marks too). Objects kfed writes with Apply need no record: the API
-// server keeps who set what.
-func Record(obj client.Object) {
-	annotations := obj.GetAnnotations()
-	if annotations == nil {
-		annotations = map[string]string{}
-	}
-	setRecords(obj.GetLabels(), annotations)
-	obj.SetAnnotations(annotations)
-}
-
 // Release removes kfed's marks, and every other kfed.io/ annotation (kfed
 // copies none of the user's onto member objects), from a member object,
 // which is then an ordinary object of its cluster.
@@ -123,79 +107,4 @@ func Origin(obj client.Object, federation string) (types.NamespacedName, bool) {
 	}
 	ns, name, ok := strings.Cut(origin, "/")
 	return types.NamespacedName{Namespace: ns, Name: name}, ok
-}
-
-// The keys of the labels and annotations kfed last copied onto a member
-// object, so that one the user removes from the origin goes from the copy
-// too, while what others put on the copy stays.
-const (
-	AnnotationCopiedLabels      = "kfed.io/copied-labels"
-	AnnotationCopiedAnnotations = "kfed.io/copied-annotations"
-)
-
-// MergeMeta writes want's labels and annotations (kfed's marks among them)
-// into cur: it sets each of want's, removes each that kfed copied last time
-// and want no longer has, keeps everything else, and records what it
-// copied. It reports whether anything changed.
-func MergeMeta(cur *metav1.ObjectMeta, want metav1.ObjectMeta) bool {
-	if cur.Labels == nil {
-		cur.Labels = map[string]string{}
-	}
-	if cur.Annotations == nil {
-		cur.Annotations = map[string]string{}
-	}
-	copiedLabels := copiedKeys(cur.Annotations[AnnotationCopiedLabels])
-	copiedAnnotations := copiedKeys(cur.Annotations[AnnotationCopiedAnnotations])
-	wantAnnotations := maps.Clone(want.Annotations)
-	if wantAnnotations == nil {
-		wantAnnotations = map[string]string{}
-	}
-	setRecords(want.Labels, wantAnnotations)
-
-	changed := mergeMap(cur.Labels, want.Labels, copiedLabels)
-	return mergeMap(cur.Annotations, wantAnnotations, copiedAnnotations) || changed
-}
-
-// mergeMap sets want's entries in cur and deletes those of copied that want
-// lacks; it reports whether cur changed.
-func mergeMap(cur, want map[string]string, copied []string) bool {
-	changed := false
-	for _, k := range copied {
-		if _, ok := want[k]; !ok {
-			if _, had := cur[k]; had {
-				delete(cur, k)
-				changed = true
-			}
-		}
-	}
-	for k, v := range want {
-		if old, ok := cur[k]; !ok || old != v {
-			cur[k] = v
-			changed = true
-		}
-	}
-	return changed
-}
-
-// setRecords records in annotations the keys of labels and annotations
-// (the records themselves aside).
-func setRecords(labels, annotations map[string]string) {
-	delete(annotations, AnnotationCopiedLabels)
-	delete(annotations, AnnotationCopiedAnnotations)
-	record := recordKeys(annotations)
-	annotations[AnnotationCopiedLabels] = recordKeys(labels)
-	annotations[AnnotationCopiedAnnotations] = record
-}
-
-// recordKeys is the value recording m's keys: sorted, comma-separated (a
-// label or annotation key holds no comma).
-func recordKeys(m map[string]string) string {
-	return strings.Join(slices.Sorted(maps.Keys(m)), ",")
-}
-
-func copiedKeys(record string) []string {
-	if record == "" {
-		return nil
-	}
-	return strings.Split(record, ",")
 }

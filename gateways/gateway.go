@@ -7,7 +7,6 @@ import (
 	"net/netip"
 	"slices"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -140,7 +139,6 @@ func (k gatewayKind) sync(ctx context.Context, m clusters.Member, obj client.Obj
 	}
 	want := &gatewayv1.Gateway{ObjectMeta: copyMeta(gw), Spec: *gw.Spec.DeepCopy()}
 	clusters.Mark(want, origin(gw), federation)
-	clusters.Record(want)
 	var cur gatewayv1.Gateway
 	existing, err := getCopy(ctx, m, client.ObjectKeyFromObject(want), &cur)
 	if err != nil {
@@ -149,16 +147,8 @@ func (k gatewayKind) sync(ctx context.Context, m clusters.Member, obj client.Obj
 	if c, ok := conflict(m, existing, origin(gw), federation, k.name()); !ok {
 		return c, nil
 	}
-	if existing == nil {
-		if err := createCopy(ctx, m, want); err != nil {
-			return memberCopy{outcome: copyFailed, problem: err.Error()}, err
-		}
-	} else if !equality.Semantic.DeepEqual(cur.Spec, want.Spec) || clusters.MergeMeta(&cur.ObjectMeta, want.ObjectMeta) {
-		cur.Spec = want.Spec
-		if err := m.Client.Update(ctx, &cur); err != nil {
-			err = fmt.Errorf("updating the Gateway in %s: %w", m.Name, err)
-			return memberCopy{outcome: copyFailed, problem: err.Error()}, err
-		}
+	if _, err := clusters.WriteCopy(ctx, m, existing, want); err != nil {
+		return memberCopy{outcome: copyFailed, problem: err.Error()}, err
 	}
 	if err := k.syncRoutes(ctx, m, gw, federation); err != nil {
 		return memberCopy{outcome: copyFailed, problem: err.Error()}, err
@@ -208,7 +198,6 @@ func (k gatewayKind) syncRoutes(ctx context.Context, m clusters.Member, gw *gate
 			continue
 		}
 		clusters.Mark(want, origin(rt), federation)
-		clusters.Record(want)
 		cur := want.DeepCopyObject().(client.Object)
 		existing, err := getCopy(ctx, m, client.ObjectKeyFromObject(want), cur)
 		if err != nil {
@@ -219,18 +208,8 @@ func (k gatewayKind) syncRoutes(ctx context.Context, m clusters.Member, gw *gate
 			errs = append(errs, errors.New(c.problem))
 			continue
 		}
-		if existing == nil {
-			errs = append(errs, createCopy(ctx, m, want))
-			continue
-		}
-		specChanged := setRouteSpec(cur, want)
-		md := &metav1.ObjectMeta{Labels: cur.GetLabels(), Annotations: cur.GetAnnotations()}
-		if metaChanged := clusters.MergeMeta(md, metav1.ObjectMeta{Labels: want.GetLabels(), Annotations: want.GetAnnotations()}); specChanged || metaChanged {
-			cur.SetLabels(md.Labels)
-			cur.SetAnnotations(md.Annotations)
-			if err := m.Client.Update(ctx, cur); err != nil {
-				errs = append(errs, fmt.Errorf("updating the %s %s in %s: %w", kind, origin(rt), m.Name, err))
-			}
+		if _, err := clusters.WriteCopy(ctx, m, existing, want); err != nil {
+			errs = append(errs, fmt.Errorf("the %s %s: %w", kind, origin(rt), err))
 		}
 	}
 	errs = append(errs, k.removeRoutes(ctx, m, gw.Namespace, gw.Name, federation, keep))

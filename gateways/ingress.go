@@ -11,7 +11,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -63,7 +62,6 @@ func (k ingressKind) sync(ctx context.Context, m clusters.Member, obj client.Obj
 	}
 	want := &networkingv1.Ingress{ObjectMeta: copyMeta(ing), Spec: *ing.Spec.DeepCopy()}
 	clusters.Mark(want, origin(ing), federation)
-	clusters.Record(want)
 	var cur networkingv1.Ingress
 	existing, err := getCopy(ctx, m, client.ObjectKeyFromObject(want), &cur)
 	if err != nil {
@@ -72,18 +70,11 @@ func (k ingressKind) sync(ctx context.Context, m clusters.Member, obj client.Obj
 	if c, ok := conflict(m, existing, origin(ing), federation, k.name()); !ok {
 		return c, nil
 	}
-	if existing == nil {
-		if err := createCopy(ctx, m, want); err != nil {
-			return memberCopy{outcome: copyFailed, problem: err.Error()}, err
-		}
-		return memberCopy{outcome: copyWaiting}, nil
+	if _, err := clusters.WriteCopy(ctx, m, existing, want); err != nil {
+		return memberCopy{outcome: copyFailed, problem: err.Error()}, err
 	}
-	if !equality.Semantic.DeepEqual(cur.Spec, want.Spec) || clusters.MergeMeta(&cur.ObjectMeta, want.ObjectMeta) {
-		cur.Spec = want.Spec
-		if err := m.Client.Update(ctx, &cur); err != nil {
-			err = fmt.Errorf("updating the Ingress in %s: %w", m.Name, err)
-			return memberCopy{outcome: copyFailed, problem: err.Error()}, err
-		}
+	if existing == nil {
+		return memberCopy{outcome: copyWaiting}, nil
 	}
 	return ingressAddresses(cur.Status.LoadBalancer.Ingress), nil
 }
@@ -178,23 +169,6 @@ func conflict(m clusters.Member, existing client.Object, origin, federation, kin
 	default:
 		return memberCopy{outcome: copyConflict, problem: fmt.Sprintf("cluster %s already has a %s %s that kfed did not create; left alone", m.Name, kind, origin)}, false
 	}
-}
-
-// createCopy creates want in m, and its namespace when that is missing.
-func createCopy(ctx context.Context, m clusters.Member, want client.Object) error {
-	err := m.Client.Create(ctx, want)
-	if apierrors.IsNotFound(err) {
-		// The namespace is missing in this member: create it and retry.
-		ns := corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: want.GetNamespace()}}
-		if nerr := m.Client.Create(ctx, &ns); nerr != nil && !apierrors.IsAlreadyExists(nerr) {
-			return fmt.Errorf("creating namespace %s in %s: %w", ns.Name, m.Name, nerr)
-		}
-		err = m.Client.Create(ctx, want)
-	}
-	if err != nil {
-		return fmt.Errorf("creating %s/%s in %s: %w", want.GetNamespace(), want.GetName(), m.Name, err)
-	}
-	return nil
 }
 
 // removeCopy deletes the member object at key if kfed made it for key.

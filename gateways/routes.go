@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -70,26 +69,6 @@ func routeCopy(obj client.Object) client.Object {
 		return &gatewayv1.GRPCRoute{ObjectMeta: copyMeta(r), Spec: *r.Spec.DeepCopy()}
 	}
 	panic(fmt.Sprintf("gateways: %T is no route kind", obj))
-}
-
-// setRouteSpec writes want's spec into cur, of the same kind, and reports
-// whether it changed.
-func setRouteSpec(cur, want client.Object) bool {
-	switch c := cur.(type) {
-	case *gatewayv1.HTTPRoute:
-		w := want.(*gatewayv1.HTTPRoute)
-		if equality.Semantic.DeepEqual(c.Spec, w.Spec) {
-			return false
-		}
-		c.Spec = w.Spec
-	case *gatewayv1.GRPCRoute:
-		w := want.(*gatewayv1.GRPCRoute)
-		if equality.Semantic.DeepEqual(c.Spec, w.Spec) {
-			return false
-		}
-		c.Spec = w.Spec
-	}
-	return true
 }
 
 // listRoutes lists the routes of kind k in namespace, with opts.

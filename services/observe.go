@@ -9,11 +9,8 @@ import (
 	"strings"
 	"time"
 
-	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
-
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -176,15 +173,7 @@ func (c *Controller) ensureShard(ctx context.Context, m clusters.Member, svc *co
 	standing := clusters.Classify(existing, origin, c.Federation)
 	switch standing {
 	case clusters.Absent:
-		// The cache may not have seen a Service made a moment ago, and an
-		// apply would take it over: ask the API server.
-		switch err := m.Reader.Get(ctx, client.ObjectKeyFromObject(want), &corev1.Service{}); {
-		case err == nil:
-			return nil, fmt.Errorf("shard in %s: the member has a Service %s that its cache has not seen yet", m.Name, origin)
-		case !apierrors.IsNotFound(err):
-			return nil, fmt.Errorf("reading shard in %s: %w", m.Name, err)
-		}
-		if err := c.applyShard(ctx, m, svc, nil, want, st); err != nil {
+		if err := c.writeShard(ctx, m, nil, want, st); err != nil {
 			return nil, err
 		}
 		c.Metrics.shard(m.Name, "create")
@@ -204,31 +193,22 @@ func (c *Controller) ensureShard(ctx context.Context, m clusters.Member, svc *co
 	case clusters.Adopted:
 		want.Annotations[AnnotationAdopted] = "true"
 	}
-	if standing == clusters.Ours || standing == clusters.Adopted {
-		// A shard an older kfed wrote with updates.
-		if err := clusters.UpgradeOwnership(ctx, m.Reader, m.Client, existing); err != nil {
-			return nil, fmt.Errorf("shard in %s: %w", m.Name, err)
-		}
-	}
-	if err := c.applyShard(ctx, m, svc, existing, want, st); err != nil {
+	if err := c.writeShard(ctx, m, existing, want, st); err != nil {
 		return nil, err
 	}
 	return existing, nil
 }
 
-// applyShard writes want, the shard of svc, to member m with server-side
-// apply (clusters.Apply), creating the namespace when the member lacks it.
-func (c *Controller) applyShard(ctx context.Context, m clusters.Member, svc, cur, want *corev1.Service, st *status) error {
-	changed, err := clusters.Apply(ctx, m.Client, cur, want, &corev1ac.ServiceApplyConfiguration{})
-	if apierrors.IsNotFound(err) {
-		// The namespace is missing in this member: create it and retry.
-		// Asking first would cost a request (or a cluster-wide watch) for
-		// every shard.
-		if nerr := createNamespace(ctx, m.Client, svc.Namespace); nerr != nil {
-			st.shardProblem(m.Name, reasonShardRejected, nerr.Error())
-			return nerr
-		}
-		changed, err = clusters.Apply(ctx, m.Client, cur, want, &corev1ac.ServiceApplyConfiguration{})
+// writeShard writes want, the shard, to member m (clusters.WriteCopy); cur
+// is the shard the cache holds, nil when none.
+func (c *Controller) writeShard(ctx context.Context, m clusters.Member, cur, want *corev1.Service, st *status) error {
+	var curObj client.Object
+	if cur != nil {
+		curObj = cur
+	}
+	changed, err := clusters.WriteCopy(ctx, m, curObj, want)
+	if errors.Is(err, clusters.ErrNotCached) {
+		return err
 	}
 	if err != nil {
 		st.shardProblem(m.Name, reasonShardRejected, fmt.Sprintf("cluster %s rejected the shard: %v", m.Name, err))
@@ -293,12 +273,4 @@ func ResolveHostname(ctx context.Context, r Resolver, hostname string) (string, 
 		out = append(out, a.Unmap())
 	}
 	return name, out, nil
-}
-
-func createNamespace(ctx context.Context, c client.Client, name string) error {
-	ns := corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{kfedv1alpha1.LabelManagedBy: kfedv1alpha1.ManagedBy}}}
-	if err := c.Create(ctx, &ns); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating namespace %s: %w", name, err)
-	}
-	return nil
 }

@@ -5,15 +5,10 @@ import (
 	"fmt"
 	"slices"
 
-	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
-
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
 )
 
@@ -106,15 +101,7 @@ func (c *Controller) ensureCopy(ctx context.Context, m clusters.Member, d *appsv
 	want := desiredCopy(d, c.Federation, replicas)
 	switch state {
 	case clusters.Absent:
-		// The cache may not have seen a Deployment made a moment ago, and
-		// an apply would take it over: ask the API server.
-		switch err := m.Reader.Get(ctx, client.ObjectKeyFromObject(want), &appsv1.Deployment{}); {
-		case err == nil:
-			return nil, fmt.Errorf("cluster %s has a Deployment %s/%s that its cache has not seen yet", m.Name, d.Namespace, d.Name)
-		case !apierrors.IsNotFound(err):
-			return nil, fmt.Errorf("cluster %s: reading the copy: %w", m.Name, err)
-		}
-		if _, err := c.applyCopy(ctx, m, nil, want); err != nil {
+		if _, err := clusters.WriteCopy(ctx, m, nil, want); err != nil {
 			return nil, err
 		}
 		c.Metrics.write(m.Name, "create")
@@ -124,17 +111,11 @@ func (c *Controller) ensureCopy(ctx context.Context, m clusters.Member, d *appsv
 		want.Annotations[AnnotationAdopted] = "true"
 		c.event(d, corev1.EventTypeNormal, "CopyAdopted", "adopted the Deployment already in cluster %s", m.Name)
 		c.Metrics.write(m.Name, "adopt")
-	case clusters.Adopted, clusters.Ours:
-		if state == clusters.Adopted {
-			want.Annotations[AnnotationAdopted] = "true"
-		}
-		// A copy an older kfed wrote with updates.
-		if err := clusters.UpgradeOwnership(ctx, m.Reader, m.Client, cur); err != nil {
-			return nil, fmt.Errorf("cluster %s: %w", m.Name, err)
-		}
+	case clusters.Adopted:
+		want.Annotations[AnnotationAdopted] = "true"
 	}
 	was := *cur.Spec.Replicas
-	changed, err := c.applyCopy(ctx, m, cur, want)
+	changed, err := clusters.WriteCopy(ctx, m, cur, want)
 	if err != nil || !changed {
 		return cur, err
 	}
@@ -143,23 +124,6 @@ func (c *Controller) ensureCopy(ctx context.Context, m clusters.Member, d *appsv
 		c.event(d, corev1.EventTypeNormal, "CopyScaled", "scaled the copy in cluster %s from %d to %d replicas", m.Name, was, replicas)
 	}
 	return want, nil
-}
-
-// applyCopy writes want, a copy, to member m with server-side apply
-// (clusters.Apply), creating the namespace when the member lacks it.
-func (c *Controller) applyCopy(ctx context.Context, m clusters.Member, cur, want *appsv1.Deployment) (bool, error) {
-	changed, err := clusters.Apply(ctx, m.Client, cur, want, &appsv1ac.DeploymentApplyConfiguration{})
-	if apierrors.IsNotFound(err) {
-		// The namespace is missing in this member: create it and retry.
-		if nerr := createNamespace(ctx, m.Client, want.Namespace); nerr != nil {
-			return false, fmt.Errorf("cluster %s: %w", m.Name, nerr)
-		}
-		changed, err = clusters.Apply(ctx, m.Client, cur, want, &appsv1ac.DeploymentApplyConfiguration{})
-	}
-	if err != nil {
-		return false, fmt.Errorf("cluster %s rejected the copy: %w", m.Name, err)
-	}
-	return changed, nil
 }
 
 // removeCopy deletes a copy kfed made in member m, or lets go of it (an
@@ -177,14 +141,6 @@ func (c *Controller) removeCopy(ctx context.Context, m clusters.Member, cur *app
 			return fmt.Errorf("letting go of the copy in cluster %s: %w", m.Name, err)
 		}
 		c.Metrics.write(m.Name, "release")
-	}
-	return nil
-}
-
-func createNamespace(ctx context.Context, c client.Client, name string) error {
-	ns := corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{kfedv1alpha1.LabelManagedBy: kfedv1alpha1.ManagedBy}}}
-	if err := c.Create(ctx, &ns); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating namespace %s: %w", name, err)
 	}
 	return nil
 }
