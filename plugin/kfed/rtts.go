@@ -7,11 +7,8 @@ import (
 	"sync"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
@@ -34,51 +31,23 @@ type rttWatcher struct {
 	informer            cache.SharedIndexInformer
 	index               *index.Index
 
-	mu            sync.Mutex
-	failing       bool
-	loggedFailure time.Time
-	cancel        context.CancelFunc
-	wg            sync.WaitGroup
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
 }
 
 // newRTTWatcher prepares a watch with cfg on the HealthReports in namespace
 // of the checkers of cluster in federation; start runs it.
 func newRTTWatcher(cfg *rest.Config, federation, cluster, namespace string, x *index.Index) (*rttWatcher, error) {
-	scheme := runtime.NewScheme()
-	if err := kfedv1alpha1.AddToScheme(scheme); err != nil {
-		return nil, fmt.Errorf("registering HealthReport: %w", err)
-	}
-	cfg = rest.CopyConfig(cfg)
-	cfg.APIPath = "/apis"
-	cfg.GroupVersion = &kfedv1alpha1.GroupVersion
-	cfg.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
-	cfg.UserAgent = "coredns-kfed"
-	client, err := rest.RESTClientFor(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("client for the control plane: %w", err)
-	}
-	selector := labels.SelectorFromSet(labels.Set{
-		kfedv1alpha1.LabelFederation: federation, kfedv1alpha1.LabelCluster: cluster,
-	}).String()
-	params := runtime.NewParameterCodec(scheme)
 	w := &rttWatcher{federation: federation, cluster: cluster, index: x}
-	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-			opts.LabelSelector = selector
-			list := &kfedv1alpha1.HealthReportList{}
-			err := client.Get().Namespace(namespace).Resource("healthreports").VersionedParams(&opts, params).Do(ctx).Into(list)
-			w.report(err)
-			return list, err
-		},
-		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			opts.LabelSelector = selector
-			opts.Watch = true
-			wi, err := client.Get().Namespace(namespace).Resource("healthreports").VersionedParams(&opts, params).Watch(ctx)
-			w.report(err)
-			return wi, err
-		},
+	lw, err := newListWatch(cfg, kfedv1alpha1.GroupVersion, kfedv1alpha1.AddToScheme, "healthreports", namespace,
+		labels.SelectorFromSet(labels.Set{kfedv1alpha1.LabelFederation: federation, kfedv1alpha1.LabelCluster: cluster}).String(),
+		func() runtime.Object { return &kfedv1alpha1.HealthReportList{} },
+		&failureLog{federation: federation, what: "the HealthReports of cluster " + cluster,
+			meanwhile: " (ordering clusters without round-trip times meanwhile)"})
+	if err != nil {
+		return nil, err
 	}
-	w.informer = cache.NewSharedIndexInformer(lw, &kfedv1alpha1.HealthReport{}, 0, cache.Indexers{})
+	w.informer = cache.NewSharedIndexInformer(lw.lister(), &kfedv1alpha1.HealthReport{}, 0, cache.Indexers{})
 	// Keep only what RTTs need: a report's list of unhealthy endpoints may
 	// be long exactly when the federation is in trouble.
 	if err := w.informer.SetTransform(func(obj any) (any, error) {
@@ -110,20 +79,6 @@ func (w *rttWatcher) stop() {
 		w.cancel()
 	}
 	w.wg.Wait()
-}
-
-// report logs a failed list or watch as watcher.report does.
-func (w *rttWatcher) report(err error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	switch {
-	case err != nil && time.Since(w.loggedFailure) >= time.Minute:
-		w.failing, w.loggedFailure = true, time.Now()
-		log.Warningf("federation %s: listing or watching the HealthReports of cluster %s (ordering clusters without round-trip times meanwhile): %v", w.federation, w.cluster, err)
-	case err == nil && w.failing:
-		w.failing, w.loggedFailure = false, time.Time{}
-		log.Infof("federation %s: watching the HealthReports of cluster %s again", w.federation, w.cluster)
-	}
 }
 
 // combineRTTs is each cluster's RTT from the plugin's cluster as its

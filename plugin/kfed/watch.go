@@ -8,11 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
@@ -33,52 +30,26 @@ type watcher struct {
 	onSynced   func()
 	synced     chan struct{} // closed after onSynced
 
-	lastHeard     atomic.Int64 // Unix nanoseconds
-	mu            sync.Mutex
-	failing       bool           // the last list or watch call failed
-	loggedFailure time.Time      // when a failure was last logged
-	refused       map[string]int // endpoints the tenancy rule refused, by object
-	cancel        context.CancelFunc
-	wg            sync.WaitGroup
+	lastHeard atomic.Int64 // Unix nanoseconds
+	mu        sync.Mutex
+	refused   map[string]int // endpoints the tenancy rule refused, by object
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
 }
 
 // newWatcher prepares a watch with cfg that keeps x and serial current with
 // what rule admits; start runs it.
 func newWatcher(cfg *rest.Config, federation string, rule dnsendpoint.Tenancy, x *index.Index, serial *zoneSerial, onChange, onSynced func()) (*watcher, error) {
-	scheme := runtime.NewScheme()
-	if err := extdnsv1alpha1.AddToScheme(scheme); err != nil {
-		return nil, fmt.Errorf("registering DNSEndpoint: %w", err)
-	}
-	cfg = rest.CopyConfig(cfg)
-	cfg.APIPath = "/apis"
-	cfg.GroupVersion = &extdnsv1alpha1.GroupVersion
-	cfg.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
-	cfg.UserAgent = "coredns-kfed"
-	client, err := rest.RESTClientFor(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("client for the control plane: %w", err)
-	}
-	selector := labels.SelectorFromSet(dnsendpoint.Selector(federation)).String()
-	params := runtime.NewParameterCodec(scheme)
 	w := &watcher{federation: federation, index: x, serial: serial, onChange: onChange, onSynced: onSynced,
 		synced: make(chan struct{}), refused: map[string]int{}}
-	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-			opts.LabelSelector = selector
-			list := &extdnsv1alpha1.DNSEndpointList{}
-			err := client.Get().Resource("dnsendpoints").VersionedParams(&opts, params).Do(ctx).Into(list)
-			w.report(err)
-			return list, err
-		},
-		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			opts.LabelSelector = selector
-			opts.Watch = true
-			wi, err := client.Get().Resource("dnsendpoints").VersionedParams(&opts, params).Watch(ctx)
-			w.report(err)
-			return wi, err
-		},
+	lw, err := newListWatch(cfg, extdnsv1alpha1.GroupVersion, extdnsv1alpha1.AddToScheme, "dnsendpoints", "",
+		labels.SelectorFromSet(dnsendpoint.Selector(federation)).String(),
+		func() runtime.Object { return &extdnsv1alpha1.DNSEndpointList{} },
+		&failureLog{federation: federation, what: "DNSEndpoints"})
+	if err != nil {
+		return nil, err
 	}
-	w.informer = cache.NewSharedIndexInformer(lw, &extdnsv1alpha1.DNSEndpoint{}, 0, cache.Indexers{})
+	w.informer = cache.NewSharedIndexInformer(lw.lister(), &extdnsv1alpha1.DNSEndpoint{}, 0, cache.Indexers{})
 	if err := w.informer.SetTransform(cacheEndpoint(x, rule)); err != nil {
 		return nil, fmt.Errorf("watching DNSEndpoints: %w", err)
 	}
@@ -118,23 +89,6 @@ func (w *watcher) stop() {
 		w.cancel()
 	}
 	w.wg.Wait()
-}
-
-// report logs a list or watch call that failed: the first failure, then at
-// most one a minute while they go on, and the first success after them. The
-// informer retries with backoff; client-go tells only klog, which CoreDNS
-// does not show.
-func (w *watcher) report(err error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	switch {
-	case err != nil && time.Since(w.loggedFailure) >= time.Minute:
-		w.failing, w.loggedFailure = true, time.Now()
-		log.Warningf("federation %s: listing or watching DNSEndpoints: %v", w.federation, err)
-	case err == nil && w.failing:
-		w.failing, w.loggedFailure = false, time.Time{}
-		log.Infof("federation %s: watching DNSEndpoints again", w.federation)
-	}
 }
 
 func (w *watcher) apply(obj any) {

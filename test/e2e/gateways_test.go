@@ -491,6 +491,19 @@ func TestFederatedGatewayProbesAskForTheHostname(t *testing.T) {
 		if h := ep.Annotations[healthcheck.AnnotationHost]; h != "shop.example.com" {
 			return fmt.Errorf("the checkers are told host %q, want shop.example.com", h)
 		}
+		return nil
+	})
+	// Each probe reached the route: a probe for the address alone gets 404,
+	// and every checker would see every cluster fail within interval × fall.
+	wantCheckersFindAllUp(t, fed, 3)
+}
+
+// wantCheckersFindAllUp waits until the three checkers each probe
+// endpoints endpoints and find none down, and then that none finds a
+// cluster down for several probe rounds.
+func wantCheckersFindAllUp(t *testing.T, fed client.Client, endpoints int32) {
+	t.Helper()
+	framework.Eventually(t, 30*time.Second, func(ctx context.Context) error {
 		var reports kfedv1alpha1.HealthReportList
 		if err := fed.List(ctx, &reports, client.InNamespace("kfed-system")); err != nil {
 			return err
@@ -499,18 +512,15 @@ func TestFederatedGatewayProbesAskForTheHostname(t *testing.T) {
 			return fmt.Errorf("%d checkers report, want 3", len(reports.Items))
 		}
 		for _, r := range reports.Items {
-			if r.Endpoints != 3 || len(r.Unhealthy) > 0 {
-				return fmt.Errorf("checker %s probes %d endpoints, finds %+v down; want 3, none", r.Name, r.Endpoints, r.Unhealthy)
+			if r.Endpoints != endpoints || len(r.Unhealthy) > 0 {
+				return fmt.Errorf("checker %s probes %d endpoints, finds %+v down; want %d, none", r.Name, r.Endpoints, r.Unhealthy, endpoints)
 			}
 		}
 		return nil
 	})
-	// Several probe rounds later no checker finds any cluster down: each
-	// probe reached the route (a probe for the address alone gets 404, and
-	// every checker would see every cluster fail within interval × fall).
 	steady(t, hcBound+2*time.Second, "no checker finds a cluster down", func() error {
 		var reports kfedv1alpha1.HealthReportList
-		if err := fed.List(ctx, &reports, client.InNamespace("kfed-system")); err != nil {
+		if err := fed.List(context.Background(), &reports, client.InNamespace("kfed-system")); err != nil {
 			return err
 		}
 		for _, r := range reports.Items {

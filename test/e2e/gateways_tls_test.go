@@ -16,10 +16,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/devenv"
 	"github.com/kfed-io/kfed/devenv/loopbackgw"
 	"github.com/kfed-io/kfed/gateways"
@@ -115,36 +113,10 @@ func TestFederatedGatewayServesHTTPS(t *testing.T) {
 		}
 	}
 
-	framework.Eventually(t, 30*time.Second, func(ctx context.Context) error {
-		var reports kfedv1alpha1.HealthReportList
-		if err := fed.List(ctx, &reports, client.InNamespace("kfed-system")); err != nil {
-			return err
-		}
-		if len(reports.Items) != 3 {
-			return fmt.Errorf("%d checkers report, want 3", len(reports.Items))
-		}
-		for _, r := range reports.Items {
-			// The Gateway's three clusters and the Ingress's three.
-			if r.Endpoints != 6 || len(r.Unhealthy) > 0 {
-				return fmt.Errorf("checker %s probes %d endpoints, finds %+v down; want 6, none", r.Name, r.Endpoints, r.Unhealthy)
-			}
-		}
-		return nil
-	})
-	// Several probe rounds later no checker finds any cluster down: every
-	// https probe sent the server name and the Host (see above).
-	steady(t, hcBound+2*time.Second, "no checker finds a cluster down", func() error {
-		var reports kfedv1alpha1.HealthReportList
-		if err := fed.List(ctx, &reports, client.InNamespace("kfed-system")); err != nil {
-			return err
-		}
-		for _, r := range reports.Items {
-			if len(r.Unhealthy) > 0 || r.Degraded {
-				return fmt.Errorf("checker %s finds %+v down (degraded %v)", r.Name, r.Unhealthy, r.Degraded)
-			}
-		}
-		return nil
-	})
+	// The Gateway's three clusters and the Ingress's three, up for several
+	// probe rounds: every https probe sent the server name and the Host
+	// (see below).
+	wantCheckersFindAllUp(t, fed, 6)
 	// A handshake without the server name fails: the probes' success above
 	// is the server name's doing.
 	conn, err := tls.Dial("tcp", net.JoinHostPort(addrs[0], "443"), &tls.Config{RootCAs: roots, InsecureSkipVerify: true}) //nolint:gosec // only the handshake matters
