@@ -1,6 +1,7 @@
 package services
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -211,8 +212,15 @@ func (c *Controller) writeShard(ctx context.Context, m clusters.Member, cur, wan
 		return err
 	}
 	if err != nil {
-		st.shardProblem(m.Name, reasonShardRejected, fmt.Sprintf("cluster %s rejected the shard: %v", m.Name, err))
-		return fmt.Errorf("writing shard in %s: %w", m.Name, err)
+		what := "shard"
+		if cur != nil {
+			what = "shard update"
+		}
+		// WriteCopy names the cluster and the object; the condition says
+		// them its own way.
+		reason := cmp.Or(errors.Unwrap(err), err)
+		st.shardProblem(m.Name, reasonShardRejected, fmt.Sprintf("cluster %s rejected the %s: %v", m.Name, what, reason))
+		return err
 	}
 	if changed && cur != nil {
 		c.Metrics.shard(m.Name, "update")
