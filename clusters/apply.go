@@ -9,12 +9,10 @@ import (
 	"fmt"
 	"reflect"
 
-	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -22,6 +20,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 )
 
 // FieldManager is the field manager kfed writes member objects as, with
@@ -102,7 +102,9 @@ func applied(c client.Client, want client.Object) (map[string]any, error) {
 	sum := sha256.Sum256(b)
 	annotations[AnnotationApplied] = hex.EncodeToString(sum[:8])
 	want.SetAnnotations(annotations)
-	unstructured.SetNestedField(u, annotations[AnnotationApplied], "metadata", "annotations", AnnotationApplied)
+	if err := unstructured.SetNestedField(u, annotations[AnnotationApplied], "metadata", "annotations", AnnotationApplied); err != nil {
+		return nil, fmt.Errorf("encoding %s: %w", want.GetName(), err)
+	}
 	return u, nil
 }
 
@@ -197,8 +199,8 @@ func UpgradeOwnership(ctx context.Context, r client.Reader, c client.Client, cur
 // yet: the caller should try again once it has.
 var ErrNotCached = errors.New("the member has it, and its cache has not seen it yet")
 
-// WriteCopy brings want, the member object kfed wants in m, about with
-// Apply; cur is the object the member's cache holds, nil when none, and
+// WriteCopy writes want, the member object kfed wants in m, with Apply;
+// cur is the object the member's cache holds, nil when none, and
 // kfed's to write (Ours, Adopted, or Foreign being adopted). A copy an older
 // kfed wrote with updates is first handed to FieldManager
 // (UpgradeOwnership). Where the cache holds none, the API server is asked
