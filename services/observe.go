@@ -171,8 +171,7 @@ func (c *Controller) ensureShard(ctx context.Context, m clusters.Member, svc *co
 	if apierrors.IsNotFound(err) {
 		existing = nil
 	}
-	standing := clusters.Classify(existing, origin, c.Federation)
-	switch standing {
+	switch clusters.Classify(existing, origin, c.Federation) {
 	case clusters.Absent:
 		if err := c.writeShard(ctx, m, nil, want, st); err != nil {
 			return nil, err
