@@ -322,23 +322,28 @@ func hostGet(t *testing.T, addr, host string) string {
 	}
 	req.Host = host
 	var body string
-	framework.Eventually(t, 20*time.Second, func(ctx context.Context) error {
-		resp, err := http.DefaultClient.Do(req.WithContext(ctx))
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		if err != nil {
-			return err
-		}
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("%s: %s", resp.Status, b)
-		}
-		body = string(b)
-		return nil
+	framework.Eventually(t, 20*time.Second, func(ctx context.Context) (err error) {
+		body, err = okBody(http.DefaultClient, req.WithContext(ctx))
+		return err
 	})
 	return body
+}
+
+// okBody sends req with hc and returns the body of its 200 response.
+func okBody(hc *http.Client, req *http.Request) (string, error) {
+	resp, err := hc.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("%s: %s", resp.Status, b)
+	}
+	return string(b), nil
 }
 
 // TestFederatedGatewayHealth: with a checker in each member, a cluster

@@ -4,8 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -149,20 +147,8 @@ func tlsGet(t *testing.T, roots *x509.CertPool, addr, host string) string {
 		if err != nil {
 			return err
 		}
-		resp, err := hc.Do(req)
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		if err != nil {
-			return err
-		}
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("%s: %s", resp.Status, b)
-		}
-		body = string(b)
-		return nil
+		body, err = okBody(hc, req)
+		return err
 	})
 	return body
 }
