@@ -116,8 +116,11 @@ func (c *Controller) ensureCopy(ctx context.Context, m clusters.Member, d *appsv
 	}
 	was := *cur.Spec.Replicas
 	changed, err := clusters.WriteCopy(ctx, m, cur, want)
-	if err != nil || !changed {
-		return cur, err
+	if err != nil {
+		return nil, err
+	}
+	if !changed {
+		return cur, nil
 	}
 	c.Metrics.write(m.Name, "update")
 	if was != replicas {
