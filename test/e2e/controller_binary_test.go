@@ -72,12 +72,7 @@ func TestKfedControllerElectsALeaderServesMetricsAndFailsOver(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	bin := filepath.Join(t.TempDir(), "kfed-controller")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/kfed-controller")
-	build.Dir = framework.RepoRoot(t)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building kfed-controller: %v\n%s", err, out)
-	}
+	bin := framework.BuildCommand(t, "kfed-controller")
 	a, b := startReplica(t, bin, kubeconfig), startReplica(t, bin, kubeconfig)
 	replicas := []*replica{a, b}
 
@@ -250,12 +245,7 @@ func TestControllerWithAnOlderChartsRBACStillServesServices(t *testing.T) {
 	if _, err := clusters.Join(ctx, fed, clusters.JoinOptions{Name: m.Name, Region: m.Region, Zones: m.Zones, Kubeconfig: raw}); err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(t.TempDir(), "kfed-controller")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/kfed-controller")
-	build.Dir = framework.RepoRoot(t)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building kfed-controller: %v\n%s", err, out)
-	}
+	bin := framework.BuildCommand(t, "kfed-controller")
 	r := startReplica(t, bin, kubeconfig)
 
 	svc := federatedService("default", "one")

@@ -359,20 +359,7 @@ func TestFederatedGatewayHealth(t *testing.T) {
 	if err := fed.Create(ctx, federatedGateway("shop", "front", "shop.example.com")); err != nil {
 		t.Fatal(err)
 	}
-	bin := buildHealthcheck(t)
-	kubeconfig := serviceAccountKubeconfig(t, f, "kfed-healthcheck",
-		"deploy/healthcheck/rbac/role.yaml", "deploy/healthcheck/control-plane.yaml")
-	for _, m := range f.Members {
-		_, err := f.Env.StartChecker(ctx, devenv.CheckerOptions{
-			Binary: bin, Name: "checker-" + m.Name, Cluster: m.Name, Federation: "fed",
-			Kubeconfig: kubeconfig, Context: "federation",
-			Args: []string{"--interval=" + hcInterval.String(), "--timeout=400ms", "--fall=" + strconv.Itoa(hcFall), "--rise=2",
-				"--heartbeat=" + (hcFreshness / 4).String()},
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	startCheckers(t, f)
 	all := publishedAddresses(t, f, "gateway.shop.front", "shop.example.com", 3)
 	condition := func(ctx context.Context) (*metav1.Condition, error) {
 		var gw gatewayv1.Gateway
@@ -474,19 +461,7 @@ func TestFederatedGatewayProbesAskForTheHostname(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	bin := buildHealthcheck(t)
-	kubeconfig := serviceAccountKubeconfig(t, f, "kfed-healthcheck",
-		"deploy/healthcheck/rbac/role.yaml", "deploy/healthcheck/control-plane.yaml")
-	for _, m := range f.Members {
-		if _, err := f.Env.StartChecker(ctx, devenv.CheckerOptions{
-			Binary: bin, Name: "checker-" + m.Name, Cluster: m.Name, Federation: "fed",
-			Kubeconfig: kubeconfig, Context: "federation",
-			Args: []string{"--interval=" + hcInterval.String(), "--timeout=400ms", "--fall=" + strconv.Itoa(hcFall), "--rise=2",
-				"--heartbeat=" + (hcFreshness / 4).String()},
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	startCheckers(t, f)
 	publishedAddresses(t, f, "gateway.shop.front", "shop.example.com", 3)
 	framework.Eventually(t, 30*time.Second, func(ctx context.Context) error {
 		var ep extdnsv1alpha1.DNSEndpoint
@@ -570,4 +545,23 @@ func TestFederatedGatewayReachesBIND(t *testing.T) {
 	framework.Eventually(t, 30*time.Second, func(context.Context) error {
 		return wantRcode(srv.Addr, "shop."+zone+".", dns.RcodeNameError)
 	})
+}
+
+// startCheckers runs a health-check agent in each member with the test
+// bed's probe settings (hcInterval, hcFall, hcFreshness).
+func startCheckers(t *testing.T, f *framework.Federation) {
+	t.Helper()
+	bin := buildHealthcheck(t)
+	kubeconfig := serviceAccountKubeconfig(t, f, "kfed-healthcheck",
+		"deploy/healthcheck/rbac/role.yaml", "deploy/healthcheck/control-plane.yaml")
+	for _, m := range f.Members {
+		if _, err := f.Env.StartChecker(context.Background(), devenv.CheckerOptions{
+			Binary: bin, Name: "checker-" + m.Name, Cluster: m.Name, Federation: "fed",
+			Kubeconfig: kubeconfig, Context: "federation",
+			Args: []string{"--interval=" + hcInterval.String(), "--timeout=400ms", "--fall=" + strconv.Itoa(hcFall), "--rise=2",
+				"--heartbeat=" + (hcFreshness / 4).String()},
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

@@ -6,7 +6,6 @@ import (
 	"crypto/x509"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/kfed-io/kfed/devenv"
 	"github.com/kfed-io/kfed/devenv/loopbackgw"
 	"github.com/kfed-io/kfed/gateways"
 	"github.com/kfed-io/kfed/healthcheck"
@@ -38,7 +36,6 @@ import (
 // cluster; so does one through a federated Ingress's spec.tls.
 func TestFederatedGatewayServesHTTPS(t *testing.T) {
 	f := startGatewayFederation(t, manager.Options{HealthFreshness: hcFreshness})
-	ctx := context.Background()
 	fed := f.Client("federation")
 	const ns = "shop"
 	create(t, fed, framework.Namespace(ns))
@@ -79,19 +76,7 @@ func TestFederatedGatewayServesHTTPS(t *testing.T) {
 	}
 	create(t, fed, gw, route, ing)
 
-	bin := buildHealthcheck(t)
-	kubeconfig := serviceAccountKubeconfig(t, f, "kfed-healthcheck",
-		"deploy/healthcheck/rbac/role.yaml", "deploy/healthcheck/control-plane.yaml")
-	for _, m := range f.Members {
-		if _, err := f.Env.StartChecker(ctx, devenv.CheckerOptions{
-			Binary: bin, Name: "checker-" + m.Name, Cluster: m.Name, Federation: "fed",
-			Kubeconfig: kubeconfig, Context: "federation",
-			Args: []string{"--interval=" + hcInterval.String(), "--timeout=400ms", "--fall=" + strconv.Itoa(hcFall), "--rise=2",
-				"--heartbeat=" + (hcFreshness / 4).String()},
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	startCheckers(t, f)
 
 	addrs := publishedAddresses(t, f, "gateway.shop.front", "shop.example.com", 3)
 	reached := map[string]bool{}
