@@ -10,6 +10,7 @@ import (
 	"time"
 
 	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -27,13 +28,14 @@ import (
 // namespace, through two informers whose caches keep only what the zone
 // reads of each object.
 type watcher struct {
-	cs        *Clusterset
-	imports   cache.SharedIndexInformer
-	slices    cache.SharedIndexInformer
-	synced    chan struct{}
-	cancel    context.CancelFunc
-	wg        sync.WaitGroup
-	lastError atomic.Int64 // Unix nanoseconds of the last logged list or watch failure
+	cs          *Clusterset
+	imports     cache.SharedIndexInformer
+	slices      cache.SharedIndexInformer
+	synced      chan struct{}
+	cancel      context.CancelFunc
+	wg          sync.WaitGroup
+	lastError   atomic.Int64 // Unix nanoseconds of the last logged list or watch failure
+	missingOnce sync.Once
 }
 
 // newWatcher prepares the informers with cfg; start runs them.
@@ -87,6 +89,14 @@ func (w *watcher) listWatch(cfg *rest.Config, gv schema.GroupVersion, addToSchem
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			list := newList()
 			err := request(opts).Do(ctx).Into(list)
+			if apierrors.IsNotFound(err) {
+				// No such API: the MCS CRDs are not installed, so nothing
+				// is exported. An empty list lets the plugin answer
+				// NXDOMAIN; the watch fails alike and the informer lists
+				// again (with backoff) until the CRD is there.
+				w.missing(resource)
+				return newList(), nil
+			}
 			w.report(resource, err)
 			return list, err
 		},
@@ -109,6 +119,13 @@ func (w *watcher) report(resource string, err error) {
 	if last := w.lastError.Load(); now-last >= int64(time.Minute) && w.lastError.CompareAndSwap(last, now) {
 		log.Warningf("listing or watching %s (answering from what was last read meanwhile): %v", resource, err)
 	}
+}
+
+// missing logs, once, that the cluster does not serve resource.
+func (w *watcher) missing(resource string) {
+	w.missingOnce.Do(func() {
+		log.Warningf("the cluster serves no %s (are the MCS CRDs installed?): nothing is exported until it does", resource)
+	})
 }
 
 // start runs the informers until stop, and marks the plugin synced once
