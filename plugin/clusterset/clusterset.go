@@ -25,6 +25,8 @@ type Clusterset struct {
 	Next plugin.Handler
 
 	zone   *zone.Zone
+	suffix string // "." + the zone's origin
+	server string // the name server's name, ns.dns.ORIGIN
 	ttl    uint32
 	fall   fall.F
 	serial atomic.Uint32 // the highest resourceVersion seen, modulo 2^32
@@ -39,8 +41,7 @@ func (c *Clusterset) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.
 		return plugin.NextOrFailure(c.Name(), c.Next, ctx, w, r)
 	}
 	qname, qtype := strings.ToLower(r.Question[0].Name), r.Question[0].Qtype
-	origin := c.zone.Origin()
-	if qname != origin && !strings.HasSuffix(qname, "."+origin) {
+	if qname != c.zone.Origin() && !strings.HasSuffix(qname, c.suffix) {
 		return plugin.NextOrFailure(c.Name(), c.Next, ctx, w, r)
 	}
 	switch {
@@ -65,9 +66,7 @@ func (c *Clusterset) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.
 // respond builds the reply to a query for qname, lower case, in the zone.
 // Records are shared with the zone; the sections are the reply's own.
 func (c *Clusterset) respond(state request.Request, qname string, qtype uint16) *dns.Msg {
-	m := new(dns.Msg)
-	m.SetReply(state.Req)
-	m.Authoritative = true
+	m := newReply(state.Req)
 	origin := c.zone.Origin()
 	switch qname {
 	case origin:
@@ -77,10 +76,10 @@ func (c *Clusterset) respond(state request.Request, qname string, qtype uint16) 
 		if qtype == dns.TypeNS || qtype == dns.TypeANY {
 			m.Answer = append(m.Answer, c.ns())
 		}
-	case "ns.dns." + origin:
+	case c.server:
 		m.Answer = appendLocalAddress(m.Answer, state, qname, qtype, c.ttl)
-	case "dns." + origin:
-		// The name server's parent: an empty non-terminal.
+	case c.server[len("ns."):]:
+		// The name server's parent, dns.ORIGIN: an empty non-terminal.
 	default:
 		n, ok := c.zone.Lookup(qname)
 		if !ok {
@@ -112,6 +111,27 @@ func (c *Clusterset) respond(state request.Request, qname string, qtype uint16) 
 	return m
 }
 
+// reply is a reply with room for its question and a short answer, in one
+// allocation rather than three: allocation is most of a query's cost here.
+type reply struct {
+	msg      dns.Msg
+	question [1]dns.Question
+	answer   [4]dns.RR
+}
+
+// newReply returns the authoritative reply to req, as dns.Msg.SetReply
+// starts one.
+func newReply(req *dns.Msg) *dns.Msg {
+	r := new(reply)
+	m := &r.msg
+	m.Id, m.Response, m.Authoritative, m.Opcode = req.Id, true, true, req.Opcode
+	m.RecursionDesired, m.CheckingDisabled = req.RecursionDesired, req.CheckingDisabled
+	r.question[0] = req.Question[0]
+	m.Question = r.question[:]
+	m.Answer = r.answer[:0]
+	return m
+}
+
 // soa is the zone's SOA. Its TTL and minimum are the plugin's ttl, which
 // makes that the negative TTL (RFC 2308); the timers matter to no one, since
 // the zone is not transferred.
@@ -119,7 +139,7 @@ func (c *Clusterset) soa() dns.RR {
 	origin := c.zone.Origin()
 	return &dns.SOA{
 		Hdr:    dns.RR_Header{Name: origin, Rrtype: dns.TypeSOA, Class: dns.ClassINET, Ttl: c.ttl},
-		Ns:     "ns.dns." + origin,
+		Ns:     c.server,
 		Mbox:   "hostmaster." + origin,
 		Serial: c.serial.Load(), Refresh: 7200, Retry: 1800, Expire: 86400, Minttl: c.ttl,
 	}
@@ -129,7 +149,7 @@ func (c *Clusterset) soa() dns.RR {
 // plugin names it in cluster.local.
 func (c *Clusterset) ns() dns.RR {
 	origin := c.zone.Origin()
-	return &dns.NS{Hdr: dns.RR_Header{Name: origin, Rrtype: dns.TypeNS, Class: dns.ClassINET, Ttl: c.ttl}, Ns: "ns.dns." + origin}
+	return &dns.NS{Hdr: dns.RR_Header{Name: origin, Rrtype: dns.TypeNS, Class: dns.ClassINET, Ttl: c.ttl}, Ns: c.server}
 }
 
 // appendLocalAddress answers the name server's name with the address the

@@ -159,5 +159,6 @@ func restConfig(path, context string) (*rest.Config, error) {
 
 // newClusterset returns the plugin for cfg, with an empty zone.
 func newClusterset(cfg config) *Clusterset {
-	return &Clusterset{zone: zone.New(cfg.zone, cfg.ttl), ttl: cfg.ttl, fall: cfg.fall}
+	z := zone.New(cfg.zone, cfg.ttl)
+	return &Clusterset{zone: z, suffix: "." + z.Origin(), server: "ns.dns." + z.Origin(), ttl: cfg.ttl, fall: cfg.fall}
 }
