@@ -52,7 +52,7 @@ func TestCoreDNSAnswersClustersetLocalFromTheMembersImports(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := c.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "kfed-system", Name: "kfed-coredns"}}); err != nil {
+	if err := c.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "kfed-system", Name: "kfed-clusterset-dns"}}); err != nil {
 		t.Fatal(err)
 	}
 	f.Apply("cluster-1", []string{"deploy/coredns/clusterset-rbac.yaml"})
@@ -201,7 +201,7 @@ func memberClient(t *testing.T, f *framework.Federation) client.Client {
 }
 
 // serviceAccountKubeconfig writes a kubeconfig (context "cluster-1") whose
-// only identity is kfed-system/kfed-coredns of cluster-1, bound by
+// only identity is kfed-system/kfed-clusterset-dns of cluster-1, bound by
 // deploy/coredns/clusterset-rbac.yaml: the plugin runs with the permissions
 // the manifest gives and no more.
 func serviceAccountKubeconfig(t *testing.T, f *framework.Federation) string {
@@ -212,9 +212,9 @@ func serviceAccountKubeconfig(t *testing.T, f *framework.Federation) string {
 	}
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters["cluster-1"] = admin.Clusters["cluster-1"]
-	cfg.AuthInfos["kfed-coredns"] = &clientcmdapi.AuthInfo{Token: f.Token("cluster-1", "kfed-system", "kfed-coredns")}
-	cfg.Contexts["cluster-1"] = &clientcmdapi.Context{Cluster: "cluster-1", AuthInfo: "kfed-coredns"}
-	path := filepath.Join(t.TempDir(), "kfed-coredns.kubeconfig")
+	cfg.AuthInfos["kfed-clusterset-dns"] = &clientcmdapi.AuthInfo{Token: f.Token("cluster-1", "kfed-system", "kfed-clusterset-dns")}
+	cfg.Contexts["cluster-1"] = &clientcmdapi.Context{Cluster: "cluster-1", AuthInfo: "kfed-clusterset-dns"}
+	path := filepath.Join(t.TempDir(), "kfed-clusterset-dns.kubeconfig")
 	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
 		t.Fatal(err)
 	}
