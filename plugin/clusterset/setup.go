@@ -60,7 +60,9 @@ func setup(c *caddy.Controller) error {
 		return plugin.Error(pluginName, err)
 	}
 	c.OnStartup(func() error {
-		w.start()
+		if err := w.start(); err != nil {
+			return plugin.Error(pluginName, err)
+		}
 		select {
 		case <-w.synced:
 		case <-time.After(startupWait):

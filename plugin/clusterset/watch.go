@@ -130,19 +130,25 @@ func (w *watcher) missing(resource string) {
 
 // start runs the informers until stop, and marks the plugin synced once
 // both have listed everything.
-func (w *watcher) start() {
-	ctx, cancel := context.WithCancel(context.Background())
-	w.cancel = cancel
-	regImports, _ := w.imports.AddEventHandler(cache.ResourceEventHandlerFuncs{
+func (w *watcher) start() error {
+	regImports, err := w.imports.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    w.setImport,
 		UpdateFunc: func(_, obj any) { w.setImport(obj) },
 		DeleteFunc: w.deleteImport,
 	})
-	regSlices, _ := w.slices.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if err != nil {
+		return fmt.Errorf("watching ServiceImports: %w", err)
+	}
+	regSlices, err := w.slices.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    w.setSlice,
 		UpdateFunc: func(_, obj any) { w.setSlice(obj) },
 		DeleteFunc: w.deleteSlice,
 	})
+	if err != nil {
+		return fmt.Errorf("watching EndpointSlices: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	w.cancel = cancel
 	w.wg.Go(func() { w.imports.RunWithContext(ctx) })
 	w.wg.Go(func() { w.slices.RunWithContext(ctx) })
 	w.wg.Go(func() {
@@ -152,6 +158,7 @@ func (w *watcher) start() {
 			close(w.synced)
 		}
 	})
+	return nil
 }
 
 // stop ends the informers and waits for them.
