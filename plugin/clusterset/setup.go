@@ -1,7 +1,6 @@
 package clusterset
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -12,10 +11,9 @@ import (
 	"github.com/coredns/coredns/plugin/pkg/fall"
 	clog "github.com/coredns/coredns/plugin/pkg/log"
 	"github.com/miekg/dns"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kfed-io/kfed/plugin/clusterset/zone"
+	"github.com/kfed-io/kfed/plugin/kubeclient"
 )
 
 const pluginName = "clusterset"
@@ -50,7 +48,7 @@ func setup(c *caddy.Controller) error {
 	if err != nil {
 		return plugin.Error(pluginName, err)
 	}
-	rc, err := restConfig(cfg.kubeconfig, cfg.context)
+	rc, err := kubeclient.Config(cfg.kubeconfig, cfg.context)
 	if err != nil {
 		return plugin.Error(pluginName, err)
 	}
@@ -133,28 +131,6 @@ func parse(c *caddy.Controller) (config, error) {
 				return cfg, c.Errf("unknown property %q", c.Val())
 			}
 		}
-	}
-	return cfg, nil
-}
-
-// restConfig reaches the member cluster through the kubeconfig at path (its
-// context, or its current one), or, without a path, through the pod's own
-// service account: the common case, CoreDNS running in the cluster it
-// answers for.
-func restConfig(path, context string) (*rest.Config, error) {
-	if path == "" {
-		cfg, err := rest.InClusterConfig()
-		if err != nil {
-			return nil, fmt.Errorf("no kubeconfig given and not in a cluster: %w", err)
-		}
-		return cfg, nil
-	}
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
-		&clientcmd.ClientConfigLoadingRules{ExplicitPath: path},
-		&clientcmd.ConfigOverrides{CurrentContext: context},
-	).ClientConfig()
-	if err != nil {
-		return nil, fmt.Errorf("reading kubeconfig %s: %w", path, err)
 	}
 	return cfg, nil
 }

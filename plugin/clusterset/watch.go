@@ -14,13 +14,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	"github.com/kfed-io/kfed/plugin/clusterset/zone"
+	"github.com/kfed-io/kfed/plugin/kubeclient"
 )
 
 // watcher keeps the plugin's zone current with the member's ServiceImports
@@ -63,56 +62,34 @@ func newWatcher(cfg *rest.Config, cs *Clusterset) (*watcher, error) {
 }
 
 // listWatch lists and watches resource of gv in every namespace, with the
-// label selector selector, through a REST client: the plugin carries no
-// clientset, so that a CoreDNS build takes in only what it reads.
+// label selector selector. A resource the cluster does not serve lists as
+// empty: the MCS CRDs are not installed, so nothing is exported, and the
+// plugin answers NXDOMAIN rather than never sync; the watch fails alike and
+// the informer lists again, with backoff, until the CRD is there.
 func (w *watcher) listWatch(cfg *rest.Config, gv schema.GroupVersion, addToScheme func(*runtime.Scheme) error,
 	resource, selector string, newList func() runtime.Object) (*cache.ListWatch, error) {
-	scheme := runtime.NewScheme()
-	if err := addToScheme(scheme); err != nil {
-		return nil, fmt.Errorf("registering %s: %w", resource, err)
-	}
-	cfg = rest.CopyConfig(cfg)
-	cfg.APIPath = "/apis"
-	cfg.GroupVersion = &gv
-	cfg.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
-	cfg.UserAgent = "coredns-clusterset"
-	client, err := rest.RESTClientFor(cfg)
+	lw, err := kubeclient.ListWatch(cfg, "coredns-clusterset", kubeclient.Source{GroupVersion: gv, AddToScheme: addToScheme,
+		Resource: resource, Selector: selector, NewList: newList}, func(err error) { w.report(resource, err) })
 	if err != nil {
-		return nil, fmt.Errorf("client for %s: %w", resource, err)
+		return nil, err
 	}
-	params := runtime.NewParameterCodec(scheme)
-	request := func(opts metav1.ListOptions) *rest.Request {
-		opts.LabelSelector = selector
-		return client.Get().Resource(resource).VersionedParams(&opts, params)
+	list := lw.ListWithContextFunc
+	lw.ListWithContextFunc = func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+		obj, err := list(ctx, opts)
+		if apierrors.IsNotFound(err) {
+			w.missing(resource)
+			return newList(), nil
+		}
+		return obj, err
 	}
-	return &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-			list := newList()
-			err := request(opts).Do(ctx).Into(list)
-			if apierrors.IsNotFound(err) {
-				// No such API: the MCS CRDs are not installed, so nothing
-				// is exported. An empty list lets the plugin answer
-				// NXDOMAIN; the watch fails alike and the informer lists
-				// again (with backoff) until the CRD is there.
-				w.missing(resource)
-				return newList(), nil
-			}
-			w.report(resource, err)
-			return list, err
-		},
-		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			opts.Watch = true
-			wi, err := request(opts).Watch(ctx)
-			w.report(resource, err)
-			return wi, err
-		},
-	}, nil
+	return lw, nil
 }
 
 // report logs a failed list or watch, at most once a minute: the informer
-// retries with backoff and tells only klog, which CoreDNS does not show.
+// retries with backoff and tells only klog, which CoreDNS does not show. A
+// resource the cluster does not serve is missing's to log.
 func (w *watcher) report(resource string, err error) {
-	if err == nil {
+	if err == nil || apierrors.IsNotFound(err) {
 		return
 	}
 	now := time.Now().UnixNano()
