@@ -77,6 +77,19 @@ func TestBuildLaysOutTheSpecificationsNames(t *testing.T) {
 			},
 		},
 		{
+			name: "two protocols on one port number give one record at the service name, one at each SRV name",
+			imp: &Import{Namespace: "shop", Name: "hello", IPs: addrs("10.42.0.9"),
+				Ports: []Port{{"tcp", "tcp", 42}, {"udp", "udp", 42}}},
+			want: map[string][]string{
+				"hello.shop.svc.clusterset.local.": {"A 10.42.0.9", "SRV 0 1 42 hello.shop.svc.clusterset.local.",
+					"extra hello.shop.svc.clusterset.local. 10.42.0.9"},
+				"_tcp._tcp.hello.shop.svc.clusterset.local.": {"SRV 0 1 42 hello.shop.svc.clusterset.local.",
+					"extra hello.shop.svc.clusterset.local. 10.42.0.9"},
+				"_udp._udp.hello.shop.svc.clusterset.local.": {"SRV 0 1 42 hello.shop.svc.clusterset.local.",
+					"extra hello.shop.svc.clusterset.local. 10.42.0.9"},
+			},
+		},
+		{
 			name: "ClusterSetIP import without IPs yet still exists",
 			imp:  &Import{Namespace: "shop", Name: "new"},
 			want: map[string][]string{"new.shop.svc.clusterset.local.": nil},
