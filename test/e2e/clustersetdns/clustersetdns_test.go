@@ -88,7 +88,7 @@ func TestCoreDNSAnswersClustersetLocalFromTheMembersImports(t *testing.T) {
 		}
 	}
 	framework.Eventually(t, 5*time.Second, func(context.Context) error {
-		return want(srv.Addr, "udp", dbPod, dns.TypeA, "A 10.2.0.20")
+		return want(srv.Addr, "udp", dbPod, dns.TypeA, "NOERROR", "A 10.2.0.20")
 	})
 	t.Logf("served %v after the creates", time.Since(created).Round(time.Millisecond))
 
@@ -139,6 +139,47 @@ func TestCoreDNSAnswersClustersetLocalFromTheMembersImports(t *testing.T) {
 		})
 		t.Logf("NXDOMAIN %v after the deletes", time.Since(deleted).Round(time.Millisecond))
 	})
+}
+
+// A member without the MCS CRDs exports nothing: the plugin syncs, answers
+// NXDOMAIN, and serves the imports once the CRD is installed.
+func TestClustersetDNSWaitsForTheMCSCRDs(t *testing.T) {
+	f := framework.Start(t, framework.Members(1))
+	ctx := context.Background()
+	srv, err := f.StartCoreDNS(ctx, devenv.CoreDNSOptions{
+		Binary: framework.BuildCommand(t, "coredns"), Name: "coredns-clusterset", Cluster: "cluster-1", Zone: zone,
+		Corefile: devenv.ClustersetCorefile(devenv.ClustersetZone{Kubeconfig: f.Kubeconfig, Context: "cluster-1"}),
+	})
+	if err != nil {
+		t.Fatalf("CoreDNS did not start without the ServiceImport CRD: %v", err)
+	}
+	t.Cleanup(srv.Stop)
+	if err := want(srv.Addr, "udp", web, dns.TypeA, "NXDOMAIN"); err != nil {
+		t.Fatal(err)
+	}
+	if err := devenv.InstallCRDs(ctx, f.Cluster("cluster-1").Config, fstest.MapFS{
+		"serviceimports.yaml": {Data: mcscrd.ServiceImportCRD},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	c := memberClient(t, f)
+	if err := c.Create(ctx, framework.Namespace("shop")); err != nil {
+		t.Fatal(err)
+	}
+	installed := time.Now()
+	if err := c.Create(ctx, &mcsv1beta1.ServiceImport{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"},
+		Spec: mcsv1beta1.ServiceImportSpec{Type: mcsv1beta1.ClusterSetIP, IPs: []string{"10.42.0.7"},
+			Ports: []mcsv1beta1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: 80}}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// The informer lists again with its backoff (up to 30 s) after the
+	// failed watches.
+	framework.Eventually(t, 45*time.Second, func(context.Context) error {
+		return want(srv.Addr, "udp", web, dns.TypeA, "NOERROR", "A 10.42.0.7")
+	})
+	t.Logf("served %v after the CRD", time.Since(installed).Round(time.Millisecond))
 }
 
 // mcsSlice is an EndpointSlice of shop/db from cluster, labelled as an MCS
