@@ -24,13 +24,14 @@ import (
 type Clusterset struct {
 	Next plugin.Handler
 
-	zone   *zone.Zone
-	suffix string // "." + the zone's origin
-	server string // the name server's name, ns.dns.ORIGIN
-	ttl    uint32
-	fall   fall.F
-	serial atomic.Uint32 // the highest resourceVersion seen, modulo 2^32
-	synced atomic.Bool   // the zone has seen full lists of both kinds
+	zone     *zone.Zone
+	suffix   string // "." + the zone's origin
+	server   string // the name server's name, ns.dns.ORIGIN
+	ttl      uint32
+	fall     fall.F
+	serial   atomic.Uint32 // the highest resourceVersion seen, modulo 2^32
+	synced   atomic.Bool   // the zone has seen full lists of both kinds
+	requests *requestCounters
 }
 
 // ServeDNS answers a query for a name in the zone without calling the API
@@ -44,23 +45,35 @@ func (c *Clusterset) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.
 	if qname != c.zone.Origin() && !strings.HasSuffix(qname, c.suffix) {
 		return plugin.NextOrFailure(c.Name(), c.Next, ctx, w, r)
 	}
-	switch {
-	case r.Opcode == dns.OpcodeUpdate || qtype == dns.TypeAXFR || qtype == dns.TypeIXFR:
-		// Read-only, and not for transfer: the zone is each member's own.
-		return dns.RcodeRefused, nil
-	case r.Opcode != dns.OpcodeQuery:
-		return dns.RcodeNotImplemented, nil
-	case !c.synced.Load():
-		return dns.RcodeServerFailure, nil
+	if rcode, ok := c.refuse(r, qtype); ok {
+		c.requests.count(rcode)
+		return rcode, nil // CoreDNS's server writes the error reply
 	}
 	m := c.respond(request.Request{W: w, Req: r}, qname, qtype)
 	if m.Rcode == dns.RcodeNameError && c.fall.Through(qname) {
 		return plugin.NextOrFailure(c.Name(), c.Next, ctx, w, r)
 	}
+	c.requests.count(m.Rcode)
 	if err := w.WriteMsg(m); err != nil {
 		return dns.RcodeServerFailure, plugin.Error(c.Name(), err)
 	}
 	return dns.RcodeSuccess, nil
+}
+
+// refuse returns the error a query gets without an answer, if it gets one:
+// REFUSED for an update or transfer (the zone is read-only and each
+// member's own), NOTIMP for other opcodes, SERVFAIL before the first full
+// lists.
+func (c *Clusterset) refuse(r *dns.Msg, qtype uint16) (int, bool) {
+	switch {
+	case r.Opcode == dns.OpcodeUpdate || qtype == dns.TypeAXFR || qtype == dns.TypeIXFR:
+		return dns.RcodeRefused, true
+	case r.Opcode != dns.OpcodeQuery:
+		return dns.RcodeNotImplemented, true
+	case !c.synced.Load():
+		return dns.RcodeServerFailure, true
+	}
+	return 0, false
 }
 
 // respond builds the reply to a query for qname, lower case, in the zone.

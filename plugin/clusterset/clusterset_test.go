@@ -9,6 +9,7 @@ import (
 	"github.com/coredns/coredns/plugin/pkg/fall"
 	"github.com/coredns/coredns/plugin/test"
 	"github.com/miekg/dns"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/kfed-io/kfed/plugin/clusterset/zone"
 )
@@ -235,5 +236,30 @@ func TestServeDNSOutsideTheAnswers(t *testing.T) {
 				t.Errorf("rcode %s, want %s", dns.RcodeToString[rcode], dns.RcodeToString[tt.wantRcode])
 			}
 		})
+	}
+}
+
+func TestServeDNSCountsRequestsByRcode(t *testing.T) {
+	c := newTestClusterset(t)
+	before := map[string]float64{}
+	for _, rc := range []string{"NOERROR", "NXDOMAIN", "SERVFAIL"} {
+		before[rc] = testutil.ToFloat64(requestCount.WithLabelValues(rc))
+	}
+	ask := func(name string) {
+		m := new(dns.Msg)
+		m.SetQuestion(name, dns.TypeA)
+		if _, err := c.ServeDNS(context.Background(), dnstest.NewRecorder(&test.ResponseWriter{}), m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ask("web.shop.svc.clusterset.local.")
+	ask("cart.shop.svc.clusterset.local.")
+	ask("cart.shop.svc.clusterset.local.")
+	c.synced.Store(false)
+	ask("web.shop.svc.clusterset.local.")
+	for rc, want := range map[string]float64{"NOERROR": 1, "NXDOMAIN": 2, "SERVFAIL": 1} {
+		if got := testutil.ToFloat64(requestCount.WithLabelValues(rc)) - before[rc]; got != want {
+			t.Errorf("requests_total{rcode=%q} rose by %v, want %v", rc, got, want)
+		}
 	}
 }

@@ -138,5 +138,6 @@ func parse(c *caddy.Controller) (config, error) {
 // newClusterset returns the plugin for cfg, with an empty zone.
 func newClusterset(cfg config) *Clusterset {
 	z := zone.New(cfg.zone, cfg.ttl)
-	return &Clusterset{zone: z, suffix: "." + z.Origin(), server: "ns.dns." + z.Origin(), ttl: cfg.ttl, fall: cfg.fall}
+	return &Clusterset{zone: z, suffix: "." + z.Origin(), server: "ns.dns." + z.Origin(), ttl: cfg.ttl, fall: cfg.fall,
+		requests: newRequestCounters()}
 }

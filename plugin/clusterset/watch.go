@@ -242,10 +242,12 @@ func (w *watcher) deleteSlice(obj any) {
 	}
 }
 
-// changed raises the SOA serial to rv, modulo 2^32, if it is higher: the
-// serial rises with every change the zone sees, and replicas that have seen
-// the same changes agree.
+// changed follows a change to the zone, by an object at resourceVersion rv:
+// it raises the SOA serial to rv, modulo 2^32, if that is higher (the serial
+// rises with every change the zone sees, and replicas that have seen the
+// same changes agree), and sets the names gauge.
 func (w *watcher) changed(rv string) {
+	zoneNames.Set(float64(w.cs.zone.Len()))
 	v, err := strconv.ParseUint(strings.TrimSpace(rv), 10, 64)
 	if err != nil {
 		return // resourceVersions are opaque; etcd's are numbers
