@@ -9,14 +9,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
-	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	"github.com/kfed-io/kfed/plugin/clusterset/zone"
 	"github.com/kfed-io/kfed/plugin/kubeclient"
@@ -40,18 +38,18 @@ type watcher struct {
 // newWatcher prepares the informers with cfg; start runs them.
 func newWatcher(cfg *rest.Config, cs *Clusterset) (*watcher, error) {
 	w := &watcher{cs: cs, synced: make(chan struct{})}
-	imports, err := w.listWatch(cfg, mcsv1beta1.SchemeGroupVersion, mcsv1beta1.AddToScheme, "serviceimports", "",
-		func() runtime.Object { return &mcsv1beta1.ServiceImportList{} })
+	imports, err := w.listWatch(cfg, zone.ServiceImportVersion, zone.AddServiceImports, "serviceimports", "",
+		func() runtime.Object { return &zone.ServiceImportList{} })
 	if err != nil {
 		return nil, err
 	}
-	slices, err := w.listWatch(cfg, discoveryv1.SchemeGroupVersion, discoveryv1.AddToScheme, "endpointslices",
-		mcsv1beta1.LabelServiceName, func() runtime.Object { return &discoveryv1.EndpointSliceList{} })
+	slices, err := w.listWatch(cfg, zone.EndpointSliceVersion, zone.AddEndpointSlices, "endpointslices",
+		zone.LabelServiceName, func() runtime.Object { return &zone.EndpointSliceList{} })
 	if err != nil {
 		return nil, err
 	}
-	w.imports = cache.NewSharedIndexInformer(imports, &mcsv1beta1.ServiceImport{}, 0, cache.Indexers{})
-	w.slices = cache.NewSharedIndexInformer(slices, &discoveryv1.EndpointSlice{}, 0, cache.Indexers{})
+	w.imports = cache.NewSharedIndexInformer(imports, &zone.ServiceImport{}, 0, cache.Indexers{})
+	w.slices = cache.NewSharedIndexInformer(slices, &zone.EndpointSlice{}, 0, cache.Indexers{})
 	if err := w.imports.SetTransform(readImport); err != nil {
 		return nil, fmt.Errorf("watching ServiceImports: %w", err)
 	}
@@ -180,7 +178,7 @@ func (c *cachedSlice) DeepCopyObject() runtime.Object  { cp := *c; return &cp }
 // readImport is the ServiceImport informer's transform. An object already
 // transformed is returned as it is (streaming lists transform twice).
 func readImport(obj any) (any, error) {
-	si, ok := obj.(*mcsv1beta1.ServiceImport)
+	si, ok := obj.(*zone.ServiceImport)
 	if !ok {
 		return obj, nil
 	}
@@ -190,7 +188,7 @@ func readImport(obj any) (any, error) {
 
 // readSlice is the EndpointSlice informer's transform.
 func readSlice(obj any) (any, error) {
-	eps, ok := obj.(*discoveryv1.EndpointSlice)
+	eps, ok := obj.(*zone.EndpointSlice)
 	if !ok {
 		return obj, nil
 	}

@@ -3,9 +3,9 @@ package clusterset
 import (
 	"testing"
 
-	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
+
+	"github.com/kfed-io/kfed/plugin/clusterset/zone"
 )
 
 func TestSerialRisesWithResourceVersions(t *testing.T) {
@@ -35,8 +35,8 @@ func TestSerialRisesWithResourceVersions(t *testing.T) {
 // The informers' transforms keep what the zone reads, and return an object
 // already transformed as it is: streaming lists transform each object twice.
 func TestTransformsKeepWhatTheZoneReads(t *testing.T) {
-	si := &mcsv1beta1.ServiceImport{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", ResourceVersion: "7"},
-		Spec: mcsv1beta1.ServiceImportSpec{Type: mcsv1beta1.ClusterSetIP, IPs: []string{"10.42.0.7"}}}
+	si := &zone.ServiceImport{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", ResourceVersion: "7"},
+		Spec: zone.ServiceImportSpec{Type: "ClusterSetIP", IPs: []string{"10.42.0.7"}}}
 	o, _ := readImport(si)
 	ci, ok := o.(*cachedImport)
 	if !ok || ci.imp.Name != "web" || len(ci.imp.IPs) != 1 || ci.GetObjectMeta().GetResourceVersion() != "7" {
@@ -45,8 +45,8 @@ func TestTransformsKeepWhatTheZoneReads(t *testing.T) {
 	if again, _ := readImport(ci); again != ci {
 		t.Error("readImport changed an import it had read")
 	}
-	eps := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "db-1", Labels: map[string]string{
-		mcsv1beta1.LabelServiceName: "db"}}, AddressType: discoveryv1.AddressTypeIPv4}
+	eps := &zone.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "db-1", Labels: map[string]string{
+		zone.LabelServiceName: "db"}}, AddressType: "IPv4"}
 	o, _ = readSlice(eps)
 	cs, ok := o.(*cachedSlice)
 	if !ok || cs.slice != nil || cs.err == nil || cs.GetObjectMeta().GetName() != "db-1" {

@@ -6,9 +6,7 @@ import (
 	"net/netip"
 	"strings"
 
-	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
-	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 )
 
 // Import is what the zone reads of a ServiceImport.
@@ -45,13 +43,13 @@ type Endpoint struct {
 // ImportFrom reads si. What cannot be served (an address that is not an
 // IP, a port without a number, an unknown type) is left out and named in the
 // error; the rest is served.
-func ImportFrom(si *mcsv1beta1.ServiceImport) (*Import, error) {
+func ImportFrom(si *ServiceImport) (*Import, error) {
 	imp := &Import{Namespace: si.Namespace, Name: si.Name}
 	var errs []error
 	switch si.Spec.Type {
-	case mcsv1beta1.Headless:
+	case "Headless":
 		imp.Headless = true
-	case mcsv1beta1.ClusterSetIP:
+	case "ClusterSetIP":
 	default:
 		// The CRD requires one of the two; an older or hand-made object
 		// without it reads as the common case.
@@ -68,7 +66,7 @@ func ImportFrom(si *mcsv1beta1.ServiceImport) (*Import, error) {
 		}
 	}
 	for _, p := range si.Spec.Ports {
-		port, err := readPort(p.Name, string(p.Protocol), &p.Port)
+		port, err := readPort(p.Name, p.Protocol, &p.Port)
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -84,19 +82,19 @@ func ImportFrom(si *mcsv1beta1.ServiceImport) (*Import, error) {
 // served at all (nil, with the reason): its endpoints would have no names.
 // Endpoints that are not ready (conditions.ready false; unset reads as
 // ready, as the EndpointSlice API says) are left out.
-func SliceFrom(eps *discoveryv1.EndpointSlice) (*Slice, error) {
-	s := &Slice{Namespace: eps.Namespace, Service: eps.Labels[mcsv1beta1.LabelServiceName],
-		Cluster: strings.ToLower(eps.Labels[mcsv1beta1.LabelSourceCluster])}
+func SliceFrom(eps *EndpointSlice) (*Slice, error) {
+	s := &Slice{Namespace: eps.Namespace, Service: eps.Labels[LabelServiceName],
+		Cluster: strings.ToLower(eps.Labels[LabelSourceCluster])}
 	if errs := validation.IsDNS1123Label(s.Service); len(errs) > 0 {
-		return nil, fmt.Errorf("label %s %q: %s", mcsv1beta1.LabelServiceName, s.Service, strings.Join(errs, "; "))
+		return nil, fmt.Errorf("label %s %q: %s", LabelServiceName, s.Service, strings.Join(errs, "; "))
 	}
 	if s.Cluster == "" {
-		return nil, fmt.Errorf("no label %s: its endpoints would have no names", mcsv1beta1.LabelSourceCluster)
+		return nil, fmt.Errorf("no label %s: its endpoints would have no names", LabelSourceCluster)
 	}
 	if errs := validation.IsDNS1123Subdomain(s.Cluster); len(errs) > 0 {
-		return nil, fmt.Errorf("label %s %q: %s", mcsv1beta1.LabelSourceCluster, s.Cluster, strings.Join(errs, "; "))
+		return nil, fmt.Errorf("label %s %q: %s", LabelSourceCluster, s.Cluster, strings.Join(errs, "; "))
 	}
-	if eps.AddressType != discoveryv1.AddressTypeIPv4 && eps.AddressType != discoveryv1.AddressTypeIPv6 {
+	if eps.AddressType != "IPv4" && eps.AddressType != "IPv6" {
 		return nil, fmt.Errorf("address type %q: only IPv4 and IPv6 are served", eps.AddressType)
 	}
 	var errs []error
@@ -109,7 +107,7 @@ func SliceFrom(eps *discoveryv1.EndpointSlice) (*Slice, error) {
 			name = *p.Name
 		}
 		if p.Protocol != nil {
-			proto = string(*p.Protocol)
+			proto = *p.Protocol
 		}
 		port, err := readPort(name, proto, p.Port)
 		if err != nil {
@@ -133,7 +131,7 @@ func SliceFrom(eps *discoveryv1.EndpointSlice) (*Slice, error) {
 		}
 		for _, s := range ep.Addresses {
 			a, err := netip.ParseAddr(s)
-			if err != nil || a.Zone() != "" || a.Unmap().Is4() != (eps.AddressType == discoveryv1.AddressTypeIPv4) {
+			if err != nil || a.Zone() != "" || a.Unmap().Is4() != (eps.AddressType == "IPv4") {
 				errs = append(errs, fmt.Errorf("address %q is not an %s address", s, eps.AddressType))
 				continue
 			}

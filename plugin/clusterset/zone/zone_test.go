@@ -1,6 +1,7 @@
 package zone
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -267,6 +268,21 @@ func TestZoneFollowsImportsAndSlices(t *testing.T) {
 	})
 }
 
+// decode is the API server's JSON of the upstream object o as the zone's
+// wire type T decodes it: the zone's field names are the APIs'.
+func decode[T any](t *testing.T, o any) *T {
+	t.Helper()
+	data, err := json.Marshal(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := new(T)
+	if err := json.Unmarshal(data, out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 func TestImportFromReadsTheSpec(t *testing.T) {
 	si := &mcsv1beta1.ServiceImport{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"},
@@ -275,7 +291,7 @@ func TestImportFromReadsTheSpec(t *testing.T) {
 			Ports: []mcsv1beta1.ServicePort{{Name: "HTTP", Port: 80}, {Name: "dns", Protocol: "UDP", Port: 53}, {Name: "zero"}, {Name: "Not_A_Label", Port: 81}},
 		},
 	}
-	imp, err := ImportFrom(si)
+	imp, err := ImportFrom(decode[ServiceImport](t, si))
 	want := &Import{Namespace: "shop", Name: "web", IPs: addrs("10.42.0.7", "10.42.0.8"),
 		Ports: []Port{{"http", "tcp", 80}, {"dns", "udp", 53}, {"", "tcp", 81}}}
 	if fmt.Sprint(imp) != fmt.Sprint(want) {
@@ -334,7 +350,7 @@ func TestSliceFromKeepsReadyEndpoints(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := SliceFrom(tt.eps)
+			got, err := SliceFrom(decode[EndpointSlice](t, tt.eps))
 			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
 				t.Errorf("got %+v, want %+v", got, tt.want)
 			}
