@@ -434,8 +434,9 @@ func createDemoGateway(ctx context.Context, fed client.Client, domain string) er
 }
 
 // startCoreDNS runs, for each member, a CoreDNS with the kfed plugin that
-// stands for that member (its endpoints answered first), and returns their
-// addresses in member order.
+// stands for that member (its endpoints answered first) and the clusterset
+// plugin that answers its clusterset.local, and returns their addresses in
+// member order.
 func startCoreDNS(ctx context.Context, env *devenv.Env, o devOptions) ([]string, error) {
 	var addrs []string
 	for _, m := range env.Members {
@@ -444,6 +445,8 @@ func startCoreDNS(ctx context.Context, env *devenv.Env, o devOptions) ([]string,
 			Corefile: devenv.KfedCorefile(devenv.KfedZone{
 				Zone: o.domain, Federation: o.federation, Cluster: m.Name,
 				Kubeconfig: env.Kubeconfig, Context: devenv.ControlPlaneName,
+				// and clusterset.local from the member's own ServiceImports
+				Clusterset: &devenv.ClustersetZone{Kubeconfig: env.Kubeconfig, Context: m.Name},
 			}),
 		})
 		if err != nil {
