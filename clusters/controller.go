@@ -261,6 +261,9 @@ func sameLocation(a, b *kfedv1alpha1.GeoLocation) bool {
 // LoadRESTConfig reads a member's client config from its kubeconfig Secret.
 // On error it also returns the condition reason that describes it.
 func LoadRESTConfig(ctx context.Context, c client.Client, cluster *kfedv1alpha1.Cluster) (*rest.Config, string, error) {
+	if cluster.Spec.ClusterProfileRef != nil {
+		return LoadMemberConfig(ctx, c, cluster, nil) // says it needs an access provider file
+	}
 	ref := cluster.Spec.KubeconfigSecretRef
 	var s corev1.Secret
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, &s); err != nil {
