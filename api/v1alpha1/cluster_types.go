@@ -259,3 +259,19 @@ func NewGeoLocation(p geo.Point) *GeoLocation {
 	lat, lon, _ := strings.Cut(p.String(), ",")
 	return &GeoLocation{Latitude: lat, Longitude: lon}
 }
+
+// Withdrawn reports whether the cluster's inventory took it out of the
+// federation (its ClusterProfile's ControlPlaneHealthy is False): unlike a
+// cluster that merely cannot be reached, it leaves every answer. A nil
+// Cluster is not withdrawn.
+func (c *Cluster) Withdrawn() bool {
+	if c == nil {
+		return false
+	}
+	for _, cond := range c.Status.Conditions {
+		if cond.Type == ClusterReady {
+			return cond.Status == metav1.ConditionFalse && cond.Reason == ReasonControlPlaneUnhealthy
+		}
+	}
+	return false
+}

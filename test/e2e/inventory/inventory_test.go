@@ -28,8 +28,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdv1 "k8s.io/client-go/tools/clientcmd/api/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	inventoryv1alpha1 "github.com/kfed-io/kfed/api/inventory/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
@@ -113,10 +115,10 @@ func TestClusterProfilesAreMembers(t *testing.T) {
 		b.wantAnswer(t, 30*time.Second, "cluster-1", "cluster-2", "cluster-3", "cluster-4")
 	})
 
-	t.Run("ControlPlaneHealthy=False leaves the answers as an unready Cluster does", func(t *testing.T) {
-		// An unready Cluster leaves after FailureThreshold (3) failed probes;
-		// the inventory's verdict counts at once, so that bound holds with
-		// room for the DNS path.
+	t.Run("ControlPlaneHealthy=False leaves the answers sooner than an unreachable Cluster turns Offline", func(t *testing.T) {
+		// An unreachable Cluster turns Offline after 3 failed probes and
+		// keeps its records; the inventory's verdict counts at once and
+		// withdraws them, within that bound plus the DNS path.
 		start := time.Now()
 		b.setHealthy(t, "cluster-2", metav1.ConditionFalse)
 		b.wantAnswer(t, 3*probeTick+5*time.Second, "cluster-1", "cluster-3", "cluster-4")
@@ -290,7 +292,7 @@ func (b *bed) addProfile(t *testing.T, m *devenv.Cluster) {
 	if err := b.cp.Create(ctx, p); err != nil {
 		t.Fatal(err)
 	}
-	p.Status = inventoryv1alpha1.ClusterProfileStatus{
+	status := inventoryv1alpha1.ClusterProfileStatus{
 		Conditions: []metav1.Condition{{Type: inventoryv1alpha1.ConditionControlPlaneHealthy, Status: metav1.ConditionTrue,
 			Reason: "Healthy", LastTransitionTime: metav1.Now()}},
 		Properties: []inventoryv1alpha1.Property{
@@ -303,7 +305,15 @@ func (b *bed) addProfile(t *testing.T, m *devenv.Cluster) {
 				Extension: runtime.RawExtension{Raw: []byte(`{"clusterName":"` + m.Name + `"}`)}}},
 		}}},
 	}
-	if err := b.cp.Status().Update(ctx, p); err != nil {
+	// kfed's finalizer may land between the create and this write.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := b.cp.Get(ctx, client.ObjectKeyFromObject(p), p); err != nil {
+			return err
+		}
+		p.Status = status
+		return b.cp.Status().Update(ctx, p)
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 }
@@ -314,9 +324,15 @@ func (b *bed) setHealthy(t *testing.T, name string, status metav1.ConditionStatu
 	if err := b.cp.Get(context.Background(), client.ObjectKey{Namespace: fleetNS, Name: name}, &p); err != nil {
 		t.Fatal(err)
 	}
-	meta.SetStatusCondition(&p.Status.Conditions, metav1.Condition{Type: inventoryv1alpha1.ConditionControlPlaneHealthy,
-		Status: status, Reason: "Test", Message: "set by the test"})
-	if err := b.cp.Status().Update(context.Background(), &p); err != nil {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := b.cp.Get(context.Background(), client.ObjectKeyFromObject(&p), &p); err != nil {
+			return err
+		}
+		meta.SetStatusCondition(&p.Status.Conditions, metav1.Condition{Type: inventoryv1alpha1.ConditionControlPlaneHealthy,
+			Status: status, Reason: "Test", Message: "set by the test"})
+		return b.cp.Status().Update(context.Background(), &p)
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 }
@@ -377,10 +393,35 @@ func (b *bed) wantAnswer(t *testing.T, within time.Duration, want ...string) {
 		}
 		slices.Sort(got)
 		if !slices.Equal(got, want) {
-			return fmt.Errorf("%s answered %v (%s), want the addresses of %v", demoName, got, dns.RcodeToString[r.Rcode], want)
+			return fmt.Errorf("%s answered %v (%s), want the addresses of %v; %s", demoName, got, dns.RcodeToString[r.Rcode], want, b.state())
 		}
 		return nil
 	})
+}
+
+// state says what the control plane holds for the demo Service, for a
+// failure's message: each Cluster's Ready condition and the DNSEndpoint's
+// global targets.
+func (b *bed) state() string {
+	ctx := context.Background()
+	var out []string
+	var cl kfedv1alpha1.ClusterList
+	if err := b.cp.List(ctx, &cl); err == nil {
+		for _, c := range cl.Items {
+			if r := meta.FindStatusCondition(c.Status.Conditions, kfedv1alpha1.ClusterReady); r != nil {
+				out = append(out, c.Name+" Ready="+string(r.Status)+"/"+r.Reason)
+			}
+		}
+	}
+	var ep extdnsv1alpha1.DNSEndpoint
+	if err := b.cp.Get(ctx, client.ObjectKey{Namespace: "default", Name: "demo"}, &ep); err == nil {
+		for _, e := range ep.Spec.Endpoints {
+			if e.DNSName == strings.TrimSuffix(demoName, ".") && e.RecordType == "A" {
+				out = append(out, "DNSEndpoint "+strings.Join(e.Targets, ","))
+			}
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 // owner names the member whose load-balancer block holds addr.
