@@ -277,7 +277,9 @@ func (d *Decisions) write(ctx context.Context, obj client.Object, key client.Obj
 		return controllerutil.SetControllerReference(obj, pd, d.Fed.Scheme())
 	})
 	if err != nil {
-		d.warn(obj, "PlacementDecisionNotWritten", "%v", err)
+		if !apierrors.IsConflict(err) { // a conflict is retried, not the user's to fix
+			d.warn(obj, "PlacementDecisionNotWritten", "%v", err)
+		}
 		return fmt.Errorf("writing PlacementDecision %s: %w", key, err)
 	}
 	return nil
