@@ -43,9 +43,10 @@ const (
 	// InventoryClusterProfile is LabelInventory's value for a Cluster taken
 	// from a ClusterProfile.
 	InventoryClusterProfile = "clusterprofile"
-	// AnnotationControlPlaneHealthy carries the status of the
-	// ClusterProfile's ControlPlaneHealthy condition onto its Cluster: "False"
-	// takes the cluster out of the federation at once, as an Offline one.
+	// AnnotationControlPlaneHealthy shows, on a Cluster taken from a
+	// ClusterProfile, the status of the profile's ControlPlaneHealthy
+	// condition, for kubectl; the Cluster controller reads the profile itself
+	// (False: not Ready, reason ControlPlaneUnhealthy, Withdrawn).
 	AnnotationControlPlaneHealthy = "kfed.io/control-plane-healthy"
 	// ReasonControlPlaneUnhealthy is the Ready condition's reason while the
 	// cluster's inventory says its control plane is not healthy.

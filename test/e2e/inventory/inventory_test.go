@@ -61,6 +61,10 @@ type bed struct {
 	dnsAdr string
 }
 
+// TestClusterProfilesAreMembers is one long test because its subtests share
+// one federation of four API servers, a controller and a CoreDNS, each
+// starting from what the one before left: starting them per subtest would
+// cost minutes on CI's two cores.
 func TestClusterProfilesAreMembers(t *testing.T) {
 	f := framework.Start(t, framework.Members(4), framework.LoadBalancer())
 	b := &bed{f: f, cp: f.Client("federation")}
