@@ -2,6 +2,7 @@ package clusters
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -20,7 +21,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 
+	inventoryv1alpha1 "github.com/kfed-io/kfed/api/inventory/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/inventory/access"
 )
 
 // +kubebuilder:rbac:groups=kfed.io,resources=clusters,verbs=get;list;watch
@@ -42,6 +45,9 @@ type Controller struct {
 	// FailureThreshold is how many failed probes in a row make a cluster
 	// Offline; 3 when zero.
 	FailureThreshold int
+	// Access reaches the clusters taken from ClusterProfiles; nil when kfed
+	// runs without an inventory.
+	Access *access.Config
 
 	mu       sync.Mutex
 	failures map[string]int // cluster name → failed probes in a row
@@ -50,11 +56,15 @@ type Controller struct {
 // SetupWithManager registers the controller; Secrets are watched so that a
 // fixed kubeconfig takes effect at once.
 func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named("cluster").
 		For(&kfedv1alpha1.Cluster{}).
-		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(secretToCluster)).
-		Complete(c)
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(secretToCluster))
+	if c.Access != nil {
+		// A profile's ControlPlaneHealthy going False counts at once.
+		b = b.Watches(&inventoryv1alpha1.ClusterProfile{}, handler.EnqueueRequestsFromMapFunc(profileToCluster(c.Client)))
+	}
+	return b.Complete(c)
 }
 
 func secretToCluster(_ context.Context, o client.Object) []ctrl.Request {
@@ -76,13 +86,16 @@ func (c *Controller) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	before := cluster.DeepCopy()
 
-	cfg, reason, err := LoadRESTConfig(ctx, c.Client, &cluster)
+	cfg, reason, err := LoadMemberConfig(ctx, c.Client, &cluster, c.Access)
 	var version string
 	if err == nil {
 		pctx, cancel := context.WithTimeout(ctx, c.timeout())
 		version, err = Probe(pctx, cfg)
 		cancel()
 		reason = kfedv1alpha1.ReasonProbeFailed
+	}
+	if why := controlPlaneUnhealthy(ctx, c.Client, &cluster); why != "" {
+		err, reason = errors.New(why), kfedv1alpha1.ReasonControlPlaneUnhealthy
 	}
 	v := c.verdict(cluster.Name, reason, err)
 	if version != "" {
@@ -248,6 +261,9 @@ func sameLocation(a, b *kfedv1alpha1.GeoLocation) bool {
 // LoadRESTConfig reads a member's client config from its kubeconfig Secret.
 // On error it also returns the condition reason that describes it.
 func LoadRESTConfig(ctx context.Context, c client.Client, cluster *kfedv1alpha1.Cluster) (*rest.Config, string, error) {
+	if cluster.Spec.ClusterProfileRef != nil {
+		return LoadMemberConfig(ctx, c, cluster, nil) // says it needs an access provider file
+	}
 	ref := cluster.Spec.KubeconfigSecretRef
 	var s corev1.Secret
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, &s); err != nil {

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/inventory/access"
 )
 
 // MemberFinalizer holds a Cluster until kfed has removed its objects there.
@@ -38,6 +39,9 @@ type MemberCleanup struct {
 	// GiveUpAfter bounds the retries for an unreachable member; 2 minutes
 	// when zero.
 	GiveUpAfter time.Duration
+	// Access reaches the clusters taken from ClusterProfiles; nil when kfed
+	// runs without an inventory.
+	Access *access.Config
 }
 
 // SetupWithManager registers the cleanup as a controller of Clusters.
@@ -88,7 +92,7 @@ func (m *MemberCleanup) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 // cleanup talks to the member directly (the registry stops its cache once
 // the Cluster is being deleted).
 func (m *MemberCleanup) cleanup(ctx context.Context, c *kfedv1alpha1.Cluster) error {
-	cfg, _, err := LoadRESTConfig(ctx, m.Fed, c)
+	cfg, _, err := LoadMemberConfig(ctx, m.Fed, c, m.Access)
 	if err != nil {
 		return err
 	}

@@ -27,6 +27,7 @@ import (
 
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/geo"
+	"github.com/kfed-io/kfed/inventory/access"
 )
 
 // Member is a Ready member cluster with a synced cache.
@@ -72,6 +73,9 @@ type Registry struct {
 	// WrapTransport, if set, wraps every member client's transport (to count
 	// requests, for example).
 	WrapTransport transport.WrapperFunc
+	// Access reaches the clusters taken from ClusterProfiles; nil when kfed
+	// runs without an inventory.
+	Access *access.Config
 
 	mu      sync.Mutex
 	members map[string]*running
@@ -184,7 +188,7 @@ func (r *Registry) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	cfg, _, err := LoadRESTConfig(ctx, r.Fed, &c)
+	cfg, _, err := LoadMemberConfig(ctx, r.Fed, &c, r.Access)
 	if err != nil {
 		return ctrl.Result{}, err
 	}

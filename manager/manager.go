@@ -28,6 +28,7 @@ import (
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	inventoryv1alpha1 "github.com/kfed-io/kfed/api/inventory/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/dnssync"
@@ -99,15 +100,19 @@ type Options struct {
 	// HostnameReservations reserve DNS suffixes of Gateway and Ingress
 	// hostnames for some namespaces (hostnames.Rule).
 	HostnameReservations []hostnames.Reservation
-	Logger               logr.Logger
+	// Inventory says where members come from besides kfed join.
+	Inventory InventoryOptions
+	Logger    logr.Logger
 }
 
 // NewScheme returns the scheme kfed's controllers use: core Kubernetes
-// types, kfed.io and externaldns.k8s.io.
+// types, kfed.io, externaldns.k8s.io, Gateway API and the Cluster Inventory
+// API.
 func NewScheme() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
 		clientgoscheme.AddToScheme, kfedv1alpha1.AddToScheme, extdnsv1alpha1.AddToScheme, gatewayv1.Install,
+		inventoryv1alpha1.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			return nil, err
@@ -138,6 +143,9 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if o.Federation == "" || o.Domain == "" {
 		return nil, fmt.Errorf("a federation name and a DNS domain are required")
 	}
+	if err := o.Inventory.check(); err != nil {
+		return nil, err
+	}
 	if o.Namespace == "" {
 		o.Namespace = kfedv1alpha1.DefaultNamespace
 	}
@@ -152,7 +160,7 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, add := range []func(ctrl.Manager, Options, *clusters.Registry) error{addServices, addReplicas, addGateways, addDNS} {
+	for _, add := range []func(ctrl.Manager, Options, *clusters.Registry) error{addServices, addReplicas, addGateways, addDNS, addInventory} {
 		if err := add(mgr, o, members); err != nil {
 			return nil, err
 		}
@@ -204,6 +212,7 @@ func addClusters(mgr ctrl.Manager, o Options) (*clusters.Registry, error) {
 		Client:   mgr.GetClient(),
 		Recorder: mgr.GetEventRecorder("kfed-cluster-controller"),
 		Interval: o.ClusterProbeInterval,
+		Access:   o.Inventory.Access,
 	}
 	if err := cc.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up the cluster controller: %w", err)
@@ -213,13 +222,15 @@ func addClusters(mgr ctrl.Manager, o Options) (*clusters.Registry, error) {
 	}
 	members := &clusters.Registry{
 		Fed: mgr.GetClient(), Scheme: mgr.GetScheme(), Logger: o.Logger.WithName("members"), WrapTransport: o.WrapTransport,
+		Access: o.Inventory.Access,
 	}
 	if err := members.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up the member registry: %w", err)
 	}
 	mc := &clusters.MemberCleanup{
 		Fed: mgr.GetClient(), Recorder: mgr.GetEventRecorder("kfed-member-cleanup"), Federation: o.Federation,
-		Kinds: []client.ObjectList{&corev1.ServiceList{}, &appsv1.DeploymentList{}},
+		Kinds:  []client.ObjectList{&corev1.ServiceList{}, &appsv1.DeploymentList{}},
+		Access: o.Inventory.Access,
 	}
 	if err := mc.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up member cleanup: %w", err)

@@ -21,6 +21,17 @@ func TestPlacement(t *testing.T) {
 			places: map[string]bool{"c1": true, "c2": false, "c3": false}},
 		{name: "a name that is not a DNS label is refused", annotations: map[string]string{AnnotationClusters: "Cluster_1"}, errHas: `"Cluster_1" is not a cluster name`},
 		{name: "names naming nothing are refused", annotations: map[string]string{AnnotationClusters: " , "}, errHas: "names no cluster"},
+		{name: "a PlacementDecision places where it lists", annotations: map[string]string{AnnotationPlacementDecision: "fleet", AnnotationDecided: "fleet=c1,c3"},
+			places: map[string]bool{"c1": true, "c2": false, "c3": true}},
+		{name: "a selector narrows a PlacementDecision", annotations: map[string]string{AnnotationPlacementDecision: "fleet", AnnotationDecided: "fleet=c1,c3", AnnotationClusterSelector: "kfed.io/region=us-east1"},
+			places: map[string]bool{"c1": true, "c2": false, "c3": false}},
+		{name: "a PlacementDecision not read yet places nowhere", annotations: map[string]string{AnnotationPlacementDecision: "fleet"},
+			places: map[string]bool{"c1": false, "c2": false, "c3": false}},
+		{name: "the record of another decision is not used", annotations: map[string]string{AnnotationPlacementDecision: "fleet", AnnotationDecided: "old=c1,c2,c3"},
+			places: map[string]bool{"c1": false, "c2": false, "c3": false}},
+		{name: "a PlacementDecision listing nothing places nowhere", annotations: map[string]string{AnnotationPlacementDecision: "fleet", AnnotationDecided: "fleet="},
+			places: map[string]bool{"c1": false, "c2": false, "c3": false}},
+		{name: "names and a PlacementDecision are refused together", annotations: map[string]string{AnnotationClusters: "c1", AnnotationPlacementDecision: "fleet"}, errHas: "both name the clusters"},
 		{name: "a malformed selector is refused", annotations: map[string]string{AnnotationClusterSelector: "tier in (a"}, errHas: AnnotationClusterSelector},
 	}
 	where := map[string]struct {

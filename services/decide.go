@@ -63,7 +63,9 @@ func decide(o observation, st *status) (decision, error) {
 		switch {
 		case !ready:
 			st.offline(name)
-			if had {
+			// An unreachable member keeps its records (its load balancer may
+			// still serve), unless its inventory withdrew it.
+			if had && !o.joined[name].Withdrawn() {
 				shards = append(shards, p)
 			}
 		case m.outcome == shardWriteFailed:

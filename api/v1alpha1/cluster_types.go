@@ -36,6 +36,21 @@ const (
 	LabelFederation = "kfed.io/federation"
 	// LabelCluster names the member Cluster an object belongs to.
 	LabelCluster = "kfed.io/cluster"
+	// LabelInventory marks a Cluster kfed keeps for an inventory entry
+	// (value InventoryClusterProfile): it is created, changed and deleted
+	// with its ClusterProfile, never by hand.
+	LabelInventory = "kfed.io/inventory"
+	// InventoryClusterProfile is LabelInventory's value for a Cluster taken
+	// from a ClusterProfile.
+	InventoryClusterProfile = "clusterprofile"
+	// AnnotationControlPlaneHealthy shows, on a Cluster taken from a
+	// ClusterProfile, the status of the profile's ControlPlaneHealthy
+	// condition, for kubectl; the Cluster controller reads the profile itself
+	// (False: not Ready, reason ControlPlaneUnhealthy, Withdrawn).
+	AnnotationControlPlaneHealthy = "kfed.io/control-plane-healthy"
+	// ReasonControlPlaneUnhealthy is the Ready condition's reason while the
+	// cluster's inventory says its control plane is not healthy.
+	ReasonControlPlaneUnhealthy = "ControlPlaneUnhealthy"
 	// DefaultNamespace is where kfed keeps its Secrets and namespaced objects.
 	DefaultNamespace = "kfed-system"
 	// DefaultKubeconfigKey is the Secret key that holds a member's kubeconfig.
@@ -43,6 +58,8 @@ const (
 )
 
 // ClusterSpec says where a member cluster is and how to reach it.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.kubeconfigSecretRef) != has(self.clusterProfileRef)",message="exactly one of kubeconfigSecretRef and clusterProfileRef is set"
 type ClusterSpec struct {
 	// Region the cluster runs in, such as "us-east1". It names the region-level
 	// DNS name of every Service the cluster serves. When empty, the region is
@@ -73,8 +90,17 @@ type ClusterSpec struct {
 	Location *GeoLocation `json:"location,omitempty"`
 
 	// KubeconfigSecretRef points at the Secret holding a kubeconfig for the
-	// member whose current context reaches it.
-	KubeconfigSecretRef SecretKeyRef `json:"kubeconfigSecretRef"`
+	// member whose current context reaches it (a cluster joined with kfed
+	// join). Exactly one of it and clusterProfileRef is set.
+	// +optional
+	KubeconfigSecretRef SecretKeyRef `json:"kubeconfigSecretRef,omitzero"`
+
+	// ClusterProfileRef names the Cluster Inventory API ClusterProfile
+	// (multicluster.x-k8s.io) the cluster was taken from: kfed reaches it
+	// through the profile's access provider and the exec plugin configured
+	// for it, and keeps this Cluster in line with the profile.
+	// +optional
+	ClusterProfileRef *ObjectRef `json:"clusterProfileRef,omitempty"`
 
 	// HealthCheck says whether kfed-healthcheck agents in this cluster probe
 	// federated endpoints.
@@ -92,6 +118,14 @@ type GeoLocation struct {
 	// Longitude, -180 (west) to 180 (east), such as "-74.01".
 	// +kubebuilder:validation:Pattern=`^[-+]?(180(\.0+)?|(1[0-7][0-9]|[1-9]?[0-9])(\.[0-9]+)?)$`
 	Longitude string `json:"longitude"`
+}
+
+// ObjectRef names a namespaced object.
+type ObjectRef struct {
+	// +kubebuilder:validation:MinLength=1
+	Namespace string `json:"namespace"`
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
 }
 
 // SecretKeyRef names one key of a namespaced Secret.
@@ -225,4 +259,20 @@ func (c *Cluster) Coordinates() (geo.Point, bool, error) {
 func NewGeoLocation(p geo.Point) *GeoLocation {
 	lat, lon, _ := strings.Cut(p.String(), ",")
 	return &GeoLocation{Latitude: lat, Longitude: lon}
+}
+
+// Withdrawn reports whether the cluster's inventory took it out of the
+// federation (its ClusterProfile's ControlPlaneHealthy is False): unlike a
+// cluster that merely cannot be reached, it leaves every answer. A nil
+// Cluster is not withdrawn.
+func (c *Cluster) Withdrawn() bool {
+	if c == nil {
+		return false
+	}
+	for _, cond := range c.Status.Conditions {
+		if cond.Type == ClusterReady {
+			return cond.Status == metav1.ConditionFalse && cond.Reason == ReasonControlPlaneUnhealthy
+		}
+	}
+	return false
 }

@@ -3,6 +3,8 @@ package v1alpha1
 import (
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/kfed-io/kfed/geo"
 )
 
@@ -46,6 +48,27 @@ func TestNewGeoLocationReadsBack(t *testing.T) {
 		c := &Cluster{Spec: ClusterSpec{Location: NewGeoLocation(p)}}
 		if got, ok, err := c.Coordinates(); !ok || err != nil || got != p {
 			t.Errorf("%v as %+v reads back as %v, %v, %v", p, *c.Spec.Location, got, ok, err)
+		}
+	}
+}
+
+func TestWithdrawn(t *testing.T) {
+	cond := func(status metav1.ConditionStatus, reason string) *Cluster {
+		return &Cluster{Status: ClusterStatus{Conditions: []metav1.Condition{{Type: ClusterReady, Status: status, Reason: reason}}}}
+	}
+	tests := []struct {
+		name    string
+		cluster *Cluster
+		want    bool
+	}{
+		{"its inventory says the control plane is unhealthy", cond(metav1.ConditionFalse, ReasonControlPlaneUnhealthy), true},
+		{"merely unreachable keeps its records", cond(metav1.ConditionFalse, ReasonProbeFailed), false},
+		{"ready", cond(metav1.ConditionTrue, ReasonProbeSucceeded), false},
+		{"no Cluster (unjoined meanwhile)", nil, false},
+	}
+	for _, tt := range tests {
+		if got := tt.cluster.Withdrawn(); got != tt.want {
+			t.Errorf("%s: Withdrawn() = %v, want %v", tt.name, got, tt.want)
 		}
 	}
 }

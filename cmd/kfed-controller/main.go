@@ -14,6 +14,7 @@ import (
 	// no CA bundle (kfed's images are scratch); a bundle on the machine
 	// (/etc/ssl/certs, SSL_CERT_FILE) takes precedence. docs/images.md.
 	_ "golang.org/x/crypto/x509roots/fallback"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/textlogger"
@@ -24,6 +25,7 @@ import (
 	"github.com/kfed-io/kfed/buildinfo"
 	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/hostnames"
+	"github.com/kfed-io/kfed/inventory/access"
 	"github.com/kfed-io/kfed/manager"
 	"github.com/kfed-io/kfed/memlimit"
 )
@@ -59,6 +61,17 @@ func main() {
 	fs.DurationVar(&o.UnschedulableThreshold, "unschedulable-threshold", 0, "how long a pod of a federated Deployment may stay unschedulable before its cluster counts as full (default 60s; the annotation kfed.io/unschedulable-threshold overrides it per Deployment)")
 	fs.DurationVar(&o.MemberGracePeriod, "member-grace-period", 0, "how long a member that cannot be reached keeps the replicas of federated Deployments before they are planned elsewhere (default 60s)")
 	fs.DurationVar(&o.HealthFreshness, "health-freshness", 0, "how long a health checker's heartbeat counts in a quorum (default 40s, four 10s intervals)")
+	fs.StringVar(&o.Inventory.Inventory, "inventory", "", `where members come from besides kfed join: "clusterprofile" federates to the ClusterProfiles (Cluster Inventory API) of --inventory-namespace`)
+	fs.StringVar(&o.Inventory.InventoryNamespace, "inventory-namespace", "", "namespace of the ClusterProfiles kfed federates to (with --inventory clusterprofile)")
+	fs.Func("inventory-selector", "label selector on those ClusterProfiles, such as multicluster.x-k8s.io/clusterset=prod (default: all)", func(s string) (err error) {
+		o.Inventory.InventorySelector, err = labels.Parse(s)
+		return err
+	})
+	fs.Func("clusterprofile-provider-file", "access provider file (KEP-5339): the exec plugin for each access provider name a ClusterProfile may offer", func(s string) (err error) {
+		o.Inventory.Access, err = access.Load(s)
+		return err
+	})
+	fs.StringVar(&o.Inventory.ProfileNamespace, "cluster-profile-namespace", "", "namespace of the ClusterProfiles kfed writes for its joined clusters (default --namespace)")
 	logCfg := textlogger.NewConfig()
 	logCfg.AddFlags(fs)
 	_ = fs.Parse(os.Args[1:])

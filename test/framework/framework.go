@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	inventoryv1alpha1 "github.com/kfed-io/kfed/api/inventory/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/deploy/crds"
 	"github.com/kfed-io/kfed/devenv"
@@ -173,11 +174,12 @@ func (f *Federation) Clientset(name string) kubernetes.Interface {
 	return cs
 }
 
-// NewScheme returns a scheme with core, kfed and DNSEndpoint types.
+// NewScheme returns a scheme with core, kfed, DNSEndpoint and Cluster
+// Inventory API types.
 func NewScheme(t testing.TB) *k8sruntime.Scheme {
 	s := k8sruntime.NewScheme()
 	for _, add := range []func(*k8sruntime.Scheme) error{
-		clientgoscheme.AddToScheme, kfedv1alpha1.AddToScheme, extdnsv1alpha1.AddToScheme,
+		clientgoscheme.AddToScheme, kfedv1alpha1.AddToScheme, extdnsv1alpha1.AddToScheme, inventoryv1alpha1.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			t.Fatal(err)
