@@ -6,7 +6,7 @@ import (
 
 	"github.com/miekg/dns"
 
-	"github.com/kfed-io/kfed/dnsprovider/rfc2136/bindtest"
+	"github.com/kfed-io/kfed/test/bindtest"
 )
 
 func TestKilledServerRestartsWithTheUpdatesItAcknowledged(t *testing.T) {
