@@ -71,7 +71,7 @@ images:
 		$(GO) run ./hack/images -version $(VERSION) -revision $(REVISION) -platforms $(PLATFORMS) -out bin/images
 
 ## scale: 10,000 federated Services x 3 members: publish time, controller CPU/RSS, API requests, plugin
-## catch-up, then 5 quiet minutes with no writes (~30-60 min on 2 cores; `make test` runs 200 Services).
+## catch-up, then 5 quiet minutes with no writes (~20-30 min on 2 cores: it published in 9.5 min last; `make test` runs 200 Services).
 scale:
 	set -o pipefail; KFED_TEST_BIN=$$(hack/test-binaries.sh | tail -n 1) \
 		KFED_SCALE_SERVICES=$${KFED_SCALE_SERVICES:-10000} KFED_SCALE_STEADY=$${KFED_SCALE_STEADY:-5m} \
