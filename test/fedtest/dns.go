@@ -23,7 +23,7 @@ import (
 // The names of Service shop/web in federation e2e under kfed.test, with
 // shards in cluster-1 (us-east1-b) and cluster-2 (us-east1-c).
 const (
-	DnsZone    = "kfed.test."
+	DNSZone    = "kfed.test."
 	WebGlobal  = "web.shop.e2e.svc.kfed.test."
 	WebRegion  = "web.shop.e2e.svc.us-east1.kfed.test."
 	WebZoneB   = "web.shop.e2e.svc.us-east1-b.us-east1.kfed.test."

@@ -12,11 +12,11 @@ import (
 // Fast health settings for tests: a probe a second, two failures take an
 // endpoint out, two passes bring it back, heartbeats fresh for 4 s.
 const (
-	HcInterval  = time.Second
-	HcFall      = 2
-	HcFreshness = 4 * time.Second
-	// hcBound is the bound on detection: interval × fall + 2 s.
-	HcBound = HcInterval*HcFall + 2*time.Second
+	HCInterval  = time.Second
+	HCFall      = 2
+	HCFreshness = 4 * time.Second
+	// HCBound is the bound on detection: interval × fall + 2 s.
+	HCBound = HCInterval*HCFall + 2*time.Second
 )
 
 // BuildHealthcheck builds ./cmd/kfed-healthcheck into the test's folder.

@@ -75,9 +75,9 @@ func TestCoreDNSServesFederatedNamesFromTheControlPlane(t *testing.T) {
 	}
 	binary := fedtest.BuildCoreDNS(t)
 	srv, err := f.StartCoreDNS(ctx, devenv.CoreDNSOptions{
-		Binary: binary, Name: "coredns-cluster-1", Cluster: "cluster-1", Zone: fedtest.DnsZone,
+		Binary: binary, Name: "coredns-cluster-1", Cluster: "cluster-1", Zone: fedtest.DNSZone,
 		Corefile: devenv.KfedCorefile(devenv.KfedZone{
-			Zone: fedtest.DnsZone, Federation: "e2e", Cluster: "cluster-1",
+			Zone: fedtest.DNSZone, Federation: "e2e", Cluster: "cluster-1",
 			Kubeconfig: fedtest.CoreDNSKubeconfig(t, f), Context: "federation",
 		}),
 	})

@@ -51,16 +51,16 @@ func TestCoreDNSIsAHiddenPrimaryForSecondaries(t *testing.T) {
 	bindPort, knotPort := freeLoopbackPort(t), freeLoopbackPort(t)
 	corefile := func(transfer bool) string {
 		var b strings.Builder
-		fmt.Fprintf(&b, "%s {\n\tbind 127.0.0.1\n\terrors\n", fedtest.DnsZone)
+		fmt.Fprintf(&b, "%s {\n\tbind 127.0.0.1\n\terrors\n", fedtest.DNSZone)
 		if transfer {
 			fmt.Fprintf(&b, "\ttransfer {\n\t\tto 127.0.0.1:%d 127.0.0.1:%d\n\t}\n", bindPort, knotPort)
 		}
-		fmt.Fprintf(&b, "\tkfed {\n\t\tfederation e2e\n\t\tkubeconfig %q federation\n\t\tns ns1.%s 127.0.0.1\n\t}\n}\n", kubeconfig, fedtest.DnsZone)
+		fmt.Fprintf(&b, "\tkfed {\n\t\tfederation e2e\n\t\tkubeconfig %q federation\n\t\tns ns1.%s 127.0.0.1\n\t}\n}\n", kubeconfig, fedtest.DNSZone)
 		return b.String()
 	}
 	start := func(name string, transfer bool) *devenv.CoreDNS {
 		t.Helper()
-		srv, err := f.StartCoreDNS(ctx, devenv.CoreDNSOptions{Binary: binary, Name: name, Zone: fedtest.DnsZone, Corefile: corefile(transfer)})
+		srv, err := f.StartCoreDNS(ctx, devenv.CoreDNSOptions{Binary: binary, Name: name, Zone: fedtest.DNSZone, Corefile: corefile(transfer)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -69,8 +69,8 @@ func TestCoreDNSIsAHiddenPrimaryForSecondaries(t *testing.T) {
 	}
 	primary := start("coredns-primary", true)
 	secondaries := []*secondary{
-		startBINDSecondary(t, bindPort, fedtest.DnsZone, primary.Addr),
-		startKnotSecondary(t, knotPort, fedtest.DnsZone, primary.Addr),
+		startBINDSecondary(t, bindPort, fedtest.DNSZone, primary.Addr),
+		startKnotSecondary(t, knotPort, fedtest.DNSZone, primary.Addr),
 	}
 	// Started a while after the first, as a rolling update would.
 	time.Sleep(1100 * time.Millisecond)
@@ -107,7 +107,7 @@ func TestCoreDNSIsAHiddenPrimaryForSecondaries(t *testing.T) {
 		got := map[string]uint32{}
 		var serials []uint32
 		for name, addr := range servers {
-			r, err := fedtest.Query(addr, "udp", fedtest.DnsZone, dns.TypeSOA)
+			r, err := fedtest.Query(addr, "udp", fedtest.DNSZone, dns.TypeSOA)
 			if err != nil {
 				return 0, err
 			}
@@ -136,14 +136,14 @@ func TestCoreDNSIsAHiddenPrimaryForSecondaries(t *testing.T) {
 	t.Run("the transferred zone passes named-checkzone", func(t *testing.T) {
 		zoneFile := filepath.Join(t.TempDir(), "zone.db")
 		var out bytes.Buffer
-		for rr := range axfr(t, primary.Addr, fedtest.DnsZone) {
+		for rr := range axfr(t, primary.Addr, fedtest.DNSZone) {
 			out.WriteString(rr.String() + "\n")
 		}
 		if err := os.WriteFile(zoneFile, out.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		check, err := exec.Command("named-checkzone", "-i", "local", "-k", "fail", "-n", "fail", "-m", "fail", "-M", "fail", "-S", "fail",
-			strings.TrimSuffix(fedtest.DnsZone, "."), zoneFile).CombinedOutput()
+			strings.TrimSuffix(fedtest.DNSZone, "."), zoneFile).CombinedOutput()
 		if err != nil {
 			t.Errorf("named-checkzone: %v\n%s\n%s", err, check, out.String())
 		}
@@ -152,7 +152,7 @@ func TestCoreDNSIsAHiddenPrimaryForSecondaries(t *testing.T) {
 	t.Run("IXFR gets the SOA alone when current and the whole zone when behind", func(t *testing.T) {
 		ixfr := func(from uint32) []dns.RR {
 			m := new(dns.Msg)
-			m.SetIxfr(fedtest.DnsZone, from, "ns1."+fedtest.DnsZone, "hostmaster."+fedtest.DnsZone)
+			m.SetIxfr(fedtest.DNSZone, from, "ns1."+fedtest.DNSZone, "hostmaster."+fedtest.DNSZone)
 			envelopes, err := new(dns.Transfer).In(m, primary.Addr)
 			if err != nil {
 				t.Fatal(err)
@@ -170,7 +170,7 @@ func TestCoreDNSIsAHiddenPrimaryForSecondaries(t *testing.T) {
 			t.Errorf("IXFR from the current serial %d: %d records, want the SOA alone", serial, len(rrs))
 		}
 		full := 0
-		for range axfr(t, primary.Addr, fedtest.DnsZone) {
+		for range axfr(t, primary.Addr, fedtest.DNSZone) {
 			full++
 		}
 		if rrs := ixfr(serial - 1); len(rrs) != full {
@@ -247,7 +247,7 @@ func TestCoreDNSIsAHiddenPrimaryForSecondaries(t *testing.T) {
 			return errors.Join(errs...)
 		})
 		late := start("coredns-late", false)
-		r, err := fedtest.Query(late.Addr, "udp", fedtest.DnsZone, dns.TypeSOA)
+		r, err := fedtest.Query(late.Addr, "udp", fedtest.DNSZone, dns.TypeSOA)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -260,7 +260,7 @@ func TestCoreDNSIsAHiddenPrimaryForSecondaries(t *testing.T) {
 		for _, proto := range []string{"tcp", "udp"} {
 			c := &dns.Client{Net: proto, Timeout: 5 * time.Second}
 			m := new(dns.Msg)
-			m.SetQuestion(fedtest.DnsZone, dns.TypeAXFR)
+			m.SetQuestion(fedtest.DNSZone, dns.TypeAXFR)
 			began := time.Now()
 			r, _, err := c.Exchange(m, replica.Addr)
 			if err != nil {
@@ -272,7 +272,7 @@ func TestCoreDNSIsAHiddenPrimaryForSecondaries(t *testing.T) {
 		}
 		host, port, _ := net.SplitHostPort(replica.Addr)
 		began := time.Now()
-		out, _ := exec.Command("dig", "@"+host, "-p", port, "+time=5", "+tries=1", fedtest.DnsZone, "AXFR").CombinedOutput()
+		out, _ := exec.Command("dig", "@"+host, "-p", port, "+time=5", "+tries=1", fedtest.DNSZone, "AXFR").CombinedOutput()
 		if !strings.Contains(string(out), "Transfer failed") || time.Since(began) > 2*time.Second {
 			t.Errorf("dig AXFR after %v:\n%s", time.Since(began), out)
 		}

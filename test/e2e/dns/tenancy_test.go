@@ -56,9 +56,9 @@ func TestTenantCannotPublishAnotherNamespacesNames(t *testing.T) {
 	var dnsAddrs []string
 	for _, m := range f.Members {
 		cd, err := f.StartCoreDNS(ctx, devenv.CoreDNSOptions{
-			Binary: binary, Name: "coredns-" + m.Name, Cluster: m.Name, Zone: fedtest.DnsZone,
+			Binary: binary, Name: "coredns-" + m.Name, Cluster: m.Name, Zone: fedtest.DNSZone,
 			Corefile: devenv.KfedCorefile(devenv.KfedZone{
-				Zone: fedtest.DnsZone, Federation: "fed", Cluster: m.Name, Kubeconfig: kubeconfig, Context: "federation",
+				Zone: fedtest.DNSZone, Federation: "fed", Cluster: m.Name, Kubeconfig: kubeconfig, Context: "federation",
 			}),
 		})
 		if err != nil {
@@ -164,7 +164,7 @@ func TestTenantCannotPublishAnotherNamespacesNames(t *testing.T) {
 					t.Fatalf("%s answers %v for %s, want demo's two clusters", addr, fedtest.AnswerStrings(r), global)
 				}
 			}
-			if err := fedtest.WantRcode(addr, "www."+fedtest.DnsZone, dns.RcodeNameError); err != nil {
+			if err := fedtest.WantRcode(addr, "www."+fedtest.DNSZone, dns.RcodeNameError); err != nil {
 				t.Error(err)
 			}
 		}
@@ -239,7 +239,7 @@ func TestTenantCannotPublishAnotherNamespacesNames(t *testing.T) {
 		framework.Eventually(t, 20*time.Second, func(context.Context) error {
 			var errs []error
 			for _, addr := range dnsAddrs {
-				errs = append(errs, fedtest.WantAddresses(addr, "tcp", "www."+fedtest.DnsZone, dns.TypeA, "198.51.100.67"))
+				errs = append(errs, fedtest.WantAddresses(addr, "tcp", "www."+fedtest.DNSZone, dns.TypeA, "198.51.100.67"))
 			}
 			if got := srv.Answers(t, "www."+zone, dns.TypeA); !slices.Equal(got, []string{"198.51.100.67"}) {
 				errs = append(errs, fmt.Errorf("BIND answers %v for www.%s", got, zone))

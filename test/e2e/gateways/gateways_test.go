@@ -271,7 +271,7 @@ func hostGet(t *testing.T, addr, host string) string {
 // whose Gateway refuses connections leaves the hostname within the health
 // bound, the Gateway says so, and the cluster comes back once it answers.
 func TestFederatedGatewayHealth(t *testing.T) {
-	f := fedtest.StartGatewayFederation(t, manager.Options{HealthFreshness: fedtest.HcFreshness})
+	f := fedtest.StartGatewayFederation(t, manager.Options{HealthFreshness: fedtest.HCFreshness})
 	ctx := context.Background()
 	fed := f.Client("federation")
 	if err := fed.Create(ctx, framework.Namespace("shop")); err != nil {
@@ -330,7 +330,7 @@ func TestFederatedGatewayHealth(t *testing.T) {
 	refuse(true)
 	start := time.Now()
 	want := slices.DeleteFunc(slices.Clone(all), func(a string) bool { return a == down })
-	framework.Eventually(t, fedtest.HcBound+10*time.Second, func(ctx context.Context) error {
+	framework.Eventually(t, fedtest.HCBound+10*time.Second, func(ctx context.Context) error {
 		var ep extdnsv1alpha1.DNSEndpoint
 		if err := fed.Get(ctx, client.ObjectKey{Namespace: "kfed-system", Name: "gateway.shop.front"}, &ep); err != nil {
 			return err
@@ -362,7 +362,7 @@ func TestFederatedGatewayHealth(t *testing.T) {
 // so the checkers reach its route (the loopback implementation answers 404
 // to any other host) and every cluster stays in DNS.
 func TestFederatedGatewayProbesAskForTheHostname(t *testing.T) {
-	f := fedtest.StartGatewayFederation(t, manager.Options{HealthFreshness: fedtest.HcFreshness})
+	f := fedtest.StartGatewayFederation(t, manager.Options{HealthFreshness: fedtest.HCFreshness})
 	ctx := context.Background()
 	fed := f.Client("federation")
 	if err := fed.Create(ctx, framework.Namespace("shop")); err != nil {
@@ -419,7 +419,7 @@ func wantCheckersFindAllUp(t *testing.T, fed client.Client, endpoints int32) {
 		}
 		return nil
 	})
-	fedtest.Steady(t, fedtest.HcBound+2*time.Second, "no checker finds a cluster down", func() error {
+	fedtest.Steady(t, fedtest.HCBound+2*time.Second, "no checker finds a cluster down", func() error {
 		var reports kfedv1alpha1.HealthReportList
 		if err := fed.List(context.Background(), &reports, client.InNamespace("kfed-system")); err != nil {
 			return err
@@ -479,8 +479,8 @@ func startCheckers(t *testing.T, f *framework.Federation) {
 		if _, err := f.Env.StartChecker(context.Background(), devenv.CheckerOptions{
 			Binary: bin, Name: "checker-" + m.Name, Cluster: m.Name, Federation: "fed",
 			Kubeconfig: kubeconfig, Context: "federation",
-			Args: []string{"--interval=" + fedtest.HcInterval.String(), "--timeout=400ms", "--fall=" + strconv.Itoa(fedtest.HcFall), "--rise=2",
-				"--heartbeat=" + (fedtest.HcFreshness / 4).String()},
+			Args: []string{"--interval=" + fedtest.HCInterval.String(), "--timeout=400ms", "--fall=" + strconv.Itoa(fedtest.HCFall), "--rise=2",
+				"--heartbeat=" + (fedtest.HCFreshness / 4).String()},
 		}); err != nil {
 			t.Fatal(err)
 		}

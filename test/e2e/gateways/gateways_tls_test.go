@@ -37,7 +37,7 @@ import (
 // --resolve) verifies the certificate and reaches the route in that
 // cluster; so does one through a federated Ingress's spec.tls.
 func TestFederatedGatewayServesHTTPS(t *testing.T) {
-	f := fedtest.StartGatewayFederation(t, manager.Options{HealthFreshness: fedtest.HcFreshness})
+	f := fedtest.StartGatewayFederation(t, manager.Options{HealthFreshness: fedtest.HCFreshness})
 	fed := f.Client("federation")
 	const ns = "shop"
 	fedtest.Create(t, fed, framework.Namespace(ns))

@@ -49,8 +49,8 @@ func TestFailoverServesOnePlaceAtATime(t *testing.T) {
 	dnsOf := map[string]string{}
 	for _, m := range f.Members {
 		cd, err := f.StartCoreDNS(ctx, devenv.CoreDNSOptions{
-			Binary: binary, Name: "coredns-" + m.Name, Cluster: m.Name, Zone: fedtest.DnsZone,
-			Corefile: devenv.KfedCorefile(devenv.KfedZone{Zone: fedtest.DnsZone, Federation: "fed", Cluster: m.Name, Kubeconfig: kubeconfig, Context: "federation"}),
+			Binary: binary, Name: "coredns-" + m.Name, Cluster: m.Name, Zone: fedtest.DNSZone,
+			Corefile: devenv.KfedCorefile(devenv.KfedZone{Zone: fedtest.DNSZone, Federation: "fed", Cluster: m.Name, Kubeconfig: kubeconfig, Context: "federation"}),
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -245,18 +245,18 @@ func TestFailoverFollowsTheCheckersQuorum(t *testing.T) {
 
 	t.Run("the serving place refusing connections fails over within the health bound", func(t *testing.T) {
 		fail(t, 2, loopbacklb.FailureRefuse)
-		took := within(t, fedtest.HcBound, "every answer in us-east1", answers(lb[0], lb[1]))
+		took := within(t, fedtest.HCBound, "every answer in us-east1", answers(lb[0], lb[1]))
 		t.Logf("failed over %v after cluster-3 refused", took.Round(time.Millisecond))
 		fail(t, 2, "")
 		// Back after rise (2 probes) and the 3 s hold.
-		took = within(t, fedtest.HcBound+3*time.Second+time.Second, "cluster-3 serves again", answers(lb[2]))
+		took = within(t, fedtest.HCBound+3*time.Second+time.Second, "cluster-3 serves again", answers(lb[2]))
 		if took < 3*time.Second {
 			t.Errorf("traffic came back %v after cluster-3 did, within the 3 s hold", took)
 		}
 	})
 	t.Run("a checker cut off from the serving place alone switches nothing", func(t *testing.T) {
 		cut := nftDropTo(t, b.sources[0], []string{loopbacklb.Block(b.f.LBBase, 2).String()}, lb[2])
-		fedtest.Steady(t, fedtest.HcBound+fedtest.HcFreshness, "cluster-3 keeps serving while checker-cluster-1 cannot reach it", answers(lb[2]))
+		fedtest.Steady(t, fedtest.HCBound+fedtest.HCFreshness, "cluster-3 keeps serving while checker-cluster-1 cannot reach it", answers(lb[2]))
 		cut()
 	})
 }

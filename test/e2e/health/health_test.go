@@ -77,7 +77,7 @@ type hcSettings struct {
 	checkerArgs []string
 }
 
-var fastHC = hcSettings{interval: fedtest.HcInterval, timeout: 400 * time.Millisecond, fall: fedtest.HcFall, rise: 2, freshness: fedtest.HcFreshness}
+var fastHC = hcSettings{interval: fedtest.HCInterval, timeout: 400 * time.Millisecond, fall: fedtest.HCFall, rise: 2, freshness: fedtest.HCFreshness}
 
 func startHealthBed(t *testing.T, hc hcSettings) *healthBed {
 	t.Helper()
@@ -249,8 +249,8 @@ func TestHealthChecksTakeADeadEndpointOutOfDNSByQuorum(t *testing.T) {
 
 	t.Run("a load balancer that refuses connections leaves DNS, and comes back", func(t *testing.T) {
 		b.fail(t, 1, "refuse")
-		within(t, fedtest.HcBound, "cluster-2 out of CoreDNS's answers", func() error { return b.answers(lb1, lb3) })
-		within(t, fedtest.HcBound, "cluster-2 out of BIND", func() error { return b.bindAnswers(t, lb1, lb3) })
+		within(t, fedtest.HCBound, "cluster-2 out of CoreDNS's answers", func() error { return b.answers(lb1, lb3) })
+		within(t, fedtest.HCBound, "cluster-2 out of BIND", func() error { return b.bindAnswers(t, lb1, lb3) })
 		if err := fedtest.WantAddresses(b.dns.Addr, "udp", "cluster-2."+b.global, dns.TypeA, lb2); err != nil {
 			t.Errorf("cluster-2's own name: %v", err)
 		}
@@ -258,36 +258,36 @@ func TestHealthChecksTakeADeadEndpointOutOfDNSByQuorum(t *testing.T) {
 			t.Errorf("condition %s: %+v", services.CondHealthy, c)
 		}
 		b.fail(t, 1, "")
-		within(t, fedtest.HcBound, "cluster-2 back in CoreDNS's answers", func() error { return b.answers(lb1, lb2, lb3) })
-		within(t, fedtest.HcBound, "cluster-2 back in BIND", func() error { return b.bindAnswers(t, lb1, lb2, lb3) })
+		within(t, fedtest.HCBound, "cluster-2 back in CoreDNS's answers", func() error { return b.answers(lb1, lb2, lb3) })
+		within(t, fedtest.HCBound, "cluster-2 back in BIND", func() error { return b.bindAnswers(t, lb1, lb2, lb3) })
 	})
 
 	t.Run("a checker cut off at the network level removes nothing; the others still remove a dead endpoint", func(t *testing.T) {
 		cut := nftDrop(t, b.sources[2], b.f, lb1)
 		// The cut checker sees every endpoint fail: it turns degraded and
 		// abstains. Nothing leaves DNS meanwhile.
-		fedtest.Steady(t, fedtest.HcBound+fedtest.HcFreshness, "every endpoint stays while checker-cluster-3 is cut off", func() error { return b.answers(lb1, lb2, lb3) })
+		fedtest.Steady(t, fedtest.HCBound+fedtest.HCFreshness, "every endpoint stays while checker-cluster-3 is cut off", func() error { return b.answers(lb1, lb2, lb3) })
 		b.fail(t, 0, "refuse")
-		within(t, fedtest.HcBound, "cluster-1 out with two of three checkers able to see", func() error { return b.answers(lb2, lb3) })
+		within(t, fedtest.HCBound, "cluster-1 out with two of three checkers able to see", func() error { return b.answers(lb2, lb3) })
 		b.fail(t, 0, "")
-		within(t, fedtest.HcBound, "cluster-1 back", func() error { return b.answers(lb1, lb2, lb3) })
+		within(t, fedtest.HCBound, "cluster-1 back", func() error { return b.answers(lb1, lb2, lb3) })
 		cut()
 	})
 
 	t.Run("a minority of checkers killed changes nothing; the rest still decide", func(t *testing.T) {
 		b.checkers[2].Kill()
-		fedtest.Steady(t, fedtest.HcFreshness+2*time.Second, "every endpoint stays after checker-cluster-3 died", func() error { return b.answers(lb1, lb2, lb3) })
+		fedtest.Steady(t, fedtest.HCFreshness+2*time.Second, "every endpoint stays after checker-cluster-3 died", func() error { return b.answers(lb1, lb2, lb3) })
 		b.fail(t, 2, "refuse")
-		within(t, fedtest.HcBound, "cluster-3 out, decided by the two fresh checkers", func() error { return b.answers(lb1, lb2) })
+		within(t, fedtest.HCBound, "cluster-3 out, decided by the two fresh checkers", func() error { return b.answers(lb1, lb2) })
 		b.fail(t, 2, "")
-		within(t, fedtest.HcBound, "cluster-3 back", func() error { return b.answers(lb1, lb2, lb3) })
+		within(t, fedtest.HCBound, "cluster-3 back", func() error { return b.answers(lb1, lb2, lb3) })
 	})
 
 	t.Run("every endpoint down: the global name keeps them all and places fall back to it", func(t *testing.T) {
 		for i := range 3 {
 			b.fail(t, i, "refuse")
 		}
-		framework.Eventually(t, fedtest.HcBound+5*time.Second, func(context.Context) error {
+		framework.Eventually(t, fedtest.HCBound+5*time.Second, func(context.Context) error {
 			c := b.condition(t)
 			if c == nil || c.Reason != "NoEndpointHealthy" {
 				return fmt.Errorf("condition %+v", c)
@@ -304,7 +304,7 @@ func TestHealthChecksTakeADeadEndpointOutOfDNSByQuorum(t *testing.T) {
 		for i := range 3 {
 			b.fail(t, i, "")
 		}
-		within(t, fedtest.HcBound, "every endpoint healthy again", func() error {
+		within(t, fedtest.HCBound, "every endpoint healthy again", func() error {
 			if c := b.condition(t); c == nil || c.Status != "True" {
 				return fmt.Errorf("condition %+v", c)
 			}
@@ -362,7 +362,7 @@ func TestHealthVerdictsSurviveAControllerKilledMidReport(t *testing.T) {
 	b := startHealthBed(t, hc)
 	lb1, lb2, lb3 := b.lb[0], b.lb[1], b.lb[2]
 	b.fail(t, 1, "refuse")
-	within(t, fedtest.HcBound, "cluster-2 out", func() error { return b.answers(lb1, lb3) })
+	within(t, fedtest.HCBound, "cluster-2 out", func() error { return b.answers(lb1, lb3) })
 
 	// Record every answer the plugin gives from here on.
 	type sample struct {
