@@ -48,6 +48,10 @@ fi
 go vet ./...
 go vet -tags kubernetes ./cmd/coredns # the build that can be a cluster's own DNS
 # -p 2: e2e packages each start a federation; two at a time fit this size
-# of machine (2 cores) without starving the API servers.
-go test -count=1 -p 2 -timeout 25m "$@" ./...
+# of machine (2 cores) without starving the API servers. The end-to-end
+# packages (a package per area, test/e2e/...) and the other long ones are
+# named first: go test starts packages in the order given, and starting the
+# longest first leaves the short unit tests to fill the gaps at the end
+# instead of a long package running alone.
+go test -count=1 -p 2 -timeout 25m "$@" ./test/e2e/... ./test/reliability ./cmd/kfed ./...
 FUZZTIME=5000x hack/fuzz.sh # every fuzz target for 5,000 executions; `make fuzz` runs them longer
