@@ -32,6 +32,7 @@ generate:
 	cp deploy/healthcheck/rbac/role.yaml deploy/chart/kfed/files/rbac/healthcheck.yaml
 	cp deploy/member/rbac.yaml deploy/chart/kfed/files/rbac/member.yaml
 	cp deploy/coredns/rbac.yaml deploy/chart/kfed/files/rbac/coredns.yaml
+	cp deploy/coredns/clusterset-rbac.yaml deploy/chart/kfed/files/rbac/clusterset.yaml
 
 ## verify: generated files (deepcopy, CRDs, RBAC) match the code.
 verify: generate

@@ -82,7 +82,8 @@ func Join(ctx context.Context, fed client.Client, o JoinOptions) (*kfedv1alpha1.
 	var existing kfedv1alpha1.Cluster
 	switch err := fed.Get(ctx, client.ObjectKey{Name: o.Name}, &existing); {
 	case err == nil:
-		return nil, fmt.Errorf("a cluster named %q is already joined (region %s); unjoin it first or pick another name", o.Name, existing.Spec.Region)
+		return nil, fmt.Errorf("a cluster named %q is already joined (region %s): to replace its credentials, keeping its shards and records, add --renew; "+
+			"to join another cluster, pick another name", o.Name, existing.Spec.Region)
 	case !apierrors.IsNotFound(err):
 		return nil, fmt.Errorf("looking up cluster %q: %w", o.Name, err)
 	}

@@ -139,10 +139,41 @@ type KfedZone struct {
 	Trusted []string
 	// Extra lines for the server block, such as "log" or "cache 5".
 	Extra []string
+	// Clusterset, if set, adds a server block for the member's
+	// clusterset zone (ClustersetCorefile).
+	Clusterset *ClustersetZone
+}
+
+// ClustersetZone is a member's clusterset zone, served by the clusterset
+// plugin from that member's ServiceImports and EndpointSlices.
+type ClustersetZone struct {
+	// Zone is the clusterset zone; clusterset.local when empty.
+	Zone string
+	// Kubeconfig and Context reach the member cluster.
+	Kubeconfig string
+	Context    string
+}
+
+// ClustersetCorefile is a server block that serves z on 127.0.0.1 with the
+// clusterset plugin.
+func ClustersetCorefile(z ClustersetZone) string {
+	zone := cmpOr(z.Zone, "clusterset.local")
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s {\n\tbind 127.0.0.1\n\terrors\n\tclusterset %s {\n", zone, zone)
+	if z.Kubeconfig != "" {
+		fmt.Fprintf(&b, "\t\tkubeconfig %q", z.Kubeconfig)
+		if z.Context != "" {
+			fmt.Fprintf(&b, " %s", z.Context)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\t}\n}\n")
+	return b.String()
 }
 
 // KfedCorefile is a server block that serves z on 127.0.0.1 with the kfed
-// plugin, for CoreDNSOptions.Corefile.
+// plugin, for CoreDNSOptions.Corefile, followed with z.Clusterset by the
+// clusterset zone's.
 func KfedCorefile(z KfedZone) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s {\n\tbind 127.0.0.1\n\terrors\n", z.Zone)
@@ -171,5 +202,8 @@ func KfedCorefile(z KfedZone) string {
 		fmt.Fprintf(&b, "\t\trtt %s\n", kfedv1alpha1.DefaultNamespace)
 	}
 	b.WriteString("\t}\n}\n")
+	if z.Clusterset != nil {
+		b.WriteString(ClustersetCorefile(*z.Clusterset))
+	}
 	return b.String()
 }

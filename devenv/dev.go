@@ -267,7 +267,8 @@ func (d *Dev) startCheckers(ctx context.Context) error {
 }
 
 // startCoreDNS runs, for each member, a CoreDNS with the kfed plugin that
-// stands for that member (its endpoints answered first).
+// stands for that member (its endpoints answered first) and the clusterset
+// plugin that answers its clusterset.local.
 func (d *Dev) startCoreDNS(ctx context.Context) error {
 	for _, m := range d.Members {
 		c, err := d.StartCoreDNS(ctx, CoreDNSOptions{
@@ -275,6 +276,8 @@ func (d *Dev) startCoreDNS(ctx context.Context) error {
 			Corefile: KfedCorefile(KfedZone{
 				Zone: d.opts.Domain, Federation: d.opts.Federation, Cluster: m.Name,
 				Kubeconfig: d.Kubeconfig, Context: ControlPlaneName,
+				// and clusterset.local from the member's own ServiceImports
+				Clusterset: &ClustersetZone{Kubeconfig: d.Kubeconfig, Context: m.Name},
 			}),
 		})
 		if err != nil {

@@ -1,5 +1,7 @@
 // Command coredns is kfed's CoreDNS: CoreDNS with kfed, which answers a
-// federation's Service names from its control plane's DNSEndpoints, and the
+// federation's Service names from its control plane's DNSEndpoints, with
+// clusterset, which answers a member's Multi-Cluster Services names
+// (clusterset.local) from its ServiceImports and EndpointSlices, and the
 // in-tree plugins a DNS server beside the cluster's own needs (plugins.go).
 // Flags and Corefile are CoreDNS's own (coredns -help); -version (or
 // --version) prints CoreDNS's version and, where CoreDNS prints its git commit,
@@ -23,6 +25,7 @@ import (
 
 	"github.com/kfed-io/kfed/buildinfo"
 	"github.com/kfed-io/kfed/memlimit"
+	_ "github.com/kfed-io/kfed/plugin/clusterset"
 	_ "github.com/kfed-io/kfed/plugin/kfed"
 )
 
@@ -36,7 +39,9 @@ func main() {
 	if i < 0 {
 		i = len(dnsserver.Directives)
 	}
-	dnsserver.Directives = slices.Insert(dnsserver.Directives, i, "kfed")
+	// clusterset, which answers the Multi-Cluster Services zone
+	// (clusterset.local) from the cluster's ServiceImports, goes beside it.
+	dnsserver.Directives = slices.Insert(dnsserver.Directives, i, "kfed", "clusterset")
 	// CoreDNS is built from a module version here, not from its own git
 	// tree, so its commit slot carries kfed's build instead; CoreDNS prints
 	// it for -version and in its start-up log line.

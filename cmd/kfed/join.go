@@ -77,11 +77,21 @@ func newJoinCommand() *cobra.Command {
 in a Secret in the control plane and creates the Cluster object. The member's context and the
 federation's context are both read from --kubeconfig. Nothing is changed when a check fails.
 
+With --renew, a joined cluster keeps everything (its Cluster, shards, copies and DNS records) and only
+its stored credentials are replaced: with the context's own, or with a new --service-account token.
+It is the way to replace an expired or revoked token; unjoin and join again would delete the
+cluster's shards and take it out of every answer meanwhile.
+
 With --service-account NAMESPACE/NAME (kfed-system/kfed-member, which the kfed chart installs in
 a member), the stored kubeconfig holds a token of that ServiceAccount instead of the context's own
 credentials, which in-cluster kfed-controller often cannot use (exec plugins such as
-aws-iam-authenticator or gke-gcloud-auth-plugin) and which grant more than kfed needs. With
---renew as well, a joined cluster's stored token is replaced by a new one before the old expires.`,
+aws-iam-authenticator or gke-gcloud-auth-plugin) and which grant more than kfed needs.`,
+		Example: `  # Join two clusters as the chart's member ServiceAccount:
+  kfed join cluster-1 --context cluster-1 --federation-context federation --service-account kfed-system/kfed-member
+  kfed join cluster-2 --context cluster-2 --region europe-west1 --zone europe-west1-b --federation-context federation
+
+  # Replace cluster-1's token before it expires (or after it was revoked); nothing else changes:
+  kfed join cluster-1 --context cluster-1 --federation-context federation --service-account kfed-system/kfed-member --renew`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			raw, fed, err := kf.load()
@@ -97,9 +107,6 @@ aws-iam-authenticator or gke-gcloud-auth-plugin) and which grant more than kfed 
 				opts.Location = &p
 			}
 			var expires time.Time
-			if renew && sa == "" {
-				return fmt.Errorf("join %s: --renew renews a --service-account token; give --service-account", args[0])
-			}
 			if sa != "" {
 				opts.Context = cmp.Or(opts.Context, opts.Name)
 				opts.Kubeconfig, expires, err = serviceAccountKubeconfig(cmd.Context(), raw, opts.Context, sa, tokenDuration)
@@ -108,12 +115,7 @@ aws-iam-authenticator or gke-gcloud-auth-plugin) and which grant more than kfed 
 				}
 			}
 			if renew {
-				if err := clusters.RenewKubeconfig(cmd.Context(), fed, opts.Name, opts.Kubeconfig); err != nil {
-					return fmt.Errorf("join %s --renew: %w", args[0], err)
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "cluster %s: kfed acts there as ServiceAccount %s with a new token, which expires %s\n",
-					opts.Name, sa, expires.UTC().Format(time.RFC3339))
-				return nil
+				return renewJoined(cmd, fed, opts, sa, expires)
 			}
 			c, err := clusters.Join(cmd.Context(), fed, opts)
 			if err != nil {
@@ -147,8 +149,32 @@ aws-iam-authenticator or gke-gcloud-auth-plugin) and which grant more than kfed 
 	cmd.Flags().StringVar(&opts.Namespace, "namespace", "", "namespace of the kubeconfig Secret (default kfed-system)")
 	cmd.Flags().StringVar(&sa, "service-account", "", "NAMESPACE/NAME of a ServiceAccount in the member (the chart's kfed-system/kfed-member) whose token kfed uses there, instead of the context's credentials")
 	cmd.Flags().DurationVar(&tokenDuration, "token-duration", 365*24*time.Hour, "how long the --service-account token is valid (the member's API server may shorten it)")
-	cmd.Flags().BoolVar(&renew, "renew", false, "the cluster is joined already: replace its stored --service-account token with a new one")
+	cmd.Flags().BoolVar(&renew, "renew", false, "the cluster is joined already: replace only its stored credentials (the context's, or a new --service-account token), keeping its shards and records")
 	return cmd
+}
+
+// renewJoined replaces the stored credentials of the joined cluster
+// opts.Name with those of opts.Kubeconfig (a --service-account kubeconfig
+// already, when sa is set): the renewal that changes nothing else.
+func renewJoined(cmd *cobra.Command, fed client.Client, opts clusters.JoinOptions, sa string, expires time.Time) error {
+	member := opts.Kubeconfig
+	if sa == "" {
+		var err error
+		if member, err = clusters.MemberKubeconfig(opts.Kubeconfig, cmp.Or(opts.Context, opts.Name)); err != nil {
+			return fmt.Errorf("join %s --renew: %w", opts.Name, err)
+		}
+	}
+	if err := clusters.RenewKubeconfig(cmd.Context(), fed, opts.Name, member); err != nil {
+		return fmt.Errorf("join %s --renew: %w", opts.Name, err)
+	}
+	if sa == "" {
+		fmt.Fprintf(cmd.OutOrStdout(), "cluster %s: kfed now uses context %s's credentials there; its shards and records are unchanged\n",
+			opts.Name, cmp.Or(opts.Context, opts.Name))
+		return nil
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "cluster %s: kfed acts there as ServiceAccount %s with a new token, which expires %s; its shards and records are unchanged\n",
+		opts.Name, sa, expires.UTC().Format(time.RFC3339))
+	return nil
 }
 
 // serviceAccountKubeconfig returns the kubeconfig of the member's context

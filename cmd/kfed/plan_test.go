@@ -110,6 +110,8 @@ func TestPlanCommandRejectsInvalidInput(t *testing.T) {
 		{name: "priority target that does not exist", stdin: `{"total": 5, "clusters": ["A"], "policy": "priority", "targetOrder": ["A", "B"]}`,
 			want: `invalid request: targetOrder[1]: "B" is not in clusters`},
 		{name: "missing total", stdin: `{"clusters": ["A"]}`, want: `invalid request: "total" is required`},
+		{name: "no cluster has a weight, so nothing is placed", stdin: `{"total": 5, "clusters": ["A", "B"]}`,
+			want: `invalid request: none of the 5 replicas has a cluster: every cluster has weight 0 and no minReplicas (a cluster without a preferences entry has weight 0; add "preferences": {"*": {"weight": 1}}`},
 		{name: "arguments", stdin: `{}`, args: []string{"extra"}, want: `unknown command "extra"`},
 	}
 	for _, tt := range tests {
@@ -120,6 +122,49 @@ func TestPlanCommandRejectsInvalidInput(t *testing.T) {
 			}
 			if out != "" {
 				t.Errorf("wrote %q on stdout despite the error", out)
+			}
+		})
+	}
+}
+
+func TestPlanCommandReportsReplicasItCannotPlace(t *testing.T) {
+	tests := []struct {
+		name, stdin  string
+		wantUnplaced int64
+		wantStderr   string
+	}{
+		{name: "maxReplicas keeps 6 of 10 out", stdin: `{"total": 10, "clusters": ["A", "B"], "preferences": {"*": {"weight": 1, "maxReplicas": 2}}}`,
+			wantUnplaced: 6, wantStderr: "kfed plan: 6 of 10 replicas have no cluster: maxReplicas or weight 0 keeps them out of [A B]\n"},
+		{name: "a minimum places some without weights", stdin: `{"total": 4, "clusters": ["A", "B"], "preferences": {"A": {"minReplicas": 1}}}`,
+			wantUnplaced: 3, wantStderr: "kfed plan: 3 of 4 replicas have no cluster"},
+		{name: "capacity overflow is not unplaced", stdin: `{"total": 10, "clusters": ["A"], "preferences": {"*": {"weight": 1}}, "capacity": {"A": 4}}`},
+		{name: "a total of zero places nothing and is fine", stdin: `{"total": 0, "clusters": ["A"]}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := newRootCommand()
+			var stdout, stderr bytes.Buffer
+			root.SetIn(strings.NewReader(tt.stdin))
+			root.SetOut(&stdout)
+			root.SetErr(&stderr)
+			root.SetArgs([]string{"plan"})
+			if err := root.ExecuteContext(context.Background()); err != nil {
+				t.Fatalf("exit with %v, want a plan", err)
+			}
+			var got struct {
+				Unplaced *int64 `json:"unplaced"`
+			}
+			if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+				t.Fatalf("output %q: %v", stdout.String(), err)
+			}
+			switch {
+			case tt.wantUnplaced == 0 && got.Unplaced != nil:
+				t.Errorf("output %s has unplaced, want none", stdout.String())
+			case tt.wantUnplaced > 0 && (got.Unplaced == nil || *got.Unplaced != tt.wantUnplaced):
+				t.Errorf("output %s, want unplaced %d", stdout.String(), tt.wantUnplaced)
+			}
+			if !strings.HasPrefix(stderr.String(), tt.wantStderr) || tt.wantStderr == "" && stderr.Len() > 0 {
+				t.Errorf("stderr %q, want %q", stderr.String(), tt.wantStderr)
 			}
 		})
 	}

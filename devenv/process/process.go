@@ -14,9 +14,11 @@ import (
 )
 
 // Process is a started child. It runs in its own process group, so that
-// signals reach what it starts too, with SIGKILL as its parent-death signal,
-// so that a parent killed outright (a test binary past `go test -timeout`)
-// leaves nothing behind.
+// signals reach what it starts too, with SIGKILL as its parent-death signal
+// on Linux, so that a parent killed outright (a test binary past `go test
+// -timeout`) leaves nothing behind. Elsewhere (macOS, Windows: the CLI is
+// built for them, the test bed runs on Linux) there is no parent-death
+// signal, and on Windows no process group: signals reach the child alone.
 type Process struct {
 	cmd  *exec.Cmd
 	done chan struct{}
@@ -27,11 +29,7 @@ type Process struct {
 // cmd.SysProcAttr other than Setpgid and Pdeathsig are kept. Nothing else
 // may call cmd.Wait: Done and Err say how it ended.
 func Start(cmd *exec.Cmd) (*Process, error) {
-	if cmd.SysProcAttr == nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{}
-	}
-	cmd.SysProcAttr.Setpgid = true
-	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	ownGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
@@ -86,7 +84,7 @@ func (p *Process) Signal(sig syscall.Signal) error {
 	if !p.Running() {
 		return nil
 	}
-	return syscall.Kill(-p.Pid(), sig)
+	return signalGroup(p.cmd.Process, sig)
 }
 
 // Stop sends SIGTERM to the process group, waits up to grace for the

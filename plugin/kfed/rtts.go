@@ -14,6 +14,7 @@ import (
 
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/plugin/kfed/index"
+	"github.com/kfed-io/kfed/plugin/kubeclient"
 )
 
 // rttWatcher keeps the index's round-trip times current with the
@@ -39,15 +40,17 @@ type rttWatcher struct {
 // of the checkers of cluster in federation; start runs it.
 func newRTTWatcher(cfg *rest.Config, federation, cluster, namespace string, x *index.Index) (*rttWatcher, error) {
 	w := &rttWatcher{federation: federation, cluster: cluster, index: x}
-	lw, err := newListWatch(cfg, kfedv1alpha1.GroupVersion, kfedv1alpha1.AddToScheme, "healthreports", namespace,
-		labels.SelectorFromSet(labels.Set{kfedv1alpha1.LabelFederation: federation, kfedv1alpha1.LabelCluster: cluster}).String(),
-		func() runtime.Object { return &kfedv1alpha1.HealthReportList{} },
-		&failureLog{federation: federation, what: "the HealthReports of cluster " + cluster,
-			meanwhile: " (ordering clusters without round-trip times meanwhile)"})
+	lw, err := kubeclient.ListWatch(cfg, userAgent, kubeclient.Source{
+		GroupVersion: kfedv1alpha1.GroupVersion, AddToScheme: kfedv1alpha1.AddToScheme, Resource: "healthreports",
+		Namespace: namespace,
+		Selector:  labels.SelectorFromSet(labels.Set{kfedv1alpha1.LabelFederation: federation, kfedv1alpha1.LabelCluster: cluster}).String(),
+		NewList:   func() runtime.Object { return &kfedv1alpha1.HealthReportList{} },
+	}, (&failureLog{federation: federation, what: "the HealthReports of cluster " + cluster,
+		meanwhile: " (ordering clusters without round-trip times meanwhile)"}).report)
 	if err != nil {
 		return nil, err
 	}
-	w.informer = cache.NewSharedIndexInformer(lw.lister(), &kfedv1alpha1.HealthReport{}, 0, cache.Indexers{})
+	w.informer = cache.NewSharedIndexInformer(lw, &kfedv1alpha1.HealthReport{}, 0, cache.Indexers{})
 	// Keep only what RTTs need: a report's list of unhealthy endpoints may
 	// be long exactly when the federation is in trouble.
 	if err := w.informer.SetTransform(func(obj any) (any, error) {

@@ -17,12 +17,11 @@ import (
 	"github.com/coredns/coredns/plugin/transfer"
 	"github.com/miekg/dns"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/plugin/kfed/index"
+	"github.com/kfed-io/kfed/plugin/kubeclient"
 )
 
 var log = clog.NewWithPlugin("kfed")
@@ -63,7 +62,7 @@ func setup(c *caddy.Controller) error {
 	if err != nil {
 		return plugin.Error("kfed", err)
 	}
-	rc, err := restConfig(cfg.kubeconfig, cfg.context)
+	rc, err := kubeclient.Config(cfg.kubeconfig, cfg.context)
 	if err != nil {
 		return plugin.Error("kfed", err)
 	}
@@ -313,25 +312,4 @@ func parseTimers(args []string) (soaTimers, error) {
 		return soaTimers{}, fmt.Errorf("expire %ds is below refresh plus retry", t.expire)
 	}
 	return t, nil
-}
-
-// restConfig reaches the control plane through the kubeconfig at path (its
-// context, or its current one), or, without a path, through the pod's own
-// service account.
-func restConfig(path, context string) (*rest.Config, error) {
-	if path == "" {
-		cfg, err := rest.InClusterConfig()
-		if err != nil {
-			return nil, fmt.Errorf("no kubeconfig given and not in a cluster: %w", err)
-		}
-		return cfg, nil
-	}
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
-		&clientcmd.ClientConfigLoadingRules{ExplicitPath: path},
-		&clientcmd.ConfigOverrides{CurrentContext: context},
-	).ClientConfig()
-	if err != nil {
-		return nil, fmt.Errorf("reading kubeconfig %s: %w", path, err)
-	}
-	return cfg, nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/plugin/kfed/index"
+	"github.com/kfed-io/kfed/plugin/kubeclient"
 )
 
 // watcher keeps an index current with the federation's DNSEndpoints in every
@@ -42,14 +43,15 @@ type watcher struct {
 func newWatcher(cfg *rest.Config, federation string, rule dnsendpoint.Tenancy, x *index.Index, serial *zoneSerial, onChange, onSynced func()) (*watcher, error) {
 	w := &watcher{federation: federation, index: x, serial: serial, onChange: onChange, onSynced: onSynced,
 		synced: make(chan struct{}), refused: map[string]int{}}
-	lw, err := newListWatch(cfg, extdnsv1alpha1.GroupVersion, extdnsv1alpha1.AddToScheme, "dnsendpoints", "",
-		labels.SelectorFromSet(dnsendpoint.Selector(federation)).String(),
-		func() runtime.Object { return &extdnsv1alpha1.DNSEndpointList{} },
-		&failureLog{federation: federation, what: "DNSEndpoints"})
+	lw, err := kubeclient.ListWatch(cfg, userAgent, kubeclient.Source{
+		GroupVersion: extdnsv1alpha1.GroupVersion, AddToScheme: extdnsv1alpha1.AddToScheme, Resource: "dnsendpoints",
+		Selector: labels.SelectorFromSet(dnsendpoint.Selector(federation)).String(),
+		NewList:  func() runtime.Object { return &extdnsv1alpha1.DNSEndpointList{} },
+	}, (&failureLog{federation: federation, what: "DNSEndpoints"}).report)
 	if err != nil {
 		return nil, err
 	}
-	w.informer = cache.NewSharedIndexInformer(lw.lister(), &extdnsv1alpha1.DNSEndpoint{}, 0, cache.Indexers{})
+	w.informer = cache.NewSharedIndexInformer(lw, &extdnsv1alpha1.DNSEndpoint{}, 0, cache.Indexers{})
 	if err := w.informer.SetTransform(cacheEndpoint(x, rule)); err != nil {
 		return nil, fmt.Errorf("watching DNSEndpoints: %w", err)
 	}

@@ -1,7 +1,9 @@
 {{/*
 kfed.corefile: the Corefile of the member's kfed CoreDNS. Its kfed block is
 the one devenv.KfedCorefile writes for `kfed dev up` (test/e2e/release's chart test
-compares them), with the kubeconfig the chart mounts.
+compares them), with the kubeconfig the chart mounts; with
+coredns.clusterset.enabled, a second block serves the clusterset zone from
+this cluster through the pod's ServiceAccount.
 */}}
 {{- define "kfed.corefile" -}}
 {{ .Values.domain }}:5353 {
@@ -27,6 +29,17 @@ compares them), with the kubeconfig the chart mounts.
         {{- end }}
     }
 }
+{{- if .Values.coredns.clusterset.enabled }}
+{{ .Values.coredns.clusterset.zone }}:5353 {
+    errors
+    {{- if .Values.coredns.log }}
+    log
+    {{- end }}
+    ready :8181
+    prometheus :9153
+    clusterset {{ .Values.coredns.clusterset.zone }}
+}
+{{- end }}
 {{- end }}
 
 {{/*
@@ -39,4 +52,11 @@ federation's zone to kfed's CoreDNS (README.md, "The member's own DNS").
     cache 30
     forward . {{ .Values.coredns.service.clusterIP | default "KFED_COREDNS_CLUSTER_IP" }}
 }
+{{- if .Values.coredns.clusterset.enabled }}
+{{ .Values.coredns.clusterset.zone }}:53 {
+    errors
+    cache 5
+    forward . {{ .Values.coredns.service.clusterIP | default "KFED_COREDNS_CLUSTER_IP" }}
+}
+{{- end }}
 {{- end }}
