@@ -3,6 +3,9 @@
 // (each under its own etcd prefix), and, where asked, a kube-controller-manager,
 // kube-scheduler and KWOK per member so that Deployments get real Pods on
 // simulated nodes. `kfed dev up` and the e2e test framework both use it.
+// StartDev runs the whole of `kfed dev up` on top: kfed's controller, the
+// members' loopback load balancers and Gateways, a checker and a CoreDNS per
+// member, the edge CoreDNS, the demo Service and Gateway, and DIR/env.
 //
 // Every server binds 127.0.0.1 on a free port; Stop ends every process it
 // started, API servers before etcd (an API server whose etcd is gone hangs in

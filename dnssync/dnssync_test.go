@@ -15,10 +15,10 @@ import (
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/dnsprovider"
 	"github.com/kfed-io/kfed/dnsprovider/rfc2136"
-	"github.com/kfed-io/kfed/dnsprovider/rfc2136/bindtest"
 	"github.com/kfed-io/kfed/dnssync"
 	"github.com/kfed-io/kfed/geo"
 	"github.com/kfed-io/kfed/services"
+	"github.com/kfed-io/kfed/test/bindtest"
 )
 
 const zone = "kfed.test"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs runc, the OCI container runtime containerd and CRI-O run
 # containers with, from the Debian archive (bookworm: runc 1.1.5, with
-# libseccomp): the image tests (test/pods, test/e2e TestImages*) run kfed's
+# libseccomp): the image tests (test/pods, test/e2e/release TestImages*) run kfed's
 # images under it, as root, with the pod specs the Helm chart renders.
 # Idempotent: does nothing when runc is there. `make test` calls it.
 #

@@ -48,6 +48,12 @@ fi
 go vet ./...
 go vet -tags kubernetes ./cmd/coredns # the build that can be a cluster's own DNS
 # -p 2: e2e packages each start a federation; two at a time fit this size
-# of machine (2 cores) without starving the API servers.
-go test -count=1 -p 2 -timeout 25m "$@" ./...
+# of machine (2 cores) without starving the API servers. go test starts
+# packages in the order named, so the longest come first (the end-to-end
+# areas and test/reliability, longest first as measured: BENCHMARKS.md, "The
+# test loop") and the short unit tests fill the end; ./test/e2e/... takes any
+# new area.
+go test -count=1 -p 2 -timeout 25m "$@" \
+	./test/e2e/health ./test/e2e/gateways ./test/reliability ./test/e2e/services ./test/e2e/dns \
+	./test/e2e/deployments ./test/e2e/controller ./cmd/kfed ./test/e2e/... ./...
 FUZZTIME=5000x hack/fuzz.sh # every fuzz target for 5,000 executions; `make fuzz` runs them longer

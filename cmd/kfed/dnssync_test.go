@@ -21,9 +21,9 @@ import (
 	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/dnsprovider"
 	"github.com/kfed-io/kfed/dnsprovider/rfc2136"
-	"github.com/kfed-io/kfed/dnsprovider/rfc2136/bindtest"
 	"github.com/kfed-io/kfed/manager"
 	"github.com/kfed-io/kfed/services"
+	"github.com/kfed-io/kfed/test/bindtest"
 	"github.com/kfed-io/kfed/test/framework"
 )
 

@@ -12,7 +12,7 @@ import (
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
-	"github.com/kfed-io/kfed/dnsprovider/rfc2136/bindtest"
+	"github.com/kfed-io/kfed/test/bindtest"
 	"github.com/kfed-io/kfed/test/framework"
 )
 

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/kfed-io/kfed/dnsprovider/conformance"
-	"github.com/kfed-io/kfed/dnsprovider/rfc2136/bindtest"
+	"github.com/kfed-io/kfed/test/bindtest"
 )
 
 // BenchmarkPublish1000Services runs conformance.BenchmarkPublish against a

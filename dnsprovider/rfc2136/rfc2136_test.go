@@ -14,7 +14,7 @@ import (
 	"github.com/kfed-io/kfed/dnsprovider"
 	"github.com/kfed-io/kfed/dnsprovider/conformance"
 	"github.com/kfed-io/kfed/dnsprovider/rfc2136"
-	"github.com/kfed-io/kfed/dnsprovider/rfc2136/bindtest"
+	"github.com/kfed-io/kfed/test/bindtest"
 )
 
 const zone = "kfed.test"

@@ -15,7 +15,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -62,8 +61,8 @@ type config struct {
 // Option configures Start.
 type Option func(*config)
 
-// Members asks for n member clusters (default 3), named cluster-1 … cluster-n
-// with the regions and zones of devenv.DefaultMembers, repeating.
+// Members asks for n member clusters (default 3), named cluster-1 … cluster-n,
+// placed as devenv.Members places them.
 func Members(n int) Option { return func(c *config) { c.members = n } }
 
 // Workloads starts a controller manager, scheduler and KWOK per member, with
@@ -90,15 +89,11 @@ func Start(t testing.TB, opts ...Option) *Federation {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	defaults := devenv.DefaultMembers()
-	members := make([]devenv.Member, cfg.members)
-	for i := range members {
-		m := defaults[i%len(defaults)]
-		m.Name = "cluster-" + strconv.Itoa(i+1)
-		if cfg.zones != nil {
-			m.Zones = cfg.zones
+	members := devenv.Members(cfg.members)
+	if cfg.zones != nil {
+		for i := range members {
+			members[i].Zones = cfg.zones
 		}
-		members[i] = m
 	}
 	cfg.opts.Members = members
 	cfg.opts.Workloads = cfg.workloads

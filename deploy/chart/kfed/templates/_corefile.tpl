@@ -1,6 +1,6 @@
 {{/*
 kfed.corefile: the Corefile of the member's kfed CoreDNS. Its kfed block is
-the one devenv.KfedCorefile writes for `kfed dev up` (test/e2e's chart test
+the one devenv.KfedCorefile writes for `kfed dev up` (test/e2e/release's chart test
 compares them), with the kubeconfig the chart mounts; with
 coredns.clusterset.enabled, a second block serves the clusterset zone from
 this cluster through the pod's ServiceAccount.

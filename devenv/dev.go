@@ -1,0 +1,486 @@
+package devenv
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/miekg/dns"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/deploy/crds"
+	"github.com/kfed-io/kfed/devenv/loopbackgw"
+	"github.com/kfed-io/kfed/devenv/loopbacklb"
+	"github.com/kfed-io/kfed/manager"
+	"github.com/kfed-io/kfed/services/serviceconfig"
+)
+
+// DevOptions say what `kfed dev up` starts.
+type DevOptions struct {
+	// Dir holds the kubeconfig, the env file, data and logs. Required.
+	Dir string
+	// BinDir holds kube-apiserver, etcd, kubectl and the workload binaries.
+	BinDir string
+	// Members is how many member clusters to start (Members(n) names and
+	// places them).
+	Members int
+	// Federation and Domain are the F and D of S.N.F.svc.D.
+	Federation string
+	Domain     string
+	// Workloads runs schedulers, controller managers and KWOK nodes.
+	Workloads bool
+	// LBBase places member i's load balancer at 127.(LBBase+i).0.0/16.
+	LBBase int
+	// CoreDNS and Checker are the binaries of CoreDNS with the kfed plugin
+	// and of kfed-healthcheck.
+	CoreDNS string
+	Checker string
+	// Log is where the in-process components (controller, load balancers,
+	// Gateways) log.
+	Log logr.Logger
+}
+
+// Dev is a running `kfed dev up` environment: the servers, kfed's
+// controller, the members' loopback implementations, a checker and a
+// CoreDNS per member and the edge CoreDNS.
+type Dev struct {
+	*Env
+	// Federation and Domain are the F and D of S.N.F.svc.D.
+	Federation, Domain string
+	// DNS are the members' CoreDNS addresses, in member order.
+	DNS []string
+	// Edge is the edge CoreDNS's address.
+	Edge string
+	// Demo and Shop are the sample names: the federated Service
+	// default/demo's global name and the demo Gateway's HTTPRoute host.
+	Demo, Shop string
+
+	opts DevOptions
+	bg   *background
+}
+
+// StartDev starts the environment step by step and returns once the demo
+// Service's and the demo Gateway's names resolve with every member's
+// address through the first member's CoreDNS, and DIR/env is written. On
+// error it stops whatever it had started; otherwise the caller calls Stop.
+func StartDev(ctx context.Context, o DevOptions) (_ *Dev, err error) {
+	env, err := Start(ctx, Options{
+		Dir: o.Dir, BinDir: o.BinDir, Members: Members(o.Members), Workloads: o.Workloads,
+		// Members get the Balancer CRD before they join (so kfed watches
+		// Balancers there) and before their controller managers start.
+		MemberCRDs: crds.MemberFS,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("starting the local federation: %w", err)
+	}
+	// The in-process components run until Stop; they stop before the API
+	// servers go away.
+	d := &Dev{Env: env, Federation: o.Federation, Domain: o.Domain, opts: o, bg: newBackground(context.WithoutCancel(ctx))}
+	defer func() {
+		if err != nil {
+			d.Stop()
+		}
+	}()
+	if err := installDevCRDs(ctx, env, o.Dir); err != nil {
+		return nil, err
+	}
+	if err := d.federate(ctx); err != nil {
+		return nil, err
+	}
+	if err := d.startDNS(ctx); err != nil {
+		return nil, err
+	}
+	d.Demo, d.Shop = "demo.default."+o.Federation+".svc."+o.Domain, "shop."+o.Domain
+	for _, name := range []string{d.Demo, d.Shop} {
+		// Ready means every member's endpoint is published, not the first one.
+		if err := waitResolves(ctx, d.DNS[0], name, len(env.Members), d.bg.errc); err != nil {
+			return nil, err
+		}
+	}
+	if err := d.writeEnvFile(); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// Wait runs until ctx ends (nil) or a component running in the background
+// fails (its error).
+func (d *Dev) Wait(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-d.bg.errc:
+		return err
+	}
+}
+
+// Stop ends the in-process components, then every process.
+func (d *Dev) Stop() {
+	d.bg.stop()
+	d.Env.Stop()
+}
+
+// Members are n member clusters named cluster-1 … cluster-n, placed as
+// DefaultMembers' three in turn: us-east1-b, us-east1-c (both us-east1),
+// europe-west1-b, then again from the first.
+func Members(n int) []Member {
+	defaults := DefaultMembers()
+	members := make([]Member, n)
+	for i := range members {
+		m := defaults[i%len(defaults)]
+		m.Name = fmt.Sprintf("cluster-%d", i+1)
+		m.Zones = append([]string(nil), m.Zones...)
+		members[i] = m
+	}
+	return members
+}
+
+// installDevCRDs installs kfed's CRDs in the control plane, and the Gateway
+// API's everywhere before kfed starts: it federates Gateways only if the
+// control plane serves them then.
+func installDevCRDs(ctx context.Context, env *Env, dir string) error {
+	if err := InstallCRDs(ctx, env.ControlPlane.Config, crds.FS); err != nil {
+		return err
+	}
+	gatewayCRDs, err := GatewayAPICRDs(filepath.Join(dir, "gateway-api"))
+	if err != nil {
+		return err
+	}
+	for _, c := range append([]*Cluster{env.ControlPlane}, env.Members...) {
+		if err := InstallCRDs(ctx, c.Config, gatewayCRDs); err != nil {
+			return fmt.Errorf("installing the Gateway API CRDs in %s: %w", c.Name, err)
+		}
+	}
+	return nil
+}
+
+// federate runs the members' loopback implementations and kfed's controller
+// in the background, joins the members, waits until they are Ready and
+// creates the demo Service and Gateway.
+func (d *Dev) federate(ctx context.Context) error {
+	scheme, err := manager.NewScheme()
+	if err != nil {
+		return err
+	}
+	fed, err := client.New(d.ControlPlane.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+	d.runLoopbacks()
+	if err := joinMembers(ctx, d.Env, fed); err != nil {
+		return err
+	}
+	log := d.opts.Log.WithName("kfed-controller")
+	d.bg.run("kfed controller", func(ctx context.Context) error {
+		return runController(ctx, d.newManager, log, 2*time.Second)
+	})
+	if err := waitClustersReady(ctx, fed, len(d.Members), d.bg.errc); err != nil {
+		return err
+	}
+	if err := createDemo(ctx, fed); err != nil {
+		return err
+	}
+	return createDemoGateway(ctx, fed, d.opts.Domain)
+}
+
+// runLoopbacks runs each member's loopback load balancer and Gateway
+// implementation, the member's Gateway addresses beside its load balancer's.
+func (d *Dev) runLoopbacks() {
+	for i, m := range d.Members {
+		lb := loopbacklb.Block(d.opts.LBBase, i)
+		d.bg.run("load balancer of "+m.Name, func(ctx context.Context) error {
+			return loopbacklb.Run(ctx, loopbacklb.Options{
+				Cluster: m.Name, Block: lb, Config: m.Config,
+				Logger: d.opts.Log.WithName("loopbacklb").WithValues("cluster", m.Name),
+			})
+		})
+		d.bg.run("gateways of "+m.Name, func(ctx context.Context) error {
+			return loopbackgw.Run(ctx, loopbackgw.Options{
+				Cluster: m.Name, Block: loopbackgw.BlockBeside(lb), Config: m.Config,
+				Logger: d.opts.Log.WithName("loopbackgw").WithValues("cluster", m.Name),
+			})
+		})
+	}
+}
+
+// newManager builds kfed's controller manager for the environment: leader
+// elected, so that a replacement stands by until it leads.
+func (d *Dev) newManager() (starter, error) {
+	return manager.New(d.ControlPlane.Config, manager.Options{
+		LeaderElection: true, MetricsAddr: "127.0.0.1:0", HealthAddr: "0",
+		ClusterProbeInterval: 5 * time.Second, Logger: d.opts.Log.WithName("kfed-controller"),
+		Federation: d.opts.Federation, Domain: d.opts.Domain,
+		HealthFreshness: 8 * time.Second, // four of the checkers' 2 s heartbeats
+		SharedProcess:   true,            // a replaced manager's controllers keep their names
+	})
+}
+
+// startDNS starts a health checker and a CoreDNS with the plugin in each
+// member, and the edge CoreDNS.
+func (d *Dev) startDNS(ctx context.Context) error {
+	if err := d.startCheckers(ctx); err != nil {
+		return err
+	}
+	if err := d.startCoreDNS(ctx); err != nil {
+		return err
+	}
+	edge, err := d.StartEdgeCoreDNS(ctx, d.opts.CoreDNS, KfedZone{
+		Zone: d.opts.Domain, Federation: d.opts.Federation, Kubeconfig: d.Kubeconfig, Context: ControlPlaneName,
+	})
+	if err != nil {
+		return fmt.Errorf("starting the edge CoreDNS: %w", err)
+	}
+	d.Edge = edge.Addr
+	return nil
+}
+
+// startCheckers runs a kfed-healthcheck agent in each member, probing
+// through the loopback load balancers every 2 s (fall 2, rise 2), so that
+// turning a load balancer off shows in DNS within seconds.
+func (d *Dev) startCheckers(ctx context.Context) error {
+	for _, m := range d.Members {
+		_, err := d.StartChecker(ctx, CheckerOptions{
+			Binary: d.opts.Checker, Name: "healthcheck-" + m.Name, Cluster: m.Name, Federation: d.opts.Federation,
+			Kubeconfig: d.Kubeconfig, Context: ControlPlaneName,
+			Args: []string{"--interval=2s", "--timeout=1s", "--fall=2", "--rise=2", "--heartbeat=2s"},
+		})
+		if err != nil {
+			return fmt.Errorf("starting the health checker of %s: %w", m.Name, err)
+		}
+	}
+	return nil
+}
+
+// startCoreDNS runs, for each member, a CoreDNS with the kfed plugin that
+// stands for that member (its endpoints answered first) and the clusterset
+// plugin that answers its clusterset.local.
+func (d *Dev) startCoreDNS(ctx context.Context) error {
+	for _, m := range d.Members {
+		c, err := d.StartCoreDNS(ctx, CoreDNSOptions{
+			Binary: d.opts.CoreDNS, Name: "coredns-" + m.Name, Cluster: m.Name, Zone: d.opts.Domain,
+			Corefile: KfedCorefile(KfedZone{
+				Zone: d.opts.Domain, Federation: d.opts.Federation, Cluster: m.Name,
+				Kubeconfig: d.Kubeconfig, Context: ControlPlaneName,
+				// and clusterset.local from the member's own ServiceImports
+				Clusterset: &ClustersetZone{Kubeconfig: d.Kubeconfig, Context: m.Name},
+			}),
+		})
+		if err != nil {
+			return fmt.Errorf("starting CoreDNS for %s: %w", m.Name, err)
+		}
+		d.DNS = append(d.DNS, c.Addr)
+	}
+	return nil
+}
+
+// writeEnvFile writes DIR/env, NAME=value lines a shell can source (the
+// contract in docs/design.md, "Local development and the test bed").
+func (d *Dev) writeEnvFile() error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "KUBECONFIG=%s\n", d.Kubeconfig)
+	fmt.Fprintf(&b, "KFED_BIN=%s\n", d.opts.BinDir)
+	fmt.Fprintf(&b, "KFED_FEDERATION=%s\n", d.opts.Federation)
+	fmt.Fprintf(&b, "KFED_DOMAIN=%s\n", d.opts.Domain)
+	for i, a := range d.DNS {
+		fmt.Fprintf(&b, "KFED_DNS_CLUSTER_%d=%s\n", i+1, a)
+	}
+	fmt.Fprintf(&b, "KFED_DNS_EDGE=%s\n", d.Edge)
+	return os.WriteFile(filepath.Join(d.Dir, "env"), []byte(b.String()), 0o644)
+}
+
+func joinMembers(ctx context.Context, env *Env, fed client.Client) error {
+	raw, err := clientcmd.LoadFromFile(env.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	for _, m := range env.Members {
+		_, err := clusters.Join(ctx, fed, clusters.JoinOptions{
+			Name: m.Name, Region: m.Region, Zones: m.Zones, Kubeconfig: raw, Context: m.Name,
+		})
+		if err != nil {
+			return fmt.Errorf("joining %s: %w", m.Name, err)
+		}
+	}
+	return nil
+}
+
+func waitClustersReady(ctx context.Context, fed client.Client, n int, errc <-chan error) error {
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		if err := failed(errc); err != nil {
+			return false, err
+		}
+		var list kfedv1alpha1.ClusterList
+		if err := fed.List(ctx, &list); err != nil {
+			return false, nil // the control plane is still coming up
+		}
+		ready := 0
+		for _, c := range list.Items {
+			if meta.IsStatusConditionTrue(c.Status.Conditions, kfedv1alpha1.ClusterReady) {
+				ready++
+			}
+		}
+		return ready == n, nil
+	})
+	if wait.Interrupted(err) {
+		return fmt.Errorf("waiting for %d clusters to be Ready: %w", n, err)
+	}
+	return err
+}
+
+// createDemo creates the sample federated Service default/demo, routed by
+// proximity so that the edge CoreDNS shows it.
+func createDemo(ctx context.Context, fed client.Client) error {
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "demo", Namespace: "default",
+			Annotations: map[string]string{serviceconfig.AnnotationRouting: string(serviceconfig.RoutingProximity)}},
+		Spec: corev1.ServiceSpec{
+			Type:              corev1.ServiceTypeLoadBalancer,
+			LoadBalancerClass: new("kfed.io/global"),
+			Selector:          map[string]string{"app": "demo"},
+			Ports:             []corev1.ServicePort{{Name: "http", Port: 8080, TargetPort: intstr.FromInt32(8080)}},
+		},
+	}
+	if err := fed.Create(ctx, svc); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating the demo Service: %w", err)
+	}
+	return nil
+}
+
+// createDemoGateway creates the sample federated Gateway default/demo-gw of
+// the loopback class, with an HTTPRoute for shop.<domain> to the demo
+// Service (../shared/DESIGN.md, "Gateways and Ingresses").
+func createDemoGateway(ctx context.Context, fed client.Client, domain string) error {
+	gw := &gatewayv1.Gateway{
+		ObjectMeta: metav1.ObjectMeta{Name: "demo-gw", Namespace: "default", Annotations: map[string]string{"kfed.io/federated": "true"}},
+		Spec: gatewayv1.GatewaySpec{
+			GatewayClassName: loopbackgw.ClassName,
+			Listeners:        []gatewayv1.Listener{{Name: "http", Port: 8080, Protocol: gatewayv1.HTTPProtocolType}},
+		},
+	}
+	route := &gatewayv1.HTTPRoute{
+		ObjectMeta: metav1.ObjectMeta{Name: "shop", Namespace: "default"},
+		Spec: gatewayv1.HTTPRouteSpec{
+			CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: "demo-gw"}}},
+			Hostnames:       []gatewayv1.Hostname{gatewayv1.Hostname("shop." + domain)},
+			Rules: []gatewayv1.HTTPRouteRule{{BackendRefs: []gatewayv1.HTTPBackendRef{{BackendRef: gatewayv1.BackendRef{
+				BackendObjectReference: gatewayv1.BackendObjectReference{Name: "demo", Port: new(gatewayv1.PortNumber(8080))},
+			}}}}},
+		},
+	}
+	for _, o := range []client.Object{gw, route} {
+		if err := fed.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating the demo Gateway: %w", err)
+		}
+	}
+	return nil
+}
+
+// waitResolves waits until the DNS server at addr answers name with n
+// addresses or more: the whole chain from Service to DNS works, in every
+// member.
+func waitResolves(ctx context.Context, addr, name string, n int, errc <-chan error) error {
+	q := new(dns.Msg)
+	q.SetQuestion(dns.Fqdn(name), dns.TypeA)
+	c := &dns.Client{Timeout: time.Second}
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		if err := failed(errc); err != nil {
+			return false, err
+		}
+		r, _, err := c.ExchangeContext(ctx, q, addr)
+		return err == nil && len(r.Answer) >= n, nil
+	})
+	if wait.Interrupted(err) {
+		return fmt.Errorf("waiting for %s to resolve at %s: %w", name, addr, err)
+	}
+	return err
+}
+
+// background runs the environment's in-process components until stop, and
+// passes the first one's failure on errc.
+type background struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	errc   chan error
+}
+
+func newBackground(ctx context.Context) *background {
+	ctx, cancel := context.WithCancel(ctx)
+	return &background{ctx: ctx, cancel: cancel, errc: make(chan error, 1)}
+}
+
+// run runs f in a goroutine of its own. An error it returns before the
+// background stops is passed on errc, unless another is waiting there.
+func (b *background) run(what string, f func(context.Context) error) {
+	b.wg.Go(func() {
+		if err := f(b.ctx); err != nil && b.ctx.Err() == nil {
+			select {
+			case b.errc <- fmt.Errorf("%s: %w", what, err):
+			default:
+			}
+		}
+	})
+}
+
+// stop ends every component and waits for them.
+func (b *background) stop() {
+	b.cancel()
+	b.wg.Wait()
+}
+
+// failed returns the error a component running in the background reported
+// on errc, or nil if none did.
+func failed(errc <-chan error) error {
+	select {
+	case err := <-errc:
+		return err
+	default:
+		return nil
+	}
+}
+
+// starter is what runController runs: a controller-runtime manager.
+type starter interface {
+	Start(ctx context.Context) error
+}
+
+// runController runs kfed's controller manager until ctx ends. A manager
+// that stops on its own — it lost its leader lease, as it does when the
+// control plane is frozen or unreachable for longer than the lease, say on a
+// laptop that slept — is replaced after retry by a new one, which stands by
+// until it leads again, instead of ending the environment and every member's
+// CoreDNS with it. (kfed-controller itself exits then, for its supervisor to
+// restart it.) Only a manager that cannot be built is an error.
+func runController(ctx context.Context, newManager func() (starter, error), log logr.Logger, retry time.Duration) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var buildErr error
+	// UntilWithContext waits retry from the end of each manager's life.
+	wait.UntilWithContext(ctx, func(ctx context.Context) {
+		m, err := newManager()
+		if err != nil {
+			buildErr = err
+			cancel()
+			return
+		}
+		if err := m.Start(ctx); ctx.Err() == nil {
+			log.Error(err, "the controller stopped; a new one stands by until it leads", "after", retry)
+		}
+	}, retry)
+	return buildErr
+}

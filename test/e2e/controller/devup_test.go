@@ -1,0 +1,245 @@
+package controller
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kfed-io/kfed/test/fedtest"
+
+	"github.com/miekg/dns"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kfed-io/kfed/devenv/process"
+	"github.com/kfed-io/kfed/test/framework"
+)
+
+// TestDevUpFollowsItsContract runs `kfed dev up` as a user would and checks
+// the contract scripts rely on: the ready line, DIR/kubeconfig contexts,
+// DIR/env, a working kubectl, and that SIGTERM stops every process.
+func TestDevUpFollowsItsContract(t *testing.T) {
+	tmp := t.TempDir()
+	kfed := filepath.Join(tmp, "kfed")
+	// CoreDNS goes beside kfed, where dev up looks for it.
+	build := exec.Command("go", "build", "-o", tmp+"/", "./cmd/kfed", "./cmd/coredns", "./cmd/kfed-healthcheck")
+	build.Dir = framework.RepoRoot(t)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building kfed: %v\n%s", err, out)
+	}
+	dir := filepath.Join(tmp, "dev")
+	cmd := exec.Command(kfed, "dev", "up", "--dir", dir, "--bin-dir", framework.BinDir(t), "--lb-base", "60")
+	// The output goes through a pipe the test closes once kfed exited, so
+	// that the reader below sees all of it and then its end.
+	stdout, w := io.Pipe()
+	cmd.Stdout, cmd.Stderr = w, w
+	p, err := process.Start(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { <-p.Done(); w.Close() }()
+	t.Cleanup(p.Kill)
+
+	ready := make(chan string, 1)
+	var output process.Output // read by the test while the reader writes it
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			io.WriteString(&output, sc.Text()+"\n")
+			if strings.HasPrefix(sc.Text(), "kfed dev: ready") {
+				ready <- sc.Text()
+			}
+		}
+		close(ready)
+	}()
+	select {
+	case line, ok := <-ready:
+		if !ok {
+			t.Fatalf("kfed dev up ended before it was ready:\n%s", output.String())
+		}
+		t.Log(line)
+	case <-time.After(3 * time.Minute):
+		t.Fatalf("no ready line after 3 minutes:\n%s", output.String())
+	}
+
+	kc, err := clientcmd.LoadFromFile(filepath.Join(dir, "kubeconfig"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"federation", "cluster-1", "cluster-2", "cluster-3"} {
+		if kc.Contexts[name] == nil {
+			t.Errorf("kubeconfig has no context %q", name)
+		}
+	}
+	env := readEnvFile(t, filepath.Join(dir, "env"))
+	for _, k := range []string{"KUBECONFIG", "KFED_BIN", "KFED_FEDERATION", "KFED_DOMAIN", "KFED_DNS_CLUSTER_1", "KFED_DNS_CLUSTER_2", "KFED_DNS_CLUSTER_3", "KFED_DNS_EDGE"} {
+		if env[k] == "" {
+			t.Errorf("env file has no %s", k)
+		}
+	}
+	kubectl := exec.Command(filepath.Join(env["KFED_BIN"], "kubectl"), "get", "clusters,services", "-A", "--no-headers")
+	kubectl.Env = append(os.Environ(), "KUBECONFIG="+env["KUBECONFIG"])
+	out, err := kubectl.CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl: %v\n%s", err, out)
+	}
+	for _, want := range []string{"cluster-1", "cluster-2", "cluster-3", "demo"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("kubectl get clusters,services lacks %q:\n%s", want, out)
+		}
+	}
+
+	// Each member's CoreDNS answers the demo's global name with that
+	// member's own shard first (its cluster IP), then the others.
+	demo := "demo.default." + env["KFED_FEDERATION"] + ".svc." + env["KFED_DOMAIN"] + "."
+	for i, member := range []string{"cluster-1", "cluster-2"} {
+		cfg, err := clientcmd.NewNonInteractiveClientConfig(*kc, member, nil, nil).ClientConfig()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		shard, err := cs.CoreV1().Services("default").Get(context.Background(), "demo", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := new(dns.Msg)
+		q.SetQuestion(demo, dns.TypeA)
+		r, _, err := new(dns.Client).Exchange(q, env["KFED_DNS_CLUSTER_"+strconv.Itoa(i+1)])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Answer) < 3 || !r.Authoritative {
+			t.Fatalf("%s's CoreDNS answered %v (aa=%t), want the three clusters' addresses", member, r.Answer, r.Authoritative)
+		}
+		if first := r.Answer[0].(*dns.A).A.String(); first != shard.Spec.ClusterIP {
+			t.Errorf("%s's CoreDNS answers %s first, want its own shard's cluster IP %s", member, first, shard.Spec.ClusterIP)
+		}
+	}
+
+	// The federated Gateway demo-gw: its HTTPRoute's hostname shop.DOMAIN is
+	// answered with a Gateway address in each member, and a request with that
+	// Host to any of them reaches the route.
+	shop := "shop." + env["KFED_DOMAIN"] + "."
+	q := new(dns.Msg)
+	q.SetQuestion(shop, dns.TypeA)
+	r, _, err := new(dns.Client).Exchange(q, env["KFED_DNS_CLUSTER_1"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Answer) != 3 {
+		t.Fatalf("cluster-1's CoreDNS answered %v for %s, want a Gateway address in each of the three members", r.Answer, shop)
+	}
+	for _, rr := range r.Answer {
+		addr := rr.(*dns.A).A.String()
+		req, _ := http.NewRequest(http.MethodGet, "http://"+net.JoinHostPort(addr, "8080")+"/", nil)
+		req.Host = strings.TrimSuffix(shop, ".")
+		resp, err := (&http.Client{Timeout: 5 * time.Second}).Do(req)
+		if err != nil {
+			t.Fatalf("GET %s with Host %s: %v", addr, req.Host, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "shop") {
+			t.Errorf("GET %s with Host %s: %d %q, want the route's answer", addr, req.Host, resp.StatusCode, body)
+		}
+	}
+
+	// The edge CoreDNS places a Frankfurt client (198.51.100.0/24 in its
+	// database) nearest to cluster-3, in europe-west1, and says the answer
+	// holds for that /24.
+	cfg3, err := clientcmd.NewNonInteractiveClientConfig(*kc, "cluster-3", nil, nil).ClientConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	shard3, err := kubernetes.NewForConfigOrDie(cfg3).CoreV1().Services("default").Get(context.Background(), "demo", metav1.GetOptions{})
+	if err != nil || len(shard3.Status.LoadBalancer.Ingress) == 0 {
+		t.Fatalf("cluster-3's shard of demo: %v, %v", err, shard3)
+	}
+	r, err = fedtest.QuerySubnet(env["KFED_DNS_EDGE"], demo, "198.51.100.0/24")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := fedtest.AnswerStrings(r); len(a) != 3 || a[0] != shard3.Status.LoadBalancer.Ingress[0].IP {
+		t.Errorf("the edge answers a Frankfurt client %v, want cluster-3's %s first", a, shard3.Status.LoadBalancer.Ingress[0].IP)
+	}
+	if scope, ok := fedtest.SubnetScope(r); !ok || scope != 24 {
+		t.Errorf("the edge's reply has ECS scope %d (present %v), want 24", scope, ok)
+	}
+
+	// The dig line dev up prints works, over UDP and TCP.
+	host, port, _ := net.SplitHostPort(env["KFED_DNS_CLUSTER_3"])
+	for _, transport := range []string{"+notcp", "+tcp"} {
+		out, err := exec.Command("dig", "@"+host, "-p", port, transport, "+short", demo).CombinedOutput()
+		if err != nil {
+			t.Fatalf("dig %s (install it with hack/install-bind.sh): %v\n%s", transport, err, out)
+		}
+		if lines := strings.Fields(string(out)); len(lines) != 3 {
+			t.Errorf("dig %s %s answered %q, want three addresses", transport, demo, out)
+		}
+	}
+
+	if err := p.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.Done():
+		if err := p.Err(); err != nil {
+			t.Errorf("kfed dev up exited with %v after SIGTERM:\n%s", err, output.String())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("kfed dev up still running 60 s after SIGTERM")
+	}
+	if left := processesMentioning(t, dir); len(left) > 0 {
+		t.Errorf("processes left after SIGTERM: %v", left)
+	}
+}
+
+func readEnvFile(t *testing.T, path string) map[string]string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{}
+	for line := range strings.Lines(string(data)) {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), "="); ok {
+			env[k] = v
+		}
+	}
+	return env
+}
+
+// processesMentioning lists the command lines of running processes that
+// mention s (every server dev up starts has its folder in its arguments).
+func processesMentioning(t *testing.T, s string) []string {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []string
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || len(b) == 0 {
+			continue
+		}
+		if line := strings.ReplaceAll(string(b), "\x00", " "); strings.Contains(line, s) {
+			found = append(found, line)
+		}
+	}
+	return found
+}
