@@ -139,7 +139,7 @@ func startDevEnv(ctx context.Context, dir string, o devOptions) (*devenv.Env, er
 		Dir: dir, BinDir: o.binDir, Members: devenv.DefaultMembers(), Workloads: o.workloads,
 		// Members get the Balancer CRD before they join (so kfed watches
 		// Balancers there) and before their controller managers start.
-		MemberCRDs: crds.MemberFS,
+		MemberCRDs: crds.Member(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("starting the local federation: %w", err)

@@ -75,7 +75,7 @@ func Workloads(nodes int, cpu string) Option {
 // them round-robin) instead of devenv.DefaultMembers' one zone each.
 func Zones(zones ...string) Option { return func(c *config) { c.zones = zones } }
 
-// MemberCRDs installs the CRDs members need (crds.MemberFS: the Balancer)
+// MemberCRDs installs the CRDs members need (crds.Member(): the Balancer)
 // in every member before its workloads start.
 func MemberCRDs() Option { return func(c *config) { c.memberCRDs = true } }
 
@@ -102,7 +102,7 @@ func Start(t testing.TB, opts ...Option) *Federation {
 	cfg.opts.Members = members
 	cfg.opts.Workloads = cfg.workloads
 	if cfg.memberCRDs {
-		cfg.opts.MemberCRDs = crds.MemberFS
+		cfg.opts.MemberCRDs = crds.Member()
 	}
 	cfg.opts.BinDir = BinDir(t)
 	cfg.opts.Dir = t.TempDir()
