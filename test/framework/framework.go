@@ -28,7 +28,9 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/klog/v2/textlogger"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
+	aboutv1alpha1 "github.com/kfed-io/kfed/api/about/v1alpha1"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/deploy/crds"
@@ -173,11 +175,13 @@ func (f *Federation) Clientset(name string) kubernetes.Interface {
 	return cs
 }
 
-// NewScheme returns a scheme with core, kfed and DNSEndpoint types.
+// NewScheme returns a scheme with core, kfed, DNSEndpoint, MCS API and
+// ClusterProperty types.
 func NewScheme(t testing.TB) *k8sruntime.Scheme {
 	s := k8sruntime.NewScheme()
 	for _, add := range []func(*k8sruntime.Scheme) error{
 		clientgoscheme.AddToScheme, kfedv1alpha1.AddToScheme, extdnsv1alpha1.AddToScheme,
+		mcsv1beta1.Install, aboutv1alpha1.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			t.Fatal(err)
