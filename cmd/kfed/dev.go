@@ -137,8 +137,9 @@ func devUp(ctx context.Context, out io.Writer, o devOptions) error {
 func startDevEnv(ctx context.Context, dir string, o devOptions) (*devenv.Env, error) {
 	env, err := devenv.Start(ctx, devenv.Options{
 		Dir: dir, BinDir: o.binDir, Members: devenv.DefaultMembers(), Workloads: o.workloads,
-		// Members get the Balancer CRD before they join (so kfed watches
-		// Balancers there) and before their controller managers start.
+		// Members get the Balancer and the Multi-Cluster Services CRDs
+		// before they join (so kfed watches those kinds there) and before
+		// their controller managers start.
 		MemberCRDs: crds.Member(),
 	})
 	if err != nil {
@@ -160,7 +161,7 @@ func federate(ctx context.Context, bg *background, env *devenv.Env, o devOptions
 		return err
 	}
 	runLoopbacks(bg, env, o.lbBase, log)
-	if err := joinMembers(ctx, env, fed); err != nil {
+	if err := joinMembers(ctx, env, fed, o.federation); err != nil {
 		return err
 	}
 	bg.run("kfed controller", func(ctx context.Context) error {
@@ -346,14 +347,14 @@ func findBinDir() (string, error) {
 	return strings.TrimSpace(string(outp)), nil
 }
 
-func joinMembers(ctx context.Context, env *devenv.Env, fed client.Client) error {
+func joinMembers(ctx context.Context, env *devenv.Env, fed client.Client, federation string) error {
 	raw, err := clientcmd.LoadFromFile(env.Kubeconfig)
 	if err != nil {
 		return err
 	}
 	for _, m := range env.Members {
 		_, err := clusters.Join(ctx, fed, clusters.JoinOptions{
-			Name: m.Name, Region: m.Region, Zones: m.Zones, Kubeconfig: raw, Context: m.Name,
+			Name: m.Name, Region: m.Region, Zones: m.Zones, Kubeconfig: raw, Context: m.Name, ClusterSet: federation,
 		})
 		if err != nil {
 			return fmt.Errorf("joining %s: %w", m.Name, err)
