@@ -258,3 +258,37 @@ func TestDerivedName(t *testing.T) {
 		t.Errorf("two long names share a derived name")
 	}
 }
+
+func TestWarnings(t *testing.T) {
+	valid := func(s metav1.ConditionStatus, reason string) metav1.Condition {
+		return metav1.Condition{Type: "Valid", Status: s, Reason: reason}
+	}
+	conflict := func(s metav1.ConditionStatus, reason string) metav1.Condition {
+		return metav1.Condition{Type: "Conflict", Status: s, Reason: reason}
+	}
+	for _, tc := range []struct {
+		name        string
+		before, now []metav1.Condition
+		want        []string
+	}{
+		{"a new export that is not valid warns", nil, []metav1.Condition{valid("False", "NoService")}, []string{"NoService"}},
+		{"one that stays not valid for the same reason does not warn again",
+			[]metav1.Condition{valid("False", "NoService")}, []metav1.Condition{valid("False", "NoService")}, nil},
+		{"another reason warns", []metav1.Condition{valid("False", "NoService")},
+			[]metav1.Condition{valid("False", "InvalidServiceType")}, []string{"InvalidServiceType"}},
+		{"a conflict warns, its end does not", []metav1.Condition{conflict("False", "NoConflicts")},
+			[]metav1.Condition{conflict("True", "PortConflict")}, []string{"PortConflict"}},
+		{"a valid export without conflicts is quiet", nil,
+			[]metav1.Condition{valid("True", "Valid"), conflict("False", "NoConflicts")}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			for _, c := range warnings(tc.before, tc.now) {
+				got = append(got, c.Reason)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("warnings %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -37,9 +38,49 @@ func (c *Controller) report(ctx context.Context, members []*member, d Decision, 
 		}
 		if err := m.Client.Status().Patch(ctx, have, client.MergeFrom(se)); err != nil {
 			errs = append(errs, fmt.Errorf("cluster %s, status of ServiceExport %s/%s: %w", m.Name, se.Namespace, se.Name, err))
+			continue
+		}
+		for _, w := range warnings(se.Status.Conditions, have.Status.Conditions) {
+			c.warn(ctx, m, have, w)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// warnings are the conditions of now that turned bad since before: an
+// export that is not valid, or that conflicts, which a user must notice.
+func warnings(before, now []metav1.Condition) []metav1.Condition {
+	bad := func(c metav1.Condition) bool {
+		return (c.Type == string(mcsv1beta1.ServiceExportConditionValid) && c.Status == metav1.ConditionFalse) ||
+			(c.Type == string(mcsv1beta1.ServiceExportConditionConflict) && c.Status == metav1.ConditionTrue)
+	}
+	var out []metav1.Condition
+	for _, c := range now {
+		old := meta.FindStatusCondition(before, c.Type)
+		if bad(c) && (old == nil || old.Status != c.Status || old.Reason != c.Reason) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// warn records a Warning Event on an export in its member; an Event that
+// cannot be written is logged, not retried: the condition says it too.
+func (c *Controller) warn(ctx context.Context, m *member, se *mcsv1beta1.ServiceExport, cond metav1.Condition) {
+	now := metav1.Now()
+	ev := &corev1.Event{
+		ObjectMeta: metav1.ObjectMeta{Namespace: se.Namespace, GenerateName: se.Name + "."},
+		InvolvedObject: corev1.ObjectReference{
+			APIVersion: mcsv1beta1.GroupVersion.String(), Kind: "ServiceExport",
+			Namespace: se.Namespace, Name: se.Name, UID: se.UID, ResourceVersion: se.ResourceVersion,
+		},
+		Reason: cond.Reason, Message: cond.Message, Type: corev1.EventTypeWarning,
+		Source:         corev1.EventSource{Component: "kfed-mcs"},
+		FirstTimestamp: now, LastTimestamp: now, Count: 1,
+	}
+	if err := m.Client.Create(ctx, ev); err != nil {
+		c.Logger.Error(err, "recording an Event on a ServiceExport", "cluster", m.Name, "export", se.Namespace+"/"+se.Name)
+	}
 }
 
 // ready is the Ready condition of every export of the name.

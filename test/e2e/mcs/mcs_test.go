@@ -149,6 +149,19 @@ func TestExportsBecomeImportsInEveryMember(t *testing.T) {
 		ext.Spec = corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "example.com"}
 		create(t, f, "cluster-3", ext, export("ext"))
 		wantConditions(t, f, "cluster-3", "ext", "Valid=False/InvalidServiceType", "Ready=False/Failed")
+		framework.Eventually(t, 10*time.Second, func(ctx context.Context) error {
+			var events corev1.EventList
+			if err := f.Client("cluster-3").List(ctx, &events, client.InNamespace(ns)); err != nil {
+				return err
+			}
+			for _, e := range events.Items {
+				if e.InvolvedObject.Kind == "ServiceExport" && e.InvolvedObject.Name == "ext" &&
+					e.Type == corev1.EventTypeWarning && e.Reason == "InvalidServiceType" {
+					return nil
+				}
+			}
+			return fmt.Errorf("no Warning Event InvalidServiceType on the export")
+		})
 		for _, m := range members {
 			err := f.Client(m).Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "ext"}, &mcsv1beta1.ServiceImport{})
 			if !apierrors.IsNotFound(err) {
