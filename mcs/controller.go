@@ -102,7 +102,7 @@ func (c *Controller) sendIfExported(key func(client.Object) (types.NamespacedNam
 		}
 		ctx := context.Background()
 		for _, m := range c.Members.Ready() {
-			if !m.Watches(&mcsv1beta1.ServiceExport{}) {
+			if !servesMCS(m) {
 				continue
 			}
 			if m.Client.Get(ctx, k, &mcsv1beta1.ServiceExport{}) == nil || m.Client.Get(ctx, k, &mcsv1beta1.ServiceImport{}) == nil {
@@ -131,7 +131,7 @@ func (c *Controller) all(ctx context.Context, _ client.Object) []ctrl.Request {
 	seen := map[types.NamespacedName]bool{}
 	var reqs []ctrl.Request
 	for _, m := range c.Members.Ready() {
-		if !m.Watches(&mcsv1beta1.ServiceExport{}) {
+		if !servesMCS(m) {
 			continue
 		}
 		var exports mcsv1beta1.ServiceExportList
@@ -155,6 +155,13 @@ func (c *Controller) all(ctx context.Context, _ client.Object) []ctrl.Request {
 		}
 	}
 	return reqs
+}
+
+// servesMCS reports whether kfed watches ServiceExports and ServiceImports
+// in m: reading a kind it does not watch would start an informer that
+// never syncs.
+func servesMCS(m clusters.Member) bool {
+	return m.Watches(&mcsv1beta1.ServiceExport{}) && m.Watches(&mcsv1beta1.ServiceImport{})
 }
 
 // ClusterID is member m's cluster ID: the value of its ClusterProperty
@@ -202,7 +209,7 @@ func (c *Controller) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 func (c *Controller) observe(ctx context.Context, key types.NamespacedName) ([]*member, error) {
 	var out []*member
 	for _, m := range c.Members.Ready() {
-		if !m.Watches(&mcsv1beta1.ServiceExport{}) || !m.Watches(&mcsv1beta1.ServiceImport{}) {
+		if !servesMCS(m) {
 			continue
 		}
 		st := &member{Member: m, id: ClusterID(ctx, m)}

@@ -117,8 +117,9 @@ func endpointSlices(federation string, key types.NamespacedName, imp *Import, me
 					Namespace: key.Namespace, Name: sliceName(key.Name, src.Cluster, eps.AddressType), Labels: labels,
 				},
 				AddressType: eps.AddressType,
-				Endpoints:   eps.Endpoints,
-				Ports:       eps.Ports,
+				// Never null: the API requires the list, empty or not.
+				Endpoints: append([]discoveryv1.Endpoint{}, eps.Endpoints...),
+				Ports:     eps.Ports,
 			}
 			if owner != nil && owner.UID != "" {
 				s.OwnerReferences = []metav1.OwnerReference{{

@@ -140,7 +140,7 @@ func apply[T client.Object](ctx context.Context, m *member, cur, want T) (T, err
 		curObj = cur
 	}
 	changed, err := clusters.Apply(ctx, m.Client, curObj, want)
-	if apierrors.IsNotFound(err) {
+	if apierrors.IsNotFound(err) || apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
 		return none, fmt.Errorf("cluster %s, namespace %s: %w", m.Name, want.GetNamespace(), errNoNamespace)
 	}
 	if err != nil {
