@@ -292,3 +292,25 @@ func TestWarnings(t *testing.T) {
 		})
 	}
 }
+
+func TestReady(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		o     outcome
+		valid bool
+		want  string
+	}{
+		{"an invalid export is not ready although another cluster's is imported",
+			outcome{imported: []string{"c1", "c2"}}, false, "False/Failed"},
+		{"a valid export imported everywhere is ready", outcome{imported: []string{"c1", "c2"}}, true, "True/Exported"},
+		{"a member without the namespace does not hold it back", outcome{imported: []string{"c1"}, noNS: []string{"c2"}}, true, "True/Exported"},
+		{"a write that failed leaves it pending", outcome{imported: []string{"c1"}, failed: map[string]error{"c2": errNoNamespace}}, true, "False/Pending"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := tc.o.ready(tc.valid)
+			if got := string(c.Status) + "/" + c.Reason; got != tc.want {
+				t.Errorf("Ready %s (%s), want %s", got, c.Message, tc.want)
+			}
+		})
+	}
+}

@@ -18,14 +18,16 @@ import (
 // Ready as writing the import went. It writes an export's status only when
 // a condition changed.
 func (c *Controller) report(ctx context.Context, members []*member, d Decision, o *outcome) error {
-	ready := o.ready()
 	var errs []error
 	for _, m := range members {
 		se := m.export.Export
 		if se == nil {
 			continue
 		}
-		want := append(slices.Clone(d.Conditions[m.id]), ready)
+		valid := !slices.ContainsFunc(d.Conditions[m.id], func(c metav1.Condition) bool {
+			return c.Type == string(mcsv1beta1.ServiceExportConditionValid) && c.Status == metav1.ConditionFalse
+		})
+		want := append(slices.Clone(d.Conditions[m.id]), o.ready(valid))
 		have := se.DeepCopy()
 		changed := setConditions(&have.Status.Conditions, want, se.Generation)
 		if !slices.ContainsFunc(d.Conditions[m.id], func(c metav1.Condition) bool {
@@ -83,10 +85,13 @@ func (c *Controller) warn(ctx context.Context, m *member, se *mcsv1beta1.Service
 	}
 }
 
-// ready is the Ready condition of every export of the name.
-func (o *outcome) ready() metav1.Condition {
+// ready is the Ready condition of an export of the name, valid or not.
+func (o *outcome) ready(valid bool) metav1.Condition {
 	c := metav1.Condition{Type: string(mcsv1beta1.ServiceExportConditionReady)}
 	switch {
+	case !valid:
+		c.Status, c.Reason = metav1.ConditionFalse, string(mcsv1beta1.ServiceExportReasonFailed)
+		c.Message = "the export is not valid: this cluster's Service is not exported"
 	case o.unexposed:
 		c.Status, c.Reason = metav1.ConditionFalse, string(mcsv1beta1.ServiceExportReasonFailed)
 		c.Message = "no export of the name is valid: nothing is imported"
