@@ -163,8 +163,8 @@ func importSpec(e Export) mcsv1beta1.ServiceImportSpec {
 	return spec
 }
 
-// mergePorts adds to have the ports of a younger export that use neither
-// a name nor a number and protocol that have already use.
+// mergePorts adds to have the ports of a younger export whose name, and
+// whose number and protocol, no port of have uses.
 func mergePorts(have []mcsv1beta1.ServicePort, ports []corev1.ServicePort) []mcsv1beta1.ServicePort {
 	for _, p := range ports {
 		if slices.ContainsFunc(have, func(h mcsv1beta1.ServicePort) bool {
