@@ -2,7 +2,7 @@
 SHELL := /usr/bin/env bash
 GO ?= go
 
-.PHONY: dev test test-unit generate verify build bench bench-health bench-failover chart reliability images scale fuzz fuzz-long
+.PHONY: dev test test-unit conformance generate verify build bench bench-health bench-failover chart reliability images scale fuzz fuzz-long
 
 # The version every binary reports (--version, kfed version, kfed_build_info)
 # and images are tagged with: the nearest v* tag, else the commit; -dirty
@@ -19,6 +19,10 @@ dev:
 ## test: every test, unit and end-to-end against real servers.
 test:
 	hack/test.sh
+
+## conformance: the MCS API conformance suite against kfed dev up's three members (~10 min); report in bin/conformance/.
+conformance:
+	hack/conformance.sh
 
 ## generate: deepcopy and CRD manifests from api/ with controller-gen.
 generate:

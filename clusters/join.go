@@ -14,7 +14,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
@@ -22,6 +24,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	aboutv1alpha1 "github.com/kfed-io/kfed/api/about/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/geo"
 )
@@ -46,6 +49,9 @@ type JoinOptions struct {
 	Namespace string
 	// ProbeTimeout bounds the reachability check; 10 s when zero.
 	ProbeTimeout time.Duration
+	// ClusterSet, if set, is written as the member's ClusterProperty
+	// clusterset.k8s.io when it has none: the federation's name.
+	ClusterSet string
 }
 
 // SecretName is the name of the Secret holding the kubeconfig of cluster name.
@@ -86,6 +92,9 @@ func Join(ctx context.Context, fed client.Client, o JoinOptions) (*kfedv1alpha1.
 			"to join another cluster, pick another name", o.Name, existing.Spec.Region)
 	case !apierrors.IsNotFound(err):
 		return nil, fmt.Errorf("looking up cluster %q: %w", o.Name, err)
+	}
+	if err := writeClusterID(ctx, cfg, o); err != nil {
+		return nil, err
 	}
 	data, err := clientcmd.Write(*member)
 	if err != nil {
@@ -135,6 +144,49 @@ func Join(ctx context.Context, fed client.Client, o JoinOptions) (*kfedv1alpha1.
 		cluster.Status.Location = kfedv1alpha1.NewGeoLocation(p)
 	}
 	return cluster, nil
+}
+
+// writeClusterID gives the member its KEP-2149 identity where it has none:
+// ClusterProperty cluster.clusterset.k8s.io with the cluster's name, and
+// clusterset.k8s.io with o.ClusterSet. A property the member holds already
+// is kept, as another MCS implementation may have set it: its cluster ID
+// then names the cluster in the Multi-Cluster Services API (mcs.ClusterID)
+// even where it differs from the Cluster's name. A member without the
+// ClusterProperty CRD is joined as before.
+func writeClusterID(ctx context.Context, cfg *rest.Config, o JoinOptions) error {
+	c, err := client.New(cfg, client.Options{Scheme: aboutScheme()})
+	if err != nil {
+		return fmt.Errorf("cluster %q: %w", o.Name, err)
+	}
+	props := []struct{ name, value string }{{aboutv1alpha1.ClusterIDProperty, o.Name}, {aboutv1alpha1.ClusterSetProperty, o.ClusterSet}}
+	for _, p := range props {
+		if p.value == "" {
+			continue
+		}
+		var have aboutv1alpha1.ClusterProperty
+		switch err := c.Get(ctx, client.ObjectKey{Name: p.name}, &have); {
+		case meta.IsNoMatchError(err):
+			return nil // no ClusterProperty CRD in the member
+		case err == nil:
+			continue
+		case !apierrors.IsNotFound(err):
+			return fmt.Errorf("cluster %q: reading ClusterProperty %s: %w", o.Name, p.name, err)
+		}
+		cp := &aboutv1alpha1.ClusterProperty{
+			ObjectMeta: metav1.ObjectMeta{Name: p.name, Labels: map[string]string{kfedv1alpha1.LabelManagedBy: kfedv1alpha1.ManagedBy}},
+			Spec:       aboutv1alpha1.ClusterPropertySpec{Value: p.value},
+		}
+		if err := c.Create(ctx, cp); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("cluster %q: writing ClusterProperty %s: %w", o.Name, p.name, err)
+		}
+	}
+	return nil
+}
+
+func aboutScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	_ = aboutv1alpha1.AddToScheme(s) // registers two types: cannot fail
+	return s
 }
 
 // locate reads the region and zones o leaves empty from the member's nodes.

@@ -81,9 +81,10 @@ type Dev struct {
 func StartDev(ctx context.Context, o DevOptions) (_ *Dev, err error) {
 	env, err := Start(ctx, Options{
 		Dir: o.Dir, BinDir: o.BinDir, Members: Members(o.Members), Workloads: o.Workloads,
-		// Members get the Balancer CRD before they join (so kfed watches
-		// Balancers there) and before their controller managers start.
-		MemberCRDs: crds.MemberFS,
+		// Members get the Balancer and the Multi-Cluster Services CRDs
+		// before they join (so kfed watches those kinds there) and before
+		// their controller managers start.
+		MemberCRDs: crds.Member(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("starting the local federation: %w", err)
@@ -182,7 +183,7 @@ func (d *Dev) federate(ctx context.Context) error {
 		return err
 	}
 	d.runLoopbacks()
-	if err := joinMembers(ctx, d.Env, fed); err != nil {
+	if err := joinMembers(ctx, d.Env, fed, d.Federation); err != nil {
 		return err
 	}
 	log := d.opts.Log.WithName("kfed-controller")
@@ -303,14 +304,14 @@ func (d *Dev) writeEnvFile() error {
 	return os.WriteFile(filepath.Join(d.Dir, "env"), []byte(b.String()), 0o644)
 }
 
-func joinMembers(ctx context.Context, env *Env, fed client.Client) error {
+func joinMembers(ctx context.Context, env *Env, fed client.Client, federation string) error {
 	raw, err := clientcmd.LoadFromFile(env.Kubeconfig)
 	if err != nil {
 		return err
 	}
 	for _, m := range env.Members {
 		_, err := clusters.Join(ctx, fed, clusters.JoinOptions{
-			Name: m.Name, Region: m.Region, Zones: m.Zones, Kubeconfig: raw, Context: m.Name,
+			Name: m.Name, Region: m.Region, Zones: m.Zones, Kubeconfig: raw, Context: m.Name, ClusterSet: federation,
 		})
 		if err != nil {
 			return fmt.Errorf("joining %s: %w", m.Name, err)

@@ -25,7 +25,9 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
+	aboutv1alpha1 "github.com/kfed-io/kfed/api/about/v1alpha1"
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	inventoryv1alpha1 "github.com/kfed-io/kfed/api/inventory/v1alpha1"
@@ -34,6 +36,7 @@ import (
 	"github.com/kfed-io/kfed/dnssync"
 	"github.com/kfed-io/kfed/gateways"
 	"github.com/kfed-io/kfed/hostnames"
+	"github.com/kfed-io/kfed/mcs"
 	"github.com/kfed-io/kfed/replicas/balancer"
 	"github.com/kfed-io/kfed/replicas/deployments"
 	"github.com/kfed-io/kfed/services"
@@ -106,13 +109,14 @@ type Options struct {
 }
 
 // NewScheme returns the scheme kfed's controllers use: core Kubernetes
-// types, kfed.io, externaldns.k8s.io, Gateway API and the Cluster Inventory
-// API.
+// types, kfed.io, externaldns.k8s.io, the Gateway API, the Cluster Inventory
+// API, and in members the Multi-Cluster Services API and the About API's
+// ClusterProperty.
 func NewScheme() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
 		clientgoscheme.AddToScheme, kfedv1alpha1.AddToScheme, extdnsv1alpha1.AddToScheme, gatewayv1.Install,
-		inventoryv1alpha1.AddToScheme,
+		inventoryv1alpha1.AddToScheme, mcsv1beta1.Install, aboutv1alpha1.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			return nil, err
@@ -160,7 +164,7 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, add := range []func(ctrl.Manager, Options, *clusters.Registry) error{addServices, addReplicas, addGateways, addDNS, addInventory} {
+	for _, add := range []func(ctrl.Manager, Options, *clusters.Registry) error{addServices, addReplicas, addGateways, addMCS, addDNS, addInventory} {
 		if err := add(mgr, o, members); err != nil {
 			return nil, err
 		}
@@ -289,6 +293,16 @@ func addGateways(mgr ctrl.Manager, o Options, members *clusters.Registry) error 
 	}
 	if err := gc.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the gateway controller: %w", err)
+	}
+	return nil
+}
+
+// addMCS registers the Multi-Cluster Services controller: ServiceExports
+// in members become ServiceImports in every member.
+func addMCS(mgr ctrl.Manager, o Options, members *clusters.Registry) error {
+	mc := &mcs.Controller{Members: members, Federation: o.Federation, Logger: o.Logger.WithName("mcs")}
+	if err := mc.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the MCS controller: %w", err)
 	}
 	return nil
 }

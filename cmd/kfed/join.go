@@ -146,6 +146,7 @@ aws-iam-authenticator or gke-gcloud-auth-plugin) and which grant more than kfed 
 	cmd.Flags().StringVar(&opts.Region, "region", "", "region the cluster runs in, e.g. us-east1 (default: its nodes' topology.kubernetes.io/region label)")
 	cmd.Flags().StringSliceVar(&opts.Zones, "zone", nil, "zone the cluster runs in, e.g. us-east1-b (repeat for several; default: its nodes' topology.kubernetes.io/zone labels, followed as they change)")
 	cmd.Flags().StringVar(&location, "location", "", "where the cluster is, LATITUDE,LONGITUDE in decimal degrees, e.g. 40.71,-74.01, for ordering clusters by distance (default: its region's place in kfed's table of AWS, Google Cloud and Azure regions)")
+	cmd.Flags().StringVar(&opts.ClusterSet, "clusterset", "", "the federation's name, written as the member's ClusterProperty clusterset.k8s.io (KEP-2149) when it has none; its cluster.clusterset.k8s.io is always written as NAME when absent")
 	cmd.Flags().StringVar(&opts.Namespace, "namespace", "", "namespace of the kubeconfig Secret (default kfed-system)")
 	cmd.Flags().StringVar(&sa, "service-account", "", "NAMESPACE/NAME of a ServiceAccount in the member (the chart's kfed-system/kfed-member) whose token kfed uses there, instead of the context's credentials")
 	cmd.Flags().DurationVar(&tokenDuration, "token-duration", 365*24*time.Hour, "how long the --service-account token is valid (the member's API server may shorten it)")

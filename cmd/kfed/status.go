@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	"github.com/kfed-io/kfed/api/clusterreplicas"
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
@@ -153,7 +155,77 @@ func printStatus(ctx context.Context, w io.Writer, fed client.Client, tf *tenanc
 	if err := printGateways(ctx, w, fed, p); err != nil {
 		return err
 	}
+	if err := printExports(ctx, w, members, p); err != nil {
+		return err
+	}
 	return printRefused(ctx, w, fed, tf, p)
+}
+
+// printExports lists, after a blank line, every name exported or imported
+// with the Multi-Cluster Services API in a reachable member, one row per
+// cluster holding either: the export's conditions, and the import's type,
+// ClusterSetIPs and exporting clusters. Nothing when there are none; a
+// member that does not serve the MCS API has none.
+func printExports(ctx context.Context, w io.Writer, members []memberView, p palette) error {
+	type row struct{ name, cluster, export, imp string }
+	var rows []row
+	for _, m := range members {
+		if m.err != nil || !m.ready {
+			continue
+		}
+		var exports mcsv1beta1.ServiceExportList
+		var imports mcsv1beta1.ServiceImportList
+		if err := m.client.List(ctx, &exports); err != nil {
+			if !meta.IsNoMatchError(err) && !apierrors.IsNotFound(err) {
+				rows = append(rows, row{"-", m.name, p.bad(fmt.Sprintf("unreadable: %v", err)), ""})
+			}
+			continue
+		}
+		if err := m.client.List(ctx, &imports); err != nil {
+			rows = append(rows, row{"-", m.name, p.bad(fmt.Sprintf("unreadable: %v", err)), ""})
+			continue
+		}
+		byName := map[string]*row{}
+		get := func(ns, name string) *row {
+			k := ns + "/" + name
+			if r, ok := byName[k]; ok {
+				return r
+			}
+			byName[k] = &row{name: k, cluster: m.name, export: "-", imp: "-"}
+			return byName[k]
+		}
+		for _, e := range exports.Items {
+			var conds []string
+			for _, c := range e.Status.Conditions {
+				// Valid and Ready are good when True; Conflict when False.
+				conds = append(conds, p.condition(c.Type, string(c.Status), c.Reason, c.Message,
+					c.Type != string(mcsv1beta1.ServiceExportConditionConflict)))
+			}
+			get(e.Namespace, e.Name).export = strings.Join(conds, " ")
+		}
+		for _, i := range imports.Items {
+			var from []string
+			for _, c := range i.Status.Clusters {
+				from = append(from, c.Cluster)
+			}
+			ips := strings.Join(i.Spec.IPs, ",")
+			if ips == "" {
+				ips = "-"
+			}
+			get(i.Namespace, i.Name).imp = fmt.Sprintf("%s %s from %s", i.Spec.Type, ips, strings.Join(from, ","))
+		}
+		for _, r := range byName {
+			rows = append(rows, *r)
+		}
+	}
+	slices.SortFunc(rows, func(a, b row) int {
+		return cmp.Or(strings.Compare(a.name, b.name), strings.Compare(a.cluster, b.cluster))
+	})
+	lines := make([]string, 0, len(rows))
+	for _, r := range rows {
+		lines = append(lines, fmt.Sprintf("%s\t%s\t%s\t%s", r.name, r.cluster, r.imp, r.export))
+	}
+	return printSection(w, "EXPORTED SERVICE\tCLUSTER\tIMPORT\tEXPORT", lines)
 }
 
 // printGateways lists the federated Gateways and Ingresses, after a blank

@@ -3,15 +3,35 @@
 // install them without a checkout.
 package crds
 
-import "embed"
+import (
+	"embed"
+	"io/fs"
+	"testing/fstest"
+
+	mcscrd "sigs.k8s.io/mcs-api/config/crd"
+)
 
 // FS holds the CRD manifests, one YAML file each.
 //
 //go:embed *.yaml
 var FS embed.FS
 
-// MemberFS holds the CRDs a member cluster needs for kfed to act there: the
-// Balancer, reconciled in members as in the control plane.
-//
 //go:embed kfed.io_balancers.yaml
-var MemberFS embed.FS
+var balancerCRD []byte
+
+//go:embed about.k8s.io_clusterproperties.yaml
+var clusterPropertyCRD []byte
+
+// Member returns the CRDs a member cluster needs for kfed to act there: the
+// Balancer, reconciled in members as in the control plane; the About API's
+// ClusterProperty (KEP-2149), which holds the member's cluster ID; and the
+// Multi-Cluster Services API's ServiceExport and ServiceImport (mcs-api's
+// own manifests, v1alpha1 and v1beta1).
+func Member() fs.FS {
+	return fstest.MapFS{
+		"kfed.io_balancers.yaml":                    {Data: balancerCRD},
+		"about.k8s.io_clusterproperties.yaml":       {Data: clusterPropertyCRD},
+		"multicluster.x-k8s.io_serviceexports.yaml": {Data: mcscrd.ServiceExportCRD},
+		"multicluster.x-k8s.io_serviceimports.yaml": {Data: mcscrd.ServiceImportCRD},
+	}
+}

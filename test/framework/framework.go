@@ -27,7 +27,9 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/klog/v2/textlogger"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
+	aboutv1alpha1 "github.com/kfed-io/kfed/api/about/v1alpha1"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	inventoryv1alpha1 "github.com/kfed-io/kfed/api/inventory/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
@@ -75,7 +77,7 @@ func Workloads(nodes int, cpu string) Option {
 // them round-robin) instead of devenv.DefaultMembers' one zone each.
 func Zones(zones ...string) Option { return func(c *config) { c.zones = zones } }
 
-// MemberCRDs installs the CRDs members need (crds.MemberFS: the Balancer)
+// MemberCRDs installs the CRDs members need (crds.Member(): the Balancer)
 // in every member before its workloads start.
 func MemberCRDs() Option { return func(c *config) { c.memberCRDs = true } }
 
@@ -98,7 +100,7 @@ func Start(t testing.TB, opts ...Option) *Federation {
 	cfg.opts.Members = members
 	cfg.opts.Workloads = cfg.workloads
 	if cfg.memberCRDs {
-		cfg.opts.MemberCRDs = crds.MemberFS
+		cfg.opts.MemberCRDs = crds.Member()
 	}
 	cfg.opts.BinDir = BinDir(t)
 	cfg.opts.Dir = t.TempDir()
@@ -169,12 +171,13 @@ func (f *Federation) Clientset(name string) kubernetes.Interface {
 	return cs
 }
 
-// NewScheme returns a scheme with core, kfed, DNSEndpoint and Cluster
-// Inventory API types.
+// NewScheme returns a scheme with core, kfed, DNSEndpoint, Cluster Inventory
+// API, MCS API and ClusterProperty types.
 func NewScheme(t testing.TB) *k8sruntime.Scheme {
 	s := k8sruntime.NewScheme()
 	for _, add := range []func(*k8sruntime.Scheme) error{
 		clientgoscheme.AddToScheme, kfedv1alpha1.AddToScheme, extdnsv1alpha1.AddToScheme, inventoryv1alpha1.AddToScheme,
+		mcsv1beta1.Install, aboutv1alpha1.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			t.Fatal(err)
