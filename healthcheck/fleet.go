@@ -1,6 +1,9 @@
 package healthcheck
 
-import "sync"
+import (
+	"slices"
+	"sync"
+)
 
 // DefaultCheckersPerEndpoint is how many checkers probe each endpoint when
 // the fleet has more: about as many as Route53 probes a health check from.
@@ -49,7 +52,7 @@ type Checker struct {
 type Fleet struct {
 	k       int // panel size: min(len(names), smallest PerEndpoint > 0)
 	names   []string
-	index   map[string]int // first index of each name
+	index   map[string]int // first index of each name; nil when All
 	hashes  []uint64       // of each checker's name
 	domain  []int          // each checker's domain, numbered from 0
 	domains int
@@ -62,18 +65,21 @@ type Fleet struct {
 // NewFleet is the assignment among checkers. Names should be unique; of a
 // repeated name, Probes asks about the first.
 func NewFleet(checkers []Checker) *Fleet {
-	f := &Fleet{k: len(checkers), names: make([]string, len(checkers)), index: make(map[string]int, len(checkers))}
+	f := &Fleet{k: len(checkers), names: make([]string, len(checkers))}
 	for i, c := range checkers {
 		f.names[i] = c.Name
-		if _, dup := f.index[c.Name]; !dup {
-			f.index[c.Name] = i
-		}
 		if c.PerEndpoint > 0 && c.PerEndpoint < f.k {
 			f.k = c.PerEndpoint
 		}
 	}
 	if f.k == len(checkers) {
 		return f // every checker probes every endpoint: no hashing needed
+	}
+	f.index = make(map[string]int, len(checkers))
+	for i, name := range f.names {
+		if _, dup := f.index[name]; !dup {
+			f.index[name] = i
+		}
 	}
 	f.hashes, f.domain = make([]uint64, len(checkers)), make([]int, len(checkers))
 	numbers := map[string]int{}
@@ -116,12 +122,12 @@ func (f *Fleet) All() bool { return f.k == len(f.names) }
 // Probes reports whether the checker named probes the endpoint key; a name
 // not in the fleet probes nothing.
 func (f *Fleet) Probes(checker, key string) bool {
+	if f.All() {
+		return slices.Contains(f.names, checker)
+	}
 	i, ok := f.index[checker]
 	if !ok {
 		return false
-	}
-	if f.All() {
-		return true
 	}
 	s := f.scratch.Get().(*panelScratch)
 	defer f.scratch.Put(s)

@@ -30,16 +30,28 @@ type checkerView struct {
 	name     string
 	age      time.Duration // since the last heartbeat; MaxInt64 without one
 	degraded bool
+	// domain and perEndpoint are what the assignment of endpoints to
+	// checkers reads of it (healthcheck.Fleet, ADR 0010).
+	domain      string
+	perEndpoint int
 	// unhealthy maps the endpoints the checker finds down to the reason.
 	unhealthy map[string]string
 }
 
-// ballots are the checkers' votes on one endpoint, and the reason the first
-// checker that finds it down gives.
+// ballots are the votes on one endpoint of the checkers on its panel —
+// every checker, in a fleet of no more checkers than an endpoint needs
+// (ADR 0010) — and the reason the first of them that finds it down gives.
+// Their number is the N of the endpoint's quorum.
 func (cs checkers) ballots(key string) ([]healthcheck.Ballot, string) {
-	out := make([]healthcheck.Ballot, len(cs))
-	reason := ""
+	members := make([]healthcheck.Checker, len(cs))
 	for i, c := range cs {
+		members[i] = healthcheck.Checker{Name: c.name, Domain: c.domain, PerEndpoint: c.perEndpoint}
+	}
+	panel := slices.Sorted(slices.Values(healthcheck.NewFleet(members).Panel(key, nil)))
+	out := make([]healthcheck.Ballot, len(panel))
+	reason := ""
+	for i, j := range panel {
+		c := cs[j]
 		r, down := c.unhealthy[key]
 		out[i] = healthcheck.Ballot{Checker: c.name, Age: c.age, Degraded: c.degraded, Unhealthy: down}
 		if down && reason == "" {
@@ -80,7 +92,8 @@ func readCheckers(ctx context.Context, r client.Reader, namespace, federation st
 	}
 	out := make(checkers, 0, len(reports.Items))
 	for _, r := range reports.Items {
-		v := checkerView{name: r.Name, age: math.MaxInt64, degraded: r.Degraded, unhealthy: map[string]string{}}
+		v := checkerView{name: r.Name, age: math.MaxInt64, degraded: r.Degraded, unhealthy: map[string]string{},
+			domain: r.FailureDomain(), perEndpoint: int(r.CheckersPerEndpoint)}
 		if t, ok := renewed[r.Name]; ok {
 			v.age = now.Sub(t)
 		}
@@ -128,7 +141,7 @@ func (h Health) Verdict(key string, wasHealthy bool) (healthy bool, reason strin
 		return true, ""
 	}
 	ballots, reason := h.checkers.ballots(key)
-	healthy, _ = healthcheck.Verdict(len(h.checkers), h.freshness, ballots, wasHealthy)
+	healthy, _ = healthcheck.Verdict(len(ballots), h.freshness, ballots, wasHealthy)
 	return healthy, reason
 }
 
