@@ -52,9 +52,9 @@ type Checker struct {
 type Fleet struct {
 	k       int // panel size: min(len(names), smallest PerEndpoint > 0)
 	names   []string
-	index   map[string]int // first index of each name; nil when All
-	hashes  []uint64       // of each checker's name
-	domain  []int          // each checker's domain, numbered from 0
+	index   func() map[string]int // first index of each name, built on first use
+	hashes  []uint64              // of each checker's name
+	domain  []int                 // each checker's domain, numbered from 0
 	domains int
 	// tiers is how many of each domain's best checkers a panel can reach:
 	// the fewest ranks whose checkers fill K seats.
@@ -75,12 +75,17 @@ func NewFleet(checkers []Checker) *Fleet {
 	if f.k == len(checkers) {
 		return f // every checker probes every endpoint: no hashing needed
 	}
-	f.index = make(map[string]int, len(checkers))
-	for i, name := range f.names {
-		if _, dup := f.index[name]; !dup {
-			f.index[name] = i
+	// Only an agent asks who probes (Probes): the controller, building a
+	// Fleet per reconcile, never pays for the index.
+	f.index = sync.OnceValue(func() map[string]int {
+		index := make(map[string]int, len(f.names))
+		for i, name := range f.names {
+			if _, dup := index[name]; !dup {
+				index[name] = i
+			}
 		}
-	}
+		return index
+	})
 	f.hashes, f.domain = make([]uint64, len(checkers)), make([]int, len(checkers))
 	numbers := map[string]int{}
 	for i, c := range checkers {
@@ -125,7 +130,7 @@ func (f *Fleet) Probes(checker, key string) bool {
 	if f.All() {
 		return slices.Contains(f.names, checker)
 	}
-	i, ok := f.index[checker]
+	i, ok := f.index()[checker]
 	if !ok {
 		return false
 	}

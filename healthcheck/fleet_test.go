@@ -278,6 +278,16 @@ func BenchmarkPanel(b *testing.B) {
 	}
 }
 
+// BenchmarkNewFleet is reading 1,000 checkers into an assignment: what the
+// controller pays per endpoint judged while it builds the Fleet per ballot
+// (services.checkers.ballots), on top of the panel.
+func BenchmarkNewFleet(b *testing.B) {
+	cs := fleet1000[0].checkers
+	for b.Loop() {
+		NewFleet(cs)
+	}
+}
+
 // BenchmarkFleet1000 assigns 1,000,000 endpoints among 1,000 checkers (one
 // op) and reports what each checker and each endpoint costs: endpoints
 // probed per checker (mean and most), and probes per endpoint (K).

@@ -178,7 +178,7 @@ func judge(o observation, previous map[string]dnsendpoint.Cluster, shards []dnse
 		if p, had := previous[s.Name]; had {
 			was = !p.Unhealthy
 		}
-		ballots, reason := o.checkers.ballots(kfedv1alpha1.EndpointKey(o.key.Namespace, o.key.Name, s.Name))
+		ballots, reason := o.checkers.ballots(kfedv1alpha1.EndpointKey(o.key.Namespace, o.key.Name, s.Name), o.fleet)
 		healthy, tally := healthcheck.Verdict(len(ballots), o.freshness, ballots, was)
 		s.Unhealthy = !healthy
 		st.verdict(endpointVerdict{cluster: s.Name, healthy: healthy, was: was, tally: tally, reason: reason})

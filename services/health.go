@@ -38,16 +38,25 @@ type checkerView struct {
 	unhealthy map[string]string
 }
 
-// ballots are the votes on one endpoint of the checkers on its panel —
-// every checker, in a fleet of no more checkers than an endpoint needs
-// (ADR 0010) — and the reason the first of them that finds it down gives.
-// Their number is the N of the endpoint's quorum.
-func (cs checkers) ballots(key string) ([]healthcheck.Ballot, string) {
+// fleet is the assignment of endpoints to these checkers (ADR 0010),
+// built once for the many endpoints a reconcile judges.
+func (cs checkers) fleet() *healthcheck.Fleet {
 	members := make([]healthcheck.Checker, len(cs))
 	for i, c := range cs {
 		members[i] = healthcheck.Checker{Name: c.name, Domain: c.domain, PerEndpoint: c.perEndpoint}
 	}
-	panel := slices.Sorted(slices.Values(healthcheck.NewFleet(members).Panel(key, nil)))
+	return healthcheck.NewFleet(members)
+}
+
+// ballots are the votes on one endpoint of the checkers fleet (cs.fleet();
+// built here when nil) seats on its panel — every checker, in a fleet of no
+// more checkers than an endpoint needs — and the reason the first of them
+// that finds it down gives. Their number is the N of the endpoint's quorum.
+func (cs checkers) ballots(key string, fleet *healthcheck.Fleet) ([]healthcheck.Ballot, string) {
+	if fleet == nil {
+		fleet = cs.fleet()
+	}
+	panel := slices.Sorted(slices.Values(fleet.Panel(key, nil)))
 	out := make([]healthcheck.Ballot, len(panel))
 	reason := ""
 	for i, j := range panel {
@@ -111,6 +120,7 @@ func readCheckers(ctx context.Context, r client.Reader, namespace, federation st
 // endpoints are judged by the same quorum as a Service's.
 type Health struct {
 	checkers  checkers
+	fleet     *healthcheck.Fleet
 	freshness time.Duration
 }
 
@@ -122,7 +132,7 @@ func ReadHealth(ctx context.Context, r client.Reader, namespace, federation stri
 	if freshness <= 0 {
 		freshness = DefaultFreshness
 	}
-	return Health{checkers: cs, freshness: freshness}, err
+	return Health{checkers: cs, fleet: cs.fleet(), freshness: freshness}, err
 }
 
 // Judged reports whether any checker is configured: without one, every
@@ -140,7 +150,7 @@ func (h Health) Verdict(key string, wasHealthy bool) (healthy bool, reason strin
 	if !h.Judged() {
 		return true, ""
 	}
-	ballots, reason := h.checkers.ballots(key)
+	ballots, reason := h.checkers.ballots(key, h.fleet)
 	healthy, _ = healthcheck.Verdict(len(ballots), h.freshness, ballots, wasHealthy)
 	return healthy, reason
 }
