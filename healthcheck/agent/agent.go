@@ -149,6 +149,7 @@ func (a *agent) start(ctx context.Context) error {
 		&kfedv1alpha1.HealthReport{}: {
 			Namespaces: map[string]cache.Config{a.o.Namespace: {}},
 			Label:      labels.SelectorFromSet(labels.Set{kfedv1alpha1.LabelFederation: a.o.Federation}),
+			Transform:  keepAssignment,
 		},
 	}})
 	if err != nil {

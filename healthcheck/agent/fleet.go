@@ -114,6 +114,19 @@ func (a *agent) assigned(checkers []healthcheck.Checker, targets []healthcheck.T
 	return out
 }
 
+// keepAssignment is the agent's cache transform of HealthReports: it keeps
+// what the assignment reads and drops the verdicts and round-trip times,
+// whose size grows with the fleet (a row per cluster), so that N agents do
+// not each hold N reports whole.
+func keepAssignment(obj any) (any, error) {
+	r, ok := obj.(*kfedv1alpha1.HealthReport)
+	if !ok {
+		return obj, nil // a tombstone
+	}
+	r.ManagedFields, r.Annotations, r.Unhealthy, r.RTTs = nil, nil, nil, nil
+	return r, nil
+}
+
 // fleetChanged reports whether a HealthReport update can change the
 // assignment; a verdict or RTT change cannot.
 func fleetChanged(old, cur any) bool {

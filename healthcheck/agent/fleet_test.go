@@ -47,6 +47,21 @@ func TestFleetChanged(t *testing.T) {
 	}
 }
 
+func TestCacheKeepsOnlyWhatTheAssignmentReads(t *testing.T) {
+	r := &kfedv1alpha1.HealthReport{ObjectMeta: metav1.ObjectMeta{Name: "a", Labels: map[string]string{kfedv1alpha1.LabelFederation: "dev"}},
+		Cluster: "c1", Region: "us-east1", CheckersPerEndpoint: 15,
+		Unhealthy: []kfedv1alpha1.UnhealthyEndpoint{{Endpoint: "ns/web/c2"}}, RTTs: []kfedv1alpha1.ClusterRTT{{Cluster: "c2"}}}
+	want := checker(r)
+	got, err := keepAssignment(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := got.(*kfedv1alpha1.HealthReport)
+	if checker(kept) != want || kept.Unhealthy != nil || kept.RTTs != nil || kept.Labels[kfedv1alpha1.LabelFederation] != "dev" {
+		t.Errorf("kept %+v", kept)
+	}
+}
+
 // TestProbesOnlyItsAssignedEndpoints runs an agent against a real API
 // server, in a fleet of twelve other checkers (their HealthReports) that
 // assign each endpoint three: it probes, and reports down, exactly the
