@@ -137,6 +137,7 @@ func TestProbesOnlyItsAssignedEndpoints(t *testing.T) {
 				want = append(want, k)
 			}
 		}
+		slices.Sort(want) // as the report lists them
 		var got []string
 		var r kfedv1alpha1.HealthReport
 		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
