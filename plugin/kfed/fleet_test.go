@@ -2,19 +2,14 @@ package kfed
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/netip"
-	"runtime"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	k8sruntime "k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
-	"github.com/kfed-io/kfed/plugin/kfed/index"
 )
 
 // fleetEndpoint is Service svc's DNSEndpoint placed in n clusters, three to
@@ -70,11 +65,6 @@ func fleetEndpoint(svc string, n int) extdnsv1alpha1.DNSEndpoint {
 // the index) and a DNSEndpoint's size grow with the fleet. It reports
 // bytes, not time.
 func BenchmarkMemoryByClusters(b *testing.B) {
-	scheme := k8sruntime.NewScheme()
-	if err := extdnsv1alpha1.AddToScheme(scheme); err != nil {
-		b.Fatal(err)
-	}
-	decoder := serializer.NewCodecFactory(scheme).UniversalDeserializer()
 	const services = 1000
 	for _, n := range []int{3, 10, 30, 100} {
 		b.Run(fmt.Sprintf("clusters=%d", n), func(b *testing.B) {
@@ -92,36 +82,12 @@ func BenchmarkMemoryByClusters(b *testing.B) {
 			}
 			list.Items = nil
 			for b.Loop() {
-				before := liveHeap()
-				obj, _, err := decoder.Decode(raw, nil, nil)
-				if err != nil {
-					b.Fatal(err)
-				}
-				decoded := obj.(*extdnsv1alpha1.DNSEndpointList)
-				x := index.New("cluster-1", 30)
-				transform := cacheEndpoint(x, dnsendpoint.NewTenancy("bench", nil))
-				cached := make([]*cachedEndpoint, len(decoded.Items))
-				for i := range decoded.Items {
-					o, _ := transform(&decoded.Items[i])
-					cached[i] = o.(*cachedEndpoint)
-				}
-				decoded = nil
-				objects := liveHeap() - before
-				for _, c := range cached {
-					if err := errors.Join(c.err, x.SetObject(c.key, c.object)); err != nil {
-						b.Fatal(err)
-					}
-				}
-				all := liveHeap() - before
-				names := float64(x.Len())
+				objects, all, names := memoryOf(b, raw, "bench")
 				b.ReportMetric(float64(len(one)), "json-B/object")
 				b.ReportMetric(names/services, "names/service")
 				b.ReportMetric(float64(objects)/services, "objects-B/service")
 				b.ReportMetric(float64(all-objects)/services, "index-B/service")
 				b.ReportMetric(float64(all)/names, "B/name")
-				runtime.KeepAlive(cached)
-				runtime.KeepAlive(x)
-				runtime.KeepAlive(raw)
 			}
 		})
 	}
