@@ -127,8 +127,7 @@ func TestProbesOnlyItsAssignedEndpoints(t *testing.T) {
 
 	// wantProbed waits for the agent's report to list down exactly what the
 	// fleet (the peers and the agent as it reports itself) assigns it.
-	wantProbed := func(peers []healthcheck.Checker) {
-		t.Helper()
+	assigned := func(peers []healthcheck.Checker) []string {
 		me := healthcheck.Checker{Name: "me", Domain: "us-east1", PerEndpoint: 3}
 		fleet := healthcheck.NewFleet(append(slices.Clone(peers), me))
 		var want []string
@@ -138,6 +137,11 @@ func TestProbesOnlyItsAssignedEndpoints(t *testing.T) {
 			}
 		}
 		slices.Sort(want) // as the report lists them
+		return want
+	}
+	wantProbed := func(peers []healthcheck.Checker) {
+		t.Helper()
+		want := assigned(peers)
 		var got []string
 		var r kfedv1alpha1.HealthReport
 		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
@@ -156,20 +160,28 @@ func TestProbesOnlyItsAssignedEndpoints(t *testing.T) {
 		if r.Region != "us-east1" || r.CheckersPerEndpoint != 3 {
 			t.Errorf("report says region %q, %d per endpoint; want us-east1, 3", r.Region, r.CheckersPerEndpoint)
 		}
-		t.Logf("probing %d of %d endpoints among %d checkers", len(want), len(keys), fleet.Len())
+		t.Logf("probing %d of %d endpoints among %d checkers", len(want), len(keys), len(peers)+1)
 	}
 
 	t.Run("in a fleet of thirteen, only the endpoints whose panel seats it", func(t *testing.T) {
 		wantProbed(peers)
 	})
 	t.Run("a peer leaves: the agent takes up its share", func(t *testing.T) {
-		must(c.Delete(ctx, &kfedv1alpha1.HealthReport{ObjectMeta: metav1.ObjectMeta{Name: "peer-00", Namespace: "kfed-system"}}))
-		wantProbed(peers[1:])
+		// The first peer whose leaving gives the agent more to probe.
+		i := slices.IndexFunc(peers, func(p healthcheck.Checker) bool {
+			return len(assigned(slices.DeleteFunc(slices.Clone(peers), func(q healthcheck.Checker) bool { return q == p }))) > len(assigned(peers))
+		})
+		if i < 0 {
+			t.Fatal("no peer's leaving moves a seat to the agent")
+		}
+		must(c.Delete(ctx, &kfedv1alpha1.HealthReport{ObjectMeta: metav1.ObjectMeta{Name: peers[i].Name, Namespace: "kfed-system"}}))
+		peers = slices.Delete(peers, i, i+1)
+		wantProbed(peers)
 	})
 	t.Run("a fleet of three, K: every endpoint", func(t *testing.T) {
-		for _, p := range peers[1:10] {
+		for _, p := range peers[2:] {
 			must(c.Delete(ctx, &kfedv1alpha1.HealthReport{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: "kfed-system"}}))
 		}
-		wantProbed(peers[10:])
+		wantProbed(peers[:2])
 	})
 }
