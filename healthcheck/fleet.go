@@ -42,11 +42,12 @@ type Checker struct {
 //     shares differ by at most one where their checkers allow;
 //   - a checker joining or leaving changes an endpoint's panel only by
 //     itself: it takes one place, or gives its place to one other checker,
-//     and the rest stay (about K/N of the endpoints change at all);
-//   - panels are nested in K: a checker that assigns itself with a larger K
-//     probes a superset of the panel a smaller K gives, so the controller,
-//     taking the smallest K any report asks for, counts only checkers that
-//     probe the endpoint even while a fleet is reconfigured.
+//     and the rest stay; the panels it joins are its own load (about K/N
+//     of the endpoints when domains are many);
+//   - panels are nested in K: the panel a smaller K gives is the start of
+//     a larger K's, so a checker whose view of the smallest K lags by an
+//     event probes a superset or a subset of what the controller counts,
+//     never a different set.
 //
 // A Fleet is immutable; its methods may be called concurrently.
 type Fleet struct {
