@@ -164,10 +164,11 @@ func decideFailover(o observation, shards []dnsendpoint.Cluster, st *status) fai
 }
 
 // judge gives each shard the checkers' verdict: unhealthy only when a
-// strict majority of a quorum of the fresh checkers on its panel says so; with too few fresh
-// checkers the verdict published last stands, so neither a partitioned
-// checker nor a controller that restarted without fresh reports changes
-// anything. Without any checker configured, every endpoint is healthy.
+// strict majority of a quorum of the fresh checkers on its panel says so;
+// with too few fresh checkers the verdict published last stands, so
+// neither a partitioned checker nor a controller that restarted without
+// fresh reports changes anything. Without any checker configured, every
+// endpoint is healthy.
 func judge(o observation, previous map[string]dnsendpoint.Cluster, shards []dnsendpoint.Cluster, st *status) {
 	if len(o.checkers) == 0 {
 		return
