@@ -24,6 +24,10 @@
 //     into Ballots, and Verdict (quorum.go) decides: an endpoint is unhealthy
 //     only when most fresh, non-degraded checkers see it down and they are
 //     a quorum of the checkers configured.
+//   - In a fleet of more checkers than an endpoint needs, Fleet (fleet.go)
+//     gives each endpoint a panel of K of them, spread over regions: the
+//     agent probes only the endpoints whose panel seats it, and the
+//     controller counts only the panel's ballots (ADR 0012).
 //
 // The package imports nothing of kfed's but promreg; the agent, the API types and the
 // controllers build on it.

@@ -166,10 +166,11 @@ func decideFailover(o observation, shards []dnsendpoint.Cluster, st *status) fai
 }
 
 // judge gives each shard the checkers' verdict: unhealthy only when a
-// strict majority of a quorum of fresh checkers says so; with too few fresh
-// checkers the verdict published last stands, so neither a partitioned
-// checker nor a controller that restarted without fresh reports changes
-// anything. Without any checker configured, every endpoint is healthy.
+// strict majority of a quorum of the fresh checkers on its panel says so;
+// with too few fresh checkers the verdict published last stands, so
+// neither a partitioned checker nor a controller that restarted without
+// fresh reports changes anything. Without any checker configured, every
+// endpoint is healthy.
 func judge(o observation, previous map[string]dnsendpoint.Cluster, shards []dnsendpoint.Cluster, st *status) {
 	if len(o.checkers) == 0 {
 		return
@@ -180,8 +181,8 @@ func judge(o observation, previous map[string]dnsendpoint.Cluster, shards []dnse
 		if p, had := previous[s.Name]; had {
 			was = !p.Unhealthy
 		}
-		ballots, reason := o.checkers.ballots(kfedv1alpha1.EndpointKey(o.key.Namespace, o.key.Name, s.Name))
-		healthy, tally := healthcheck.Verdict(len(o.checkers), o.freshness, ballots, was)
+		ballots, reason := o.checkers.ballots(kfedv1alpha1.EndpointKey(o.key.Namespace, o.key.Name, s.Name), o.fleet)
+		healthy, tally := healthcheck.Verdict(len(ballots), o.freshness, ballots, was)
 		s.Unhealthy = !healthy
 		st.verdict(endpointVerdict{cluster: s.Name, healthy: healthy, was: was, tally: tally, reason: reason})
 	}

@@ -1,6 +1,7 @@
 package services
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/geo"
+	"github.com/kfed-io/kfed/healthcheck"
 	"github.com/kfed-io/kfed/placement"
 	"github.com/kfed-io/kfed/services/serviceconfig"
 )
@@ -357,6 +359,36 @@ func TestDecideAppliesTheCheckersVerdicts(t *testing.T) {
 	sick := east2
 	sick.Unhealthy = true
 	serving := map[string]memberShard{"c1": {outcome: shardServing, shard: east1}, "c2": {outcome: shardServing, shard: east2}, "c3": {outcome: shardServing, shard: eu}}
+	// fleet is nine checkers in nine regions that assign each endpoint
+	// three (ADR 0012); the first n of key's panel and the off-panel
+	// checkers set to say it is down, the panel's last `stale` ones stale.
+	fleet := func(panelDown, offPanelDown, stalePanel int) checkers {
+		var members []healthcheck.Checker
+		cs := checkers{}
+		for i := range 9 {
+			name := fmt.Sprintf("f%d", i)
+			members = append(members, healthcheck.Checker{Name: name, Domain: fmt.Sprintf("r%d", i), PerEndpoint: 3})
+			cs = append(cs, checkerView{name: name, age: fresh, unhealthy: map[string]string{}, domain: fmt.Sprintf("r%d", i), perEndpoint: 3})
+		}
+		onPanel := map[int]int{} // checker → its place on key's panel
+		for place, i := range healthcheck.NewFleet(members).Panel(key, nil) {
+			onPanel[i] = place
+		}
+		off := 0
+		for i := range cs {
+			place, on := onPanel[i]
+			if on && place < panelDown || !on && off < offPanelDown {
+				cs[i].unhealthy[key] = "connection refused"
+			}
+			if !on {
+				off++
+			}
+			if on && place >= 3-stalePanel {
+				cs[i].age = stale
+			}
+		}
+		return cs
+	}
 	tests := []struct {
 		name      string
 		checkers  checkers
@@ -385,6 +417,15 @@ func TestDecideAppliesTheCheckersVerdicts(t *testing.T) {
 			published: publishedWith(t, east1, sick, eu), cond: "True/Healthy"},
 		{name: "a single checker decides alone",
 			checkers: checkers{view("only", fresh, false, key)}, wantOut: true, cond: "False/EndpointsUnhealthy"},
+		{name: "in a fleet larger than K, checkers off the endpoint's panel do not vote: six see it down, in",
+			checkers: fleet(0, 6, 0), cond: "True/Healthy"},
+		{name: "two of the three checkers on its panel see it down: out, whatever the other six say",
+			checkers: fleet(2, 0, 0), wantOut: true, cond: "False/EndpointsUnhealthy"},
+		{name: "one of its panel sees it down, with all six others: in",
+			checkers: fleet(1, 6, 0), cond: "True/Healthy"},
+		{name: "two of its panel stale: the verdict stands, though six fresh checkers off the panel see it down",
+			checkers:  fleet(1, 6, 2),
+			published: publishedWith(t, east1, east2, eu), cond: "True/Healthy"},
 		{name: "every endpoint down: all stay in the global name, fail open",
 			checkers: checkers{view("a", fresh, false, key, "ns/web/c1", "ns/web/c3"), view("b", fresh, false, key, "ns/web/c1", "ns/web/c3")},
 			wantOut:  true, cond: "False/NoEndpointHealthy"},

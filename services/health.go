@@ -30,16 +30,37 @@ type checkerView struct {
 	name     string
 	age      time.Duration // since the last heartbeat; MaxInt64 without one
 	degraded bool
+	// domain and perEndpoint are what the assignment of endpoints to
+	// checkers reads of it (healthcheck.Fleet, ADR 0012).
+	domain      string
+	perEndpoint int
 	// unhealthy maps the endpoints the checker finds down to the reason.
 	unhealthy map[string]string
 }
 
-// ballots are the checkers' votes on one endpoint, and the reason the first
-// checker that finds it down gives.
-func (cs checkers) ballots(key string) ([]healthcheck.Ballot, string) {
-	out := make([]healthcheck.Ballot, len(cs))
-	reason := ""
+// fleet is the assignment of endpoints to these checkers (ADR 0012),
+// built once for the many endpoints a reconcile judges.
+func (cs checkers) fleet() *healthcheck.Fleet {
+	members := make([]healthcheck.Checker, len(cs))
 	for i, c := range cs {
+		members[i] = healthcheck.Checker{Name: c.name, Domain: c.domain, PerEndpoint: c.perEndpoint}
+	}
+	return healthcheck.NewFleet(members)
+}
+
+// ballots are the votes on one endpoint of the checkers fleet (cs.fleet();
+// built here when nil) seats on its panel — every checker, in a fleet of no
+// more checkers than an endpoint needs — and the reason the first of them
+// that finds it down gives. Their number is the N of the endpoint's quorum.
+func (cs checkers) ballots(key string, fleet *healthcheck.Fleet) ([]healthcheck.Ballot, string) {
+	if fleet == nil {
+		fleet = cs.fleet()
+	}
+	panel := slices.Sorted(slices.Values(fleet.Panel(key, nil)))
+	out := make([]healthcheck.Ballot, len(panel))
+	reason := ""
+	for i, j := range panel {
+		c := cs[j]
 		r, down := c.unhealthy[key]
 		out[i] = healthcheck.Ballot{Checker: c.name, Age: c.age, Degraded: c.degraded, Unhealthy: down}
 		if down && reason == "" {
@@ -80,7 +101,8 @@ func readCheckers(ctx context.Context, r client.Reader, namespace, federation st
 	}
 	out := make(checkers, 0, len(reports.Items))
 	for _, r := range reports.Items {
-		v := checkerView{name: r.Name, age: math.MaxInt64, degraded: r.Degraded, unhealthy: map[string]string{}}
+		v := checkerView{name: r.Name, age: math.MaxInt64, degraded: r.Degraded, unhealthy: map[string]string{},
+			domain: r.FailureDomain(), perEndpoint: int(r.CheckersPerEndpoint)}
 		if t, ok := renewed[r.Name]; ok {
 			v.age = now.Sub(t)
 		}
@@ -98,6 +120,7 @@ func readCheckers(ctx context.Context, r client.Reader, namespace, federation st
 // endpoints are judged by the same quorum as a Service's.
 type Health struct {
 	checkers  checkers
+	fleet     *healthcheck.Fleet
 	freshness time.Duration
 }
 
@@ -109,7 +132,7 @@ func ReadHealth(ctx context.Context, r client.Reader, namespace, federation stri
 	if freshness <= 0 {
 		freshness = DefaultFreshness
 	}
-	return Health{checkers: cs, freshness: freshness}, err
+	return Health{checkers: cs, fleet: cs.fleet(), freshness: freshness}, err
 }
 
 // Judged reports whether any checker is configured: without one, every
@@ -127,8 +150,8 @@ func (h Health) Verdict(key string, wasHealthy bool) (healthy bool, reason strin
 	if !h.Judged() {
 		return true, ""
 	}
-	ballots, reason := h.checkers.ballots(key)
-	healthy, _ = healthcheck.Verdict(len(h.checkers), h.freshness, ballots, wasHealthy)
+	ballots, reason := h.checkers.ballots(key, h.fleet)
+	healthy, _ = healthcheck.Verdict(len(ballots), h.freshness, ballots, wasHealthy)
 	return healthy, reason
 }
 

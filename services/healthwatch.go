@@ -23,8 +23,9 @@ import (
 // may change, so that a verdict reaches DNS within a second of a report:
 //   - a report's list of unhealthy endpoints changes: the Services in the old
 //     and the new list;
-//   - a checker appears, is retired, or turns degraded or back: every
-//     Service (the quorum changed), which is rare;
+//   - a checker appears, is retired, turns degraded or back, or changes
+//     region or checkers per endpoint: every Service (the quorum or the
+//     panels changed), which is rare;
 //   - a checker's heartbeat turns stale or fresh again — noticed by a timer
 //     set to the moment the next one goes stale, not by polling: the
 //     Services some checker finds down, and those published with an unhealthy
@@ -96,7 +97,8 @@ func (w *healthWatch) reportChanged(ctx context.Context) func(old, cur any) {
 		if !ok1 || !ok2 || o.Federation != w.c.Federation && n.Federation != w.c.Federation {
 			return
 		}
-		if o.Degraded != n.Degraded {
+		// A checker's domain or K moves endpoints between panels.
+		if o.Degraded != n.Degraded || o.FailureDomain() != n.FailureDomain() || o.CheckersPerEndpoint != n.CheckersPerEndpoint {
 			w.all(ctx)
 			return
 		}

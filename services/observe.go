@@ -19,6 +19,7 @@ import (
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/healthcheck"
 	"github.com/kfed-io/kfed/services/serviceconfig"
 )
 
@@ -42,8 +43,10 @@ type observation struct {
 	// shardErrs are the shard writes that failed, to be retried.
 	shardErrs error
 	// checkers are the federation's health checkers and what they report;
-	// freshness is how long a heartbeat counts.
+	// fleet assigns each endpoint its panel of them (ADR 0012); freshness
+	// is how long a heartbeat counts.
 	checkers  checkers
+	fleet     *healthcheck.Fleet
 	freshness time.Duration
 	// weights are each cluster's ready replicas of the federated
 	// Deployments the Service selects; nil when it selects none.
@@ -106,6 +109,7 @@ func (c *Controller) observe(ctx context.Context, svc *corev1.Service, cfg servi
 	if o.checkers, err = c.observeCheckers(ctx); err != nil {
 		return o, err
 	}
+	o.fleet = o.checkers.fleet()
 	o.freshness = c.freshness()
 	if o.weights, err = c.observeWeights(ctx, svc); err != nil {
 		return o, err

@@ -24,6 +24,7 @@ const LabelChecker = "kfed.io/checker"
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:path=healthreports,shortName=hr
 // +kubebuilder:printcolumn:name="Cluster",type=string,JSONPath=`.cluster`
+// +kubebuilder:printcolumn:name="Region",type=string,JSONPath=`.region`,priority=1
 // +kubebuilder:printcolumn:name="Degraded",type=boolean,JSONPath=`.degraded`
 // +kubebuilder:printcolumn:name="Endpoints",type=integer,JSONPath=`.endpoints`
 // +kubebuilder:printcolumn:name="Unhealthy",type=integer,JSONPath=`.unhealthyCount`
@@ -36,6 +37,18 @@ type HealthReport struct {
 	Federation string `json:"federation"`
 	// Cluster is the member the checker runs in.
 	Cluster string `json:"cluster"`
+	// Region is the region of the checker's cluster: its failure domain
+	// when each endpoint is assigned its checkers (ADR 0012). Empty when
+	// the cluster has none; the cluster is then the domain.
+	// +optional
+	Region string `json:"region,omitempty"`
+	// CheckersPerEndpoint is how many checkers the agent assigns each
+	// endpoint when the fleet has more (its --checkers-per-endpoint); the
+	// controller counts the smallest any report asks for (ADR 0012).
+	// Absent or 0: the checker probes every endpoint.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	CheckersPerEndpoint int32 `json:"checkersPerEndpoint,omitempty"`
 	// Degraded is true while the checker sees most endpoints of two or more
 	// clusters fail at once: it then doubts its own network and abstains.
 	// +optional
@@ -61,6 +74,17 @@ type HealthReport struct {
 	// +listMapKey=cluster
 	// +optional
 	RTTs []ClusterRTT `json:"rtts,omitempty"`
+}
+
+// FailureDomain is what the assignment of endpoints to checkers spreads
+// an endpoint's checkers across (ADR 0012): the checker's region, or its
+// cluster when it has none. The agents and the controller both read it
+// here, so that they assign alike.
+func (r *HealthReport) FailureDomain() string {
+	if r.Region != "" {
+		return r.Region
+	}
+	return "cluster/" + r.Cluster
 }
 
 // ClusterRTT is the round-trip time from a checker's cluster to another.

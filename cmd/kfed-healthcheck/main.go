@@ -1,8 +1,10 @@
 // Command kfed-healthcheck is the health-check agent: one or more run in each
-// member cluster, each with its own checker identity, probe every federated
-// Service's endpoints and report to the federation control plane, where the
-// services controller takes an endpoint out of DNS only when a quorum of the
-// fresh checkers sees it down (docs/design.md, "Health, by quorum").
+// member cluster, each with its own checker identity, probe the federated
+// Services' endpoints (every endpoint, or in a fleet of more than
+// --checkers-per-endpoint checkers, those the assignment gives this one) and
+// report to the federation control plane, where the services controller
+// takes an endpoint out of DNS only when a quorum of its fresh checkers sees
+// it down (docs/design.md, "Health, by quorum").
 package main
 
 import (
@@ -68,6 +70,8 @@ func run() error {
 	fs.DurationVar(&o.Resync, "resync", 10*time.Minute, "how often the stored report is checked against this checker's view")
 	fs.DurationVar(&o.RTTInterval, "rtt-interval", agent.DefaultRTTInterval, "how often the round-trip times measured are read, and published on the report when one moved to another bucket")
 	fs.IntVar(&o.Engine.MaxConcurrent, "concurrency", 256, "most endpoints probed at once")
+	fs.IntVar(&o.CheckersPerEndpoint, "checkers-per-endpoint", healthcheck.DefaultCheckersPerEndpoint,
+		"how many of the federation's checkers probe each endpoint (spread over regions); with no more checkers than this, every checker probes every endpoint; 0: always every endpoint. Give every agent the same value: the controller counts the smallest")
 	logCfg := textlogger.NewConfig()
 	logCfg.AddFlags(fs)
 	_ = fs.Parse(os.Args[1:])
@@ -89,6 +93,9 @@ func run() error {
 			return fmt.Errorf("--checker not given and no host name: %w", err)
 		}
 		o.Checker = host
+	}
+	if o.CheckersPerEndpoint < 0 {
+		return fmt.Errorf("--checkers-per-endpoint %d: want 0 (every endpoint) or more", o.CheckersPerEndpoint)
 	}
 	if err := probeDefaults(&o, *check, *path, *source); err != nil {
 		return err

@@ -28,6 +28,7 @@ import (
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/gateways"
+	"github.com/kfed-io/kfed/healthcheck"
 	"github.com/kfed-io/kfed/replicas/deployments"
 	"github.com/kfed-io/kfed/services"
 )
@@ -468,6 +469,10 @@ func shardView(ctx context.Context, m memberView, key client.ObjectKey, federati
 type checkerVotes struct {
 	checkers int
 	down     map[string][]string // endpoint → checkers that find it down
+	// fleet seats each endpoint's panel (ADR 0012) of names; with nil, or
+	// no more checkers than a panel, every checker is on every panel.
+	fleet *healthcheck.Fleet
+	names []string
 }
 
 func healthVotes(ctx context.Context, fed client.Client) (checkerVotes, error) {
@@ -476,11 +481,15 @@ func healthVotes(ctx context.Context, fed client.Client) (checkerVotes, error) {
 		return checkerVotes{}, fmt.Errorf("listing health reports: %w", err)
 	}
 	v := checkerVotes{checkers: len(reports.Items), down: map[string][]string{}}
-	for _, r := range reports.Items {
+	members := make([]healthcheck.Checker, len(reports.Items))
+	for i, r := range reports.Items {
 		for _, u := range r.Unhealthy {
 			v.down[u.Endpoint] = append(v.down[u.Endpoint], r.Name)
 		}
+		members[i] = healthcheck.Checker{Name: r.Name, Domain: r.FailureDomain(), PerEndpoint: int(r.CheckersPerEndpoint)}
+		v.names = append(v.names, r.Name)
 	}
+	v.fleet = healthcheck.NewFleet(members)
 	return v, nil
 }
 
@@ -511,8 +520,17 @@ func (v checkerVotes) describe(endpoint string, verdicts map[string]bool, cluste
 	if !healthy {
 		verdict = "out"
 	}
-	down := v.down[endpoint]
-	s := fmt.Sprintf("%s (%d/%d down", verdict, len(down), v.checkers)
+	down, of := v.down[endpoint], v.checkers
+	if v.fleet != nil && !v.fleet.All() {
+		// Only the endpoint's panel votes on it.
+		panel := map[string]bool{}
+		for _, i := range v.fleet.Panel(endpoint, nil) {
+			panel[v.names[i]] = true
+		}
+		down = slices.DeleteFunc(slices.Clone(down), func(c string) bool { return !panel[c] })
+		of = len(panel)
+	}
+	s := fmt.Sprintf("%s (%d/%d down", verdict, len(down), of)
 	if len(down) > 0 {
 		s += ": " + strings.Join(down, ", ")
 	}

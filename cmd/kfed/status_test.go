@@ -16,6 +16,7 @@ import (
 
 	"github.com/kfed-io/kfed/api/clusterreplicas"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/healthcheck"
 	"github.com/kfed-io/kfed/manager"
 	"github.com/kfed-io/kfed/replicas/deployments"
 	"github.com/kfed-io/kfed/services"
@@ -189,5 +190,28 @@ func TestStatusDescribesAnEndpointsVerdictAndWhoSeesItDown(t *testing.T) {
 	}
 	if got := (checkerVotes{}).describe("shop/web/c1", verdicts, "c1"); got != "-" {
 		t.Errorf("without checkers: %q, want -", got)
+	}
+
+	// In a fleet of five assigning each endpoint three, only the
+	// endpoint's panel is counted, and named.
+	var members []healthcheck.Checker
+	var names []string
+	for i := range 5 {
+		name := fmt.Sprintf("checker-%d", i)
+		members = append(members, healthcheck.Checker{Name: name, Domain: name, PerEndpoint: 3})
+		names = append(names, name)
+	}
+	fleet := healthcheck.NewFleet(members)
+	var on, off []string
+	for i := range members {
+		if fleet.Probes(names[i], "shop/web/c2") {
+			on = append(on, names[i])
+		} else {
+			off = append(off, names[i])
+		}
+	}
+	votes = checkerVotes{checkers: 5, fleet: fleet, names: names, down: map[string][]string{"shop/web/c2": {on[0], off[0], off[1]}}}
+	if got, want := votes.describe("shop/web/c2", verdicts, "c2"), "out (1/3 down: "+on[0]+")"; got != want {
+		t.Errorf("in a fleet: describe = %q, want %q", got, want)
 	}
 }

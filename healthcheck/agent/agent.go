@@ -40,8 +40,9 @@ import (
 	"github.com/kfed-io/kfed/healthcheck"
 )
 
-// What a checker may do in the control plane: read DNSEndpoints and
-// Clusters, and write its own HealthReport and Lease in kfed's namespace
+// What a checker may do in the control plane: read DNSEndpoints, Clusters
+// and the other checkers' HealthReports (who shares the endpoints), and
+// write its own HealthReport and Lease in kfed's namespace
 // (deploy/healthcheck/rbac.yaml).
 //
 // +kubebuilder:rbac:groups=externaldns.k8s.io,resources=dnsendpoints,verbs=get;list;watch
@@ -68,6 +69,12 @@ type Options struct {
 	TrustedNamespaces []string
 	// Defaults are the probe settings a Service does not set itself.
 	Defaults healthcheck.Spec
+	// CheckersPerEndpoint is how many of the federation's checkers probe
+	// each endpoint, K (ADR 0012): with more checkers than K, this one
+	// probes only the endpoints whose panel the assignment seats it on.
+	// Zero: every endpoint, whatever the fleet (cmd/kfed-healthcheck's
+	// default is healthcheck.DefaultCheckersPerEndpoint).
+	CheckersPerEndpoint int
 	// Heartbeat is how often the Lease is renewed; DefaultHeartbeat when
 	// zero. The controller counts a checker fresh for its freshness window
 	// (default 40 s, four heartbeats), whatever the probe interval.
@@ -117,9 +124,12 @@ type agent struct {
 	// off is true while the checker's cluster has health checking off: the
 	// checker then retires (no report, no heartbeat), so that it is not
 	// counted in any quorum.
-	off   atomic.Bool
-	mu    sync.Mutex
-	since map[string]time.Time // when each endpoint turned unhealthy here
+	off    atomic.Bool
+	mu     sync.Mutex
+	since  map[string]time.Time // when each endpoint turned unhealthy here
+	region string               // of the checker's cluster, as last read
+
+	assign assignment // the retarget loop's alone
 
 	rtts     rttTable
 	rttGauge *prometheus.GaugeVec
@@ -136,6 +146,11 @@ func (a *agent) start(ctx context.Context) error {
 	var err error
 	a.cache, err = cache.New(a.o.Config, cache.Options{Scheme: scheme, ByObject: map[client.Object]cache.ByObject{
 		&extdnsv1alpha1.DNSEndpoint{}: {Label: ours},
+		&kfedv1alpha1.HealthReport{}: {
+			Namespaces: map[string]cache.Config{a.o.Namespace: {}},
+			Label:      labels.SelectorFromSet(labels.Set{kfedv1alpha1.LabelFederation: a.o.Federation}),
+			Transform:  keepAssignment,
+		},
 	}})
 	if err != nil {
 		return fmt.Errorf("watching the control plane: %w", err)
@@ -176,6 +191,22 @@ func (a *agent) run(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
+	// Who else checks decides what this checker probes; what they find
+	// does not.
+	reports, err := a.cache.GetInformer(ctx, &kfedv1alpha1.HealthReport{})
+	if err != nil {
+		return fmt.Errorf("watching the checkers' HealthReports: %w", err)
+	}
+	if _, err := reports.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc: poke, DeleteFunc: poke,
+		UpdateFunc: func(old, cur any) {
+			if fleetChanged(old, cur) {
+				poke(cur)
+			}
+		},
+	}); err != nil {
+		return err
+	}
 	syncCtx, syncCancel := context.WithTimeout(ctx, time.Minute)
 	synced := a.cache.WaitForCacheSync(syncCtx)
 	syncCancel()
@@ -184,7 +215,7 @@ func (a *agent) run(ctx context.Context) error {
 		case err := <-cacheErr:
 			return fmt.Errorf("watching the control plane: %w", err)
 		default:
-			return errors.New("the control plane's DNSEndpoints could not be read within a minute (no control plane, or no permission)")
+			return errors.New("the control plane's DNSEndpoints and HealthReports could not be read within a minute (no control plane, or no permission)")
 		}
 	}
 	a.o.Logger.Info("checking", "checker", a.o.Checker, "cluster", a.o.Cluster, "federation", a.o.Federation)

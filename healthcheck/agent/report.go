@@ -90,6 +90,8 @@ func (a *agent) report() *kfedv1alpha1.HealthReport {
 		Federation: a.o.Federation, Cluster: a.o.Cluster, Endpoints: int32(len(state)),
 		RTTs: a.rtts.published(),
 	}
+	self := a.self()
+	r.Region, r.CheckersPerEndpoint = self.Region, self.CheckersPerEndpoint
 	// A degraded checker abstains; listing what it finds down would only
 	// make its report large exactly when it is not believed.
 	if r.Degraded = a.engine.Degraded(); r.Degraded {
@@ -140,7 +142,7 @@ func (a *agent) writeReport(ctx context.Context) error {
 	}
 	cur.Labels, cur.Federation, cur.Cluster = want.Labels, want.Federation, want.Cluster
 	cur.Degraded, cur.Endpoints, cur.Unhealthy, cur.UnhealthyCount = want.Degraded, want.Endpoints, want.Unhealthy, want.UnhealthyCount
-	cur.RTTs = want.RTTs
+	cur.RTTs, cur.Region, cur.CheckersPerEndpoint = want.RTTs, want.Region, want.CheckersPerEndpoint
 	if err := a.c.Update(ctx, &cur); err != nil {
 		return fmt.Errorf("updating HealthReport %s: %w", want.Name, err)
 	}
@@ -149,7 +151,8 @@ func (a *agent) writeReport(ctx context.Context) error {
 
 // sameReport compares what a report says, not when its entries were read.
 func sameReport(a, b *kfedv1alpha1.HealthReport) bool {
-	if a.Federation != b.Federation || a.Cluster != b.Cluster || a.Degraded != b.Degraded || a.Endpoints != b.Endpoints ||
+	if a.Federation != b.Federation || a.Cluster != b.Cluster || a.Region != b.Region || a.CheckersPerEndpoint != b.CheckersPerEndpoint ||
+		a.Degraded != b.Degraded || a.Endpoints != b.Endpoints ||
 		len(a.Unhealthy) != len(b.Unhealthy) || !maps.Equal(a.Labels, b.Labels) || !slices.Equal(a.RTTs, b.RTTs) {
 		return false
 	}

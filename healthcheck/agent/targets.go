@@ -102,11 +102,13 @@ func firstTCPPort(ports []dnsendpoint.Port) uint16 {
 	return 0
 }
 
-// retarget gives the engine what the DNSEndpoints say to probe, or nothing
-// while this checker's cluster has health checking off.
+// retarget gives the engine what the DNSEndpoints say to probe and the
+// fleet assigns this checker, or nothing while this checker's cluster has
+// health checking off.
 func (a *agent) retarget(ctx context.Context) error {
 	var cl kfedv1alpha1.Cluster
-	if err := a.c.Get(ctx, client.ObjectKey{Name: a.o.Cluster}, &cl); err == nil && !cl.HealthCheckEnabled() {
+	err := a.c.Get(ctx, client.ObjectKey{Name: a.o.Cluster}, &cl)
+	if err == nil && !cl.HealthCheckEnabled() {
 		if !a.off.Swap(true) {
 			a.o.Logger.Info("health checking is off in this cluster: retiring", "cluster", a.o.Cluster)
 		}
@@ -115,11 +117,25 @@ func (a *agent) retarget(ctx context.Context) error {
 	if a.off.Swap(false) {
 		a.o.Logger.Info("health checking is on in this cluster again", "cluster", a.o.Cluster)
 	}
+	if err == nil {
+		// The region is the checker's failure domain in the assignment; a
+		// Cluster that cannot be read keeps the one read last.
+		region, _ := cl.Location()
+		a.setRegion(region)
+	}
 	var list extdnsv1alpha1.DNSEndpointList
 	if err := a.cache.List(ctx, &list); err != nil {
 		return err
 	}
 	targets, errs := Targets(a.tenancy(), list.Items, a.o.Defaults)
+	fleet, err := a.fleet(ctx)
+	if err != nil {
+		// Probing everything errs on the safe side: the controller counts
+		// only the panel's ballots, and this checker's among them.
+		errs = append(errs, fmt.Errorf("%w; probing every endpoint", err))
+	} else {
+		targets = a.assigned(fleet, targets)
+	}
 	errs = append(errs, a.engine.Set(targets))
 	a.markDirty()
 	return errors.Join(errs...)

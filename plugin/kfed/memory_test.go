@@ -27,41 +27,49 @@ func BenchmarkMemoryPerName(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	for b.Loop() {
+		objects, all, names := memoryOf(b, raw, "dev")
+		b.ReportMetric(float64(objects)/names, "objects-B/name")
+		b.ReportMetric(float64(all-objects)/names, "index-B/name")
+		b.ReportMetric(float64(all)/names, "B/name")
+	}
+}
+
+// memoryOf is the live heap the plugin of federation keeps for the
+// DNSEndpointList raw: the informer's objects (decoded, then transformed),
+// and those with the index that serves them; and the names indexed.
+func memoryOf(b *testing.B, raw []byte, federation string) (objects, all uint64, names float64) {
+	b.Helper()
 	scheme := k8sruntime.NewScheme()
 	if err := extdnsv1alpha1.AddToScheme(scheme); err != nil {
 		b.Fatal(err)
 	}
 	decoder := serializer.NewCodecFactory(scheme).UniversalDeserializer()
-	for b.Loop() {
-		before := liveHeap()
-		obj, _, err := decoder.Decode(raw, nil, nil)
-		if err != nil {
+	before := liveHeap()
+	obj, _, err := decoder.Decode(raw, nil, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	decoded := obj.(*extdnsv1alpha1.DNSEndpointList)
+	x := index.New("cluster-1", 30)
+	transform := cacheEndpoint(x, dnsendpoint.NewTenancy(federation, nil))
+	cached := make([]*cachedEndpoint, len(decoded.Items))
+	for i := range decoded.Items {
+		o, _ := transform(&decoded.Items[i])
+		cached[i] = o.(*cachedEndpoint)
+	}
+	decoded = nil
+	objects = liveHeap() - before
+	for _, c := range cached {
+		if err := errors.Join(c.err, x.SetObject(c.key, c.object)); err != nil {
 			b.Fatal(err)
 		}
-		decoded := obj.(*extdnsv1alpha1.DNSEndpointList)
-		x := index.New("cluster-1", 30)
-		transform := cacheEndpoint(x, dnsendpoint.NewTenancy("dev", nil))
-		cached := make([]*cachedEndpoint, len(decoded.Items))
-		for i := range decoded.Items {
-			o, _ := transform(&decoded.Items[i])
-			cached[i] = o.(*cachedEndpoint)
-		}
-		decoded = nil
-		objects := liveHeap() - before
-		for _, c := range cached {
-			if err := errors.Join(c.err, x.SetObject(c.key, c.object)); err != nil {
-				b.Fatal(err)
-			}
-		}
-		all := liveHeap() - before
-		names := float64(x.Len())
-		b.ReportMetric(float64(objects)/names, "objects-B/name")
-		b.ReportMetric(float64(all-objects)/names, "index-B/name")
-		b.ReportMetric(float64(all)/names, "B/name")
-		runtime.KeepAlive(cached)
-		runtime.KeepAlive(x)
-		runtime.KeepAlive(raw) // counted in before: it must stay live to the end
 	}
+	all = liveHeap() - before
+	runtime.KeepAlive(cached)
+	runtime.KeepAlive(x)
+	runtime.KeepAlive(raw) // counted in before: it must stay live to the end
+	return objects, all, float64(x.Len())
 }
 
 // benchJSON is the JSON of a list of the DNSEndpoints of services

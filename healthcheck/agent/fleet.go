@@ -1,0 +1,136 @@
+package agent
+
+// The fleet: which endpoints this checker probes when the federation has
+// more checkers than an endpoint needs (ADR 0012). The controller counts,
+// for each endpoint, only the ballots of the checkers the same assignment
+// seats on its panel, computed from the same HealthReports.
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/healthcheck"
+)
+
+// assignment is the fleet the targets were last assigned by, and what it
+// gave each endpoint key seen since: a DNSEndpoint change then costs a
+// panel per new key only, a fleet change one per key.
+type assignment struct {
+	id     string // fleetID of the fleet
+	fleet  *healthcheck.Fleet
+	probes map[string]bool
+}
+
+// checker is c as the assignment sees it, from its report.
+func checker(r *kfedv1alpha1.HealthReport) healthcheck.Checker {
+	return healthcheck.Checker{Name: r.Name, Domain: r.FailureDomain(), PerEndpoint: int(r.CheckersPerEndpoint)}
+}
+
+// self is this checker's report as far as the assignment reads it.
+func (a *agent) self() *kfedv1alpha1.HealthReport {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	r := &kfedv1alpha1.HealthReport{Cluster: a.o.Cluster, Region: a.region, CheckersPerEndpoint: int32(max(a.o.CheckersPerEndpoint, 0))}
+	r.Name = a.o.Checker
+	return r
+}
+
+// setRegion notes the region of the checker's cluster; a change is
+// reported, since it moves the checker to another failure domain.
+func (a *agent) setRegion(region string) {
+	a.mu.Lock()
+	changed := a.region != region
+	a.region = region
+	a.mu.Unlock()
+	if changed {
+		a.markDirty()
+	}
+}
+
+// fleet is the federation's checkers as their stored HealthReports say,
+// sorted by name: this checker too, as the controller reads it, so that
+// both assign alike even when its report lags its Cluster's region or an
+// API server's older schema drops the fields the assignment reads (the
+// report then reads as K 0: every checker probes every endpoint). Until
+// its report is stored, it counts itself as it will report itself.
+func (a *agent) fleet(ctx context.Context) ([]healthcheck.Checker, error) {
+	var list kfedv1alpha1.HealthReportList
+	if err := a.cache.List(ctx, &list, client.InNamespace(a.o.Namespace),
+		client.MatchingLabels{kfedv1alpha1.LabelFederation: a.o.Federation}); err != nil {
+		return nil, fmt.Errorf("reading the checkers' reports: %w", err)
+	}
+	out := make([]healthcheck.Checker, 0, len(list.Items)+1)
+	stored := false
+	for i := range list.Items {
+		out = append(out, checker(&list.Items[i]))
+		stored = stored || list.Items[i].Name == a.o.Checker
+	}
+	if !stored {
+		out = append(out, checker(a.self()))
+	}
+	slices.SortFunc(out, func(x, y healthcheck.Checker) int { return strings.Compare(x.Name, y.Name) })
+	return out, nil
+}
+
+// fleetID says everything the assignment depends on, so that an unchanged
+// fleet keeps its panels.
+func fleetID(checkers []healthcheck.Checker) string {
+	var b strings.Builder
+	for _, c := range checkers {
+		fmt.Fprintf(&b, "%s\x00%s\x00%d\x01", c.Name, c.Domain, c.PerEndpoint)
+	}
+	return b.String()
+}
+
+// assigned keeps of targets those this checker sits on the panel of. It
+// runs on the retarget loop only.
+func (a *agent) assigned(checkers []healthcheck.Checker, targets []healthcheck.Target) []healthcheck.Target {
+	if id := fleetID(checkers); a.assign.id != id || a.assign.fleet == nil {
+		f := healthcheck.NewFleet(checkers)
+		a.assign = assignment{id: id, fleet: f, probes: map[string]bool{}}
+		a.o.Logger.Info("checker fleet", "checkers", f.Len(), "checkersPerEndpoint", f.K(), "everyEndpoint", f.All())
+	}
+	if a.assign.fleet.All() {
+		return targets
+	}
+	seen := make(map[string]bool, len(targets))
+	out := targets[:0]
+	for _, t := range targets {
+		probes, ok := a.assign.probes[t.Key]
+		if !ok {
+			probes = a.assign.fleet.Probes(a.o.Checker, t.Key)
+		}
+		seen[t.Key] = probes
+		if probes {
+			out = append(out, t)
+		}
+	}
+	a.assign.probes = seen // forget endpoints that went
+	return out
+}
+
+// keepAssignment is the agent's cache transform of HealthReports: it keeps
+// what the assignment reads and drops the verdicts and round-trip times,
+// whose size grows with the fleet (a row per cluster), so that N agents do
+// not each hold N reports whole.
+func keepAssignment(obj any) (any, error) {
+	r, ok := obj.(*kfedv1alpha1.HealthReport)
+	if !ok {
+		return obj, nil // a tombstone
+	}
+	r.ManagedFields, r.Annotations, r.Unhealthy, r.RTTs = nil, nil, nil, nil
+	return r, nil
+}
+
+// fleetChanged reports whether a HealthReport update can change the
+// assignment; a verdict or RTT change cannot.
+func fleetChanged(old, cur any) bool {
+	o, ok1 := old.(*kfedv1alpha1.HealthReport)
+	n, ok2 := cur.(*kfedv1alpha1.HealthReport)
+	return !ok1 || !ok2 || checker(o) != checker(n)
+}
