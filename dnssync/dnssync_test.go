@@ -18,7 +18,7 @@ import (
 	"github.com/kfed-io/kfed/dnsprovider/rfc2136/bindtest"
 	"github.com/kfed-io/kfed/dnssync"
 	"github.com/kfed-io/kfed/geo"
-	"github.com/kfed-io/kfed/services"
+	"github.com/kfed-io/kfed/publish"
 )
 
 const zone = "kfed.test"
@@ -27,12 +27,12 @@ const zone = "kfed.test"
 // ns/web placed in the given clusters (each with one address).
 func endpointFor(t *testing.T, clusters map[string]string) extdnsv1alpha1.DNSEndpoint {
 	t.Helper()
-	in := services.Input{Names: services.NewNames("fed", zone, "ns", "web"), Regions: []string{"r1"}, Zones: []string{"z1/r1"}}
+	in := publish.Input{Names: publish.NewNames("fed", zone, "ns", "web"), Regions: []string{"r1"}, Zones: []string{"z1/r1"}}
 	for name, ip := range clusters {
 		in.Clusters = append(in.Clusters, dnsendpoint.Cluster{Name: name, Region: "r1", Zones: []string{"z1"}, Addresses: []netip.Addr{netip.MustParseAddr(ip)}, Weight: 1,
 			Ports: []dnsendpoint.Port{{Name: "http", Protocol: "TCP", Port: 80}}})
 	}
-	eps, table, err := services.Endpoints(in)
+	eps, table, err := publish.Endpoints(in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +241,7 @@ func TestSyncerIsFreshOnlyWhileItsListingsAreTrusted(t *testing.T) {
 // published.
 func TestDesiredPublishesOnlyWhatEachNamespaceMayPublish(t *testing.T) {
 	owner := endpointFor(t, map[string]string{"c1": "127.1.0.1"})
-	global := services.NewNames("fed", zone, "ns", "web").Global()
+	global := publish.NewNames("fed", zone, "ns", "web").Global()
 	intruder := extdnsv1alpha1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: "intruder", Name: "x"},
 		Spec: extdnsv1alpha1.DNSEndpointSpec{Endpoints: []extdnsv1alpha1.Endpoint{
 			{DNSName: global, RecordType: "A", Targets: []string{"198.51.100.66"}},
@@ -278,7 +278,7 @@ func TestDesiredPublishesOnlyWhatEachNamespaceMayPublish(t *testing.T) {
 }
 
 func TestDesiredPlacesTheGlobalNameOfAServiceRoutedByProximity(t *testing.T) {
-	in := services.Input{Names: services.NewNames("fed", zone, "ns", "web"), Regions: []string{"us-east1", "europe-west1"}}
+	in := publish.Input{Names: publish.NewNames("fed", zone, "ns", "web"), Regions: []string{"us-east1", "europe-west1"}}
 	for _, s := range []struct {
 		cluster, region, ip string
 		at                  *geo.Point
@@ -288,7 +288,7 @@ func TestDesiredPlacesTheGlobalNameOfAServiceRoutedByProximity(t *testing.T) {
 	} {
 		in.Clusters = append(in.Clusters, dnsendpoint.Cluster{Name: s.cluster, Region: s.region, Addresses: []netip.Addr{netip.MustParseAddr(s.ip)}, Weight: 1, Location: s.at})
 	}
-	eps, table, err := services.Endpoints(in)
+	eps, table, err := publish.Endpoints(in)
 	if err != nil {
 		t.Fatal(err)
 	}

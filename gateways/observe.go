@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -15,7 +14,7 @@ import (
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/hostnames"
-	"github.com/kfed-io/kfed/services"
+	"github.com/kfed-io/kfed/publish"
 	"github.com/kfed-io/kfed/services/serviceconfig"
 )
 
@@ -60,11 +59,12 @@ func (r *reconciler) observe(ctx context.Context, obj client.Object, cfg service
 	epKey := r.endpointKey(client.ObjectKeyFromObject(obj))
 	switch err := r.Fed.Get(ctx, epKey, &published); {
 	case err == nil:
+		o.endpoint = &published
 		o.previous, _ = dnsendpoint.ReadClusters(&published)
 	case !apierrors.IsNotFound(err):
 		return o, nil, err
 	}
-	health, err := services.ReadHealth(ctx, r.Fed, r.Namespace, r.Federation, time.Now(), r.Freshness)
+	health, err := publish.ReadHealth(ctx, r.Fed, r.Namespace, r.Federation, r.Clock.Now(), r.Freshness)
 	if err != nil {
 		return o, nil, err
 	}
@@ -75,8 +75,8 @@ func (r *reconciler) observe(ctx context.Context, obj client.Object, cfg service
 			was = !p.Unhealthy
 		}
 		// The checkers key what they probe by the DNSEndpoint they read.
-		if ok, reason := health.Verdict(kfedv1alpha1.EndpointKey(epKey.Namespace, epKey.Name, name), was); !ok {
-			o.unhealthy[name] = cmp.Or(reason, "out until a quorum of fresh checkers finds it up")
+		if v := health.Verdict(kfedv1alpha1.EndpointKey(epKey.Namespace, epKey.Name, name), was); !v.Healthy {
+			o.unhealthy[name] = cmp.Or(v.Reason, "out until a quorum of fresh checkers finds it up")
 		}
 	}
 
@@ -88,7 +88,7 @@ func (r *reconciler) observe(ctx context.Context, obj client.Object, cfg service
 		}
 		mc, err := r.k.sync(ctx, m, obj, r.Federation)
 		errs = append(errs, err)
-		if mc.outcome == copyServing && mc.hostname != "" {
+		if mc.outcome == publish.Serving && mc.hostname != "" {
 			mc = r.resolve(ctx, m.Name, mc)
 		}
 		o.members[m.Name] = mc
@@ -100,10 +100,10 @@ func (r *reconciler) observe(ctx context.Context, obj client.Object, cfg service
 // does a load balancer's name: again every sync, the name kept for the
 // providers that publish an alias to it.
 func (r *reconciler) resolve(ctx context.Context, cluster string, mc memberCopy) memberCopy {
-	name, addrs, err := services.ResolveHostname(ctx, r.Resolver, mc.hostname)
+	name, addrs, err := publish.ResolveHostname(ctx, r.Resolver, mc.hostname)
 	mc.hostname = name
 	if err != nil {
-		mc.outcome = copyUnresolved
+		mc.outcome = publish.Unresolved
 		mc.problem = fmt.Sprintf("resolving the address %s of cluster %s: %v", name, cluster, err)
 		return mc
 	}

@@ -33,6 +33,7 @@ import (
 	"github.com/kfed-io/kfed/dnssync"
 	"github.com/kfed-io/kfed/gateways"
 	"github.com/kfed-io/kfed/hostnames"
+	"github.com/kfed-io/kfed/publish"
 	"github.com/kfed-io/kfed/replicas/balancer"
 	"github.com/kfed-io/kfed/replicas/deployments"
 	"github.com/kfed-io/kfed/services"
@@ -74,13 +75,13 @@ type Options struct {
 	// DNSInterval is the time between DNS syncs when nothing changes.
 	DNSInterval time.Duration
 	// HealthFreshness is how long a checker's heartbeat counts in a quorum;
-	// services.DefaultFreshness when zero.
+	// publish.DefaultFreshness when zero.
 	HealthFreshness time.Duration
 	// Resolver looks up the load balancers' hostnames members give (a
 	// Service's ingress, a Gateway's or Ingress's address),
 	// net.DefaultResolver when nil, again every HostnameResync (a minute
 	// when zero).
-	Resolver       services.Resolver
+	Resolver       publish.Resolver
 	HostnameResync time.Duration
 	// UnschedulableThreshold is how long a pod of a federated Deployment may
 	// stay unschedulable before its cluster counts as full;
@@ -269,7 +270,7 @@ func addGateways(mgr ctrl.Manager, o Options, members *clusters.Registry) error 
 	ingresses := watchable(&networkingv1.Ingress{}, "Ingresses")
 	gws := watchable(&gatewayv1.Gateway{}, "Gateways")
 	gc := &gateways.Controller{
-		Fed: mgr.GetClient(), Members: members, Recorder: mgr.GetEventRecorder("kfed-gateway-controller"),
+		Fed: mgr.GetClient(), Live: mgr.GetAPIReader(), Members: members, Recorder: mgr.GetEventRecorder("kfed-gateway-controller"),
 		Federation: o.Federation, Namespace: o.Namespace,
 		Rule:      hostnames.NewRule([]string{o.Domain}, o.HostnameReservations),
 		Tenancy:   dnsendpoint.NewTenancy(o.Federation, o.TrustedNamespaces),

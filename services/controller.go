@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/netip"
 	"strings"
 	"time"
 
@@ -31,12 +30,8 @@ import (
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/failover"
+	"github.com/kfed-io/kfed/publish"
 )
-
-// Resolver looks up the addresses of a load balancer's hostname.
-type Resolver interface {
-	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
-}
 
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups="",resources=services/status,verbs=get;update;patch
@@ -58,7 +53,7 @@ type Controller struct {
 	Domain     string
 	// Resolver re-resolves hostname ingress every sync; net.DefaultResolver
 	// when nil.
-	Resolver Resolver
+	Resolver publish.Resolver
 	// Resync is how often a Service with hostname ingress is re-resolved.
 	Resync time.Duration
 	// Metrics, if set, counts shard and DNSEndpoint operations.
@@ -71,10 +66,10 @@ type Controller struct {
 	// Namespace is where checkers' HealthReports and heartbeat Leases are;
 	// kfed-system when empty.
 	Namespace string
-	// Freshness is how long a checker's heartbeat counts; DefaultFreshness
+	// Freshness is how long a checker's heartbeat counts; publish.DefaultFreshness
 	// when zero.
 	Freshness time.Duration
-	// Clock tells the time; the real one when nil.
+	// Clock tells the time; SetupWithManager sets the real one when nil.
 	Clock clock.PassiveClock
 
 	// shards carries changes of shards, health changes of verdicts, as
@@ -87,6 +82,9 @@ type Controller struct {
 // whose ready replicas weigh them, shards in every member, and the set of
 // Ready members.
 func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
+	if c.Clock == nil {
+		c.Clock = clock.RealClock{}
+	}
 	var err error
 	if c.shards, err = clusters.NewChannel[client.Object](mgr); err != nil {
 		return err
@@ -94,7 +92,17 @@ func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
 	if c.health, err = clusters.NewChannel[client.Object](mgr); err != nil {
 		return err
 	}
-	if err := mgr.Add(&healthWatch{c: c, cache: mgr.GetCache(), events: c.health}); err != nil {
+	hw := &publish.HealthWatch{
+		Cache: mgr.GetCache(), Federation: c.Federation, Freshness: c.Freshness, Clock: c.Clock,
+		// A Service's DNSEndpoint has its key.
+		Enqueue: func(key types.NamespacedName) { c.health.Send(clusters.Stub(newService, key)) },
+		All: func(ctx context.Context) {
+			for _, r := range c.allFederated(ctx, nil) {
+				c.health.Send(clusters.Stub(newService, r.NamespacedName))
+			}
+		},
+	}
+	if err := mgr.Add(hw); err != nil {
 		return err
 	}
 	c.Members.Watch(&corev1.Service{}, clusters.ToOrigin(c.shards, c.Federation, newService))
@@ -109,7 +117,7 @@ func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
 		WatchesRawSource(clusters.ChannelSource(c.shards, &handler.EnqueueRequestForObject{})).
 		WatchesRawSource(clusters.ChannelSource(c.health, &handler.EnqueueRequestForObject{})).
 		WatchesRawSource(source.Channel(c.Members.Changes(), handler.EnqueueRequestsFromMapFunc(c.allFederated))).
-		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(c.servicesSelecting), builder.WithPredicates(HasTable())).
+		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(c.servicesSelecting), builder.WithPredicates(publish.HasTable())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: cmp.Or(c.Workers, 8)}).
 		Complete(c)
 }
@@ -214,15 +222,16 @@ func (c *Controller) reconcile(ctx context.Context, svc *corev1.Service, st *sta
 	if err != nil {
 		return ctrl.Result{}, retry
 	}
-	if err := c.writeEndpoint(ctx, svc, o.published, d); err != nil {
+	published, err := c.writeEndpoint(ctx, svc, o.published, d)
+	if err != nil {
 		retry = errors.Join(retry, err)
 	} else {
 		c.verdictEvents(svc, st.verdicts)
 		c.failoverEvents(svc, st)
 	}
-	if o.published != nil {
-		// writeEndpoint bumped the generation if the records changed.
-		st.providers(o.published.Status.Publishers, o.published.Generation)
+	if published != nil {
+		// A write bumped the generation if the records changed.
+		st.providers(published.Status.Publishers, published.Generation)
 	}
 	var res ctrl.Result
 	if d.hostnames {
@@ -303,4 +312,11 @@ func (c *Controller) events(before, after *corev1.Service) {
 			c.event(after, corev1.EventTypeWarning, cond.Reason, "%s", cond.Message)
 		}
 	}
+}
+
+func (c *Controller) namespace() string {
+	if c.Namespace != "" {
+		return c.Namespace
+	}
+	return kfedv1alpha1.DefaultNamespace
 }

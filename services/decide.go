@@ -10,7 +10,7 @@ import (
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/failover"
-	"github.com/kfed-io/kfed/healthcheck"
+	"github.com/kfed-io/kfed/publish"
 	"github.com/kfed-io/kfed/services/serviceconfig"
 )
 
@@ -59,35 +59,26 @@ func decide(o observation, st *status) (decision, error) {
 	})
 	for _, name := range placed {
 		m, ready := o.members[name]
-		p, had := previous[name]
-		switch {
-		case !ready:
+		if !ready {
+			m.outcome = publish.Offline
+		}
+		switch m.outcome {
+		case publish.Offline:
 			st.offline(name)
-			if had {
-				shards = append(shards, p)
-			}
-		case m.outcome == shardWriteFailed:
-			if had {
-				shards = append(shards, p)
-			}
-		case m.outcome == shardNoIngress:
+		case publish.Waiting:
 			st.waiting(name)
-		case m.outcome == shardUnresolved:
-			s := m.shard
-			if had {
-				s.Addresses = p.Addresses
-			}
+		}
+		p, had := previous[name]
+		if s, ok := publish.Keep(m.outcome, m.shard, p, had); ok {
 			shards = append(shards, s)
-		case m.outcome == shardServing:
-			shards = append(shards, m.shard)
 		}
 	}
 
-	weigh(o.weights, shards)
+	o.weights.Weigh(shards)
 	judge(o, previous, shards, st)
 	locate(o.joined, shards)
 
-	in := Input{Names: o.names, TTL: o.cfg.TTL, Clusters: shards}
+	in := publish.Input{Names: o.names, TTL: o.cfg.TTL, Clusters: shards}
 	var fo *failover.Decision
 	if o.cfg.Routing == serviceconfig.RoutingFailover {
 		d := decideFailover(o, shards, st)
@@ -108,7 +99,7 @@ func decide(o observation, st *status) (decision, error) {
 	}
 	regions, zones := publishedPlaces(o.published, o.names)
 	in.Regions, in.Zones = append(in.Regions, regions...), append(in.Zones, zones...)
-	eps, table, err := Endpoints(in)
+	eps, table, err := publish.Endpoints(in)
 	if err != nil {
 		st.invalid(reasonNameTooLong, err.Error())
 		return decision{}, err
@@ -163,13 +154,10 @@ func decideFailover(o observation, shards []dnsendpoint.Cluster, st *status) fai
 	return d
 }
 
-// judge gives each shard the checkers' verdict: unhealthy only when a
-// strict majority of a quorum of fresh checkers says so; with too few fresh
-// checkers the verdict published last stands, so neither a partitioned
-// checker nor a controller that restarted without fresh reports changes
-// anything. Without any checker configured, every endpoint is healthy.
+// judge gives each shard the checkers' verdict (publish.Health.Verdict).
+// Without any checker configured, every endpoint is healthy.
 func judge(o observation, previous map[string]dnsendpoint.Cluster, shards []dnsendpoint.Cluster, st *status) {
-	if len(o.checkers) == 0 {
+	if !o.health.Judged() {
 		return
 	}
 	for i := range shards {
@@ -178,10 +166,9 @@ func judge(o observation, previous map[string]dnsendpoint.Cluster, shards []dnse
 		if p, had := previous[s.Name]; had {
 			was = !p.Unhealthy
 		}
-		ballots, reason := o.checkers.ballots(kfedv1alpha1.EndpointKey(o.key.Namespace, o.key.Name, s.Name))
-		healthy, tally := healthcheck.Verdict(len(o.checkers), o.freshness, ballots, was)
-		s.Unhealthy = !healthy
-		st.verdict(endpointVerdict{cluster: s.Name, healthy: healthy, was: was, tally: tally, reason: reason})
+		v := o.health.Verdict(kfedv1alpha1.EndpointKey(o.key.Namespace, o.key.Name, s.Name), was)
+		s.Unhealthy = !v.Healthy
+		st.verdict(endpointVerdict{cluster: s.Name, healthy: v.Healthy, was: was, tally: v.Tally, reason: v.Reason})
 	}
 }
 
@@ -222,7 +209,7 @@ func previousClusters(published *extdnsv1alpha1.DNSEndpoint) map[string]dnsendpo
 
 // publishedPlaces lists the regions and zones ("zone/region") that have a
 // name in the published DNSEndpoint.
-func publishedPlaces(published *extdnsv1alpha1.DNSEndpoint, n Names) (regions, zones []string) {
+func publishedPlaces(published *extdnsv1alpha1.DNSEndpoint, n publish.Names) (regions, zones []string) {
 	if published == nil {
 		return nil, nil
 	}

@@ -1,6 +1,7 @@
 package services
 
 import (
+	"github.com/kfed-io/kfed/publish"
 	"slices"
 	"strings"
 	"testing"
@@ -31,7 +32,7 @@ func joinedClusters(cs ...dnsendpoint.Cluster) map[string]*kfedv1alpha1.Cluster 
 // publishedWith is the DNSEndpoint kfed writes for shards.
 func publishedWith(t *testing.T, shards ...dnsendpoint.Cluster) *extdnsv1alpha1.DNSEndpoint {
 	t.Helper()
-	eps, table, err := Endpoints(Input{Names: NewNames("fed", "example.com", "ns", "web"), Clusters: shards, Regions: regions, Zones: zones})
+	eps, table, err := publish.Endpoints(publish.Input{Names: publish.NewNames("fed", "example.com", "ns", "web"), Clusters: shards, Regions: regions, Zones: zones})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +42,7 @@ func publishedWith(t *testing.T, shards ...dnsendpoint.Cluster) *extdnsv1alpha1.
 }
 
 func TestDecide(t *testing.T) {
-	names := NewNames("fed", "example.com", "ns", "web")
+	names := publish.NewNames("fed", "example.com", "ns", "web")
 	moved := east2
 	moved.Addresses = ips("127.2.0.99")
 	unresolved := dnsendpoint.Cluster{Name: "c2", Region: "us-east1", Zones: []string{"us-east1-c"}, Hostname: "lb-2.elb.amazonaws.com", Weight: 1}
@@ -57,26 +58,26 @@ func TestDecide(t *testing.T) {
 		{
 			name: "a serving shard publishes what was observed now",
 			obs: observation{placed: all, published: publishedWith(t, east1, east2, eu),
-				members: map[string]memberShard{"c1": {outcome: shardServing, shard: east1}, "c2": {outcome: shardServing, shard: moved}, "c3": {outcome: shardServing, shard: eu}}},
+				members: map[string]memberShard{"c1": {outcome: publish.Serving, shard: east1}, "c2": {outcome: publish.Serving, shard: moved}, "c3": {outcome: publish.Serving, shard: eu}}},
 			want: []string{"c2.web.ns.fed.svc.example.com A [c2] 127.2.0.99", "web.ns.fed.svc.us-east1-c.us-east1.example.com A [c2] 127.2.0.99"},
 		},
 		{
 			name: "a cluster whose shard write failed keeps the records it had",
 			obs: observation{placed: all, published: publishedWith(t, east1, east2, eu),
-				members: map[string]memberShard{"c1": {outcome: shardServing, shard: east1}, "c2": {outcome: shardWriteFailed}, "c3": {outcome: shardServing, shard: eu}}},
+				members: map[string]memberShard{"c1": {outcome: publish.Serving, shard: east1}, "c2": {outcome: publish.WriteFailed}, "c3": {outcome: publish.Serving, shard: eu}}},
 			want: []string{"c2.web.ns.fed.svc.example.com A [c2] 127.2.0.1", "web.ns.fed.svc.us-east1-c.us-east1.example.com A [c2] 127.2.0.1"},
 		},
 		{
 			name: "a placed cluster that is not Ready keeps the records it had",
 			obs: observation{placed: all, published: publishedWith(t, east1, east2, eu),
-				members: map[string]memberShard{"c1": {outcome: shardServing, shard: east1}, "c3": {outcome: shardServing, shard: eu}}},
+				members: map[string]memberShard{"c1": {outcome: publish.Serving, shard: east1}, "c3": {outcome: publish.Serving, shard: eu}}},
 			want:    []string{"c2.web.ns.fed.svc.example.com A [c2] 127.2.0.1", "web.ns.fed.svc.us-east1-c.us-east1.example.com A [c2] 127.2.0.1"},
 			offline: []string{"c2"},
 		},
 		{
 			name: "a cluster that is not Ready and never published has nothing to keep",
 			obs: observation{placed: all, published: publishedWith(t, east1, eu),
-				members: map[string]memberShard{"c1": {outcome: shardServing, shard: east1}, "c3": {outcome: shardServing, shard: eu}}},
+				members: map[string]memberShard{"c1": {outcome: publish.Serving, shard: east1}, "c3": {outcome: publish.Serving, shard: eu}}},
 			want:    []string{"web.ns.fed.svc.us-east1-c.us-east1.example.com CNAME web.ns.fed.svc.us-east1.example.com"},
 			offline: []string{"c2"},
 		},
@@ -84,33 +85,33 @@ func TestDecide(t *testing.T) {
 			name: "a hostname that did not resolve keeps the addresses it resolved to before",
 			obs: observation{placed: all, published: publishedWith(t, east1, dnsendpoint.Cluster{Name: "c2", Region: "us-east1", Zones: []string{"us-east1-c"},
 				Hostname: "lb-2.elb.amazonaws.com", Addresses: ips("127.2.0.7"), Weight: 1}, eu),
-				members: map[string]memberShard{"c1": {outcome: shardServing, shard: east1}, "c2": {outcome: shardUnresolved, shard: unresolved}, "c3": {outcome: shardServing, shard: eu}}},
+				members: map[string]memberShard{"c1": {outcome: publish.Serving, shard: east1}, "c2": {outcome: publish.Unresolved, shard: unresolved}, "c3": {outcome: publish.Serving, shard: eu}}},
 			want:      []string{"c2.web.ns.fed.svc.example.com CNAME lb-2.elb.amazonaws.com", "web.ns.fed.svc.us-east1-c.us-east1.example.com CNAME lb-2.elb.amazonaws.com"},
 			hostnames: true,
 		},
 		{
 			name: "a shard without ingress yet is waited on and its zone falls back",
 			obs: observation{placed: all,
-				members: map[string]memberShard{"c1": {outcome: shardServing, shard: east1}, "c2": {outcome: shardNoIngress}, "c3": {outcome: shardServing, shard: eu}}},
+				members: map[string]memberShard{"c1": {outcome: publish.Serving, shard: east1}, "c2": {outcome: publish.Waiting}, "c3": {outcome: publish.Serving, shard: eu}}},
 			want:    []string{"web.ns.fed.svc.us-east1-c.us-east1.example.com CNAME web.ns.fed.svc.us-east1.example.com"},
 			waiting: []string{"c2"},
 		},
 		{
 			name: "a shard left alone publishes nothing for its cluster, not even what it had",
 			obs: observation{placed: all, published: publishedWith(t, east1, east2, eu),
-				members: map[string]memberShard{"c1": {outcome: shardServing, shard: east1}, "c2": {outcome: shardLeftAlone}, "c3": {outcome: shardServing, shard: eu}}},
+				members: map[string]memberShard{"c1": {outcome: publish.Serving, shard: east1}, "c2": {outcome: publish.LeftAlone}, "c3": {outcome: publish.Serving, shard: eu}}},
 			want: []string{"web.ns.fed.svc.us-east1-c.us-east1.example.com CNAME web.ns.fed.svc.us-east1.example.com"},
 		},
 		{
 			name: "a cluster no longer placed leaves; its zone falls back to the region",
 			obs: observation{placed: map[string]bool{"c1": true, "c3": true}, published: publishedWith(t, east1, east2, eu),
-				members: map[string]memberShard{"c1": {outcome: shardServing, shard: east1}, "c3": {outcome: shardServing, shard: eu}}},
+				members: map[string]memberShard{"c1": {outcome: publish.Serving, shard: east1}, "c3": {outcome: publish.Serving, shard: eu}}},
 			want: []string{"web.ns.fed.svc.us-east1-c.us-east1.example.com CNAME web.ns.fed.svc.us-east1.example.com"},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tt.obs.names, tt.obs.cfg, tt.obs.joined = names, serviceconfig.Config{TTL: DefaultTTL}, joinedClusters(east1, east2, eu)
+			tt.obs.names, tt.obs.cfg, tt.obs.joined = names, serviceconfig.Config{TTL: publish.DefaultTTL}, joinedClusters(east1, east2, eu)
 			st := &status{}
 			d, err := decide(tt.obs, st)
 			if err != nil {
@@ -139,10 +140,10 @@ func TestDecideKeepsPublishedPlacesAsFallbacks(t *testing.T) {
 	// eu's cluster was unjoined: no joined cluster is in europe-west1 any
 	// more, yet its names stay, as CNAMEs, for clients pinned to them.
 	obs := observation{
-		names: NewNames("fed", "example.com", "ns", "web"), cfg: serviceconfig.Config{TTL: DefaultTTL},
+		names: publish.NewNames("fed", "example.com", "ns", "web"), cfg: serviceconfig.Config{TTL: publish.DefaultTTL},
 		joined: joinedClusters(east1), placed: map[string]bool{"c1": true},
 		published: publishedWith(t, east1, eu),
-		members:   map[string]memberShard{"c1": {outcome: shardServing, shard: east1}},
+		members:   map[string]memberShard{"c1": {outcome: publish.Serving, shard: east1}},
 	}
 	d, err := decide(obs, &status{})
 	if err != nil {
@@ -347,54 +348,54 @@ func TestStatusConditions(t *testing.T) {
 func TestDecideAppliesTheCheckersVerdicts(t *testing.T) {
 	const key = "ns/web/c2"
 	fresh, stale := time.Second, time.Hour
-	view := func(name string, age time.Duration, degraded bool, down ...string) checkerView {
-		v := checkerView{name: name, age: age, degraded: degraded, unhealthy: map[string]string{}}
+	view := func(name string, age time.Duration, degraded bool, down ...string) publish.Checker {
+		v := publish.Checker{Name: name, Age: age, Degraded: degraded, Unhealthy: map[string]string{}}
 		for _, k := range down {
-			v.unhealthy[k] = "connection refused"
+			v.Unhealthy[k] = "connection refused"
 		}
 		return v
 	}
 	sick := east2
 	sick.Unhealthy = true
-	serving := map[string]memberShard{"c1": {outcome: shardServing, shard: east1}, "c2": {outcome: shardServing, shard: east2}, "c3": {outcome: shardServing, shard: eu}}
+	serving := map[string]memberShard{"c1": {outcome: publish.Serving, shard: east1}, "c2": {outcome: publish.Serving, shard: east2}, "c3": {outcome: publish.Serving, shard: eu}}
 	tests := []struct {
 		name      string
-		checkers  checkers
+		checkers  []publish.Checker
 		published *extdnsv1alpha1.DNSEndpoint
 		wantOut   bool   // c2 judged unhealthy: out of the shared names unless none is healthy
 		cond      string // CondHealthy "Status/Reason", "" for none
 	}{
 		{name: "no checker configured: every endpoint is in", published: publishedWith(t, east1, sick, eu), cond: ""},
 		{name: "two of three fresh checkers see it down: out",
-			checkers: checkers{view("a", fresh, false, key), view("b", fresh, false, key), view("c", fresh, false)},
+			checkers: []publish.Checker{view("a", fresh, false, key), view("b", fresh, false, key), view("c", fresh, false)},
 			wantOut:  true, cond: "False/EndpointsUnhealthy"},
 		{name: "one of three sees it down: in",
-			checkers: checkers{view("a", fresh, false, key), view("b", fresh, false), view("c", fresh, false)},
+			checkers: []publish.Checker{view("a", fresh, false, key), view("b", fresh, false), view("c", fresh, false)},
 			cond:     "True/Healthy"},
 		{name: "a checker cut off from everything is degraded and cannot remove it",
-			checkers: checkers{view("a", fresh, true, key, "ns/web/c1", "ns/web/c3"), view("b", fresh, false), view("c", fresh, false)},
+			checkers: []publish.Checker{view("a", fresh, true, key, "ns/web/c1", "ns/web/c3"), view("b", fresh, false), view("c", fresh, false)},
 			cond:     "True/Healthy"},
 		{name: "too few fresh checkers: an endpoint that was out stays out",
-			checkers:  checkers{view("a", fresh, false, key), view("b", stale, false), view("c", stale, false)},
+			checkers:  []publish.Checker{view("a", fresh, false, key), view("b", stale, false), view("c", stale, false)},
 			published: publishedWith(t, east1, sick, eu), wantOut: true, cond: "False/EndpointsUnhealthy"},
 		{name: "too few fresh checkers: an endpoint that was in stays in",
-			checkers:  checkers{view("a", fresh, false, key), view("b", stale, false, key), view("c", stale, false, key)},
+			checkers:  []publish.Checker{view("a", fresh, false, key), view("b", stale, false, key), view("c", stale, false, key)},
 			published: publishedWith(t, east1, east2, eu), cond: "True/Healthy"},
 		{name: "fresh checkers that see it up again bring it back",
-			checkers:  checkers{view("a", fresh, false), view("b", fresh, false), view("c", stale, false, key)},
+			checkers:  []publish.Checker{view("a", fresh, false), view("b", fresh, false), view("c", stale, false, key)},
 			published: publishedWith(t, east1, sick, eu), cond: "True/Healthy"},
 		{name: "a single checker decides alone",
-			checkers: checkers{view("only", fresh, false, key)}, wantOut: true, cond: "False/EndpointsUnhealthy"},
+			checkers: []publish.Checker{view("only", fresh, false, key)}, wantOut: true, cond: "False/EndpointsUnhealthy"},
 		{name: "every endpoint down: all stay in the global name, fail open",
-			checkers: checkers{view("a", fresh, false, key, "ns/web/c1", "ns/web/c3"), view("b", fresh, false, key, "ns/web/c1", "ns/web/c3")},
+			checkers: []publish.Checker{view("a", fresh, false, key, "ns/web/c1", "ns/web/c3"), view("b", fresh, false, key, "ns/web/c1", "ns/web/c3")},
 			wantOut:  true, cond: "False/NoEndpointHealthy"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			obs := observation{
-				key: types.NamespacedName{Namespace: "ns", Name: "web"}, names: NewNames("fed", "example.com", "ns", "web"),
-				cfg: serviceconfig.Config{TTL: DefaultTTL}, joined: joinedClusters(east1, east2, eu), placed: map[string]bool{"c1": true, "c2": true, "c3": true},
-				published: tt.published, members: serving, checkers: tt.checkers, freshness: time.Minute,
+				key: types.NamespacedName{Namespace: "ns", Name: "web"}, names: publish.NewNames("fed", "example.com", "ns", "web"),
+				cfg: serviceconfig.Config{TTL: publish.DefaultTTL}, joined: joinedClusters(east1, east2, eu), placed: map[string]bool{"c1": true, "c2": true, "c3": true},
+				published: tt.published, members: serving, health: publish.NewHealth(tt.checkers, time.Minute),
 			}
 			st := newStatus(shardService())
 			d, err := decide(obs, st)
@@ -439,10 +440,10 @@ func TestDecideWritesWhereEachClusterIs(t *testing.T) {
 	stale := east2
 	stale.Location = &geo.Point{Latitude: 1, Longitude: 1}
 	obs := observation{
-		names: NewNames("fed", "example.com", "ns", "web"), cfg: serviceconfig.Config{TTL: DefaultTTL}, joined: joined,
+		names: publish.NewNames("fed", "example.com", "ns", "web"), cfg: serviceconfig.Config{TTL: publish.DefaultTTL}, joined: joined,
 		placed: map[string]bool{"c1": true, "c2": true, "c3": true, "c4": true},
-		members: map[string]memberShard{"c1": {outcome: shardServing, shard: east1}, "c2": {outcome: shardServing, shard: stale},
-			"c3": {outcome: shardServing, shard: eu}, "c4": {outcome: shardServing, shard: onPrem}},
+		members: map[string]memberShard{"c1": {outcome: publish.Serving, shard: east1}, "c2": {outcome: publish.Serving, shard: stale},
+			"c3": {outcome: publish.Serving, shard: eu}, "c4": {outcome: publish.Serving, shard: onPrem}},
 	}
 	d, err := decide(obs, &status{})
 	if err != nil {

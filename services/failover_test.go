@@ -1,6 +1,7 @@
 package services
 
 import (
+	"github.com/kfed-io/kfed/publish"
 	"slices"
 	"strings"
 	"testing"
@@ -59,12 +60,12 @@ func TestDecideFailover(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			obs := tt.published(t)
-			obs.key, obs.names = types.NamespacedName{Namespace: "ns", Name: "web"}, NewNames("fed", "example.com", "ns", "web")
-			obs.cfg = serviceconfig.Config{TTL: DefaultTTL, Routing: serviceconfig.RoutingFailover, Failover: tt.policy}
+			obs.key, obs.names = types.NamespacedName{Namespace: "ns", Name: "web"}, publish.NewNames("fed", "example.com", "ns", "web")
+			obs.cfg = serviceconfig.Config{TTL: publish.DefaultTTL, Routing: serviceconfig.RoutingFailover, Failover: tt.policy}
 			obs.joined, obs.placed = joinedClusters(east1, east2, eu), map[string]bool{"c1": true, "c2": true, "c3": true}
 			obs.members = map[string]memberShard{}
 			for _, s := range tt.serving {
-				obs.members[s.Name] = memberShard{outcome: shardServing, shard: s}
+				obs.members[s.Name] = memberShard{outcome: publish.Serving, shard: s}
 			}
 			obs.now = t0.Add(time.Minute)
 			st := newStatus(shardService())
@@ -110,9 +111,9 @@ func TestDecideFailover(t *testing.T) {
 
 func TestDecideWithoutFailoverHasNoCondition(t *testing.T) {
 	obs := observation{
-		key: types.NamespacedName{Namespace: "ns", Name: "web"}, names: NewNames("fed", "example.com", "ns", "web"),
-		cfg: serviceconfig.Config{TTL: DefaultTTL}, joined: joinedClusters(east1, eu), placed: map[string]bool{"c1": true, "c3": true},
-		members: map[string]memberShard{"c1": {outcome: shardServing, shard: east1}, "c3": {outcome: shardServing, shard: eu}},
+		key: types.NamespacedName{Namespace: "ns", Name: "web"}, names: publish.NewNames("fed", "example.com", "ns", "web"),
+		cfg: serviceconfig.Config{TTL: publish.DefaultTTL}, joined: joinedClusters(east1, eu), placed: map[string]bool{"c1": true, "c3": true},
+		members: map[string]memberShard{"c1": {outcome: publish.Serving, shard: east1}, "c3": {outcome: publish.Serving, shard: eu}},
 	}
 	st := newStatus(shardService())
 	d, err := decide(obs, st)

@@ -16,6 +16,7 @@ import (
 	"github.com/kfed-io/kfed/failover"
 
 	"github.com/kfed-io/kfed/promreg"
+	"github.com/kfed-io/kfed/publish"
 )
 
 // Metrics are the service controller's Prometheus collectors.
@@ -186,11 +187,11 @@ func (c stateCollector) collectHealth(ch chan<- prometheus.Metric) {
 	}
 	renewed := map[string]time.Time{}
 	for i := range leases.Items {
-		renewed[leases.Items[i].Namespace+"/"+leases.Items[i].Name] = renewTime(&leases.Items[i])
+		renewed[leases.Items[i].Namespace+"/"+leases.Items[i].Name] = publish.Heartbeat(&leases.Items[i])
 	}
 	freshness := c.freshness
 	if freshness <= 0 {
-		freshness = DefaultFreshness
+		freshness = publish.DefaultFreshness
 	}
 	states := map[string]int{"fresh": 0, "stale": 0, "degraded": 0}
 	for _, r := range reports.Items {

@@ -5,9 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/netip"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -19,6 +17,7 @@ import (
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/publish"
 	"github.com/kfed-io/kfed/services/serviceconfig"
 )
 
@@ -27,7 +26,7 @@ import (
 // shard found in each Ready member. decide turns it into records.
 type observation struct {
 	key    types.NamespacedName
-	names  Names
+	names  publish.Names
 	cfg    serviceconfig.Config
 	joined map[string]*kfedv1alpha1.Cluster
 	// placed are the joined clusters the Service is placed in; unknown the
@@ -41,41 +40,22 @@ type observation struct {
 	members map[string]memberShard
 	// shardErrs are the shard writes that failed, to be retried.
 	shardErrs error
-	// checkers are the federation's health checkers and what they report;
-	// freshness is how long a heartbeat counts.
-	checkers  checkers
-	freshness time.Duration
+	// health is the federation's health checkers' view.
+	health publish.Health
 	// weights are each cluster's ready replicas of the federated
 	// Deployments the Service selects; nil when it selects none.
-	weights Weights
+	weights publish.Weights
 	// now is when the world was read.
 	now time.Time
 }
 
-// memberShard is what one member's shard gave this reconcile.
+// memberShard is what one member's shard gave this reconcile: how it
+// stands (publish.Serving, Waiting for an ingress, Unresolved, WriteFailed,
+// LeftAlone) and, for Serving and Unresolved, the endpoint observed.
 type memberShard struct {
-	outcome shardOutcome
-	// shard is the endpoint observed; for shardServing and
-	// shardUnresolved.
-	shard dnsendpoint.Cluster
+	outcome publish.Outcome
+	shard   dnsendpoint.Cluster
 }
-
-type shardOutcome int
-
-const (
-	// shardServing: the shard is in place and has an ingress.
-	shardServing shardOutcome = iota
-	// shardNoIngress: the shard is in place, its load balancer has no
-	// address yet.
-	shardNoIngress
-	// shardUnresolved: the ingress is a hostname that did not resolve this
-	// time; shard holds everything else.
-	shardUnresolved
-	// shardWriteFailed: creating or updating the shard failed; it is retried.
-	shardWriteFailed
-	// shardLeftAlone: a Service kfed may not take over holds the name.
-	shardLeftAlone
-)
 
 // observe reads what the Service's records depend on and syncs its shards:
 // each placed, Ready member gets its shard created, updated or adopted, and
@@ -85,11 +65,11 @@ const (
 func (c *Controller) observe(ctx context.Context, svc *corev1.Service, cfg serviceconfig.Config, st *status) (observation, error) {
 	o := observation{
 		key:     client.ObjectKeyFromObject(svc),
-		names:   NewNames(c.Federation, c.Domain, svc.Namespace, svc.Name),
+		names:   publish.NewNames(c.Federation, c.Domain, svc.Namespace, svc.Name),
 		cfg:     cfg,
 		joined:  map[string]*kfedv1alpha1.Cluster{},
 		members: map[string]memberShard{},
-		now:     c.now(),
+		now:     c.Clock.Now(),
 	}
 	var all kfedv1alpha1.ClusterList
 	if err := c.Fed.List(ctx, &all); err != nil {
@@ -103,10 +83,9 @@ func (c *Controller) observe(ctx context.Context, svc *corev1.Service, cfg servi
 	o.placed, o.unknown = place(cfg, o.joined)
 
 	var err error
-	if o.checkers, err = c.observeCheckers(ctx); err != nil {
+	if o.health, err = publish.ReadHealth(ctx, c.Fed, c.namespace(), c.Federation, o.now, c.Freshness); err != nil {
 		return o, err
 	}
-	o.freshness = c.freshness()
 	if o.weights, err = c.observeWeights(ctx, svc); err != nil {
 		return o, err
 	}
@@ -141,20 +120,20 @@ func (c *Controller) observe(ctx context.Context, svc *corev1.Service, cfg servi
 func (c *Controller) syncShard(ctx context.Context, m clusters.Member, svc *corev1.Service, st *status) (memberShard, error) {
 	shard, err := c.ensureShard(ctx, m, svc, st)
 	if err != nil {
-		return memberShard{outcome: shardWriteFailed}, err
+		return memberShard{outcome: publish.WriteFailed}, err
 	}
 	if shard == nil {
-		return memberShard{outcome: shardLeftAlone}, nil
+		return memberShard{outcome: publish.LeftAlone}, nil
 	}
 	obs, err := c.readIngress(ctx, m, shard)
 	if err != nil {
 		st.shardProblem(m.Name, reasonIngressUnresolved, err.Error())
-		return memberShard{outcome: shardUnresolved, shard: obs}, nil
+		return memberShard{outcome: publish.Unresolved, shard: obs}, nil
 	}
 	if len(obs.Addresses) == 0 && obs.Hostname == "" {
-		return memberShard{outcome: shardNoIngress}, nil
+		return memberShard{outcome: publish.Waiting}, nil
 	}
-	return memberShard{outcome: shardServing, shard: obs}, nil
+	return memberShard{outcome: publish.Serving, shard: obs}, nil
 }
 
 // ensureShard creates, updates or adopts the shard of svc in member m. It
@@ -248,7 +227,7 @@ func (c *Controller) readIngress(ctx context.Context, m clusters.Member, shard *
 		if ing.Hostname != "" && s.Hostname == "" {
 			var addrs []netip.Addr
 			var err error
-			s.Hostname, addrs, err = ResolveHostname(ctx, c.Resolver, ing.Hostname)
+			s.Hostname, addrs, err = publish.ResolveHostname(ctx, c.Resolver, ing.Hostname)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("resolving ingress hostname %s of cluster %s: %w", s.Hostname, m.Name, err))
 				continue
@@ -257,27 +236,4 @@ func (c *Controller) readIngress(ctx context.Context, m clusters.Member, shard *
 		}
 	}
 	return s, errors.Join(errs...)
-}
-
-// ResolveHostname looks up a load balancer's hostname (an AWS ELB's) with r,
-// net.DefaultResolver when nil, and returns the name as published (lower
-// case, no final dot) and its addresses. Its owner may move them at any
-// time, so a caller resolves it again every sync, and keeps the name for
-// providers that publish an alias to it. Services and Gateways share it.
-func ResolveHostname(ctx context.Context, r Resolver, hostname string) (string, []netip.Addr, error) {
-	name := strings.ToLower(strings.TrimSuffix(hostname, "."))
-	if r == nil {
-		r = net.DefaultResolver
-	}
-	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	addrs, err := r.LookupNetIP(rctx, "ip", name)
-	if err != nil {
-		return name, nil, err
-	}
-	out := make([]netip.Addr, 0, len(addrs))
-	for _, a := range addrs {
-		out = append(out, a.Unmap())
-	}
-	return name, out, nil
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/kfed-io/kfed/dnsprovider"
 	"github.com/kfed-io/kfed/dnssync"
 	"github.com/kfed-io/kfed/placement"
+	"github.com/kfed-io/kfed/publish"
 	"github.com/kfed-io/kfed/services"
 )
 
@@ -194,12 +195,12 @@ func (b *bed) converged(ctx context.Context) error {
 				global = append(global, a.String())
 			}
 		}
-		ttl := int64(services.DefaultTTL)
+		ttl := int64(publish.DefaultTTL)
 		if v := svc.Annotations[services.AnnotationTTL]; v != "" {
 			n, _ := strconv.Atoi(v)
 			ttl = int64(n)
 		}
-		globalName := services.NewNames(federation, zone, ns, name).Global()
+		globalName := publish.NewNames(federation, zone, ns, name).Global()
 		var gotGlobal []string
 		for _, e := range ep.Spec.Endpoints {
 			if e.RecordTTL != ttl {
@@ -235,7 +236,7 @@ func (b *bed) converged(ctx context.Context) error {
 	names := slices.Sorted(maps.Keys(expectAnswers))
 	rand.Shuffle(len(names), func(i, j int) { names[i], names[j] = names[j], names[i] })
 	for i := range b.form.stable {
-		names = append([]string{services.NewNames(federation, zone, ns, stableName(i)).Global() + "."}, names...)
+		names = append([]string{publish.NewNames(federation, zone, ns, stableName(i)).Global() + "."}, names...)
 	}
 	for _, name := range names[:min(len(names), 30+b.form.stable)] {
 		got, rcode, err := queryA(b.dnsAddr, name)

@@ -1,4 +1,4 @@
-package services
+package publish
 
 import (
 	"fmt"
@@ -76,7 +76,7 @@ func TestWeightsOf(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := weightsOf(tt.selector, tt.deps)
+			w := WeightsOf([]map[string]string{tt.selector}, tt.deps)
 			got := fmt.Sprint(map[string]int(w))
 			if w == nil {
 				got = "none"
@@ -90,11 +90,11 @@ func TestWeightsOf(t *testing.T) {
 
 func TestWeighKeepsDefaultWithoutDeployments(t *testing.T) {
 	shards := []dnsendpoint.Cluster{{Name: "a", Weight: 7}, {Name: "b"}}
-	weigh(nil, shards)
+	Weights(nil).Weigh(shards)
 	if shards[0].Weight != 1 || shards[1].Weight != 1 {
 		t.Errorf("without federated Deployments weights are %d and %d, want 1", shards[0].Weight, shards[1].Weight)
 	}
-	weigh(Weights{"a": 4}, shards)
+	Weights{"a": 4}.Weigh(shards)
 	if shards[0].Weight != 4 || shards[1].Weight != 0 {
 		t.Errorf("weights %d and %d, want 4 and 0 for a cluster running none", shards[0].Weight, shards[1].Weight)
 	}

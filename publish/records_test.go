@@ -1,4 +1,4 @@
-package services
+package publish
 
 import (
 	"net/netip"

@@ -1,4 +1,4 @@
-package services
+package publish
 
 import (
 	"context"
@@ -10,29 +10,40 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	"github.com/kfed-io/kfed/clusters"
 )
 
-// healthWatch turns what checkers say into reconciles of the Services it
-// may change, so that a verdict reaches DNS within a second of a report:
-//   - a report's list of unhealthy endpoints changes: the Services in the old
-//     and the new list;
-//   - a checker appears, is retired, or turns degraded or back: every
-//     Service (the quorum changed), which is rare;
+// HealthWatch turns what checkers say into reconciles of the federated
+// objects it may change, so that a verdict reaches DNS within a second of a
+// report. It speaks of DNSEndpoints (the endpoint keys checkers report
+// are theirs); Enqueue maps one to the object that publishes it:
+//   - a report's list of unhealthy endpoints changes: the DNSEndpoints in
+//     the old and the new list;
+//   - a checker appears, is retired, or turns degraded or back: All (the
+//     quorum changed), which is rare;
 //   - a checker's heartbeat turns stale or fresh again — noticed by a timer
 //     set to the moment the next one goes stale, not by polling: the
-//     Services some checker finds down, and those published with an unhealthy
-//     cluster, the only ones a changed quorum can change.
-type healthWatch struct {
-	c      *Controller
-	cache  cache.Cache
-	events *clusters.Channel[client.Object]
+//     DNSEndpoints some checker finds down, and those published with an
+//     unhealthy cluster, the only ones a changed quorum can change.
+//
+// Each publisher adds one to its manager (it is a Runnable).
+type HealthWatch struct {
+	Cache      cache.Cache
+	Federation string
+	// Freshness is how long a heartbeat counts; DefaultFreshness when zero.
+	Freshness time.Duration
+	Clock     clock.PassiveClock
+	// Enqueue reconciles the object that publishes the DNSEndpoint key, if
+	// it is this publisher's.
+	Enqueue func(key types.NamespacedName)
+	// All reconciles every object of this publisher.
+	All func(ctx context.Context)
 
 	mu    sync.Mutex
 	fresh map[string]time.Time // checker → heartbeat, while fresh
@@ -40,17 +51,17 @@ type healthWatch struct {
 }
 
 // Start watches until ctx ends; it is a manager Runnable.
-func (w *healthWatch) Start(ctx context.Context) error {
+func (w *HealthWatch) Start(ctx context.Context) error {
 	w.fresh = map[string]time.Time{}
 	w.poke = make(chan struct{}, 1)
-	reports, err := w.cache.GetInformer(ctx, &kfedv1alpha1.HealthReport{})
+	reports, err := w.Cache.GetInformer(ctx, &kfedv1alpha1.HealthReport{})
 	if meta.IsNoMatchError(err) {
 		return nil // no HealthReport CRD, no checkers: nothing to watch
 	}
 	if err != nil {
 		return fmt.Errorf("watching health reports: %w", err)
 	}
-	leases, err := w.cache.GetInformer(ctx, &coordinationv1.Lease{})
+	leases, err := w.Cache.GetInformer(ctx, &coordinationv1.Lease{})
 	if err != nil {
 		return fmt.Errorf("watching checker heartbeats: %w", err)
 	}
@@ -89,11 +100,11 @@ func (w *healthWatch) Start(ctx context.Context) error {
 	}
 }
 
-func (w *healthWatch) reportChanged(ctx context.Context) func(old, cur any) {
+func (w *HealthWatch) reportChanged(ctx context.Context) func(old, cur any) {
 	return func(old, cur any) {
 		o, ok1 := old.(*kfedv1alpha1.HealthReport)
 		n, ok2 := cur.(*kfedv1alpha1.HealthReport)
-		if !ok1 || !ok2 || o.Federation != w.c.Federation && n.Federation != w.c.Federation {
+		if !ok1 || !ok2 || o.Federation != w.Federation && n.Federation != w.Federation {
 			return
 		}
 		if o.Degraded != n.Degraded {
@@ -122,19 +133,19 @@ func (w *healthWatch) reportChanged(ctx context.Context) func(old, cur any) {
 
 // heartbeat notes a checker's Lease, or its deletion (a retired checker);
 // a checker that turns fresh or stale may change verdicts at once.
-func (w *healthWatch) heartbeat(obj any, deleted bool) {
+func (w *HealthWatch) heartbeat(obj any, deleted bool) {
 	if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 		obj = tomb.Obj
 	}
 	l, ok := obj.(*coordinationv1.Lease)
-	if !ok || l.Labels[kfedv1alpha1.LabelChecker] == "" || l.Labels[kfedv1alpha1.LabelFederation] != w.c.Federation {
+	if !ok || l.Labels[kfedv1alpha1.LabelChecker] == "" || l.Labels[kfedv1alpha1.LabelFederation] != w.Federation {
 		return
 	}
 	w.mu.Lock()
 	_, wasFresh := w.fresh[l.Name]
-	t := renewTime(l)
+	t := Heartbeat(l)
 	delete(w.fresh, l.Name)
-	if !deleted && !t.IsZero() && w.c.now().Sub(t) < w.c.freshness() {
+	if !deleted && !t.IsZero() && w.Clock.Now().Sub(t) < w.freshness() {
 		w.fresh[l.Name] = t
 	}
 	_, isFresh := w.fresh[l.Name]
@@ -150,12 +161,12 @@ func (w *healthWatch) heartbeat(obj any, deleted bool) {
 
 // expire drops checkers whose heartbeat is no longer fresh, and reports
 // whether any was.
-func (w *healthWatch) expire() bool {
+func (w *HealthWatch) expire() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	now, expired := w.c.now(), false
+	now, expired := w.Clock.Now(), false
 	for name, t := range w.fresh {
-		if now.Sub(t) >= w.c.freshness() {
+		if now.Sub(t) >= w.freshness() {
 			delete(w.fresh, name)
 			expired = true
 		}
@@ -163,20 +174,20 @@ func (w *healthWatch) expire() bool {
 	return expired
 }
 
-func (w *healthWatch) nextExpiry() time.Duration {
+func (w *HealthWatch) nextExpiry() time.Duration {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	next := time.Hour
 	for _, t := range w.fresh {
-		next = min(next, time.Until(t.Add(w.c.freshness())))
+		next = min(next, t.Add(w.freshness()).Sub(w.Clock.Now()))
 	}
 	return max(next, time.Millisecond)
 }
 
 // affected enqueues the Services a change of quorum can change.
-func (w *healthWatch) affected(ctx context.Context) {
+func (w *HealthWatch) affected(ctx context.Context) {
 	var reports kfedv1alpha1.HealthReportList
-	if err := w.cache.List(ctx, &reports); err == nil {
+	if err := w.Cache.List(ctx, &reports); err == nil {
 		for _, r := range reports.Items {
 			for _, u := range r.Unhealthy {
 				w.enqueueEndpoint(u.Endpoint)
@@ -184,7 +195,7 @@ func (w *healthWatch) affected(ctx context.Context) {
 		}
 	}
 	var eps extdnsv1alpha1.DNSEndpointList // the cache's own: read only
-	if err := w.cache.List(ctx, &eps, client.MatchingLabels(dnsendpoint.Selector(w.c.Federation)), client.UnsafeDisableDeepCopy); err == nil {
+	if err := w.Cache.List(ctx, &eps, client.MatchingLabels(dnsendpoint.Selector(w.Federation)), client.UnsafeDisableDeepCopy); err == nil {
 		for i := range eps.Items {
 			table, _ := dnsendpoint.ReadClusters(&eps.Items[i])
 			for _, cl := range table {
@@ -197,19 +208,21 @@ func (w *healthWatch) affected(ctx context.Context) {
 	}
 }
 
-// all enqueues every federated Service.
-func (w *healthWatch) all(ctx context.Context) {
-	for _, r := range w.c.allFederated(ctx, nil) {
-		w.enqueue(r.Namespace, r.Name)
+func (w *HealthWatch) all(ctx context.Context) { w.All(ctx) }
+
+func (w *HealthWatch) freshness() time.Duration {
+	if w.Freshness > 0 {
+		return w.Freshness
 	}
+	return DefaultFreshness
 }
 
-func (w *healthWatch) enqueueEndpoint(key string) {
+func (w *HealthWatch) enqueueEndpoint(key string) {
 	if namespace, service, _, ok := kfedv1alpha1.ParseEndpointKey(key); ok {
 		w.enqueue(namespace, service)
 	}
 }
 
-func (w *healthWatch) enqueue(namespace, name string) {
-	w.events.Send(clusters.Stub(newService, types.NamespacedName{Namespace: namespace, Name: name}))
+func (w *HealthWatch) enqueue(namespace, name string) {
+	w.Enqueue(types.NamespacedName{Namespace: namespace, Name: name})
 }

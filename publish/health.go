@@ -1,4 +1,4 @@
-package services
+package publish
 
 import (
 	"context"
@@ -24,14 +24,15 @@ const DefaultFreshness = 40 * time.Second
 
 // checkers are the federation's health checkers as one reconcile saw them:
 // each one's latest report and the age of its heartbeat.
-type checkers []checkerView
+type checkers []Checker
 
-type checkerView struct {
-	name     string
-	age      time.Duration // since the last heartbeat; MaxInt64 without one
-	degraded bool
-	// unhealthy maps the endpoints the checker finds down to the reason.
-	unhealthy map[string]string
+// Checker is one health checker as a reconcile saw it.
+type Checker struct {
+	Name     string
+	Age      time.Duration // since the last heartbeat; MaxInt64 without one
+	Degraded bool
+	// Unhealthy maps the endpoints the checker finds down to the reason.
+	Unhealthy map[string]string
 }
 
 // ballots are the checkers' votes on one endpoint, and the reason the first
@@ -40,19 +41,13 @@ func (cs checkers) ballots(key string) ([]healthcheck.Ballot, string) {
 	out := make([]healthcheck.Ballot, len(cs))
 	reason := ""
 	for i, c := range cs {
-		r, down := c.unhealthy[key]
-		out[i] = healthcheck.Ballot{Checker: c.name, Age: c.age, Degraded: c.degraded, Unhealthy: down}
+		r, down := c.Unhealthy[key]
+		out[i] = healthcheck.Ballot{Checker: c.Name, Age: c.Age, Degraded: c.Degraded, Unhealthy: down}
 		if down && reason == "" {
 			reason = r
 		}
 	}
 	return out, reason
-}
-
-// observeCheckers reads the federation's checkers from the cache: a
-// HealthReport each, and the heartbeat Lease of the same name.
-func (c *Controller) observeCheckers(ctx context.Context) (checkers, error) {
-	return readCheckers(ctx, c.Fed, c.namespace(), c.Federation, c.now())
 }
 
 // readCheckers reads federation's checkers from namespace, kfed's: a
@@ -74,42 +69,47 @@ func readCheckers(ctx context.Context, r client.Reader, namespace, federation st
 	}
 	renewed := map[string]time.Time{}
 	for _, l := range leases.Items {
-		if t := renewTime(&l); !t.IsZero() {
+		if t := Heartbeat(&l); !t.IsZero() {
 			renewed[l.Name] = t
 		}
 	}
 	out := make(checkers, 0, len(reports.Items))
 	for _, r := range reports.Items {
-		v := checkerView{name: r.Name, age: math.MaxInt64, degraded: r.Degraded, unhealthy: map[string]string{}}
+		v := Checker{Name: r.Name, Age: math.MaxInt64, Degraded: r.Degraded, Unhealthy: map[string]string{}}
 		if t, ok := renewed[r.Name]; ok {
-			v.age = now.Sub(t)
+			v.Age = now.Sub(t)
 		}
 		for _, u := range r.Unhealthy {
-			v.unhealthy[u.Endpoint] = u.Reason
+			v.Unhealthy[u.Endpoint] = u.Reason
 		}
 		out = append(out, v)
 	}
-	slices.SortFunc(out, func(a, b checkerView) int { return strings.Compare(a.name, b.name) })
+	slices.SortFunc(out, func(a, b Checker) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
 }
 
-// Health is the checkers' view, for another writer of DNSEndpoints in the
-// Services' layout (federated Gateways and Ingresses), so that its
-// endpoints are judged by the same quorum as a Service's.
+// Health is the checkers' view as one reconcile read it, so that every
+// publisher's endpoints are judged by the same quorum.
 type Health struct {
 	checkers  checkers
 	freshness time.Duration
 }
 
-// ReadHealth reads federation's checkers from namespace (kfed's), with
-// heartbeats aged at now and counting for freshness (DefaultFreshness when
-// zero).
+// ReadHealth reads federation's checkers from namespace (kfed's): a
+// HealthReport each, and the heartbeat Lease of the same name, aged at now
+// and counting for freshness (DefaultFreshness when zero).
 func ReadHealth(ctx context.Context, r client.Reader, namespace, federation string, now time.Time, freshness time.Duration) (Health, error) {
 	cs, err := readCheckers(ctx, r, namespace, federation, now)
+	return NewHealth(cs, freshness), err
+}
+
+// NewHealth is the view of the checkers cs, whose heartbeats count for
+// freshness (DefaultFreshness when zero).
+func NewHealth(cs []Checker, freshness time.Duration) Health {
 	if freshness <= 0 {
 		freshness = DefaultFreshness
 	}
-	return Health{checkers: cs, freshness: freshness}, err
+	return Health{checkers: cs, freshness: freshness}
 }
 
 // Judged reports whether any checker is configured: without one, every
@@ -120,19 +120,33 @@ func (h Health) Judged() bool { return len(h.checkers) > 0 }
 // without any report changing.
 func (h Health) Freshness() time.Duration { return h.freshness }
 
-// Verdict is the quorum's verdict on the endpoint key
-// (kfedv1alpha1.EndpointKey of the DNSEndpoint and cluster), given the one
-// published last; reason is the first checker's reason for finding it down.
-func (h Health) Verdict(key string, wasHealthy bool) (healthy bool, reason string) {
-	if !h.Judged() {
-		return true, ""
-	}
-	ballots, reason := h.checkers.ballots(key)
-	healthy, _ = healthcheck.Verdict(len(h.checkers), h.freshness, ballots, wasHealthy)
-	return healthy, reason
+// Verdict is the quorum's verdict on one endpoint.
+type Verdict struct {
+	Healthy bool
+	// Tally counts the ballots behind it.
+	Tally healthcheck.Tally
+	// Reason is the first checker's reason for finding it down.
+	Reason string
 }
 
-func renewTime(l *coordinationv1.Lease) time.Time {
+// Verdict judges the endpoint key (kfedv1alpha1.EndpointKey of the
+// DNSEndpoint and cluster), given whether it was healthy as published last:
+// unhealthy only when a strict majority of a quorum of fresh checkers says
+// so; with too few fresh checkers the verdict published last stands, so
+// neither a partitioned checker nor a controller that restarted without
+// fresh reports changes anything. Without any checker, healthy.
+func (h Health) Verdict(key string, wasHealthy bool) Verdict {
+	if !h.Judged() {
+		return Verdict{Healthy: true}
+	}
+	ballots, reason := h.checkers.ballots(key)
+	healthy, tally := healthcheck.Verdict(len(h.checkers), h.freshness, ballots, wasHealthy)
+	return Verdict{Healthy: healthy, Tally: tally, Reason: reason}
+}
+
+// Heartbeat is when a checker's Lease was last renewed (or acquired); zero
+// when never.
+func Heartbeat(l *coordinationv1.Lease) time.Time {
 	if l.Spec.RenewTime != nil {
 		return l.Spec.RenewTime.Time
 	}
@@ -140,25 +154,4 @@ func renewTime(l *coordinationv1.Lease) time.Time {
 		return l.Spec.AcquireTime.Time
 	}
 	return time.Time{}
-}
-
-func (c *Controller) namespace() string {
-	if c.Namespace != "" {
-		return c.Namespace
-	}
-	return kfedv1alpha1.DefaultNamespace
-}
-
-func (c *Controller) now() time.Time {
-	if c.Clock != nil {
-		return c.Clock.Now()
-	}
-	return time.Now()
-}
-
-func (c *Controller) freshness() time.Duration {
-	if c.Freshness > 0 {
-		return c.Freshness
-	}
-	return DefaultFreshness
 }

@@ -1,4 +1,4 @@
-package services
+package publish
 
 import (
 	"cmp"
@@ -125,13 +125,23 @@ func (e *endpoints) addresses(name string, at []dnsendpoint.Cluster) {
 	for _, s := range at {
 		ips = append(ips, s.Addresses...)
 	}
-	v4, v6 := split(ips)
+	e.list = append(e.list, AddressEndpoints(name, ips, e.ttl)...)
+}
+
+// AddressEndpoints publishes addrs at name: one A endpoint with the IPv4
+// addresses and one AAAA endpoint with the IPv6 ones, each sorted and
+// unique, and none for a family without an address. Every record kfed
+// publishes at an address splits the families this way.
+func AddressEndpoints(name string, addrs []netip.Addr, ttl int64) []extdnsv1alpha1.Endpoint {
+	var out []extdnsv1alpha1.Endpoint
+	v4, v6 := split(addrs)
 	if len(v4) > 0 {
-		e.add(name, "A", v4)
+		out = append(out, extdnsv1alpha1.Endpoint{DNSName: name, RecordType: "A", Targets: v4, RecordTTL: ttl})
 	}
 	if len(v6) > 0 {
-		e.add(name, "AAAA", v6)
+		out = append(out, extdnsv1alpha1.Endpoint{DNSName: name, RecordType: "AAAA", Targets: v6, RecordTTL: ttl})
 	}
+	return out
 }
 
 // srv publishes an SRV endpoint per named port of the shards at, each
@@ -154,7 +164,7 @@ func (e *endpoints) srv(n Names, at []dnsendpoint.Cluster) {
 // row is a cluster as the DNSEndpoint's cluster table holds it: addresses
 // sorted and unique, every port with its protocol.
 func row(c dnsendpoint.Cluster) dnsendpoint.Cluster {
-	c.Addresses, c.ClusterIPs = sortedAddrs(c.Addresses), sortedAddrs(c.ClusterIPs)
+	c.Addresses, c.ClusterIPs = SortedAddrs(c.Addresses), SortedAddrs(c.ClusterIPs)
 	ports := make([]dnsendpoint.Port, len(c.Ports))
 	for i, p := range c.Ports {
 		ports[i] = dnsendpoint.Port{Name: p.Name, Protocol: cmp.Or(p.Protocol, "TCP"), Port: p.Port}
@@ -163,7 +173,9 @@ func row(c dnsendpoint.Cluster) dnsendpoint.Cluster {
 	return c
 }
 
-func sortedAddrs(addrs []netip.Addr) []netip.Addr {
+// SortedAddrs returns addrs unmapped (an IPv4 address in IPv6 form is an
+// IPv4 address), sorted and unique.
+func SortedAddrs(addrs []netip.Addr) []netip.Addr {
 	var out []netip.Addr
 	for _, a := range addrs {
 		out = append(out, a.Unmap())
@@ -174,12 +186,9 @@ func sortedAddrs(addrs []netip.Addr) []netip.Addr {
 
 // split returns the IPv4 and IPv6 addresses of ips as sorted, unique strings.
 func split(ips []netip.Addr) (v4, v6 []string) {
-	sorted := slices.Clone(ips)
-	slices.SortFunc(sorted, func(a, b netip.Addr) int { return a.Compare(b) })
-	sorted = slices.Compact(sorted)
-	for _, a := range sorted {
-		if a.Unmap().Is4() {
-			v4 = append(v4, a.Unmap().String())
+	for _, a := range SortedAddrs(ips) {
+		if a.Is4() {
+			v4 = append(v4, a.String())
 		} else {
 			v6 = append(v6, a.String())
 		}
