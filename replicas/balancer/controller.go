@@ -73,7 +73,7 @@ type Reconciler struct {
 	Metrics *Metrics
 	// Workers is the number of concurrent reconciles; 4 when zero.
 	Workers int
-	// Clock tells the time; the real one when nil.
+	// Clock tells the time; SetupWithManager sets the real one when nil.
 	Clock clock.PassiveClock
 
 	members *clusters.Channel[memberObject]
@@ -87,6 +87,9 @@ type memberObject struct {
 
 // SetupWithManager registers the controller with mgr.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
+	}
 	var err error
 	if r.members, err = clusters.NewChannel[memberObject](mgr); err != nil {
 		return err
@@ -204,7 +207,7 @@ func (r *Reconciler) member(name string) (clusters.Member, bool) {
 
 // Reconcile observes one Balancer's targets, plans, and sets their scales.
 func (r *Reconciler) Reconcile(ctx context.Context, req Request) (ctrl.Result, error) {
-	start := r.now()
+	start := r.Clock.Now()
 	c, pods := r.Fed, noPods
 	if req.Cluster != "" {
 		if r.Members == nil {
@@ -236,7 +239,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req Request) (ctrl.Result, e
 	if o.failed != nil {
 		result = o.failed.Reason
 	}
-	r.Metrics.reconciled(cluster, result, r.now().Sub(start))
+	r.Metrics.reconciled(cluster, result, r.Clock.Now().Sub(start))
 	switch {
 	case o.failed == nil && due > 0:
 		// Wake when the next pending pod passes the startup timeout.
@@ -272,7 +275,7 @@ func (r *Reconciler) balance(ctx context.Context, c client.Client, cluster strin
 		return outcome{targets: targets, failed: fail(kfedv1alpha1.ReasonPodListFailed,
 			"listing pods: kfed may not list and watch pods in %s (apply deploy/member/rbac.yaml there)", cluster)}, 0
 	case cachedPods:
-		if due, f = countTargetPods(ctx, c, b, targets, r.now()); f != nil {
+		if due, f = countTargetPods(ctx, c, b, targets, r.Clock.Now()); f != nil {
 			return outcome{targets: targets, failed: f}, 0
 		}
 	}

@@ -3,7 +3,6 @@ package balancer
 import (
 	"context"
 	"fmt"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -46,7 +45,7 @@ func (r *Reconciler) setScales(ctx context.Context, c client.Client, cluster str
 // one cluster and Balancers live in many; they are sent only on changes, so
 // nothing needs aggregating.
 func (r *Reconciler) event(ctx context.Context, c client.Client, b *kfedv1alpha1.Balancer, typ, reason, format string, args ...any) {
-	now := metav1.NewTime(r.now())
+	now := metav1.NewTime(r.Clock.Now())
 	ev := &corev1.Event{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: b.Namespace,
@@ -65,11 +64,4 @@ func (r *Reconciler) event(ctx context.Context, c client.Client, b *kfedv1alpha1
 		// An Event is a courtesy; the status condition carries the same news.
 		r.log(ctx).Error(err, "recording Event", "reason", reason)
 	}
-}
-
-func (r *Reconciler) now() time.Time {
-	if r.Clock != nil {
-		return r.Clock.Now()
-	}
-	return time.Now()
 }

@@ -55,7 +55,7 @@ type Controller struct {
 	// replicas before they are planned elsewhere; DefaultGracePeriod when
 	// zero.
 	GracePeriod time.Duration
-	// Clock tells the time; the real one when nil.
+	// Clock tells the time; SetupWithManager sets the real one when nil.
 	Clock clock.PassiveClock
 
 	// copies carries changes of member copies and their pods, as stubs of
@@ -68,6 +68,9 @@ type Controller struct {
 // them in the control plane, their copies in every member, and the set of
 // Ready members.
 func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
+	if c.Clock == nil {
+		c.Clock = clock.RealClock{}
+	}
 	var err error
 	if c.copies, err = clusters.NewChannel[client.Object](mgr); err != nil {
 		return err
@@ -157,7 +160,7 @@ func (c *Controller) readyMembers() []clusters.Member {
 
 // Reconcile brings one federated Deployment's copies and status in line.
 func (c *Controller) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	start := c.now()
+	start := c.Clock.Now()
 	var d appsv1.Deployment
 	err := c.Fed.Get(ctx, req.NamespacedName, &d)
 	if apierrors.IsNotFound(err) {
@@ -189,7 +192,7 @@ func (c *Controller) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	case len(o.failed) > 0:
 		result = ReasonMemberWriteFailed
 	}
-	c.Metrics.reconciled(result, c.now().Sub(start))
+	c.Metrics.reconciled(result, c.Clock.Now().Sub(start))
 	if len(o.failed) > 0 {
 		return ctrl.Result{}, fmt.Errorf("deployment %s: %s", req, joinProblems(o.failed)) // retried with backoff
 	}
@@ -263,11 +266,4 @@ func (c *Controller) event(d *appsv1.Deployment, typ, reason, format string, arg
 	if c.Recorder != nil {
 		c.Recorder.Eventf(d, nil, typ, reason, "Reconcile", format, args...)
 	}
-}
-
-func (c *Controller) now() time.Time {
-	if c.Clock != nil {
-		return c.Clock.Now()
-	}
-	return time.Now()
 }

@@ -91,7 +91,7 @@ func (c *Controller) observe(ctx context.Context, d *appsv1.Deployment) observat
 			obs.failed[m.Name] = err.Error()
 			continue
 		}
-		n, limited, due := capacityOf(pods, c.threshold(cfg), c.now())
+		n, limited, due := capacityOf(pods, c.threshold(cfg), c.Clock.Now())
 		if limited {
 			in.capacity[m.Name] = n
 		}
@@ -121,7 +121,7 @@ func (c *Controller) held(ctx context.Context, d *appsv1.Deployment, cfg deploym
 	for _, m := range ready {
 		names[m.Name] = true
 	}
-	held, due := heldMembers(table, all.Items, names, cfg, cmp.Or(c.GracePeriod, DefaultGracePeriod), c.now())
+	held, due := heldMembers(table, all.Items, names, cfg, cmp.Or(c.GracePeriod, DefaultGracePeriod), c.Clock.Now())
 	return held, due, nil
 }
 

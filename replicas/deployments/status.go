@@ -3,6 +3,7 @@ package deployments
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -73,7 +74,7 @@ type outcome struct {
 func sumCopies(d *appsv1.Deployment, o outcome, old map[string]clusterreplicas.Cluster, was int64) (appsv1.DeploymentStatus, map[string]clusterreplicas.Cluster) {
 	table := map[string]clusterreplicas.Cluster{}
 	sum := appsv1.DeploymentStatus{ObservedGeneration: d.Generation}
-	for _, name := range sortedKeys(o.plan.replicas) {
+	for _, name := range slices.Sorted(maps.Keys(o.plan.replicas)) {
 		if _, ok := o.held[name]; ok {
 			// Unreachable: what was last seen there stands.
 			row := old[name]
@@ -175,7 +176,7 @@ func nextStatus(d *appsv1.Deployment, o outcome, now time.Time) (appsv1.Deployme
 // at 6, 2 waiting)".
 func describePlan(table map[string]clusterreplicas.Cluster) string {
 	var parts []string
-	for _, name := range sortedKeys(table) {
+	for _, name := range slices.Sorted(maps.Keys(table)) {
 		row := table[name]
 		part := fmt.Sprintf("%s %d (%d ready", name, row.Planned, row.Ready)
 		if row.Capacity != nil {
@@ -191,7 +192,7 @@ func describePlan(table map[string]clusterreplicas.Cluster) string {
 func capacityNotices(table map[string]clusterreplicas.Cluster, annotations map[string]string) []notice {
 	old, _, _ := clusterreplicas.Read(annotations)
 	var out []notice
-	for _, name := range sortedKeys(table) {
+	for _, name := range slices.Sorted(maps.Keys(table)) {
 		was, now := old[name].Capacity, table[name].Capacity
 		switch {
 		case now != nil && (was == nil || *was != *now):
@@ -222,7 +223,7 @@ func samePlan(table map[string]clusterreplicas.Cluster, annotations map[string]s
 
 func joinProblems(m map[string]string) string {
 	var parts []string
-	for _, name := range sortedKeys(m) {
+	for _, name := range slices.Sorted(maps.Keys(m)) {
 		parts = append(parts, m[name])
 	}
 	return strings.Join(parts, "; ")
@@ -255,19 +256,10 @@ func setCondition(conds []appsv1.DeploymentCondition, c appsv1.DeploymentConditi
 	return append(conds, c)
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
 // writeStatus records o in d's status and per-cluster table and sends the
 // Events nextStatus asks for. It writes nothing that is unchanged.
 func (c *Controller) writeStatus(ctx context.Context, d *appsv1.Deployment, o outcome) error {
-	st, table, notices := nextStatus(d, o, c.now())
+	st, table, notices := nextStatus(d, o, c.Clock.Now())
 	for _, n := range notices {
 		c.event(d, n.Type, n.Reason, "%s", n.Message)
 	}

@@ -3,6 +3,7 @@ package planner
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 )
 
@@ -65,7 +66,7 @@ func (in BalancerInput) Validate() error {
 	if err := validateEntries(in.Preferences); err != nil {
 		return err
 	}
-	for _, name := range sortedKeys(in.Preferences) {
+	for _, name := range slices.Sorted(maps.Keys(in.Preferences)) {
 		if name != AnyCluster && !known[name] {
 			return fmt.Errorf("preferences names %q, which is not in clusters", name)
 		}
@@ -79,16 +80,16 @@ func (in BalancerInput) Validate() error {
 	if err := checkCounts("current", in.Current); err != nil {
 		return err
 	}
-	if err := unknown("current", sortedKeys(in.Current)); err != nil {
+	if err := unknown("current", slices.Sorted(maps.Keys(in.Current))); err != nil {
 		return err
 	}
 	if err := checkCounts("notStarted", in.NotStarted); err != nil {
 		return err
 	}
-	if err := unknown("notStarted", sortedKeys(in.NotStarted)); err != nil {
+	if err := unknown("notStarted", slices.Sorted(maps.Keys(in.NotStarted))); err != nil {
 		return err
 	}
-	for _, name := range sortedKeys(in.NotStarted) {
+	for _, name := range slices.Sorted(maps.Keys(in.NotStarted)) {
 		if ns, pods := in.NotStarted[name], in.Current[name]; ns > pods {
 			return fmt.Errorf("notStarted[%q] is %d but current[%q] is %d: not-started pods are counted in current", name, ns, name, pods)
 		}
@@ -124,10 +125,10 @@ func (in BalancerInput) validatePolicy(known map[string]bool, unknown func(strin
 		if in.TargetOrder != nil {
 			return errors.New(`targetOrder only applies with policy "priority"`)
 		}
-		if err := unknown("proportions", sortedKeys(in.Proportions)); err != nil {
+		if err := unknown("proportions", slices.Sorted(maps.Keys(in.Proportions))); err != nil {
 			return err
 		}
-		for _, name := range sortedKeys(in.Proportions) {
+		for _, name := range slices.Sorted(maps.Keys(in.Proportions)) {
 			if err := checkWeight(fmt.Sprintf("proportions[%q]", name), in.Proportions[name]); err != nil {
 				return err
 			}

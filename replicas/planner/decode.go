@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 )
 
@@ -58,7 +60,7 @@ func (shape *object) check(data []byte, path string) error {
 	if json.Unmarshal(data, &fields) != nil {
 		return nil
 	}
-	for _, name := range sortedKeys(fields) {
+	for _, name := range slices.Sorted(maps.Keys(fields)) {
 		if !contains(shape.fields, name) {
 			return fmt.Errorf("%sunknown field %q (want one of: %s)", path, name, strings.Join(shape.fields, ", "))
 		}
@@ -70,7 +72,7 @@ func (shape *object) check(data []byte, path string) error {
 		if json.Unmarshal(fields[name], &entries) != nil {
 			continue
 		}
-		for _, key := range sortedKeys(entries) {
+		for _, key := range slices.Sorted(maps.Keys(entries)) {
 			if err := inner.check(entries[key], fmt.Sprintf("%s%s[%q]: ", path, name, key)); err != nil {
 				return err
 			}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 )
 
@@ -148,15 +147,6 @@ func checkCounts(field string, m map[string]int64) error {
 		return fmt.Errorf("%s: empty cluster name", field)
 	}
 	return checkCount(fmt.Sprintf("%s[%q]", field, name), m[name])
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // checkClusters validates a cluster list: names are non-empty, unique and

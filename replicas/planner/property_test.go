@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math/big"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -289,7 +290,7 @@ func mustPlan(t *testing.T, in Input) Result {
 func describe(in Input) string {
 	s := fmt.Sprintf("key %q total %d clusters %v rebalance %v capacity %v current %v preferences",
 		in.Key, in.Total, in.Clusters, in.Preferences.Rebalance, in.Capacity, in.Current)
-	for _, name := range sortedKeys(in.Preferences.Clusters) {
+	for _, name := range slices.Sorted(maps.Keys(in.Preferences.Clusters)) {
 		p := in.Preferences.Clusters[name]
 		max := "none"
 		if p.MaxReplicas != nil {
