@@ -26,7 +26,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -322,22 +321,13 @@ func (r *reconciler) endpointKey(key types.NamespacedName) types.NamespacedName 
 // line with the world.
 func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	obj := r.k.newObject()
-	err := r.Fed.Get(ctx, req.NamespacedName, obj)
-	if apierrors.IsNotFound(err) {
-		return ctrl.Result{}, r.cleanup(ctx, req.NamespacedName)
-	}
-	if err != nil {
+	switch stage, err := clusters.Open(ctx, r.Fed, req.NamespacedName, obj, r.k.finalizer(), federated); {
+	case err != nil:
 		return ctrl.Result{}, err
-	}
-	if obj.GetDeletionTimestamp() != nil || !federated(obj) {
+	case stage == clusters.Gone:
+		return ctrl.Result{}, r.cleanup(ctx, req.NamespacedName)
+	case stage == clusters.Finalizing:
 		return ctrl.Result{}, r.finalize(ctx, obj)
-	}
-	if !controllerutil.ContainsFinalizer(obj, r.k.finalizer()) {
-		patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
-		controllerutil.AddFinalizer(obj, r.k.finalizer())
-		if err := r.Fed.Patch(ctx, obj, patch); err != nil {
-			return ctrl.Result{}, fmt.Errorf("adding finalizer: %w", err)
-		}
 	}
 	cfg, err := serviceconfig.Parse(obj.GetAnnotations())
 	if err != nil {

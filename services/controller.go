@@ -11,7 +11,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -168,24 +167,14 @@ func (c *Controller) allFederated(ctx context.Context, _ client.Object) []ctrl.R
 // line with the world.
 func (c *Controller) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var svc corev1.Service
-	err := c.Fed.Get(ctx, req.NamespacedName, &svc)
-	if apierrors.IsNotFound(err) {
-		// Gone without our finalizer (or before it was added): sweep shards
-		// that still point at it.
-		return ctrl.Result{}, c.deleteShards(ctx, req.NamespacedName)
-	}
-	if err != nil {
+	switch stage, err := clusters.Open(ctx, c.Fed, req.NamespacedName, &svc, Finalizer, isFederated); {
+	case err != nil:
 		return ctrl.Result{}, err
-	}
-	if svc.DeletionTimestamp != nil || !IsFederated(&svc) {
+	case stage == clusters.Gone:
+		// Sweep the shards that still point at it.
+		return ctrl.Result{}, c.deleteShards(ctx, req.NamespacedName)
+	case stage == clusters.Finalizing:
 		return ctrl.Result{}, c.finalize(ctx, &svc)
-	}
-	if !controllerutil.ContainsFinalizer(&svc, Finalizer) {
-		patch := client.MergeFrom(svc.DeepCopy())
-		controllerutil.AddFinalizer(&svc, Finalizer)
-		if err := c.Fed.Patch(ctx, &svc, patch); err != nil {
-			return ctrl.Result{}, fmt.Errorf("adding finalizer: %w", err)
-		}
 	}
 
 	before := svc.DeepCopy()

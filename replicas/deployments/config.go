@@ -2,6 +2,7 @@ package deployments
 
 import (
 	appsv1 "k8s.io/api/apps/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kfed-io/kfed/replicas/deployments/deploymentconfig"
 )
@@ -36,4 +37,9 @@ type clusterInfo struct {
 // places reports whether cfg places the Deployment in cluster c.
 func places(cfg deploymentconfig.Config, c clusterInfo) bool {
 	return cfg.Placement.Places(c.Name, c.Region, c.Labels)
+}
+
+func isFederated(o client.Object) bool {
+	d, ok := o.(*appsv1.Deployment)
+	return ok && IsFederated(d)
 }

@@ -162,26 +162,16 @@ func (c *Controller) readyMembers() []clusters.Member {
 func (c *Controller) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	start := c.Clock.Now()
 	var d appsv1.Deployment
-	err := c.Fed.Get(ctx, req.NamespacedName, &d)
-	if apierrors.IsNotFound(err) {
-		// Gone without our finalizer (or before it was added): sweep the
-		// copies that still point at it.
-		return ctrl.Result{}, c.removeCopies(ctx, req.NamespacedName, false)
-	}
-	if err != nil {
+	switch stage, err := clusters.Open(ctx, c.Fed, req.NamespacedName, &d, Finalizer, isFederated); {
+	case err != nil:
 		return ctrl.Result{}, err
-	}
-	if d.DeletionTimestamp != nil || !IsFederated(&d) {
+	case stage == clusters.Gone:
+		// Sweep the copies that still point at it.
+		return ctrl.Result{}, c.removeCopies(ctx, req.NamespacedName, false)
+	case stage == clusters.Finalizing:
 		return ctrl.Result{}, c.finalize(ctx, &d)
 	}
-	if !controllerutil.ContainsFinalizer(&d, Finalizer) {
-		patch := client.MergeFrom(d.DeepCopy())
-		controllerutil.AddFinalizer(&d, Finalizer)
-		if err := c.Fed.Patch(ctx, &d, patch); err != nil {
-			return ctrl.Result{}, fmt.Errorf("adding finalizer: %w", err)
-		}
-	}
-	o := c.write(ctx, &d, c.observe(ctx, &d))
+	o := c.sync(ctx, &d, c.observe(ctx, &d))
 	if err := c.writeStatus(ctx, &d, o); err != nil {
 		return ctrl.Result{}, err
 	}

@@ -12,11 +12,14 @@ import (
 	"github.com/kfed-io/kfed/clusters"
 )
 
-// write plans d over what obs found and writes the copies: those to create
-// first, so that a member that refuses one is planned around before any
-// other member is written, and the others are not scaled down and up again
-// within one reconcile. It returns what happened, for the status.
-func (c *Controller) write(ctx context.Context, d *appsv1.Deployment, obs observation) outcome {
+// sync decides and writes: it plans d over what obs found (decide, pure)
+// and writes the copies (write), those to create first, so that a member
+// that refuses one is planned around before any other member is written,
+// and the others are not scaled down and up again within one reconcile. A
+// refused create is a fact the write observes; sync decides again with it,
+// and decide never runs inside write. It returns what happened, for the
+// status.
+func (c *Controller) sync(ctx context.Context, d *appsv1.Deployment, obs observation) outcome {
 	o := outcome{invalid: obs.invalid, failed: obs.failed, due: obs.due, controlPlaneWorkloads: obs.controlPlaneWorkloads}
 	if obs.invalid != nil || obs.failed[""] != "" {
 		return o
@@ -29,26 +32,23 @@ func (c *Controller) write(ctx context.Context, d *appsv1.Deployment, obs observ
 	slices.SortStableFunc(members, func(a, b clusters.Member) int {
 		return cmpBool(in.copies[b.Name].state == clusters.Absent, in.copies[a.Name].state == clusters.Absent)
 	})
-	var plan decision
 	for {
-		var err error
-		if plan, err = decide(in); err != nil {
+		plan, err := decide(in)
+		if err != nil {
 			o.invalid = err
 			return o
 		}
-		refused := c.writeCopies(ctx, d, members, plan, obs.existing, in.copies, &o)
+		refused := c.write(ctx, d, members, plan, obs.existing, in.copies, &o)
 		if refused == "" || in.rejected[refused] {
-			break
+			for name := range o.failed {
+				plan.conflicts = slices.DeleteFunc(plan.conflicts, func(s string) bool { return s == name })
+			}
+			o.plan, o.held = plan, in.held
+			return o
 		}
 		// Retried with backoff; planned elsewhere meanwhile.
 		in.rejected[refused] = true
 	}
-	for name := range o.failed {
-		plan.conflicts = slices.DeleteFunc(plan.conflicts, func(s string) bool { return s == name })
-	}
-	o.plan = plan
-	o.held = in.held
-	return o
 }
 
 func cmpBool(a, b bool) int {
@@ -61,13 +61,13 @@ func cmpBool(a, b bool) int {
 	return -1
 }
 
-// writeCopies brings every Ready member's copy in line with plan: ensured
+// write brings every Ready member's copy in line with plan: ensured
 // where planned, removed (if kfed's) where not. Members come in the order
 // given; it stops at the first member that refuses to create its copy and
 // returns its name, so the caller can plan around it before writing the
 // rest; "" when none did. Failures are recorded in o.failed, and the copies
 // written in o.copies, existing and copies.
-func (c *Controller) writeCopies(ctx context.Context, d *appsv1.Deployment, members []clusters.Member, plan decision,
+func (c *Controller) write(ctx context.Context, d *appsv1.Deployment, members []clusters.Member, plan decision,
 	existing map[string]*appsv1.Deployment, copies map[string]observedCopy, o *outcome) string {
 	origin := d.Namespace + "/" + d.Name
 	for _, m := range members {
