@@ -178,8 +178,7 @@ func (c *Controller) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 
 	before := svc.DeepCopy()
-	st := newStatus(&svc)
-	result, err := c.reconcile(ctx, &svc, st)
+	result, st, err := c.reconcile(ctx, &svc)
 	st.apply(&svc)
 	if !equality.Semantic.DeepEqual(before.Status, svc.Status) {
 		if perr := c.Fed.Status().Patch(ctx, &svc, client.MergeFrom(before)); perr != nil {
@@ -190,33 +189,39 @@ func (c *Controller) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return result, err
 }
 
-// reconcile syncs the shards and the DNSEndpoint: observe (API reads and
-// shard syncs) → decide (pure) → write. st collects what the status will say.
-func (c *Controller) reconcile(ctx context.Context, svc *corev1.Service, st *status) (ctrl.Result, error) {
+// reconcile syncs the shards and the DNSEndpoint in the controller
+// contract's phases: observe (reads only) → decideShards (pure) →
+// writeShards → decide (pure, over what the shard writes gave) →
+// writeEndpoint. It returns what the status will say: the decision's
+// status and the DNS providers' reports on the DNSEndpoint written.
+func (c *Controller) reconcile(ctx context.Context, svc *corev1.Service) (ctrl.Result, status, error) {
 	cfg, err := parseConfig(svc)
 	if err != nil {
 		// Bad input freezes the Service as it is: no shard and no record is
 		// changed until the user fixes it.
+		var st status
 		st.invalid(reasonInvalidSpec, err.Error())
-		return ctrl.Result{}, nil
+		return ctrl.Result{}, st, nil
 	}
-	o, err := c.observe(ctx, svc, cfg, st)
+	o, err := c.observe(ctx, svc, cfg)
 	if err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, status{}, err
 	}
 	// Members whose shard could not be written are retried with backoff;
 	// the records are written all the same.
-	retry := o.shardErrs
-	d, err := decide(o, st)
+	var retry error
+	o.members, retry = c.writeShards(ctx, svc, decideShards(svc, c.Federation, o))
+	d, err := decide(o)
+	st := d.status
 	if err != nil {
-		return ctrl.Result{}, retry
+		return ctrl.Result{}, st, retry
 	}
 	published, err := c.writeEndpoint(ctx, svc, o.published, d)
 	if err != nil {
 		retry = errors.Join(retry, err)
 	} else {
 		c.verdictEvents(svc, st.verdicts)
-		c.failoverEvents(svc, st)
+		c.failoverEvents(svc, &st)
 	}
 	if published != nil {
 		// A write bumped the generation if the records changed.
@@ -230,7 +235,7 @@ func (c *Controller) reconcile(ctx context.Context, svc *corev1.Service, st *sta
 		// A failback waits out its hold: look again when it ends.
 		res.RequeueAfter = d.due + 100*time.Millisecond
 	}
-	return res, retry
+	return res, st, retry
 }
 
 func (c *Controller) event(svc *corev1.Service, typ, reason, format string, args ...any) {

@@ -2,6 +2,8 @@ package services
 
 import (
 	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
 	"slices"
 	"strings"
 	"time"
@@ -9,13 +11,17 @@ import (
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/failover"
 	"github.com/kfed-io/kfed/publish"
 	"github.com/kfed-io/kfed/services/serviceconfig"
 )
 
-// decision is what a Service's DNSEndpoint should hold.
+// decision is what a Service's DNSEndpoint should hold, and what its
+// status should say.
 type decision struct {
+	status status
+
 	endpoints []extdnsv1alpha1.Endpoint
 	clusters  []dnsendpoint.Cluster
 	// health are the Service's health-check annotations, for the checkers.
@@ -33,9 +39,10 @@ type decision struct {
 	proximity bool
 }
 
-// decide computes the Service's records from what observe found and what
-// was published before, and tells st how the Service stands. It reads
-// nothing and writes nothing, so every rule of what is published lives here:
+// decide computes the Service's records from what observe found, what its
+// shards gave once written and what was published before, and how the
+// Service stands (d.status). It reads nothing and writes nothing, so every
+// rule of what is published lives here:
 //   - a cluster whose shard write failed, or that is placed but not Ready,
 //     keeps the records it had: one failed request, or its API being down,
 //     says nothing of its load balancer;
@@ -44,7 +51,9 @@ type decision struct {
 //     after its last cluster leaves, so clients pinned to it keep resolving;
 //   - a cluster's weight is its ready replicas of the federated Deployments
 //     the Service selects (1 when it selects none).
-func decide(o observation, st *status) (decision, error) {
+func decide(o observation) (decision, error) {
+	var d decision
+	st := &d.status
 	if len(o.unknown) > 0 {
 		st.placementWarning(fmt.Sprintf("annotation %s names clusters that are not joined: %s", AnnotationClusters, strings.Join(o.unknown, ", ")))
 	}
@@ -59,6 +68,9 @@ func decide(o observation, st *status) (decision, error) {
 	})
 	for _, name := range placed {
 		m, ready := o.members[name]
+		if m.problem != nil {
+			st.problems = append(st.problems, *m.problem)
+		}
 		if !ready {
 			m.outcome = publish.Offline
 		}
@@ -102,10 +114,10 @@ func decide(o observation, st *status) (decision, error) {
 	eps, table, err := publish.Endpoints(in)
 	if err != nil {
 		st.invalid(reasonNameTooLong, err.Error())
-		return decision{}, err
+		return decision{status: *st}, err
 	}
 	st.published(o.names.Global(), shards, len(o.placed))
-	d := decision{endpoints: eps, clusters: table, health: o.cfg.Health, proximity: o.cfg.Routing == serviceconfig.RoutingProximity}
+	d.endpoints, d.clusters, d.health, d.proximity = eps, table, o.cfg.Health, o.cfg.Routing == serviceconfig.RoutingProximity
 	if fo != nil {
 		d.failover, d.due = fo.State.Encode(), fo.Due
 	}
@@ -223,4 +235,67 @@ func publishedPlaces(published *extdnsv1alpha1.DNSEndpoint, n publish.Names) (re
 		}
 	}
 	return regions, zones
+}
+
+// shardAction is what decideShards says to do with one Ready member's
+// shard.
+type shardAction struct {
+	read memberRead
+	// placed is false for a member the Service is no longer placed in: the
+	// shard kfed made there goes, one it adopted is let go.
+	placed bool
+	// want is the shard to write; nil to write none.
+	want *corev1.Service
+	// adopt is true when want takes over a matching Service kfed did not
+	// make.
+	adopt bool
+	// problem says why a shard is left alone.
+	problem *problem
+}
+
+// decideShards says, for each Ready member, what its shard should be: the
+// member copy of svc (desiredShard) where it is placed and kfed may write
+// it — its own, one it adopted, or a matching Service it adopts now — and
+// nothing where another federation's or Service's, or a differing Service
+// kfed did not make, holds the name.
+func decideShards(svc *corev1.Service, federation string, o observation) []shardAction {
+	origin := o.key.String()
+	out := make([]shardAction, 0, len(o.shards))
+	for _, r := range o.shards {
+		a := shardAction{read: r, placed: o.placed[r.member.Name]}
+		name := r.member.Name
+		switch {
+		case !a.placed, r.err != nil:
+		case r.standing == clusters.Conflict:
+			a.problem = &problem{name, reasonShardConflict, fmt.Sprintf("cluster %s has a Service %s that another federation or Service manages; left alone", name, origin)}
+		case r.standing == clusters.Foreign && !matches(r.cur, svc):
+			a.problem = &problem{name, reasonShardConflict, fmt.Sprintf("cluster %s already has a Service %s that kfed did not create and that differs (type, selector or ports); left alone", name, origin)}
+		default:
+			a.want = desiredShard(svc, federation)
+			if r.standing == clusters.Foreign || r.standing == clusters.Adopted {
+				a.want.Annotations[AnnotationAdopted] = "true"
+				a.adopt = r.standing == clusters.Foreign
+			}
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// gave is what a placed member's shard gives the records once written
+// without error: a new shard has no ingress yet; an existing one what
+// observe read of it.
+func gave(a shardAction) memberShard {
+	r := a.read
+	switch {
+	case a.problem != nil:
+		return memberShard{outcome: publish.LeftAlone, problem: a.problem}
+	case r.cur == nil:
+		return memberShard{outcome: publish.Waiting}
+	case r.unresolved != nil:
+		return memberShard{outcome: publish.Unresolved, shard: r.row, problem: &problem{r.member.Name, reasonIngressUnresolved, r.unresolved.Error()}}
+	case len(r.row.Addresses) == 0 && r.row.Hostname == "":
+		return memberShard{outcome: publish.Waiting}
+	}
+	return memberShard{outcome: publish.Serving, shard: r.row}
 }

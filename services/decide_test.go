@@ -112,8 +112,8 @@ func TestDecide(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.obs.names, tt.obs.cfg, tt.obs.joined = names, serviceconfig.Config{TTL: publish.DefaultTTL}, joinedClusters(east1, east2, eu)
-			st := &status{}
-			d, err := decide(tt.obs, st)
+			d, err := decide(tt.obs)
+			st := d.status
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -145,7 +145,7 @@ func TestDecideKeepsPublishedPlacesAsFallbacks(t *testing.T) {
 		published: publishedWith(t, east1, eu),
 		members:   map[string]memberShard{"c1": {outcome: publish.Serving, shard: east1}},
 	}
-	d, err := decide(obs, &status{})
+	d, err := decide(obs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,7 +319,7 @@ func TestStatusConditions(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			svc := shardService()
 			svc.Generation = 4
-			st := newStatus(svc)
+			st := &status{}
 			tt.fill(st)
 			st.apply(svc)
 			got := map[string]string{}
@@ -397,8 +397,8 @@ func TestDecideAppliesTheCheckersVerdicts(t *testing.T) {
 				cfg: serviceconfig.Config{TTL: publish.DefaultTTL}, joined: joinedClusters(east1, east2, eu), placed: map[string]bool{"c1": true, "c2": true, "c3": true},
 				published: tt.published, members: serving, health: publish.NewHealth(tt.checkers, time.Minute),
 			}
-			st := newStatus(shardService())
-			d, err := decide(obs, st)
+			d, err := decide(obs)
+			st := d.status
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -445,7 +445,7 @@ func TestDecideWritesWhereEachClusterIs(t *testing.T) {
 		members: map[string]memberShard{"c1": {outcome: publish.Serving, shard: east1}, "c2": {outcome: publish.Serving, shard: stale},
 			"c3": {outcome: publish.Serving, shard: eu}, "c4": {outcome: publish.Serving, shard: onPrem}},
 	}
-	d, err := decide(obs, &status{})
+	d, err := decide(obs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -453,7 +453,7 @@ func TestDecideWritesWhereEachClusterIs(t *testing.T) {
 		t.Error("a Service routed by weight (the default) is marked for proximity")
 	}
 	obs.cfg.Routing = serviceconfig.RoutingProximity
-	if d, err := decide(obs, &status{}); err != nil || !d.proximity {
+	if d, err := decide(obs); err != nil || !d.proximity {
 		t.Errorf("a Service routed by proximity is not marked for it (%v)", err)
 	}
 	want := map[string]*geo.Point{

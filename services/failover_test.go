@@ -68,8 +68,8 @@ func TestDecideFailover(t *testing.T) {
 				obs.members[s.Name] = memberShard{outcome: publish.Serving, shard: s}
 			}
 			obs.now = t0.Add(time.Minute)
-			st := newStatus(shardService())
-			d, err := decide(obs, st)
+			d, err := decide(obs)
+			st := d.status
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -115,8 +115,8 @@ func TestDecideWithoutFailoverHasNoCondition(t *testing.T) {
 		cfg: serviceconfig.Config{TTL: publish.DefaultTTL}, joined: joinedClusters(east1, eu), placed: map[string]bool{"c1": true, "c3": true},
 		members: map[string]memberShard{"c1": {outcome: publish.Serving, shard: east1}, "c3": {outcome: publish.Serving, shard: eu}},
 	}
-	st := newStatus(shardService())
-	d, err := decide(obs, st)
+	d, err := decide(obs)
+	st := d.status
 	if err != nil || d.failover != "" {
 		t.Fatalf("decide = state %q, %v", d.failover, err)
 	}

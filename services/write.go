@@ -1,6 +1,7 @@
 package services
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -88,6 +89,75 @@ func (c *Controller) finalize(ctx context.Context, svc *corev1.Service) error {
 		return fmt.Errorf("removing finalizer: %w", err)
 	}
 	return nil
+}
+
+// writeShards applies decideShards' actions to the Ready members' shards,
+// and returns what each placed member's shard gave (gave), a shard whose
+// write failed publish.WriteFailed. The error joins the writes that failed,
+// to be retried with backoff.
+func (c *Controller) writeShards(ctx context.Context, svc *corev1.Service, actions []shardAction) (map[string]memberShard, error) {
+	members := map[string]memberShard{}
+	var errs []error
+	for _, a := range actions {
+		m := a.read.member
+		switch {
+		case !a.placed:
+			if err := c.deleteShard(ctx, m, client.ObjectKeyFromObject(svc)); err != nil {
+				errs = append(errs, err)
+			}
+			continue
+		case a.read.err != nil:
+			members[m.Name] = memberShard{outcome: publish.WriteFailed}
+			errs = append(errs, a.read.err)
+			continue
+		case a.want == nil:
+			members[m.Name] = gave(a)
+			continue
+		}
+		if a.adopt {
+			c.Metrics.shard(m.Name, "adopt")
+			c.clusterEvent(svc, m.Name, corev1.EventTypeNormal, "ShardAdopted", "adopted the matching Service already in cluster %s", m.Name)
+		}
+		if p, err := c.writeShard(ctx, m, a.read.cur, a.want); err != nil {
+			members[m.Name] = memberShard{outcome: publish.WriteFailed, problem: p}
+			errs = append(errs, err)
+			continue
+		}
+		if a.read.cur == nil {
+			c.Metrics.shard(m.Name, "create")
+			c.clusterEvent(svc, m.Name, corev1.EventTypeNormal, "ShardCreated", "created shard in cluster %s", m.Name)
+		}
+		members[m.Name] = gave(a)
+	}
+	return members, errors.Join(errs...)
+}
+
+// writeShard writes want, the shard, to member m (clusters.WriteCopy); cur
+// is the shard the cache holds, nil when none. A member that refuses it
+// gives a problem for the Placed condition.
+func (c *Controller) writeShard(ctx context.Context, m clusters.Member, cur, want *corev1.Service) (*problem, error) {
+	var curObj client.Object
+	if cur != nil {
+		curObj = cur
+	}
+	changed, err := clusters.WriteCopy(ctx, m, curObj, want)
+	if errors.Is(err, clusters.ErrNotCached) {
+		return nil, err
+	}
+	if err != nil {
+		what := "shard"
+		if cur != nil {
+			what = "shard update"
+		}
+		// WriteCopy names the cluster and the object; the condition says
+		// them its own way.
+		reason := cmp.Or(errors.Unwrap(err), err)
+		return &problem{m.Name, reasonShardRejected, fmt.Sprintf("cluster %s rejected the %s: %v", m.Name, what, reason)}, err
+	}
+	if changed && cur != nil {
+		c.Metrics.shard(m.Name, "update")
+	}
+	return nil, nil
 }
 
 // deleteShards deletes kfed-created shards of key in every Ready member.
