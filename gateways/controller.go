@@ -336,10 +336,11 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			Type: CondValid, Status: metav1.ConditionFalse, Reason: reasonInvalid, Message: err.Error(), ObservedGeneration: obj.GetGeneration(),
 		}})
 	}
-	o, copyErrs, err := r.observe(ctx, obj, cfg)
+	o, err := r.observe(ctx, obj, cfg)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	copyErrs := r.writeCopies(ctx, obj, &o)
 	d := decide(o)
 	werr := r.writeEndpoint(ctx, obj, o.endpoint, d)
 	serr := r.setStatus(ctx, obj, d.statusAddrs, d.hostnames, conditions(d, len(o.placed), obj.GetGeneration()))

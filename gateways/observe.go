@@ -3,7 +3,6 @@ package gateways
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -18,14 +17,14 @@ import (
 	"github.com/kfed-io/kfed/services/serviceconfig"
 )
 
-// observe reads what the object's records depend on and syncs its copies
-// in every Ready member. The error is for a read of the control plane that
-// failed; copyErrs are member writes to retry.
-func (r *reconciler) observe(ctx context.Context, obj client.Object, cfg serviceconfig.Config) (o observation, copyErrs error, err error) {
+// observe reads what the object's records depend on from the control
+// plane. It writes nothing: writeCopies then syncs the copies in the
+// members. The error is for a read that failed.
+func (r *reconciler) observe(ctx context.Context, obj client.Object, cfg serviceconfig.Config) (o observation, err error) {
 	o = observation{placed: map[string]place{}, members: map[string]memberCopy{}, ttl: cfg.TTL, health: cfg.Health}
 	var all kfedv1alpha1.ClusterList
 	if err := r.Fed.List(ctx, &all); err != nil {
-		return o, nil, fmt.Errorf("listing Clusters: %w", err)
+		return o, fmt.Errorf("listing Clusters: %w", err)
 	}
 	for i := range all.Items {
 		cl := &all.Items[i]
@@ -45,14 +44,14 @@ func (r *reconciler) observe(ctx context.Context, obj client.Object, cfg service
 
 	hosts, ports, err := r.k.serves(ctx, r.Fed, obj)
 	if err != nil {
-		return o, nil, err
+		return o, err
 	}
 	o.ports = ports
 	if o.verdicts, err = r.judge(ctx, obj, hosts); err != nil {
-		return o, nil, err
+		return o, err
 	}
 	if o.weights, err = r.observeWeights(ctx, obj); err != nil {
-		return o, nil, err
+		return o, err
 	}
 
 	var published extdnsv1alpha1.DNSEndpoint
@@ -62,11 +61,11 @@ func (r *reconciler) observe(ctx context.Context, obj client.Object, cfg service
 		o.endpoint = &published
 		o.previous, _ = dnsendpoint.ReadClusters(&published)
 	case !apierrors.IsNotFound(err):
-		return o, nil, err
+		return o, err
 	}
 	health, err := publish.ReadHealth(ctx, r.Fed, r.Namespace, r.Federation, r.Clock.Now(), r.Freshness)
 	if err != nil {
-		return o, nil, err
+		return o, err
 	}
 	o.judged, o.freshness, o.unhealthy = health.Judged(), health.Freshness(), map[string]string{}
 	for name := range o.placed {
@@ -80,20 +79,7 @@ func (r *reconciler) observe(ctx context.Context, obj client.Object, cfg service
 		}
 	}
 
-	var errs []error
-	for _, m := range r.Members.Ready() { // one snapshot for the whole reconcile
-		if _, ok := o.placed[m.Name]; !ok {
-			errs = append(errs, r.k.remove(ctx, m, client.ObjectKeyFromObject(obj), r.Federation))
-			continue
-		}
-		mc, err := r.k.sync(ctx, m, obj, r.Federation)
-		errs = append(errs, err)
-		if mc.outcome == publish.Serving && mc.hostname != "" {
-			mc = r.resolve(ctx, m.Name, mc)
-		}
-		o.members[m.Name] = mc
-	}
-	return o, errors.Join(errs...), nil
+	return o, nil
 }
 
 // resolve looks up a copy's hostname address, as the Service controller

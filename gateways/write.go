@@ -25,6 +25,28 @@ func (r *reconciler) writeEndpoint(ctx context.Context, obj client.Object, cur *
 	return err
 }
 
+// writeCopies brings obj's copies in every Ready member in line: written
+// where the object is placed (kind.sync, which reads back each copy's
+// addresses, a hostname address resolved), removed where it is not. What
+// each gave goes to o.members, for decide; the error joins the member
+// writes to retry with backoff.
+func (r *reconciler) writeCopies(ctx context.Context, obj client.Object, o *observation) error {
+	var errs []error
+	for _, m := range r.Members.Ready() { // one snapshot for the whole reconcile
+		if _, ok := o.placed[m.Name]; !ok {
+			errs = append(errs, r.k.remove(ctx, m, client.ObjectKeyFromObject(obj), r.Federation))
+			continue
+		}
+		mc, err := r.k.sync(ctx, m, obj, r.Federation)
+		errs = append(errs, err)
+		if mc.outcome == publish.Serving && mc.hostname != "" {
+			mc = r.resolve(ctx, m.Name, mc)
+		}
+		o.members[m.Name] = mc
+	}
+	return errors.Join(errs...)
+}
+
 // publisher writes the objects' DNSEndpoints.
 func (r *reconciler) publisher() publish.Publisher {
 	return publish.Publisher{Client: r.Fed, Live: r.Live, Federation: r.Federation, Namespace: r.Namespace}
