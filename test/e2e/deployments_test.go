@@ -20,8 +20,8 @@ import (
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/deployments"
 	"github.com/kfed-io/kfed/manager"
-	"github.com/kfed-io/kfed/replicas/deployments"
 	"github.com/kfed-io/kfed/test/framework"
 )
 

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/kfed-io/kfed/placement"
-	"github.com/kfed-io/kfed/replicas/planner"
+	"github.com/kfed-io/kfed/planner"
 )
 
 func TestParse(t *testing.T) {

@@ -5,8 +5,8 @@ import (
 	"slices"
 
 	"github.com/kfed-io/kfed/clusters"
-	"github.com/kfed-io/kfed/replicas/deployments/deploymentconfig"
-	"github.com/kfed-io/kfed/replicas/planner"
+	"github.com/kfed-io/kfed/deployments/deploymentconfig"
+	"github.com/kfed-io/kfed/planner"
 )
 
 // observedCopy is what observe found of a Deployment's copy in one Ready

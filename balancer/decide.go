@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	"github.com/kfed-io/kfed/replicas/planner"
+	"github.com/kfed-io/kfed/planner"
 )
 
 // failure is why a reconcile stopped before writing anything: the reason

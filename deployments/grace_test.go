@@ -9,8 +9,8 @@ import (
 
 	"github.com/kfed-io/kfed/api/clusterreplicas"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/deployments/deploymentconfig"
 	"github.com/kfed-io/kfed/placement"
-	"github.com/kfed-io/kfed/replicas/deployments/deploymentconfig"
 )
 
 func TestHeldMembers(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/kfed-io/kfed/placement"
-	"github.com/kfed-io/kfed/replicas/planner"
+	"github.com/kfed-io/kfed/planner"
 )
 
 // Annotations users put on a control-plane Deployment.

@@ -4,7 +4,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kfed-io/kfed/replicas/deployments/deploymentconfig"
+	"github.com/kfed-io/kfed/deployments/deploymentconfig"
 )
 
 // Annotations users put on a control-plane Deployment.

@@ -5,7 +5,7 @@ import (
 	"log"
 	"strings"
 
-	"github.com/kfed-io/kfed/replicas/planner"
+	"github.com/kfed-io/kfed/planner"
 )
 
 func ExamplePlan() {

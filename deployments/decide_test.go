@@ -12,8 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/deployments/deploymentconfig"
 	"github.com/kfed-io/kfed/placement"
-	"github.com/kfed-io/kfed/replicas/deployments/deploymentconfig"
 )
 
 func fedDeployment(annotations map[string]string) *appsv1.Deployment {

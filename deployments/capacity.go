@@ -4,7 +4,7 @@ import (
 	"cmp"
 	"time"
 
-	"github.com/kfed-io/kfed/replicas/deployments/deploymentconfig"
+	"github.com/kfed-io/kfed/deployments/deploymentconfig"
 )
 
 // DefaultUnschedulableThreshold is how long a pod may stay unschedulable

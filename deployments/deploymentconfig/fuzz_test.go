@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/kfed-io/kfed/placement"
-	"github.com/kfed-io/kfed/replicas/planner"
+	"github.com/kfed-io/kfed/planner"
 )
 
 // FuzzParse feeds arbitrary values of every annotation a federated

@@ -16,7 +16,7 @@ import (
 	"github.com/kfed-io/kfed/api/clusterreplicas"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
-	"github.com/kfed-io/kfed/replicas/deployments/deploymentconfig"
+	"github.com/kfed-io/kfed/deployments/deploymentconfig"
 )
 
 // observation is what one reconcile read of the world for a federated

@@ -8,7 +8,7 @@ import (
 
 	"github.com/kfed-io/kfed/api/clusterreplicas"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	"github.com/kfed-io/kfed/replicas/deployments/deploymentconfig"
+	"github.com/kfed-io/kfed/deployments/deploymentconfig"
 )
 
 // DefaultGracePeriod is how long a member that cannot be reached keeps its
