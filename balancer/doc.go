@@ -7,7 +7,7 @@
 // A reconcile is split the way cluster-api splits its machinedeployment
 // controller: observe.go reads each target's /scale and counts its pods,
 // decide.go turns that and the spec into replica counts with the pure
-// replicas/planner (no Kubernetes in it, table-tested), status.go computes
+// package planner (no Kubernetes in it, table-tested), status.go computes
 // the next status and the Events it calls for (pure, table-tested) and
 // writes them, and write.go writes the scales that differ. Bad
 // input stops a reconcile before anything is written, so targets keep their

@@ -2,7 +2,7 @@
 // Deployment in the federation control plane that opts in with the
 // annotation kfed.io/replica-preferences (or kfed.io/federated: "true" for
 // an even spread) is planned over the Ready member clusters it is placed in
-// with replicas/planner, and copied into each of them with the planned
+// with package planner, and copied into each of them with the planned
 // spec.replicas. Its status is the sum of its copies'.
 //
 // A reconcile is observe → decide → write → status, a file each, as the
