@@ -172,7 +172,7 @@ func (c *Controller) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	case stage == clusters.Gone:
 		// Sweep the shards that still point at it.
-		return ctrl.Result{}, c.deleteShards(ctx, req.NamespacedName)
+		return ctrl.Result{}, c.deleteCopies(ctx, req.NamespacedName)
 	case stage == clusters.Finalizing:
 		return ctrl.Result{}, c.finalize(ctx, &svc)
 	}
@@ -190,8 +190,8 @@ func (c *Controller) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 }
 
 // reconcile syncs the shards and the DNSEndpoint in the controller
-// contract's phases: observe (reads only) → decideShards (pure) →
-// writeShards → decide (pure, over what the shard writes gave) →
+// contract's phases: observe (reads only) → decideCopies (pure) →
+// writeCopies → decide (pure, over what the shard writes gave) →
 // writeEndpoint. It returns what the status will say: the decision's
 // status and the DNS providers' reports on the DNSEndpoint written.
 func (c *Controller) reconcile(ctx context.Context, svc *corev1.Service) (ctrl.Result, status, error) {
@@ -210,7 +210,7 @@ func (c *Controller) reconcile(ctx context.Context, svc *corev1.Service) (ctrl.R
 	// Members whose shard could not be written are retried with backoff;
 	// the records are written all the same.
 	var retry error
-	o.members, retry = c.writeShards(ctx, svc, decideShards(svc, c.Federation, o))
+	o.members, retry = c.writeCopies(ctx, svc, decideCopies(svc, c.Federation, o))
 	d, err := decide(o)
 	st := d.status
 	if err != nil {

@@ -67,7 +67,7 @@ func TestReadIngressResolvesHostnameEverySync(t *testing.T) {
 	}
 }
 
-func TestPreviousShardsRoundTrip(t *testing.T) {
+func TestPreviousCopiesRoundTrip(t *testing.T) {
 	names := publish.NewNames("fed", "example.com", "ns", "web")
 	for _, shards := range [][]dnsendpoint.Cluster{
 		{east1, east2, eu},

@@ -81,7 +81,7 @@ func decide(o observation) (decision, error) {
 			st.waiting(name)
 		}
 		p, had := previous[name]
-		if s, ok := publish.Keep(m.outcome, m.shard, p, had); ok {
+		if s, ok := publish.Keep(m.outcome, m.row, p, had); ok {
 			shards = append(shards, s)
 		}
 	}
@@ -237,9 +237,9 @@ func publishedPlaces(published *extdnsv1alpha1.DNSEndpoint, n publish.Names) (re
 	return regions, zones
 }
 
-// shardAction is what decideShards says to do with one Ready member's
+// copyAction is what decideCopies says to do with one Ready member's
 // shard.
-type shardAction struct {
+type copyAction struct {
 	read memberRead
 	// placed is false for a member the Service is no longer placed in: the
 	// shard kfed made there goes, one it adopted is let go.
@@ -253,16 +253,16 @@ type shardAction struct {
 	problem *problem
 }
 
-// decideShards says, for each Ready member, what its shard should be: the
-// member copy of svc (desiredShard) where it is placed and kfed may write
+// decideCopies says, for each Ready member, what its shard should be: the
+// member copy of svc (desiredCopy) where it is placed and kfed may write
 // it — its own, one it adopted, or a matching Service it adopts now — and
 // nothing where another federation's or Service's, or a differing Service
 // kfed did not make, holds the name.
-func decideShards(svc *corev1.Service, federation string, o observation) []shardAction {
+func decideCopies(svc *corev1.Service, federation string, o observation) []copyAction {
 	origin := o.key.String()
-	out := make([]shardAction, 0, len(o.shards))
-	for _, r := range o.shards {
-		a := shardAction{read: r, placed: o.placed[r.member.Name]}
+	out := make([]copyAction, 0, len(o.copies))
+	for _, r := range o.copies {
+		a := copyAction{read: r, placed: o.placed[r.member.Name]}
 		name := r.member.Name
 		switch {
 		case !a.placed, r.err != nil:
@@ -271,7 +271,7 @@ func decideShards(svc *corev1.Service, federation string, o observation) []shard
 		case r.standing == clusters.Foreign && !matches(r.cur, svc):
 			a.problem = &problem{name, reasonShardConflict, fmt.Sprintf("cluster %s already has a Service %s that kfed did not create and that differs (type, selector or ports); left alone", name, origin)}
 		default:
-			a.want = desiredShard(svc, federation)
+			a.want = desiredCopy(svc, federation)
 			if r.standing == clusters.Foreign || r.standing == clusters.Adopted {
 				a.want.Annotations[AnnotationAdopted] = "true"
 				a.adopt = r.standing == clusters.Foreign
@@ -285,17 +285,17 @@ func decideShards(svc *corev1.Service, federation string, o observation) []shard
 // gave is what a placed member's shard gives the records once written
 // without error: a new shard has no ingress yet; an existing one what
 // observe read of it.
-func gave(a shardAction) memberShard {
+func gave(a copyAction) memberCopy {
 	r := a.read
 	switch {
 	case a.problem != nil:
-		return memberShard{outcome: publish.LeftAlone, problem: a.problem}
+		return memberCopy{outcome: publish.LeftAlone, problem: a.problem}
 	case r.cur == nil:
-		return memberShard{outcome: publish.Waiting}
+		return memberCopy{outcome: publish.Waiting}
 	case r.unresolved != nil:
-		return memberShard{outcome: publish.Unresolved, shard: r.row, problem: &problem{r.member.Name, reasonIngressUnresolved, r.unresolved.Error()}}
+		return memberCopy{outcome: publish.Unresolved, row: r.row, problem: &problem{r.member.Name, reasonIngressUnresolved, r.unresolved.Error()}}
 	case len(r.row.Addresses) == 0 && r.row.Hostname == "":
-		return memberShard{outcome: publish.Waiting}
+		return memberCopy{outcome: publish.Waiting}
 	}
-	return memberShard{outcome: publish.Serving, shard: r.row}
+	return memberCopy{outcome: publish.Serving, row: r.row}
 }

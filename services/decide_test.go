@@ -58,26 +58,26 @@ func TestDecide(t *testing.T) {
 		{
 			name: "a serving shard publishes what was observed now",
 			obs: observation{placed: all, published: publishedWith(t, east1, east2, eu),
-				members: map[string]memberShard{"c1": {outcome: publish.Serving, shard: east1}, "c2": {outcome: publish.Serving, shard: moved}, "c3": {outcome: publish.Serving, shard: eu}}},
+				members: map[string]memberCopy{"c1": {outcome: publish.Serving, row: east1}, "c2": {outcome: publish.Serving, row: moved}, "c3": {outcome: publish.Serving, row: eu}}},
 			want: []string{"c2.web.ns.fed.svc.example.com A [c2] 127.2.0.99", "web.ns.fed.svc.us-east1-c.us-east1.example.com A [c2] 127.2.0.99"},
 		},
 		{
 			name: "a cluster whose shard write failed keeps the records it had",
 			obs: observation{placed: all, published: publishedWith(t, east1, east2, eu),
-				members: map[string]memberShard{"c1": {outcome: publish.Serving, shard: east1}, "c2": {outcome: publish.WriteFailed}, "c3": {outcome: publish.Serving, shard: eu}}},
+				members: map[string]memberCopy{"c1": {outcome: publish.Serving, row: east1}, "c2": {outcome: publish.WriteFailed}, "c3": {outcome: publish.Serving, row: eu}}},
 			want: []string{"c2.web.ns.fed.svc.example.com A [c2] 127.2.0.1", "web.ns.fed.svc.us-east1-c.us-east1.example.com A [c2] 127.2.0.1"},
 		},
 		{
 			name: "a placed cluster that is not Ready keeps the records it had",
 			obs: observation{placed: all, published: publishedWith(t, east1, east2, eu),
-				members: map[string]memberShard{"c1": {outcome: publish.Serving, shard: east1}, "c3": {outcome: publish.Serving, shard: eu}}},
+				members: map[string]memberCopy{"c1": {outcome: publish.Serving, row: east1}, "c3": {outcome: publish.Serving, row: eu}}},
 			want:    []string{"c2.web.ns.fed.svc.example.com A [c2] 127.2.0.1", "web.ns.fed.svc.us-east1-c.us-east1.example.com A [c2] 127.2.0.1"},
 			offline: []string{"c2"},
 		},
 		{
 			name: "a cluster that is not Ready and never published has nothing to keep",
 			obs: observation{placed: all, published: publishedWith(t, east1, eu),
-				members: map[string]memberShard{"c1": {outcome: publish.Serving, shard: east1}, "c3": {outcome: publish.Serving, shard: eu}}},
+				members: map[string]memberCopy{"c1": {outcome: publish.Serving, row: east1}, "c3": {outcome: publish.Serving, row: eu}}},
 			want:    []string{"web.ns.fed.svc.us-east1-c.us-east1.example.com CNAME web.ns.fed.svc.us-east1.example.com"},
 			offline: []string{"c2"},
 		},
@@ -85,27 +85,27 @@ func TestDecide(t *testing.T) {
 			name: "a hostname that did not resolve keeps the addresses it resolved to before",
 			obs: observation{placed: all, published: publishedWith(t, east1, dnsendpoint.Cluster{Name: "c2", Region: "us-east1", Zones: []string{"us-east1-c"},
 				Hostname: "lb-2.elb.amazonaws.com", Addresses: ips("127.2.0.7"), Weight: 1}, eu),
-				members: map[string]memberShard{"c1": {outcome: publish.Serving, shard: east1}, "c2": {outcome: publish.Unresolved, shard: unresolved}, "c3": {outcome: publish.Serving, shard: eu}}},
+				members: map[string]memberCopy{"c1": {outcome: publish.Serving, row: east1}, "c2": {outcome: publish.Unresolved, row: unresolved}, "c3": {outcome: publish.Serving, row: eu}}},
 			want:      []string{"c2.web.ns.fed.svc.example.com CNAME lb-2.elb.amazonaws.com", "web.ns.fed.svc.us-east1-c.us-east1.example.com CNAME lb-2.elb.amazonaws.com"},
 			hostnames: true,
 		},
 		{
 			name: "a shard without ingress yet is waited on and its zone falls back",
 			obs: observation{placed: all,
-				members: map[string]memberShard{"c1": {outcome: publish.Serving, shard: east1}, "c2": {outcome: publish.Waiting}, "c3": {outcome: publish.Serving, shard: eu}}},
+				members: map[string]memberCopy{"c1": {outcome: publish.Serving, row: east1}, "c2": {outcome: publish.Waiting}, "c3": {outcome: publish.Serving, row: eu}}},
 			want:    []string{"web.ns.fed.svc.us-east1-c.us-east1.example.com CNAME web.ns.fed.svc.us-east1.example.com"},
 			waiting: []string{"c2"},
 		},
 		{
 			name: "a shard left alone publishes nothing for its cluster, not even what it had",
 			obs: observation{placed: all, published: publishedWith(t, east1, east2, eu),
-				members: map[string]memberShard{"c1": {outcome: publish.Serving, shard: east1}, "c2": {outcome: publish.LeftAlone}, "c3": {outcome: publish.Serving, shard: eu}}},
+				members: map[string]memberCopy{"c1": {outcome: publish.Serving, row: east1}, "c2": {outcome: publish.LeftAlone}, "c3": {outcome: publish.Serving, row: eu}}},
 			want: []string{"web.ns.fed.svc.us-east1-c.us-east1.example.com CNAME web.ns.fed.svc.us-east1.example.com"},
 		},
 		{
 			name: "a cluster no longer placed leaves; its zone falls back to the region",
 			obs: observation{placed: map[string]bool{"c1": true, "c3": true}, published: publishedWith(t, east1, east2, eu),
-				members: map[string]memberShard{"c1": {outcome: publish.Serving, shard: east1}, "c3": {outcome: publish.Serving, shard: eu}}},
+				members: map[string]memberCopy{"c1": {outcome: publish.Serving, row: east1}, "c3": {outcome: publish.Serving, row: eu}}},
 			want: []string{"web.ns.fed.svc.us-east1-c.us-east1.example.com CNAME web.ns.fed.svc.us-east1.example.com"},
 		},
 	}
@@ -143,7 +143,7 @@ func TestDecideKeepsPublishedPlacesAsFallbacks(t *testing.T) {
 		names: publish.NewNames("fed", "example.com", "ns", "web"), cfg: serviceconfig.Config{TTL: publish.DefaultTTL},
 		joined: joinedClusters(east1), placed: map[string]bool{"c1": true},
 		published: publishedWith(t, east1, eu),
-		members:   map[string]memberShard{"c1": {outcome: publish.Serving, shard: east1}},
+		members:   map[string]memberCopy{"c1": {outcome: publish.Serving, row: east1}},
 	}
 	d, err := decide(obs)
 	if err != nil {
@@ -199,7 +199,7 @@ func TestPlace(t *testing.T) {
 	}
 }
 
-func shardService(mutate ...func(*corev1.Service)) *corev1.Service {
+func testService(mutate ...func(*corev1.Service)) *corev1.Service {
 	s := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"},
 		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": "web"},
@@ -212,7 +212,7 @@ func shardService(mutate ...func(*corev1.Service)) *corev1.Service {
 }
 
 func TestMatches(t *testing.T) {
-	fed := shardService(func(s *corev1.Service) {
+	fed := testService(func(s *corev1.Service) {
 		s.Spec.Ports = append(s.Spec.Ports, corev1.ServicePort{Name: "grpc", Protocol: "TCP", Port: 9090})
 	})
 	tests := []struct {
@@ -220,18 +220,18 @@ func TestMatches(t *testing.T) {
 		existing *corev1.Service
 		want     bool
 	}{
-		{"same selector and ports in another order match", shardService(func(s *corev1.Service) {
+		{"same selector and ports in another order match", testService(func(s *corev1.Service) {
 			s.Spec.Ports = []corev1.ServicePort{{Name: "grpc", Protocol: "TCP", Port: 9090, NodePort: 30001}, {Name: "http", Protocol: "TCP", Port: 80}}
 		}), true},
-		{"not a load balancer does not match", shardService(func(s *corev1.Service) {
+		{"not a load balancer does not match", testService(func(s *corev1.Service) {
 			s.Spec.Type = corev1.ServiceTypeClusterIP
 			s.Spec.Ports = fed.Spec.Ports
 		}), false},
-		{"another selector does not match", shardService(func(s *corev1.Service) {
+		{"another selector does not match", testService(func(s *corev1.Service) {
 			s.Spec.Selector = map[string]string{"app": "other"}
 			s.Spec.Ports = fed.Spec.Ports
 		}), false},
-		{"a missing port does not match", shardService(), false},
+		{"a missing port does not match", testService(), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -244,14 +244,14 @@ func TestMatches(t *testing.T) {
 
 // The shard is the federated Service less what kfed reads itself and what
 // each member allocates for itself.
-func TestDesiredShardLeavesOutKfedsAndTheMembersFields(t *testing.T) {
-	svc := shardService(func(s *corev1.Service) {
+func TestDesiredCopyLeavesOutKfedsAndTheMembersFields(t *testing.T) {
+	svc := testService(func(s *corev1.Service) {
 		s.Annotations = map[string]string{"team": "shop", AnnotationTTL: "60"}
 		s.Spec.LoadBalancerClass = new(LoadBalancerClass)
 		s.Spec.ClusterIP, s.Spec.ClusterIPs = "10.0.0.1", []string{"10.0.0.1"}
 		s.Spec.Ports[0].NodePort = 31000
 	})
-	want := desiredShard(svc, "fed")
+	want := desiredCopy(svc, "fed")
 	if _, ok := want.Annotations[AnnotationTTL]; ok || want.Annotations["team"] != "shop" {
 		t.Errorf("shard annotations %v, want team without kfed's", want.Annotations)
 	}
@@ -280,7 +280,7 @@ func TestStatusConditions(t *testing.T) {
 		{
 			name: "a shard problem makes Placed False with its reason",
 			fill: func(s *status) {
-				s.shardProblem("c2", reasonShardConflict, "left alone")
+				s.copyProblem("c2", reasonShardConflict, "left alone")
 				s.published("web.ns.fed.svc.example.com", []dnsendpoint.Cluster{east1}, 2)
 			},
 			want: map[string]string{CondValid: "True/Valid", CondPlaced: "False/ShardConflict", CondPublished: "True/Published"}, global: true,
@@ -317,7 +317,7 @@ func TestStatusConditions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			svc := shardService()
+			svc := testService()
 			svc.Generation = 4
 			st := &status{}
 			tt.fill(st)
@@ -357,7 +357,7 @@ func TestDecideAppliesTheCheckersVerdicts(t *testing.T) {
 	}
 	sick := east2
 	sick.Unhealthy = true
-	serving := map[string]memberShard{"c1": {outcome: publish.Serving, shard: east1}, "c2": {outcome: publish.Serving, shard: east2}, "c3": {outcome: publish.Serving, shard: eu}}
+	serving := map[string]memberCopy{"c1": {outcome: publish.Serving, row: east1}, "c2": {outcome: publish.Serving, row: east2}, "c3": {outcome: publish.Serving, row: eu}}
 	tests := []struct {
 		name      string
 		checkers  []publish.Checker
@@ -413,7 +413,7 @@ func TestDecideAppliesTheCheckersVerdicts(t *testing.T) {
 			if c := d.clusters[1]; c.Name != "c2" || c.Unhealthy != tt.wantOut {
 				t.Errorf("table row %+v, want c2 unhealthy=%v (the verdict kept for the next leader)", c, tt.wantOut)
 			}
-			svc := shardService()
+			svc := testService()
 			st.apply(svc)
 			cond := ""
 			for _, c := range svc.Status.Conditions {
@@ -442,8 +442,8 @@ func TestDecideWritesWhereEachClusterIs(t *testing.T) {
 	obs := observation{
 		names: publish.NewNames("fed", "example.com", "ns", "web"), cfg: serviceconfig.Config{TTL: publish.DefaultTTL}, joined: joined,
 		placed: map[string]bool{"c1": true, "c2": true, "c3": true, "c4": true},
-		members: map[string]memberShard{"c1": {outcome: publish.Serving, shard: east1}, "c2": {outcome: publish.Serving, shard: stale},
-			"c3": {outcome: publish.Serving, shard: eu}, "c4": {outcome: publish.Serving, shard: onPrem}},
+		members: map[string]memberCopy{"c1": {outcome: publish.Serving, row: east1}, "c2": {outcome: publish.Serving, row: stale},
+			"c3": {outcome: publish.Serving, row: eu}, "c4": {outcome: publish.Serving, row: onPrem}},
 	}
 	d, err := decide(obs)
 	if err != nil {

@@ -63,9 +63,9 @@ func TestDecideFailover(t *testing.T) {
 			obs.key, obs.names = types.NamespacedName{Namespace: "ns", Name: "web"}, publish.NewNames("fed", "example.com", "ns", "web")
 			obs.cfg = serviceconfig.Config{TTL: publish.DefaultTTL, Routing: serviceconfig.RoutingFailover, Failover: tt.policy}
 			obs.joined, obs.placed = joinedClusters(east1, east2, eu), map[string]bool{"c1": true, "c2": true, "c3": true}
-			obs.members = map[string]memberShard{}
+			obs.members = map[string]memberCopy{}
 			for _, s := range tt.serving {
-				obs.members[s.Name] = memberShard{outcome: publish.Serving, shard: s}
+				obs.members[s.Name] = memberCopy{outcome: publish.Serving, row: s}
 			}
 			obs.now = t0.Add(time.Minute)
 			d, err := decide(obs)
@@ -99,7 +99,7 @@ func TestDecideFailover(t *testing.T) {
 			if (d.due > 0) != tt.due {
 				t.Errorf("due %v, want one: %v", d.due, tt.due)
 			}
-			svc := shardService()
+			svc := testService()
 			st.apply(svc)
 			c := meta.FindStatusCondition(svc.Status.Conditions, CondFailover)
 			if c == nil || string(c.Status)+"/"+c.Reason != tt.cond || !strings.Contains(c.Message, tt.active) {
@@ -113,14 +113,14 @@ func TestDecideWithoutFailoverHasNoCondition(t *testing.T) {
 	obs := observation{
 		key: types.NamespacedName{Namespace: "ns", Name: "web"}, names: publish.NewNames("fed", "example.com", "ns", "web"),
 		cfg: serviceconfig.Config{TTL: publish.DefaultTTL}, joined: joinedClusters(east1, eu), placed: map[string]bool{"c1": true, "c3": true},
-		members: map[string]memberShard{"c1": {outcome: publish.Serving, shard: east1}, "c3": {outcome: publish.Serving, shard: eu}},
+		members: map[string]memberCopy{"c1": {outcome: publish.Serving, row: east1}, "c3": {outcome: publish.Serving, row: eu}},
 	}
 	d, err := decide(obs)
 	st := d.status
 	if err != nil || d.failover != "" {
 		t.Fatalf("decide = state %q, %v", d.failover, err)
 	}
-	svc := shardService()
+	svc := testService()
 	st.apply(svc)
 	if meta.FindStatusCondition(svc.Status.Conditions, CondFailover) != nil {
 		t.Error("a weighted Service has a failover condition")

@@ -22,7 +22,7 @@ import (
 
 // observation is what one reconcile learned of the world: the Service's
 // configuration and placement, what it published last, and each Ready
-// member's shard as read. decideShards says what to write to the shards;
+// member's shard as read. decideCopies says what to write to the shards;
 // once written, members holds what each gave, and decide turns it into
 // records.
 type observation struct {
@@ -37,11 +37,11 @@ type observation struct {
 	// published is the Service's DNSEndpoint, nil when it has none yet.
 	published *extdnsv1alpha1.DNSEndpoint
 	// shards are the Ready members' shards as read, in the members' order.
-	shards []memberRead
+	copies []memberRead
 	// members holds, for each placed cluster that is Ready, what its shard
-	// gave once written (writeShards); a placed cluster missing here is
+	// gave once written (writeCopies); a placed cluster missing here is
 	// not Ready.
-	members map[string]memberShard
+	members map[string]memberCopy
 	// health is the federation's health checkers' view.
 	health publish.Health
 	// weights are each cluster's ready replicas of the federated
@@ -65,13 +65,13 @@ type memberRead struct {
 	unresolved error
 }
 
-// memberShard is what one member's shard gave this reconcile: how it
+// memberCopy is what one member's shard gave this reconcile: how it
 // stands (publish.Serving, Waiting for an ingress, Unresolved, WriteFailed,
 // LeftAlone), for Serving and Unresolved the endpoint observed, and what
 // went wrong, if anything, for the Placed condition.
-type memberShard struct {
+type memberCopy struct {
 	outcome publish.Outcome
-	shard   dnsendpoint.Cluster
+	row     dnsendpoint.Cluster
 	problem *problem
 }
 
@@ -127,7 +127,7 @@ func (c *Controller) observe(ctx context.Context, svc *corev1.Service, cfg servi
 		if r.cur != nil && r.standing != clusters.Conflict && (r.standing != clusters.Foreign || matches(r.cur, svc)) {
 			r.row, r.unresolved = c.readIngress(ctx, m, r.cur)
 		}
-		o.shards = append(o.shards, r)
+		o.copies = append(o.copies, r)
 	}
 	return o, nil
 }

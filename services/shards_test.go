@@ -11,12 +11,12 @@ import (
 	"github.com/kfed-io/kfed/publish"
 )
 
-// decideShards says per Ready member what its shard should be; gave what
+// decideCopies says per Ready member what its shard should be; gave what
 // a written shard gives the records.
-func TestDecideShards(t *testing.T) {
-	svc := shardService()
-	differs := shardService(func(s *corev1.Service) { s.Spec.Selector = map[string]string{"app": "other"} })
-	withIngress := shardService(func(s *corev1.Service) {
+func TestDecideCopies(t *testing.T) {
+	svc := testService()
+	differs := testService(func(s *corev1.Service) { s.Spec.Selector = map[string]string{"app": "other"} })
+	withIngress := testService(func(s *corev1.Service) {
 		s.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "127.1.0.1"}}
 	})
 	tests := []struct {
@@ -41,8 +41,8 @@ func TestDecideShards(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.read.member = clusters.Member{Name: "c1"}
-			o := observation{key: types.NamespacedName{Namespace: "ns", Name: "web"}, placed: map[string]bool{"c1": tt.placed}, shards: []memberRead{tt.read}}
-			a := decideShards(svc, "fed", o)[0]
+			o := observation{key: types.NamespacedName{Namespace: "ns", Name: "web"}, placed: map[string]bool{"c1": tt.placed}, copies: []memberRead{tt.read}}
+			a := decideCopies(svc, "fed", o)[0]
 			got := "none"
 			switch {
 			case a.adopt:

@@ -109,7 +109,7 @@ type problem struct{ cluster, reason, msg string }
 
 func (s *status) invalid(reason, msg string)  { s.invalidReason, s.invalidMsg = reason, msg }
 func (s *status) placementWarning(msg string) { s.unknownClusters = msg }
-func (s *status) shardProblem(cluster, reason, msg string) {
+func (s *status) copyProblem(cluster, reason, msg string) {
 	s.problems = append(s.problems, problem{cluster, reason, msg})
 }
 func (s *status) waiting(cluster string)    { s.waitingOn = append(s.waitingOn, cluster) }

@@ -58,7 +58,7 @@ func (c *Controller) finalize(ctx context.Context, svc *corev1.Service) error {
 		return nil
 	}
 	key := client.ObjectKeyFromObject(svc)
-	if err := c.deleteShards(ctx, key); err != nil {
+	if err := c.deleteCopies(ctx, key); err != nil {
 		return err
 	}
 	// Publisher.Delete reads from the API server, not the cache: a
@@ -91,23 +91,23 @@ func (c *Controller) finalize(ctx context.Context, svc *corev1.Service) error {
 	return nil
 }
 
-// writeShards applies decideShards' actions to the Ready members' shards,
+// writeCopies applies decideCopies' actions to the Ready members' shards,
 // and returns what each placed member's shard gave (gave), a shard whose
 // write failed publish.WriteFailed. The error joins the writes that failed,
 // to be retried with backoff.
-func (c *Controller) writeShards(ctx context.Context, svc *corev1.Service, actions []shardAction) (map[string]memberShard, error) {
-	members := map[string]memberShard{}
+func (c *Controller) writeCopies(ctx context.Context, svc *corev1.Service, actions []copyAction) (map[string]memberCopy, error) {
+	members := map[string]memberCopy{}
 	var errs []error
 	for _, a := range actions {
 		m := a.read.member
 		switch {
 		case !a.placed:
-			if err := c.deleteShard(ctx, m, client.ObjectKeyFromObject(svc)); err != nil {
+			if err := c.deleteCopy(ctx, m, client.ObjectKeyFromObject(svc)); err != nil {
 				errs = append(errs, err)
 			}
 			continue
 		case a.read.err != nil:
-			members[m.Name] = memberShard{outcome: publish.WriteFailed}
+			members[m.Name] = memberCopy{outcome: publish.WriteFailed}
 			errs = append(errs, a.read.err)
 			continue
 		case a.want == nil:
@@ -115,16 +115,16 @@ func (c *Controller) writeShards(ctx context.Context, svc *corev1.Service, actio
 			continue
 		}
 		if a.adopt {
-			c.Metrics.shard(m.Name, "adopt")
+			c.Metrics.copyOp(m.Name, "adopt")
 			c.clusterEvent(svc, m.Name, corev1.EventTypeNormal, "ShardAdopted", "adopted the matching Service already in cluster %s", m.Name)
 		}
-		if p, err := c.writeShard(ctx, m, a.read.cur, a.want); err != nil {
-			members[m.Name] = memberShard{outcome: publish.WriteFailed, problem: p}
+		if p, err := c.writeCopy(ctx, m, a.read.cur, a.want); err != nil {
+			members[m.Name] = memberCopy{outcome: publish.WriteFailed, problem: p}
 			errs = append(errs, err)
 			continue
 		}
 		if a.read.cur == nil {
-			c.Metrics.shard(m.Name, "create")
+			c.Metrics.copyOp(m.Name, "create")
 			c.clusterEvent(svc, m.Name, corev1.EventTypeNormal, "ShardCreated", "created shard in cluster %s", m.Name)
 		}
 		members[m.Name] = gave(a)
@@ -132,10 +132,10 @@ func (c *Controller) writeShards(ctx context.Context, svc *corev1.Service, actio
 	return members, errors.Join(errs...)
 }
 
-// writeShard writes want, the shard, to member m (clusters.WriteCopy); cur
+// writeCopy writes want, the shard, to member m (clusters.WriteCopy); cur
 // is the shard the cache holds, nil when none. A member that refuses it
 // gives a problem for the Placed condition.
-func (c *Controller) writeShard(ctx context.Context, m clusters.Member, cur, want *corev1.Service) (*problem, error) {
+func (c *Controller) writeCopy(ctx context.Context, m clusters.Member, cur, want *corev1.Service) (*problem, error) {
 	var curObj client.Object
 	if cur != nil {
 		curObj = cur
@@ -155,25 +155,25 @@ func (c *Controller) writeShard(ctx context.Context, m clusters.Member, cur, wan
 		return &problem{m.Name, reasonShardRejected, fmt.Sprintf("cluster %s rejected the %s: %v", m.Name, what, reason)}, err
 	}
 	if changed && cur != nil {
-		c.Metrics.shard(m.Name, "update")
+		c.Metrics.copyOp(m.Name, "update")
 	}
 	return nil, nil
 }
 
-// deleteShards deletes kfed-created shards of key in every Ready member.
-func (c *Controller) deleteShards(ctx context.Context, key types.NamespacedName) error {
+// deleteCopies deletes kfed-created shards of key in every Ready member.
+func (c *Controller) deleteCopies(ctx context.Context, key types.NamespacedName) error {
 	var errs []error
 	for _, m := range c.Members.Ready() {
-		if err := c.deleteShard(ctx, m, key); err != nil {
+		if err := c.deleteCopy(ctx, m, key); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// deleteShard deletes the shard of key in m if kfed created it, and lets go
+// deleteCopy deletes the shard of key in m if kfed created it, and lets go
 // of it if kfed adopted it. Anything else is left alone.
-func (c *Controller) deleteShard(ctx context.Context, m clusters.Member, key types.NamespacedName) error {
+func (c *Controller) deleteCopy(ctx context.Context, m clusters.Member, key types.NamespacedName) error {
 	var cur corev1.Service
 	if err := m.Client.Get(ctx, key, &cur); err != nil {
 		return client.IgnoreNotFound(err)
@@ -183,13 +183,13 @@ func (c *Controller) deleteShard(ctx context.Context, m clusters.Member, key typ
 		if err := m.Client.Delete(ctx, &cur, client.Preconditions{UID: &cur.UID}); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("deleting shard in %s: %w", m.Name, err)
 		}
-		c.Metrics.shard(m.Name, "delete")
+		c.Metrics.copyOp(m.Name, "delete")
 	case clusters.Adopted:
-		releaseShard(&cur)
+		releaseCopy(&cur)
 		if err := m.Client.Update(ctx, &cur); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("releasing adopted shard in %s: %w", m.Name, err)
 		}
-		c.Metrics.shard(m.Name, "release")
+		c.Metrics.copyOp(m.Name, "release")
 	}
 	return nil
 }
