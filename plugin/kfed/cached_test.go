@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
+	"github.com/kfed-io/kfed/test/oldlayout"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/plugin/kfed/index"
 )
@@ -23,7 +24,7 @@ func TestCacheKeepsTheKeyVersionAndRecordsOfADNSEndpoint(t *testing.T) {
 		},
 		Spec: extdnsv1alpha1.DNSEndpointSpec{Endpoints: demoEndpoints()},
 	}
-	if err := dnsendpoint.Upgrade(obj); err != nil {
+	if err := oldlayout.Upgrade(obj); err != nil {
 		t.Fatal(err)
 	}
 	x := index.New("cluster-1", 30)
@@ -101,7 +102,7 @@ func TestCacheLeavesOutWhatTheNamespaceMayNotPublish(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "demo", ResourceVersion: "42"},
 		Spec:       extdnsv1alpha1.DNSEndpointSpec{Endpoints: demoEndpoints()},
 	}
-	if err := dnsendpoint.Upgrade(owner); err != nil {
+	if err := oldlayout.Upgrade(owner); err != nil {
 		t.Fatal(err)
 	}
 	x := index.New("cluster-1", 30)

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
+	"github.com/kfed-io/kfed/test/oldlayout"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/plugin/kfed/index"
 )
@@ -80,7 +81,7 @@ func benchJSON(services int) ([]byte, error) {
 			},
 			Spec: extdnsv1alpha1.DNSEndpointSpec{Endpoints: syntheticService(fmt.Sprintf("svc-%d", i))},
 		})
-		if err := dnsendpoint.Upgrade(&list.Items[i]); err != nil {
+		if err := oldlayout.Upgrade(&list.Items[i]); err != nil {
 			return nil, err
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
+	"github.com/kfed-io/kfed/test/oldlayout"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 )
 
@@ -164,7 +165,7 @@ func TestAppendAddressesOrdersLocalClusterFirst(t *testing.T) {
 func tableLayout(t *testing.T, perCluster []extdnsv1alpha1.Endpoint) ([]extdnsv1alpha1.Endpoint, dnsendpoint.Clusters) {
 	t.Helper()
 	obj := &extdnsv1alpha1.DNSEndpoint{Spec: extdnsv1alpha1.DNSEndpointSpec{Endpoints: perCluster}}
-	if err := dnsendpoint.Upgrade(obj); err != nil {
+	if err := oldlayout.Upgrade(obj); err != nil {
 		t.Fatal(err)
 	}
 	clusters, err := dnsendpoint.ReadClusters(obj)
