@@ -22,6 +22,7 @@ import (
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/dnsprovider"
 	"github.com/kfed-io/kfed/publish"
+	"github.com/kfed-io/kfed/tenancy"
 )
 
 // memProvider is an in-memory provider: zones of record sets that apply a
@@ -211,7 +212,7 @@ func newTestController(p *memProvider, now clock.PassiveClock) *Controller {
 // may trust a namespace of hand-written records, but ns2: the random passes'
 // objects there are refused, and incremental passes must plan them as full
 // ones do.
-var testTenancy = dnsendpoint.NewTenancy("fed", []string{"ns", "ns1", "scale"})
+var testTenancy = tenancy.NewEndpoints("fed", []string{"ns", "ns1", "scale"})
 
 // names a DNSEndpoint may ask for: some shared, some held by others, one
 // spelled two ways, one reserved for marks, one in no zone, and one of each

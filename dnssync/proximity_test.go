@@ -20,6 +20,7 @@ import (
 	"github.com/kfed-io/kfed/dnssync"
 	"github.com/kfed-io/kfed/geo"
 	"github.com/kfed-io/kfed/publish"
+	"github.com/kfed-io/kfed/tenancy"
 	"github.com/kfed-io/kfed/test/clouddnsfake"
 	"github.com/kfed-io/kfed/test/route53fake"
 )
@@ -106,7 +107,7 @@ func TestProximityReachesManagedDNSAndStaysStable(t *testing.T) {
 			}
 			s := &dnssync.Syncer{Provider: prov, Planner: dnsprovider.Planner{Registry: reg}}
 			for _, proximity := range []bool{false, true, false, true} {
-				desired := dnssync.Desired(dnsendpoint.NewTenancy("fed", nil), []extdnsv1alpha1.DNSEndpoint{proximityEndpoint(t, proximity)})
+				desired := dnssync.Desired(tenancy.NewEndpoints("fed", nil), []extdnsv1alpha1.DNSEndpoint{proximityEndpoint(t, proximity)})
 				if _, err := s.Sync(ctx, desired, false); err != nil {
 					t.Fatalf("proximity %v: %v", proximity, err)
 				}

@@ -41,12 +41,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
-	"github.com/kfed-io/kfed/hostnames"
 	"github.com/kfed-io/kfed/publish"
 	"github.com/kfed-io/kfed/services/serviceconfig"
+	"github.com/kfed-io/kfed/tenancy"
 )
 
 // AnnotationFederated: "true" opts a Gateway or Ingress in, as a Service.
@@ -80,8 +79,8 @@ type Controller struct {
 	// every reader applies to DNSEndpoints, so that a hostname it would
 	// refuse from Namespace (a federated Service name) is refused here, with
 	// a condition, rather than dropped silently by the readers.
-	Rule    hostnames.Rule
-	Tenancy dnsendpoint.Tenancy
+	Rule    tenancy.Hostnames
+	Tenancy tenancy.Endpoints
 	// Ingresses is true when kfed may list and watch the control plane's
 	// Ingresses; Gateways when it serves Gateway API Gateways and kfed may
 	// list and watch them. A kind kfed cannot watch (RBAC from an older

@@ -11,16 +11,16 @@ import (
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/healthcheck"
-	"github.com/kfed-io/kfed/hostnames"
 	"github.com/kfed-io/kfed/publish"
+	"github.com/kfed-io/kfed/tenancy"
 )
 
 // observation is what one reconcile learned of the world; decide turns it
 // into records and conditions.
 type observation struct {
 	// verdicts say, for each hostname the object serves, whether it holds
-	// it (hostnames.Rule, and the DNSEndpoint tenancy rule).
-	verdicts []hostnames.Verdict
+	// it (tenancy.Hostnames, and the DNSEndpoint tenancy rule).
+	verdicts []tenancy.Verdict
 	// ports are the ports the object listens on.
 	ports []int32
 	// placed are the joined clusters the object is placed in, with where
@@ -62,7 +62,7 @@ type decision struct {
 	// published are the hostnames published, refused those that are not
 	// and why.
 	published []string
-	refused   []hostnames.Verdict
+	refused   []tenancy.Verdict
 	// serving are the clusters whose addresses are published; waiting
 	// those whose copy has no address yet; offline those not Ready;
 	// problems what went wrong with copies.
@@ -108,7 +108,7 @@ func decide(o observation) decision {
 	for _, v := range o.verdicts {
 		switch {
 		case v.Reason != "":
-			if !slices.ContainsFunc(d.refused, func(r hostnames.Verdict) bool { return r.Hostname == v.Hostname }) {
+			if !slices.ContainsFunc(d.refused, func(r tenancy.Verdict) bool { return r.Hostname == v.Hostname }) {
 				d.refused = append(d.refused, v)
 			}
 		case !slices.Contains(d.published, v.Hostname):

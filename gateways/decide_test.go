@@ -13,7 +13,7 @@ import (
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/healthcheck"
-	"github.com/kfed-io/kfed/hostnames"
+	"github.com/kfed-io/kfed/tenancy"
 )
 
 func addrs(s ...string) []netip.Addr {
@@ -31,7 +31,7 @@ func TestDecide(t *testing.T) {
 		"cluster-3": {region: "europe-west1", zones: []string{"europe-west1-b"}},
 	}
 	serving := func(a ...string) memberCopy { return memberCopy{outcome: publish.Serving, addrs: addrs(a...)} }
-	shop := []hostnames.Verdict{{Hostname: "shop.example.com"}}
+	shop := []tenancy.Verdict{{Hostname: "shop.example.com"}}
 	for _, tc := range []struct {
 		name string
 		o    observation
@@ -61,7 +61,7 @@ func TestDecide(t *testing.T) {
 		},
 		{
 			name: "refused hostname is not published and the condition says why",
-			o: observation{verdicts: []hostnames.Verdict{{Hostname: "shop.example.com"}, {Hostname: "*.example.com", Reason: "*.example.com is a wildcard"}},
+			o: observation{verdicts: []tenancy.Verdict{{Hostname: "shop.example.com"}, {Hostname: "*.example.com", Reason: "*.example.com is a wildcard"}},
 				placed: map[string]place{"cluster-1": {}}, ttl: 30, members: map[string]memberCopy{"cluster-1": serving("127.1.200.1")}},
 			records:  []string{"shop.example.com A 127.1.200.1"},
 			clusters: []string{"cluster-1"},
@@ -69,7 +69,7 @@ func TestDecide(t *testing.T) {
 		},
 		{
 			name: "every hostname refused: no records",
-			o: observation{verdicts: []hostnames.Verdict{{Hostname: "shop.example.com", Reason: "held by namespace a"}},
+			o: observation{verdicts: []tenancy.Verdict{{Hostname: "shop.example.com", Reason: "held by namespace a"}},
 				placed: map[string]place{"cluster-1": {}}, members: map[string]memberCopy{"cluster-1": serving("127.1.200.1")}},
 			conds: []string{"kfed.io/Valid True Valid", "kfed.io/Placed True Placed", "kfed.io/HostnamesPublished False HostnameRefused"},
 		},
@@ -170,7 +170,7 @@ func TestDecide(t *testing.T) {
 // health checkers read of a Service's: place, weight, addresses, ports.
 func TestDecideTable(t *testing.T) {
 	d := decide(observation{
-		verdicts: []hostnames.Verdict{{Hostname: "shop.example.com"}}, ports: []int32{80, 8443}, ttl: 30,
+		verdicts: []tenancy.Verdict{{Hostname: "shop.example.com"}}, ports: []int32{80, 8443}, ttl: 30,
 		placed:  map[string]place{"cluster-1": {region: "us-east1", zones: []string{"us-east1-b"}}},
 		members: map[string]memberCopy{"cluster-1": {outcome: publish.Serving, addrs: addrs("127.1.200.2", "127.1.200.1")}},
 	})

@@ -13,7 +13,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
-	"github.com/kfed-io/kfed/hostnames"
+	"github.com/kfed-io/kfed/tenancy"
 )
 
 // fakeResolver answers from a table, and fails for names it lacks.
@@ -71,7 +71,7 @@ func TestResolveHostnameAddress(t *testing.T) {
 }
 
 func TestDecideHostnameAddresses(t *testing.T) {
-	shop := []hostnames.Verdict{{Hostname: "shop.example.com"}}
+	shop := []tenancy.Verdict{{Hostname: "shop.example.com"}}
 	placed := map[string]place{"aws": {}, "gcp": {}}
 	nlb := "nlb-1.elb.us-east-1.amazonaws.com"
 	for _, tt := range []struct {

@@ -12,9 +12,9 @@ import (
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	"github.com/kfed-io/kfed/hostnames"
 	"github.com/kfed-io/kfed/publish"
 	"github.com/kfed-io/kfed/services/serviceconfig"
+	"github.com/kfed-io/kfed/tenancy"
 )
 
 // observe reads what the object's records depend on from the control
@@ -99,8 +99,8 @@ func (r *reconciler) resolve(ctx context.Context, cluster string, mc memberCopy)
 
 // judge gathers every federated object's claims and says which of obj's
 // hostnames it holds.
-func (r *reconciler) judge(ctx context.Context, obj client.Object, hosts []string) ([]hostnames.Verdict, error) {
-	var claims, own []hostnames.Claim
+func (r *reconciler) judge(ctx context.Context, obj client.Object, hosts []string) ([]tenancy.Verdict, error) {
+	var claims, own []tenancy.Claim
 	for _, k := range r.kinds() {
 		objs, err := r.list(ctx, k)
 		if err != nil {
@@ -112,12 +112,12 @@ func (r *reconciler) judge(ctx context.Context, obj client.Object, hosts []strin
 				return nil, err
 			}
 			for _, h := range hs {
-				claims = append(claims, hostnames.Claim{Hostname: h, Namespace: o.GetNamespace(), Kind: k.name(), Name: o.GetName(), Created: o.GetCreationTimestamp().Time})
+				claims = append(claims, tenancy.Claim{Hostname: h, Namespace: o.GetNamespace(), Kind: k.name(), Name: o.GetName(), Created: o.GetCreationTimestamp().Time})
 			}
 		}
 	}
 	for _, h := range hosts {
-		own = append(own, hostnames.Claim{Hostname: h, Namespace: obj.GetNamespace(), Kind: r.k.name(), Name: obj.GetName(), Created: obj.GetCreationTimestamp().Time})
+		own = append(own, tenancy.Claim{Hostname: h, Namespace: obj.GetNamespace(), Kind: r.k.name(), Name: obj.GetName(), Created: obj.GetCreationTimestamp().Time})
 	}
 	verdicts := r.Rule.Judge(own, r.Rule.Holders(claims))
 	for i := range verdicts {

@@ -11,8 +11,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/kfed-io/kfed/hostnames"
 	"github.com/kfed-io/kfed/publish"
+	"github.com/kfed-io/kfed/tenancy"
 )
 
 func TestRouteBackends(t *testing.T) {
@@ -104,7 +104,7 @@ func TestDecideWeights(t *testing.T) {
 		{"no ready backend anywhere: every cluster weighs 0 and stays published", publish.Weights{"cluster-1": 0}, "map[cluster-1:0 cluster-2:0 cluster-3:0]"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			d := decide(observation{verdicts: []hostnames.Verdict{{Hostname: "shop.example.com"}}, placed: placed, members: members, ttl: 30, weights: tt.weights})
+			d := decide(observation{verdicts: []tenancy.Verdict{{Hostname: "shop.example.com"}}, placed: placed, members: members, ttl: 30, weights: tt.weights})
 			got := map[string]int{}
 			for _, c := range d.clusters {
 				got[c.Name] = c.Weight

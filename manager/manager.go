@@ -26,7 +26,6 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/balancer"
@@ -34,10 +33,10 @@ import (
 	"github.com/kfed-io/kfed/deployments"
 	"github.com/kfed-io/kfed/dnssync"
 	"github.com/kfed-io/kfed/gateways"
-	"github.com/kfed-io/kfed/hostnames"
 	"github.com/kfed-io/kfed/publish"
 	"github.com/kfed-io/kfed/services"
 	"github.com/kfed-io/kfed/tenancy"
+	"github.com/kfed-io/kfed/tenancy/report"
 )
 
 // The controller's own namespace holds its leader election Lease and the
@@ -95,11 +94,11 @@ type Options struct {
 	Federation string
 	Domain     string
 	// TrustedNamespaces may publish names that are no namespace's federated
-	// names (dnsendpoint.Tenancy); Namespace alone when empty.
+	// names (tenancy.Endpoints); Namespace alone when empty.
 	TrustedNamespaces []string
 	// HostnameReservations reserve DNS suffixes of Gateway and Ingress
-	// hostnames for some namespaces (hostnames.Rule).
-	HostnameReservations []hostnames.Reservation
+	// hostnames for some namespaces (tenancy.Hostnames).
+	HostnameReservations []tenancy.Reservation
 	Logger               logr.Logger
 }
 
@@ -272,8 +271,8 @@ func addGateways(mgr ctrl.Manager, o Options, members *clusters.Registry) error 
 	gc := &gateways.Controller{
 		Fed: mgr.GetClient(), Live: mgr.GetAPIReader(), Members: members, Recorder: mgr.GetEventRecorder("kfed-gateway-controller"),
 		Federation: o.Federation, Namespace: o.Namespace,
-		Rule:      hostnames.NewRule([]string{o.Domain}, o.HostnameReservations),
-		Tenancy:   dnsendpoint.NewTenancy(o.Federation, o.TrustedNamespaces),
+		Rule:      tenancy.NewHostnames([]string{o.Domain}, o.HostnameReservations),
+		Tenancy:   tenancy.NewEndpoints(o.Federation, o.TrustedNamespaces),
 		Ingresses: ingresses, Gateways: gws, Freshness: o.HealthFreshness,
 		Resolver: o.Resolver, Resync: o.HostnameResync,
 	}
@@ -311,8 +310,8 @@ func addReplicas(mgr ctrl.Manager, o Options, members *clusters.Registry) error 
 // addDNS registers what reads the DNSEndpoints: the tenancy reporter and,
 // with a provider, the DNS sync.
 func addDNS(mgr ctrl.Manager, o Options, _ *clusters.Registry) error {
-	rule := dnsendpoint.NewTenancy(o.Federation, o.TrustedNamespaces)
-	tr := &tenancy.Reporter{
+	rule := tenancy.NewEndpoints(o.Federation, o.TrustedNamespaces)
+	tr := &report.Reporter{
 		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("kfed-tenancy"), Federation: o.Federation, Rule: rule,
 	}
 	if err := tr.SetupWithManager(mgr, ctrlmetrics.Registry); err != nil {

@@ -11,10 +11,10 @@ import (
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 
-	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
-	"github.com/kfed-io/kfed/test/oldlayout"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/plugin/kfed/index"
+	"github.com/kfed-io/kfed/tenancy"
+	"github.com/kfed-io/kfed/test/oldlayout"
 )
 
 // BenchmarkMemoryPerName measures the live heap the plugin keeps per name
@@ -41,7 +41,7 @@ func BenchmarkMemoryPerName(b *testing.B) {
 		}
 		decoded := obj.(*extdnsv1alpha1.DNSEndpointList)
 		x := index.New("cluster-1", 30)
-		transform := cacheEndpoint(x, dnsendpoint.NewTenancy("dev", nil))
+		transform := cacheEndpoint(x, tenancy.NewEndpoints("dev", nil))
 		cached := make([]*cachedEndpoint, len(decoded.Items))
 		for i := range decoded.Items {
 			o, _ := transform(&decoded.Items[i])

@@ -26,6 +26,7 @@ import (
 	"github.com/kfed-io/kfed/placement"
 	"github.com/kfed-io/kfed/publish"
 	"github.com/kfed-io/kfed/services"
+	"github.com/kfed-io/kfed/tenancy"
 )
 
 // check is the one invariant checker, called after every scenario: within
@@ -287,7 +288,7 @@ func (b *bed) published(ctx context.Context) error {
 	if err := b.fed.List(ctx, &eps, client.MatchingLabels{kfedv1alpha1.LabelManagedBy: kfedv1alpha1.ManagedBy, kfedv1alpha1.LabelFederation: federation}); err != nil {
 		return err
 	}
-	desired := dnssync.Desired(dnsendpoint.NewTenancy(federation, nil), eps.Items)
+	desired := dnssync.Desired(tenancy.NewEndpoints(federation, nil), eps.Items)
 	var errs []error
 	for _, p := range []dnsprovider.Provider{b.bindProvider(), b.route53Provider(1000), b.cloudDNSProvider()} {
 		s := &dnssync.Syncer{Provider: p, Planner: planner(b.t)}

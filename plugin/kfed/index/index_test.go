@@ -14,8 +14,8 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
-	"github.com/kfed-io/kfed/test/oldlayout"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	"github.com/kfed-io/kfed/test/oldlayout"
 )
 
 const global = "demo.default.dev.svc.kfed.test"

@@ -2,9 +2,9 @@
 // federation's DNSEndpoints their namespace may not publish: a status
 // condition on the object, a Warning Event naming each refused name and the
 // rule, and the metric kfed_dnsendpoint_refused_endpoints. The rule itself
-// is dnsendpoint.Tenancy, which every reader of DNSEndpoints applies; this
+// is tenancy.Endpoints, which every reader of DNSEndpoints applies; this
 // package only reports what they leave out.
-package tenancy
+package report
 
 import (
 	"context"
@@ -24,6 +24,7 @@ import (
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/promreg"
+	"github.com/kfed-io/kfed/tenancy"
 )
 
 // +kubebuilder:rbac:groups=externaldns.k8s.io,resources=dnsendpoints,verbs=get;list;watch
@@ -48,7 +49,7 @@ type Reporter struct {
 	Client     client.Client
 	Recorder   events.EventRecorder
 	Federation string
-	Rule       dnsendpoint.Tenancy
+	Rule       tenancy.Endpoints
 }
 
 // SetupWithManager registers the reporter, and its metric with reg.
@@ -99,7 +100,7 @@ func (r *Reporter) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 // Condition is the CondNamesAdmitted that ep, of whose endpoints refused
 // are refused, should have; ok is false when it should have none (nothing
 // refused, and no condition to turn True).
-func Condition(ep *extdnsv1alpha1.DNSEndpoint, refused []dnsendpoint.Refusal) (metav1.Condition, bool) {
+func Condition(ep *extdnsv1alpha1.DNSEndpoint, refused []tenancy.Refusal) (metav1.Condition, bool) {
 	if len(refused) == 0 {
 		if meta.FindStatusCondition(ep.Status.Conditions, CondNamesAdmitted) == nil {
 			return metav1.Condition{}, false
@@ -124,7 +125,7 @@ func Condition(ep *extdnsv1alpha1.DNSEndpoint, refused []dnsendpoint.Refusal) (m
 const maxNote = 1024
 
 // eventNote names each refused endpoint and why, within maxNote.
-func eventNote(refused []dnsendpoint.Refusal) string {
+func eventNote(refused []tenancy.Refusal) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d endpoints not published:", len(refused))
 	for i, rf := range refused {
@@ -148,7 +149,7 @@ var refusedDesc = prometheus.NewDesc("kfed_dnsendpoint_refused_endpoints",
 type collector struct {
 	fed        client.Reader
 	federation string
-	rule       dnsendpoint.Tenancy
+	rule       tenancy.Endpoints
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) { ch <- refusedDesc }

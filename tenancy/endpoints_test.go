@@ -1,16 +1,17 @@
-package dnsendpoint
+package tenancy
 
 import (
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 )
 
 func TestTenancyOverEveryNameForm(t *testing.T) {
-	rule := NewTenancy("dev", []string{"kfed-system"})
-	n := NewNames("dev", "kfed.test", "default", "demo")
+	rule := NewEndpoints("dev", []string{"kfed-system"})
+	n := dnsendpoint.NewNames("dev", "kfed.test", "default", "demo")
 	tests := []struct {
 		name      string
 		dnsName   string
@@ -63,7 +64,7 @@ func TestTenancyOverEveryNameForm(t *testing.T) {
 }
 
 func TestTenancyWithoutTrustedNamespaces(t *testing.T) {
-	rule := NewTenancy("dev", nil)
+	rule := NewEndpoints("dev", nil)
 	if err := rule.Check("kfed-system", "www.kfed.test"); err == nil || !strings.Contains(err.Error(), "(none)") {
 		t.Errorf("a name that is no namespace's is admitted, or the error does not say none is trusted: %v", err)
 	}
@@ -73,7 +74,7 @@ func TestTenancyWithoutTrustedNamespaces(t *testing.T) {
 }
 
 func TestAdmitServesTheRestOfTheObject(t *testing.T) {
-	rule := NewTenancy("dev", []string{"kfed-system"})
+	rule := NewEndpoints("dev", []string{"kfed-system"})
 	obj := &extdnsv1alpha1.DNSEndpoint{Spec: extdnsv1alpha1.DNSEndpointSpec{Endpoints: []extdnsv1alpha1.Endpoint{
 		{DNSName: "x.intruder.dev.svc.kfed.test", RecordType: "A", Targets: []string{"198.51.100.1"}},
 		{DNSName: "demo.default.dev.svc.kfed.test", RecordType: "A", Targets: []string{"198.51.100.66"}},
@@ -109,12 +110,12 @@ func TestAdmitServesTheRestOfTheObject(t *testing.T) {
 }
 
 func TestSelectorHasBothLabels(t *testing.T) {
-	sel := Selector("dev")
+	sel := dnsendpoint.Selector("dev")
 	if sel["app.kubernetes.io/managed-by"] != "kfed" || sel["kfed.io/federation"] != "dev" || len(sel) != 2 {
-		t.Errorf("Selector(dev) = %v", sel)
+		t.Errorf("dnsendpoint.Selector(dev) = %v", sel)
 	}
-	if all := Selector(""); all["app.kubernetes.io/managed-by"] != "kfed" || len(all) != 1 {
-		t.Errorf("Selector(\"\") = %v, want kfed's objects of every federation", all)
+	if all := dnsendpoint.Selector(""); all["app.kubernetes.io/managed-by"] != "kfed" || len(all) != 1 {
+		t.Errorf("dnsendpoint.Selector(\"\") = %v, want kfed's objects of every federation", all)
 	}
 }
 
@@ -123,8 +124,8 @@ func TestSelectorHasBothLabels(t *testing.T) {
 // reader pays per object: the plugin per change, the DNS sync per object and
 // pass).
 func BenchmarkTenancyAdmit(b *testing.B) {
-	rule := NewTenancy("dev", []string{"kfed-system"})
-	n := NewNames("dev", "kfed.test", "shop", "web")
+	rule := NewEndpoints("dev", []string{"kfed-system"})
+	n := dnsendpoint.NewNames("dev", "kfed.test", "shop", "web")
 	names := []string{n.Global(), n.Region("us-east1"), n.Region("europe-west1"),
 		n.Zone("us-east1-b", "us-east1"), n.Zone("us-east1-c", "us-east1"), n.Zone("europe-west1-b", "europe-west1"),
 		n.Cluster("cluster-1"), n.Cluster("cluster-2"), n.Cluster("cluster-3"), n.SRV("http", "TCP")}

@@ -1,4 +1,4 @@
-package tenancy
+package report
 
 import (
 	"strings"
@@ -6,12 +6,12 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	"github.com/kfed-io/kfed/tenancy"
 )
 
 func TestCondition(t *testing.T) {
-	rule := dnsendpoint.NewTenancy("dev", []string{"kfed-system"})
+	rule := tenancy.NewEndpoints("dev", []string{"kfed-system"})
 	obj := func(conds []metav1.Condition, names ...string) *extdnsv1alpha1.DNSEndpoint {
 		ep := &extdnsv1alpha1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: "intruder", Name: "x", Generation: 3}}
 		for _, n := range names {
@@ -60,9 +60,9 @@ func TestCondition(t *testing.T) {
 }
 
 func TestEventNoteFitsAnEvent(t *testing.T) {
-	var refused []dnsendpoint.Refusal
+	var refused []tenancy.Refusal
 	for range 100 {
-		refused = append(refused, dnsendpoint.Refusal{Name: "demo.default.dev.svc.kfed.test", RecordType: "A",
+		refused = append(refused, tenancy.Refusal{Name: "demo.default.dev.svc.kfed.test", RecordType: "A",
 			Reason: "demo.default.dev.svc.kfed.test is a federated name of namespace default, published only from DNSEndpoints in default"})
 	}
 	note := eventNote(refused)

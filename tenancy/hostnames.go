@@ -15,7 +15,7 @@
 //     is refused while the holder keeps it.
 //
 // The rule is pure: the gateways controller gathers the claims and asks it.
-package hostnames
+package tenancy
 
 import (
 	"cmp"
@@ -45,16 +45,16 @@ type Reservation struct {
 	Namespaces []string
 }
 
-// Rule says which hostnames a namespace may claim.
-type Rule struct {
+// Hostnames says which hostnames a namespace may claim.
+type Hostnames struct {
 	zones    []string
 	reserved []Reservation
 }
 
-// NewRule returns the rule for a federation whose zones are zones, with the
+// NewHostnames returns the rule for a federation whose zones are zones, with the
 // operator's reservations.
-func NewRule(zones []string, reserved []Reservation) Rule {
-	r := Rule{}
+func NewHostnames(zones []string, reserved []Reservation) Hostnames {
+	r := Hostnames{}
 	for _, z := range zones {
 		if z = normal(z); z != "" {
 			r.zones = append(r.zones, z)
@@ -68,8 +68,8 @@ func NewRule(zones []string, reserved []Reservation) Rule {
 	return r
 }
 
-// FlagUsage is the usage of kfed-controller's --hostname-namespaces flag.
-const FlagUsage = "reserve DNS suffixes for namespaces: SUFFIX=NS[,NS...] entries separated by ';' (e.g. 'shop.example.com=shop;example.com=web,ops'); a Gateway or Ingress hostname under a reserved suffix (the longest that matches) may be claimed only from its namespaces, any other from every namespace"
+// HostnamesFlagUsage is the usage of kfed-controller's --hostname-namespaces flag.
+const HostnamesFlagUsage = "reserve DNS suffixes for namespaces: SUFFIX=NS[,NS...] entries separated by ';' (e.g. 'shop.example.com=shop;example.com=web,ops'); a Gateway or Ingress hostname under a reserved suffix (the longest that matches) may be claimed only from its namespaces, any other from every namespace"
 
 // ParseReservations reads the --hostname-namespaces flag.
 func ParseReservations(s string) ([]Reservation, error) {
@@ -108,7 +108,7 @@ func ParseReservations(s string) ([]Reservation, error) {
 // Check returns nil when namespace may claim hostname, and otherwise why
 // not: a wildcard, a name that is not a plain host name, one outside the
 // zones, or one under a suffix reserved for other namespaces.
-func (r Rule) Check(namespace, hostname string) error {
+func (r Hostnames) Check(namespace, hostname string) error {
 	h := normal(hostname)
 	switch {
 	case strings.Contains(h, "*"):
@@ -133,7 +133,7 @@ func (r Rule) Check(namespace, hostname string) error {
 
 // Holders returns, for each hostname claimed, the claim that holds it: the
 // oldest claim the rule admits. Claims the rule refuses hold nothing.
-func (r Rule) Holders(claims []Claim) map[string]Claim {
+func (r Hostnames) Holders(claims []Claim) map[string]Claim {
 	sorted := slices.Clone(claims)
 	slices.SortStableFunc(sorted, func(a, b Claim) int {
 		return cmp.Or(a.Created.Compare(b.Created), strings.Compare(a.Namespace, b.Namespace),
@@ -161,7 +161,7 @@ type Verdict struct {
 
 // Judge says, for each of one object's claims, whether it holds its hostname
 // among all claims (which include the object's own), in the order given.
-func (r Rule) Judge(own []Claim, holders map[string]Claim) []Verdict {
+func (r Hostnames) Judge(own []Claim, holders map[string]Claim) []Verdict {
 	var out []Verdict
 	for _, c := range own {
 		h := normal(c.Hostname)

@@ -1,4 +1,4 @@
-package dnsendpoint
+package tenancy
 
 import (
 	"fmt"
@@ -8,27 +8,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
-	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 )
 
-// Selector is the label selector every reader of a federation's
-// DNSEndpoints lists and watches with: the labels the services controller
-// writes. Labels say which objects to read, not which names to believe: any
-// tenant can copy them, so what a reader takes from the objects selected is
-// decided by Tenancy.
-//
-// An empty federation selects every federation's DNSEndpoints, as the CLI
-// lists them when it is not told one.
-func Selector(federation string) map[string]string {
-	sel := map[string]string{kfedv1alpha1.LabelManagedBy: kfedv1alpha1.ManagedBy}
-	if federation != "" {
-		sel[kfedv1alpha1.LabelFederation] = federation
-	}
-	return sel
-}
-
-// Tenancy is the rule that says which names a DNSEndpoint may publish
-// (docs/design.md, "Tenancy"), applied by every reader of DNSEndpoints: the
+// Endpoints is the rule that says which names a DNSEndpoint may publish
+// (docs/design.md, "Endpoints"), applied by every reader of DNSEndpoints: the
 // CoreDNS plugin, the DNS sync, the health-check agent and the CLI.
 //
 //   - A federated name of namespace N is one in which the labels F.svc
@@ -47,16 +30,16 @@ func Selector(federation string) map[string]string {
 // its text says. The domain does not enter the rule, so that readers that do
 // not know it (the health-check agent) apply the same rule, and so that a
 // name outside the federation's zones is not a loophole.
-type Tenancy struct {
+type Endpoints struct {
 	federation string
 	marker     string // ".F.svc", which follows the namespace label
 	trusted    []string
 }
 
-// NewTenancy returns federation's rule, trusting the namespaces trusted with
+// NewEndpoints returns federation's rule, trusting the namespaces trusted with
 // names that are no namespace's federated names.
-func NewTenancy(federation string, trusted []string) Tenancy {
-	t := Tenancy{federation: asciiLower(federation)}
+func NewEndpoints(federation string, trusted []string) Endpoints {
+	t := Endpoints{federation: asciiLower(federation)}
 	t.marker = "." + t.federation + ".svc"
 	for _, ns := range trusted {
 		if ns = strings.TrimSpace(ns); ns != "" && !slices.Contains(t.trusted, ns) {
@@ -88,11 +71,11 @@ func ParseNamespaces(s string) ([]string, error) {
 }
 
 // Federation is the federation whose names the rule reads; empty for the
-// zero Tenancy, which refuses every name.
-func (t Tenancy) Federation() string { return t.federation }
+// zero Endpoints, which refuses every name.
+func (t Endpoints) Federation() string { return t.federation }
 
 // Trusted are the namespaces trusted with names that are no namespace's.
-func (t Tenancy) Trusted() []string { return slices.Clone(t.trusted) }
+func (t Endpoints) Trusted() []string { return slices.Clone(t.trusted) }
 
 // Refusal is one endpoint a DNSEndpoint may not publish, and why.
 type Refusal struct {
@@ -105,7 +88,7 @@ func (r Refusal) String() string { return r.RecordType + " " + r.Name + ": " + r
 
 // Check returns nil when a DNSEndpoint in namespace may publish name, and
 // otherwise why it may not.
-func (t Tenancy) Check(namespace, name string) error {
+func (t Endpoints) Check(namespace, name string) error {
 	name = strings.TrimSuffix(name, ".")
 	if !plain(name) {
 		return fmt.Errorf("%q is not a plain host name (escapes and empty labels are refused)", name)
@@ -126,7 +109,7 @@ func (t Tenancy) Check(namespace, name string) error {
 		name, namespace, strings.Join(t.trustedOrNone(), ", "))
 }
 
-func (t Tenancy) trustedOrNone() []string {
+func (t Endpoints) trustedOrNone() []string {
 	if len(t.trusted) == 0 {
 		return []string{"(none)"}
 	}
@@ -138,7 +121,7 @@ func (t Tenancy) trustedOrNone() []string {
 // before them when every such reading agrees on it. It searches for ".F.svc"
 // rather than splitting the name into labels: every reader runs it on every
 // name of every object, and this way it allocates nothing.
-func (t Tenancy) owner(name string) (owner string, federated bool) {
+func (t Endpoints) owner(name string) (owner string, federated bool) {
 	marker := t.marker
 	for i := 0; i < len(name); {
 		j := strings.Index(name[i:], marker)
@@ -162,7 +145,7 @@ func (t Tenancy) owner(name string) (owner string, federated bool) {
 // admits every endpoint, or else a copy without the refused endpoints (its
 // endpoint list new, the rest shared with obj), and the refusals. Neither
 // may be changed by the caller: obj may be a cache's.
-func (t Tenancy) Admit(obj *extdnsv1alpha1.DNSEndpoint) (*extdnsv1alpha1.DNSEndpoint, []Refusal) {
+func (t Endpoints) Admit(obj *extdnsv1alpha1.DNSEndpoint) (*extdnsv1alpha1.DNSEndpoint, []Refusal) {
 	var refused []Refusal
 	first := -1
 	for i := range obj.Spec.Endpoints {

@@ -1,4 +1,4 @@
-package hostnames
+package tenancy
 
 import (
 	"strings"
@@ -7,15 +7,15 @@ import (
 )
 
 func TestCheck(t *testing.T) {
-	rule := NewRule([]string{"example.com"}, []Reservation{
+	rule := NewHostnames([]string{"example.com"}, []Reservation{
 		{Suffix: "example.com", Namespaces: []string{"ops"}},
 		{Suffix: "shop.example.com", Namespaces: []string{"shop"}},
 		{Suffix: "open.example.com", Namespaces: []string{"web", "ops"}},
 	})
-	open := NewRule([]string{"example.com."}, nil)
+	open := NewHostnames([]string{"example.com."}, nil)
 	for _, tc := range []struct {
 		name      string
-		rule      Rule
+		rule      Hostnames
 		namespace string
 		host      string
 		refused   string // part of the reason; empty when admitted
@@ -47,7 +47,7 @@ func TestCheck(t *testing.T) {
 
 func TestJudge(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	rule := NewRule([]string{"example.com"}, []Reservation{{Suffix: "team.example.com", Namespaces: []string{"team"}}})
+	rule := NewHostnames([]string{"example.com"}, []Reservation{{Suffix: "team.example.com", Namespaces: []string{"team"}}})
 	gw := func(ns, name, host string, age int) Claim {
 		return Claim{Hostname: host, Namespace: ns, Kind: "Gateway", Name: name, Created: t0.Add(time.Duration(age) * time.Minute)}
 	}
