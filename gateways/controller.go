@@ -217,16 +217,12 @@ var claimsMayChange = builder.WithPredicates(predicate.Funcs{
 // does: a DNSEndpoint of this kind's in kfed's namespace is named
 // "kind.namespace.name".
 func (r *reconciler) healthWatch(mgr ctrl.Manager) *publish.HealthWatch {
-	prefix := strings.ToLower(r.k.name()) + "."
 	return &publish.HealthWatch{
 		Cache: mgr.GetCache(), Federation: r.Federation, Freshness: r.Freshness, Clock: r.Clock,
 		Enqueue: func(ep types.NamespacedName) {
-			rest, ok := strings.CutPrefix(ep.Name, prefix)
-			ns, name, ok2 := strings.Cut(rest, ".")
-			if ep.Namespace != r.Namespace || !ok || !ok2 {
-				return
+			if key, ok := r.objectOf(ep); ok {
+				r.health.Send(clusters.Stub(r.k.newObject, key))
 			}
-			r.health.Send(clusters.Stub(r.k.newObject, types.NamespacedName{Namespace: ns, Name: name}))
 		},
 		All: func(ctx context.Context) {
 			for _, req := range r.all(ctx, nil) {
@@ -314,6 +310,17 @@ func (r *reconciler) list(ctx context.Context, k kind) ([]client.Object, error) 
 // objects share one).
 func (r *reconciler) endpointKey(key types.NamespacedName) types.NamespacedName {
 	return types.NamespacedName{Namespace: r.Namespace, Name: strings.ToLower(r.k.name()) + "." + key.Namespace + "." + key.Name}
+}
+
+// objectOf is the object of the reconciler's kind whose DNSEndpoint is at
+// ep (endpointKey backwards), if any.
+func (r *reconciler) objectOf(ep types.NamespacedName) (types.NamespacedName, bool) {
+	rest, ok := strings.CutPrefix(ep.Name, strings.ToLower(r.k.name())+".")
+	ns, name, ok2 := strings.Cut(rest, ".")
+	if ep.Namespace != r.Namespace || !ok || !ok2 {
+		return types.NamespacedName{}, false
+	}
+	return types.NamespacedName{Namespace: ns, Name: name}, true
 }
 
 // Reconcile brings one federated object's copies, records and status in
