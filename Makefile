@@ -28,7 +28,7 @@ conformance:
 generate:
 	$(GO) tool controller-gen object paths=./api/...
 	$(GO) tool controller-gen crd paths=./api/... output:crd:dir=deploy/crds
-	$(GO) tool controller-gen rbac:roleName=kfed-controller paths=./clusters/... paths=./services/... paths=./manager/... paths=./dnssync/... paths=./replicas/balancer/... paths=./replicas/deployments/... paths=./tenancy/... paths=./gateways/... paths=./inventory/... output:rbac:dir=deploy/rbac
+	$(GO) tool controller-gen rbac:roleName=kfed-controller paths=./clusters/... paths=./services/... paths=./publish/... paths=./manager/... paths=./dnssync/... paths=./balancer/... paths=./deployments/... paths=./tenancy/... paths=./gateways/... paths=./inventory/... output:rbac:dir=deploy/rbac
 	$(GO) tool controller-gen rbac:roleName=kfed-healthcheck paths=./healthcheck/agent/... output:rbac:dir=deploy/healthcheck/rbac
 	# The Helm chart carries copies: it cannot read files outside itself.
 	cp deploy/crds/*.yaml deploy/chart/kfed/files/crds/

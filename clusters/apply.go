@@ -171,6 +171,14 @@ var originField = fieldpath.NewSet(fieldpath.MakePathOrDie("metadata", "annotati
 // holds no AnnotationApplied yet, and reads it from the API server (r):
 // caches keep no managedFields.
 func UpgradeOwnership(ctx context.Context, r client.Reader, c client.Client, cur client.Object) error {
+	return UpgradeOwnershipBy(ctx, r, c, cur, originField)
+}
+
+// UpgradeOwnershipBy is UpgradeOwnership for an object whose field marker
+// (any of its paths) says it is kfed's: the managers that set it with an
+// update were kfed. A control-plane object kfed writes with Apply (a
+// DNSEndpoint) is marked by its managed-by label.
+func UpgradeOwnershipBy(ctx context.Context, r client.Reader, c client.Client, cur client.Object, marker *fieldpath.Set) error {
 	if cur.GetAnnotations()[AnnotationApplied] != "" {
 		return nil
 	}
@@ -179,7 +187,7 @@ func UpgradeOwnership(ctx context.Context, r client.Reader, c client.Client, cur
 		return fmt.Errorf("reading %s: %w", cur.GetName(), err)
 	}
 	managers := sets.New[string]()
-	for _, e := range csaupgrade.FindFieldsOwners(live.GetManagedFields(), metav1.ManagedFieldsOperationUpdate, originField) {
+	for _, e := range csaupgrade.FindFieldsOwners(live.GetManagedFields(), metav1.ManagedFieldsOperationUpdate, marker) {
 		managers.Insert(e.Manager)
 	}
 	if managers.Len() == 0 {

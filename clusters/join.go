@@ -103,14 +103,7 @@ func Join(ctx context.Context, fed client.Client, o JoinOptions) (*kfedv1alpha1.
 	if err := ensureNamespace(ctx, fed, o.Namespace); err != nil {
 		return nil, err
 	}
-	secret := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{
-			Name: SecretName(o.Name), Namespace: o.Namespace,
-			Labels: map[string]string{kfedv1alpha1.LabelManagedBy: kfedv1alpha1.ManagedBy, kfedv1alpha1.LabelCluster: o.Name},
-		},
-		Type: corev1.SecretTypeOpaque,
-		Data: map[string][]byte{kfedv1alpha1.DefaultKubeconfigKey: data},
-	}
+	secret := kubeconfigSecret(o, data)
 	if err := fed.Create(ctx, secret); err != nil {
 		if apierrors.IsAlreadyExists(err) {
 			return nil, fmt.Errorf("secret %s/%s already exists and no cluster %q uses it; delete it or pick another name", o.Namespace, secret.Name, o.Name)
@@ -187,6 +180,18 @@ func aboutScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	_ = aboutv1alpha1.AddToScheme(s) // registers two types: cannot fail
 	return s
+}
+
+// kubeconfigSecret is the Secret that holds the member's kubeconfig, data.
+func kubeconfigSecret(o JoinOptions, data []byte) *corev1.Secret {
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: SecretName(o.Name), Namespace: o.Namespace,
+			Labels: map[string]string{kfedv1alpha1.LabelManagedBy: kfedv1alpha1.ManagedBy, kfedv1alpha1.LabelCluster: o.Name},
+		},
+		Type: corev1.SecretTypeOpaque,
+		Data: map[string][]byte{kfedv1alpha1.DefaultKubeconfigKey: data},
+	}
 }
 
 // locate reads the region and zones o leaves empty from the member's nodes.

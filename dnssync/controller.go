@@ -25,6 +25,7 @@ import (
 	"github.com/kfed-io/kfed/dnsprovider"
 
 	"github.com/kfed-io/kfed/promreg"
+	"github.com/kfed-io/kfed/tenancy"
 )
 
 // +kubebuilder:rbac:groups=externaldns.k8s.io,resources=dnsendpoints/status,verbs=get;update;patch
@@ -41,7 +42,7 @@ type Controller struct {
 	Federation string
 	// Tenancy decides which endpoints of each DNSEndpoint are published;
 	// when zero, Federation's rule trusting kfed's default namespace.
-	Tenancy dnsendpoint.Tenancy
+	Tenancy tenancy.Endpoints
 	Logger  logr.Logger
 	// Interval between syncs when nothing changes; a minute when zero.
 	Interval time.Duration
@@ -155,7 +156,7 @@ func (c *Controller) syncOnce(ctx context.Context) {
 func (c *Controller) sync(ctx context.Context, items []extdnsv1alpha1.DNSEndpoint) (p pass, skipped bool, err error) {
 	rule := c.Tenancy
 	if rule.Federation() == "" {
-		rule = dnsendpoint.NewTenancy(c.Federation, []string{kfedv1alpha1.DefaultNamespace})
+		rule = tenancy.NewEndpoints(c.Federation, []string{kfedv1alpha1.DefaultNamespace})
 	}
 	eps := sortedEndpoints(items)
 	var changed []*extdnsv1alpha1.DNSEndpoint

@@ -21,6 +21,7 @@ import (
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/dnsprovider"
+	"github.com/kfed-io/kfed/tenancy"
 )
 
 // Desired converts what rule admits of DNSEndpoints into record sets.
@@ -33,13 +34,13 @@ import (
 // (dnsendpoint.ByDistance) gets each cluster's location as well, so that a
 // provider with geo routing answers each client with its nearest cluster;
 // its region, zone and per-cluster names stay weighted.
-func Desired(rule dnsendpoint.Tenancy, eps []extdnsv1alpha1.DNSEndpoint) []dnsprovider.RecordSet {
+func Desired(rule tenancy.Endpoints, eps []extdnsv1alpha1.DNSEndpoint) []dnsprovider.RecordSet {
 	return desiredOf(rule, sortedEndpoints(eps))
 }
 
 // appendDesired appends the record sets of what rule admits of ep to out,
 // those of the names keep holds only when keep is not nil.
-func appendDesired(out []dnsprovider.RecordSet, rule dnsendpoint.Tenancy, ep *extdnsv1alpha1.DNSEndpoint, keep map[string]bool) []dnsprovider.RecordSet {
+func appendDesired(out []dnsprovider.RecordSet, rule tenancy.Endpoints, ep *extdnsv1alpha1.DNSEndpoint, keep map[string]bool) []dnsprovider.RecordSet {
 	ep, _ = rule.Admit(ep)
 	resource := ep.Namespace + "/" + ep.Name
 	clusters, _ := dnsendpoint.ReadClusters(ep)

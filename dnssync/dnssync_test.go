@@ -17,7 +17,8 @@ import (
 	"github.com/kfed-io/kfed/dnsprovider/rfc2136"
 	"github.com/kfed-io/kfed/dnssync"
 	"github.com/kfed-io/kfed/geo"
-	"github.com/kfed-io/kfed/services"
+	"github.com/kfed-io/kfed/publish"
+	"github.com/kfed-io/kfed/tenancy"
 	"github.com/kfed-io/kfed/test/bindtest"
 )
 
@@ -27,12 +28,12 @@ const zone = "kfed.test"
 // ns/web placed in the given clusters (each with one address).
 func endpointFor(t *testing.T, clusters map[string]string) extdnsv1alpha1.DNSEndpoint {
 	t.Helper()
-	in := services.Input{Names: services.NewNames("fed", zone, "ns", "web"), Regions: []string{"r1"}, Zones: []string{"z1/r1"}}
+	in := publish.Input{Names: publish.NewNames("fed", zone, "ns", "web"), Regions: []string{"r1"}, Zones: []string{"z1/r1"}}
 	for name, ip := range clusters {
 		in.Clusters = append(in.Clusters, dnsendpoint.Cluster{Name: name, Region: "r1", Zones: []string{"z1"}, Addresses: []netip.Addr{netip.MustParseAddr(ip)}, Weight: 1,
 			Ports: []dnsendpoint.Port{{Name: "http", Protocol: "TCP", Port: 80}}})
 	}
-	eps, table, err := services.Endpoints(in)
+	eps, table, err := publish.Endpoints(in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +63,7 @@ func TestSyncPublishesToBINDAndStaysQuietInSteadyState(t *testing.T) {
 	global := "web.ns.fed.svc." + zone
 
 	two := endpointFor(t, map[string]string{"c1": "127.1.0.1", "c2": "127.2.0.1"})
-	res, err := s.Sync(ctx, dnssync.Desired(dnsendpoint.NewTenancy("fed", nil), []extdnsv1alpha1.DNSEndpoint{two}), false)
+	res, err := s.Sync(ctx, dnssync.Desired(tenancy.NewEndpoints("fed", nil), []extdnsv1alpha1.DNSEndpoint{two}), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +79,7 @@ func TestSyncPublishesToBINDAndStaysQuietInSteadyState(t *testing.T) {
 
 	t.Run("nothing changed: no request at all", func(t *testing.T) {
 		before := p.Stats().Requests
-		res, err := s.Sync(ctx, dnssync.Desired(dnsendpoint.NewTenancy("fed", nil), []extdnsv1alpha1.DNSEndpoint{two}), false)
+		res, err := s.Sync(ctx, dnssync.Desired(tenancy.NewEndpoints("fed", nil), []extdnsv1alpha1.DNSEndpoint{two}), false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -90,7 +91,7 @@ func TestSyncPublishesToBINDAndStaysQuietInSteadyState(t *testing.T) {
 	t.Run("a cluster leaves: only its targets go, in one request", func(t *testing.T) {
 		before := p.Stats().Requests
 		one := endpointFor(t, map[string]string{"c1": "127.1.0.1"})
-		if _, err := s.Sync(ctx, dnssync.Desired(dnsendpoint.NewTenancy("fed", nil), []extdnsv1alpha1.DNSEndpoint{one}), false); err != nil {
+		if _, err := s.Sync(ctx, dnssync.Desired(tenancy.NewEndpoints("fed", nil), []extdnsv1alpha1.DNSEndpoint{one}), false); err != nil {
 			t.Fatal(err)
 		}
 		if sent := p.Stats().Requests - before; sent != 1 {
@@ -106,7 +107,7 @@ func TestSyncPublishesToBINDAndStaysQuietInSteadyState(t *testing.T) {
 
 	t.Run("the cache is re-listed after Relist", func(t *testing.T) {
 		s.Clock = clocktesting.NewFakePassiveClock(time.Now().Add(2 * time.Hour))
-		res, err := s.Sync(ctx, dnssync.Desired(dnsendpoint.NewTenancy("fed", nil), []extdnsv1alpha1.DNSEndpoint{endpointFor(t, map[string]string{"c1": "127.1.0.1"})}), false)
+		res, err := s.Sync(ctx, dnssync.Desired(tenancy.NewEndpoints("fed", nil), []extdnsv1alpha1.DNSEndpoint{endpointFor(t, map[string]string{"c1": "127.1.0.1"})}), false)
 		if err != nil || res.Listed != 1 || res.Changes() != 0 {
 			t.Errorf("after an hour: listed %d, %d changes, %v", res.Listed, res.Changes(), err)
 		}
@@ -134,7 +135,7 @@ func TestSyncNeverTouchesARecordItDoesNotOwn(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	res, err := s.Sync(ctx, dnssync.Desired(dnsendpoint.NewTenancy("fed", nil), []extdnsv1alpha1.DNSEndpoint{endpointFor(t, map[string]string{"c1": "127.1.0.1"})}), false)
+	res, err := s.Sync(ctx, dnssync.Desired(tenancy.NewEndpoints("fed", nil), []extdnsv1alpha1.DNSEndpoint{endpointFor(t, map[string]string{"c1": "127.1.0.1"})}), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +189,7 @@ func TestDesiredSplitsAddressesByCluster(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := dnssync.Desired(dnsendpoint.NewTenancy("fed", nil), []extdnsv1alpha1.DNSEndpoint{tt.in})
+			got := dnssync.Desired(tenancy.NewEndpoints("fed", nil), []extdnsv1alpha1.DNSEndpoint{tt.in})
 			if len(got) != len(tt.want) {
 				t.Fatalf("got %d record sets, want %d: %+v", len(got), len(tt.want), got)
 			}
@@ -210,7 +211,7 @@ func TestSyncerIsFreshOnlyWhileItsListingsAreTrusted(t *testing.T) {
 	ctx := context.Background()
 	now := clocktesting.NewFakePassiveClock(time.Now())
 	s.Clock = now
-	desired := dnssync.Desired(dnsendpoint.NewTenancy("fed", nil), []extdnsv1alpha1.DNSEndpoint{endpointFor(t, map[string]string{"c1": "127.1.0.1"})})
+	desired := dnssync.Desired(tenancy.NewEndpoints("fed", nil), []extdnsv1alpha1.DNSEndpoint{endpointFor(t, map[string]string{"c1": "127.1.0.1"})})
 	sync := func(t *testing.T) {
 		if _, err := s.Sync(ctx, desired, false); err != nil {
 			t.Fatal(err)
@@ -241,7 +242,7 @@ func TestSyncerIsFreshOnlyWhileItsListingsAreTrusted(t *testing.T) {
 // published.
 func TestDesiredPublishesOnlyWhatEachNamespaceMayPublish(t *testing.T) {
 	owner := endpointFor(t, map[string]string{"c1": "127.1.0.1"})
-	global := services.NewNames("fed", zone, "ns", "web").Global()
+	global := publish.NewNames("fed", zone, "ns", "web").Global()
 	intruder := extdnsv1alpha1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: "intruder", Name: "x"},
 		Spec: extdnsv1alpha1.DNSEndpointSpec{Endpoints: []extdnsv1alpha1.Endpoint{
 			{DNSName: global, RecordType: "A", Targets: []string{"198.51.100.66"}},
@@ -263,7 +264,7 @@ func TestDesiredPublishesOnlyWhatEachNamespaceMayPublish(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := map[string][]string{}
-			for _, rs := range dnssync.Desired(dnsendpoint.NewTenancy("fed", tt.trusted), []extdnsv1alpha1.DNSEndpoint{intruder, owner}) {
+			for _, rs := range dnssync.Desired(tenancy.NewEndpoints("fed", tt.trusted), []extdnsv1alpha1.DNSEndpoint{intruder, owner}) {
 				if rs.Type == "A" {
 					got[rs.Name] = append(got[rs.Name], rs.Targets...)
 				}
@@ -278,7 +279,7 @@ func TestDesiredPublishesOnlyWhatEachNamespaceMayPublish(t *testing.T) {
 }
 
 func TestDesiredPlacesTheGlobalNameOfAServiceRoutedByProximity(t *testing.T) {
-	in := services.Input{Names: services.NewNames("fed", zone, "ns", "web"), Regions: []string{"us-east1", "europe-west1"}}
+	in := publish.Input{Names: publish.NewNames("fed", zone, "ns", "web"), Regions: []string{"us-east1", "europe-west1"}}
 	for _, s := range []struct {
 		cluster, region, ip string
 		at                  *geo.Point
@@ -288,7 +289,7 @@ func TestDesiredPlacesTheGlobalNameOfAServiceRoutedByProximity(t *testing.T) {
 	} {
 		in.Clusters = append(in.Clusters, dnsendpoint.Cluster{Name: s.cluster, Region: s.region, Addresses: []netip.Addr{netip.MustParseAddr(s.ip)}, Weight: 1, Location: s.at})
 	}
-	eps, table, err := services.Endpoints(in)
+	eps, table, err := publish.Endpoints(in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,7 +298,7 @@ func TestDesiredPlacesTheGlobalNameOfAServiceRoutedByProximity(t *testing.T) {
 
 	placed := func(obj extdnsv1alpha1.DNSEndpoint) []string {
 		var out []string
-		for _, rs := range dnssync.Desired(dnsendpoint.NewTenancy("fed", nil), []extdnsv1alpha1.DNSEndpoint{obj}) {
+		for _, rs := range dnssync.Desired(tenancy.NewEndpoints("fed", nil), []extdnsv1alpha1.DNSEndpoint{obj}) {
 			if rs.Location != nil {
 				out = append(out, rs.Name+" "+rs.SetIdentifier+" "+rs.Location.String())
 			}

@@ -10,9 +10,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/dnsprovider"
+	"github.com/kfed-io/kfed/tenancy"
 )
 
 // published is what the passes since the last full plan published: each
@@ -214,7 +214,7 @@ type pass struct {
 // the next found more changed, and so on. Otherwise, or when in doubt, it
 // plans every name. It keeps c.state for the next pass only when this one
 // succeeded.
-func (c *Controller) publish(ctx context.Context, rule dnsendpoint.Tenancy, eps []*extdnsv1alpha1.DNSEndpoint, changed []*extdnsv1alpha1.DNSEndpoint, removed []types.UID) (pass, error) {
+func (c *Controller) publish(ctx context.Context, rule tenancy.Endpoints, eps []*extdnsv1alpha1.DNSEndpoint, changed []*extdnsv1alpha1.DNSEndpoint, removed []types.UID) (pass, error) {
 	if st := c.state; st != nil {
 		names, holders := st.affected(changed, removed)
 		var desired []dnsprovider.RecordSet
@@ -245,7 +245,7 @@ func (c *Controller) publish(ctx context.Context, rule dnsendpoint.Tenancy, eps 
 }
 
 // desiredOf is Desired of eps in the order given.
-func desiredOf(rule dnsendpoint.Tenancy, eps []*extdnsv1alpha1.DNSEndpoint) []dnsprovider.RecordSet {
+func desiredOf(rule tenancy.Endpoints, eps []*extdnsv1alpha1.DNSEndpoint) []dnsprovider.RecordSet {
 	// Sized once, for one set a target (an address's cluster set holds one
 	// at least): growing it from nothing was as much garbage again, each pass.
 	n := 0

@@ -21,7 +21,8 @@ import (
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/dnsprovider"
-	"github.com/kfed-io/kfed/services"
+	"github.com/kfed-io/kfed/publish"
+	"github.com/kfed-io/kfed/tenancy"
 )
 
 // memProvider is an in-memory provider: zones of record sets that apply a
@@ -211,7 +212,7 @@ func newTestController(p *memProvider, now clock.PassiveClock) *Controller {
 // may trust a namespace of hand-written records, but ns2: the random passes'
 // objects there are refused, and incremental passes must plan them as full
 // ones do.
-var testTenancy = dnsendpoint.NewTenancy("fed", []string{"ns", "ns1", "scale"})
+var testTenancy = tenancy.NewEndpoints("fed", []string{"ns", "ns1", "scale"})
 
 // names a DNSEndpoint may ask for: some shared, some held by others, one
 // spelled two ways, one reserved for marks, one in no zone, and one of each
@@ -526,13 +527,13 @@ func scaleEndpoints(b *testing.B, n int) []extdnsv1alpha1.DNSEndpoint {
 	out := make([]extdnsv1alpha1.DNSEndpoint, n)
 	for i := range out {
 		name := fmt.Sprintf("svc-%05d", i)
-		in := services.Input{Names: services.NewNames("fed", memZoneName, "scale", name), Regions: []string{"r1", "r2"}, Zones: []string{"z1/r1", "z2/r2"}}
+		in := publish.Input{Names: publish.NewNames("fed", memZoneName, "scale", name), Regions: []string{"r1", "r2"}, Zones: []string{"z1/r1", "z2/r2"}}
 		for c, region := range []string{"r1", "r1", "r2"} {
 			in.Clusters = append(in.Clusters, dnsendpoint.Cluster{Name: fmt.Sprintf("cluster-%d", c+1), Region: region, Zones: []string{"z1"},
 				Addresses: []netip.Addr{netip.AddrFrom4([4]byte{127, byte(c + 1), byte(i / 256), byte(i % 256)})}, Weight: 1,
 				Ports: []dnsendpoint.Port{{Name: "http", Protocol: "TCP", Port: 80}}})
 		}
-		eps, table, err := services.Endpoints(in)
+		eps, table, err := publish.Endpoints(in)
 		if err != nil {
 			b.Fatal(err)
 		}

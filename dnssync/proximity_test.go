@@ -19,7 +19,8 @@ import (
 	"github.com/kfed-io/kfed/dnsprovider/route53"
 	"github.com/kfed-io/kfed/dnssync"
 	"github.com/kfed-io/kfed/geo"
-	"github.com/kfed-io/kfed/services"
+	"github.com/kfed-io/kfed/publish"
+	"github.com/kfed-io/kfed/tenancy"
 	"github.com/kfed-io/kfed/test/clouddnsfake"
 	"github.com/kfed-io/kfed/test/route53fake"
 )
@@ -28,7 +29,7 @@ import (
 // clusters) and europe-west1, routed by proximity or not.
 func proximityEndpoint(t *testing.T, proximity bool) extdnsv1alpha1.DNSEndpoint {
 	t.Helper()
-	in := services.Input{Names: services.NewNames("fed", zone, "ns", "web"), Regions: []string{"us-east1", "europe-west1"}}
+	in := publish.Input{Names: publish.NewNames("fed", zone, "ns", "web"), Regions: []string{"us-east1", "europe-west1"}}
 	for _, s := range []struct {
 		cluster, region, ip string
 		at                  geo.Point
@@ -40,7 +41,7 @@ func proximityEndpoint(t *testing.T, proximity bool) extdnsv1alpha1.DNSEndpoint 
 		at := s.at
 		in.Clusters = append(in.Clusters, dnsendpoint.Cluster{Name: s.cluster, Region: s.region, Addresses: []netip.Addr{netip.MustParseAddr(s.ip)}, Weight: 2, Location: &at})
 	}
-	eps, table, err := services.Endpoints(in)
+	eps, table, err := publish.Endpoints(in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +107,7 @@ func TestProximityReachesManagedDNSAndStaysStable(t *testing.T) {
 			}
 			s := &dnssync.Syncer{Provider: prov, Planner: dnsprovider.Planner{Registry: reg}}
 			for _, proximity := range []bool{false, true, false, true} {
-				desired := dnssync.Desired(dnsendpoint.NewTenancy("fed", nil), []extdnsv1alpha1.DNSEndpoint{proximityEndpoint(t, proximity)})
+				desired := dnssync.Desired(tenancy.NewEndpoints("fed", nil), []extdnsv1alpha1.DNSEndpoint{proximityEndpoint(t, proximity)})
 				if _, err := s.Sync(ctx, desired, false); err != nil {
 					t.Fatalf("proximity %v: %v", proximity, err)
 				}

@@ -26,10 +26,10 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -41,21 +41,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
-	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
-	"github.com/kfed-io/kfed/hostnames"
-	"github.com/kfed-io/kfed/services"
+	"github.com/kfed-io/kfed/publish"
 	"github.com/kfed-io/kfed/services/serviceconfig"
+	"github.com/kfed-io/kfed/tenancy"
 )
 
 // AnnotationFederated: "true" opts a Gateway or Ingress in, as a Service.
 const AnnotationFederated = "kfed.io/federated"
-
-// AnnotationOrigin on a DNSEndpoint names the Gateway or Ingress it
-// publishes: "Kind namespace/name".
-const AnnotationOrigin = "kfed.io/hostnames-of"
 
 // +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=gateways,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=gateways/status,verbs=get;update;patch
@@ -71,7 +65,10 @@ const AnnotationOrigin = "kfed.io/hostnames-of"
 // Controller reconciles federated Gateways and Ingresses.
 type Controller struct {
 	// Fed is the control plane client (cached reads).
-	Fed      client.Client
+	Fed client.Client
+	// Live reads the control plane's API server itself, where a cache that
+	// lags could hide a DNSEndpoint that exists; Fed when nil.
+	Live     client.Reader
 	Members  *clusters.Registry
 	Recorder events.EventRecorder
 	// Federation names the federation; Namespace is kfed's own, where the
@@ -82,8 +79,8 @@ type Controller struct {
 	// every reader applies to DNSEndpoints, so that a hostname it would
 	// refuse from Namespace (a federated Service name) is refused here, with
 	// a condition, rather than dropped silently by the readers.
-	Rule    hostnames.Rule
-	Tenancy dnsendpoint.Tenancy
+	Rule    tenancy.Hostnames
+	Tenancy tenancy.Endpoints
 	// Ingresses is true when kfed may list and watch the control plane's
 	// Ingresses; Gateways when it serves Gateway API Gateways and kfed may
 	// list and watch them. A kind kfed cannot watch (RBAC from an older
@@ -92,13 +89,15 @@ type Controller struct {
 	// Resolver resolves members' hostname addresses (an AWS NLB's) every
 	// sync, net.DefaultResolver when nil; Resync is how often an object
 	// with one is looked at again, a minute when zero.
-	Resolver services.Resolver
+	Resolver publish.Resolver
 	Resync   time.Duration
 	// Freshness is how long a health checker's heartbeat counts;
-	// services.DefaultFreshness when zero.
+	// publish.DefaultFreshness when zero.
 	Freshness time.Duration
 	// Workers per kind; 4 when zero.
 	Workers int
+	// Clock tells the time; SetupWithManager sets the real one when nil.
+	Clock clock.PassiveClock
 
 	// routes are the route kinds the control plane serves.
 	routes []routeKind
@@ -120,13 +119,18 @@ func (c *Controller) kinds() []kind {
 // reconciler reconciles one kind.
 type reconciler struct {
 	*Controller
-	k      kind
-	copies *clusters.Channel[client.Object]
+	k kind
+	// copies carries changes of member copies, health changes of verdicts,
+	// as stubs of the objects to reconcile.
+	copies, health *clusters.Channel[client.Object]
 }
 
 // SetupWithManager registers a reconciler for Ingresses and one for
 // Gateways, each when kfed can watch that kind.
 func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
+	if c.Clock == nil {
+		c.Clock = clock.RealClock{}
+	}
 	if c.Gateways {
 		c.routes = servedRoutes(mgr.GetRESTMapper())
 	}
@@ -142,6 +146,9 @@ func (c *Controller) setup(mgr ctrl.Manager, k kind) error {
 	r := &reconciler{Controller: c, k: k}
 	var err error
 	if r.copies, err = clusters.NewChannel[client.Object](mgr); err != nil {
+		return err
+	}
+	if r.health, err = clusters.NewChannel[client.Object](mgr); err != nil {
 		return err
 	}
 	interesting := predicate.NewPredicateFuncs(func(o client.Object) bool {
@@ -162,13 +169,12 @@ func (c *Controller) setup(mgr ctrl.Manager, k kind) error {
 	}
 	// Weights follow the Deployments behind the backends, and the
 	// Services that select them.
-	b = b.Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(r.backedBy), builder.WithPredicates(services.HasTable())).
+	b = b.Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(r.backedBy), builder.WithPredicates(publish.HasTable())).
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.backedBy), builder.WithPredicates(selectorChanged))
-	if c.reportsServed(mgr) {
-		// A checker's report can move any object's verdicts; reports change
-		// only when a checker's findings do.
-		b = b.Watches(&kfedv1alpha1.HealthReport{}, handler.EnqueueRequestsFromMapFunc(r.all))
+	if err := mgr.Add(r.healthWatch(mgr)); err != nil {
+		return err
 	}
+	b = b.WatchesRawSource(clusters.ChannelSource(r.health, &handler.EnqueueRequestForObject{}))
 	if c.Gateways {
 		b = b.Watches(&gatewayv1.Gateway{}, handler.EnqueueRequestsFromMapFunc(r.all), claimsMayChange)
 		for _, rk := range c.routes {
@@ -206,12 +212,24 @@ var claimsMayChange = builder.WithPredicates(predicate.Funcs{
 	},
 })
 
-// reportsServed reports whether the control plane serves HealthReports: one
-// without their CRD has no checkers.
-func (c *Controller) reportsServed(mgr ctrl.Manager) bool {
-	gvk := kfedv1alpha1.GroupVersion.WithKind("HealthReport")
-	_, err := mgr.GetRESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
-	return err == nil
+// healthWatch reconciles the objects whose verdicts a checker's report or
+// heartbeat may change (publish.HealthWatch), as the Service controller
+// does: a DNSEndpoint of this kind's in kfed's namespace is named
+// "kind.namespace.name".
+func (r *reconciler) healthWatch(mgr ctrl.Manager) *publish.HealthWatch {
+	return &publish.HealthWatch{
+		Cache: mgr.GetCache(), Federation: r.Federation, Freshness: r.Freshness, Clock: r.Clock,
+		Enqueue: func(ep types.NamespacedName) {
+			if key, ok := r.objectOf(ep); ok {
+				r.health.Send(clusters.Stub(r.k.newObject, key))
+			}
+		},
+		All: func(ctx context.Context) {
+			for _, req := range r.all(ctx, nil) {
+				r.health.Send(clusters.Stub(r.k.newObject, req.NamespacedName))
+			}
+		},
+	}
 }
 
 // federated reports whether obj opted in.
@@ -232,7 +250,7 @@ func (r *reconciler) all(ctx context.Context, _ client.Object) []ctrl.Request {
 
 // ofEndpoint answers the object a DNSEndpoint of kfed's publishes.
 func (r *reconciler) ofEndpoint(_ context.Context, obj client.Object) []ctrl.Request {
-	kind, key, ok := strings.Cut(obj.GetAnnotations()[AnnotationOrigin], " ")
+	kind, key, ok := strings.Cut(obj.GetAnnotations()[publish.AnnotationOrigin], " ")
 	ns, name, ok2 := strings.Cut(key, "/")
 	if !ok || !ok2 || kind != r.k.name() {
 		return nil
@@ -294,26 +312,28 @@ func (r *reconciler) endpointKey(key types.NamespacedName) types.NamespacedName 
 	return types.NamespacedName{Namespace: r.Namespace, Name: strings.ToLower(r.k.name()) + "." + key.Namespace + "." + key.Name}
 }
 
+// objectOf is the object of the reconciler's kind whose DNSEndpoint is at
+// ep (endpointKey backwards), if any.
+func (r *reconciler) objectOf(ep types.NamespacedName) (types.NamespacedName, bool) {
+	rest, ok := strings.CutPrefix(ep.Name, strings.ToLower(r.k.name())+".")
+	ns, name, ok2 := strings.Cut(rest, ".")
+	if ep.Namespace != r.Namespace || !ok || !ok2 {
+		return types.NamespacedName{}, false
+	}
+	return types.NamespacedName{Namespace: ns, Name: name}, true
+}
+
 // Reconcile brings one federated object's copies, records and status in
 // line with the world.
 func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	obj := r.k.newObject()
-	err := r.Fed.Get(ctx, req.NamespacedName, obj)
-	if apierrors.IsNotFound(err) {
-		return ctrl.Result{}, r.cleanup(ctx, req.NamespacedName)
-	}
-	if err != nil {
+	switch stage, err := clusters.Open(ctx, r.Fed, req.NamespacedName, obj, r.k.finalizer(), federated); {
+	case err != nil:
 		return ctrl.Result{}, err
-	}
-	if obj.GetDeletionTimestamp() != nil || !federated(obj) {
+	case stage == clusters.Gone:
+		return ctrl.Result{}, r.cleanup(ctx, req.NamespacedName)
+	case stage == clusters.Finalizing:
 		return ctrl.Result{}, r.finalize(ctx, obj)
-	}
-	if !controllerutil.ContainsFinalizer(obj, r.k.finalizer()) {
-		patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
-		controllerutil.AddFinalizer(obj, r.k.finalizer())
-		if err := r.Fed.Patch(ctx, obj, patch); err != nil {
-			return ctrl.Result{}, fmt.Errorf("adding finalizer: %w", err)
-		}
 	}
 	cfg, err := serviceconfig.Parse(obj.GetAnnotations())
 	if err != nil {
@@ -322,12 +342,13 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			Type: CondValid, Status: metav1.ConditionFalse, Reason: reasonInvalid, Message: err.Error(), ObservedGeneration: obj.GetGeneration(),
 		}})
 	}
-	o, copyErrs, err := r.observe(ctx, obj, cfg)
+	o, err := r.observe(ctx, obj, cfg)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	copyErrs := r.writeCopies(ctx, obj, &o)
 	d := decide(o)
-	werr := r.writeEndpoint(ctx, obj, d)
+	werr := r.writeEndpoint(ctx, obj, o.endpoint, d)
 	serr := r.setStatus(ctx, obj, d.statusAddrs, d.hostnames, conditions(d, len(o.placed), obj.GetGeneration()))
 	var res ctrl.Result
 	if len(o.unhealthy) > 0 {

@@ -11,16 +11,16 @@ import (
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/healthcheck"
-	"github.com/kfed-io/kfed/hostnames"
-	"github.com/kfed-io/kfed/services"
+	"github.com/kfed-io/kfed/publish"
+	"github.com/kfed-io/kfed/tenancy"
 )
 
 // observation is what one reconcile learned of the world; decide turns it
 // into records and conditions.
 type observation struct {
 	// verdicts say, for each hostname the object serves, whether it holds
-	// it (hostnames.Rule, and the DNSEndpoint tenancy rule).
-	verdicts []hostnames.Verdict
+	// it (tenancy.Hostnames, and the DNSEndpoint tenancy rule).
+	verdicts []tenancy.Verdict
 	// ports are the ports the object listens on.
 	ports []int32
 	// placed are the joined clusters the object is placed in, with where
@@ -30,7 +30,9 @@ type observation struct {
 	// members holds, for each placed cluster that is Ready, what its copy
 	// gave; a placed cluster missing here is not Ready.
 	members map[string]memberCopy
-	// previous is the cluster table published last.
+	// endpoint is the DNSEndpoint published last, nil when none; previous
+	// its cluster table.
+	endpoint *extdnsv1alpha1.DNSEndpoint
 	previous dnsendpoint.Clusters
 	ttl      int64
 	// judged is true when health checkers are configured; unhealthy then
@@ -43,7 +45,7 @@ type observation struct {
 	health map[string]string
 	// weights are each cluster's ready replicas of the federated
 	// Deployments behind the object's backends; nil when they select none.
-	weights services.Weights
+	weights publish.Weights
 }
 
 // place is where a cluster is.
@@ -60,7 +62,7 @@ type decision struct {
 	// published are the hostnames published, refused those that are not
 	// and why.
 	published []string
-	refused   []hostnames.Verdict
+	refused   []tenancy.Verdict
 	// serving are the clusters whose addresses are published; waiting
 	// those whose copy has no address yet; offline those not Ready;
 	// problems what went wrong with copies.
@@ -106,7 +108,7 @@ func decide(o observation) decision {
 	for _, v := range o.verdicts {
 		switch {
 		case v.Reason != "":
-			if !slices.ContainsFunc(d.refused, func(r hostnames.Verdict) bool { return r.Hostname == v.Hostname }) {
+			if !slices.ContainsFunc(d.refused, func(r tenancy.Verdict) bool { return r.Hostname == v.Hostname }) {
 				d.refused = append(d.refused, v)
 			}
 		case !slices.Contains(d.published, v.Hostname):
@@ -119,40 +121,30 @@ func decide(o observation) decision {
 	var table []dnsendpoint.Cluster
 	var healthy []netip.Addr
 	d.judged = o.judged
-	for _, name := range sortedKeys(o.placed) {
+	for _, name := range slices.Sorted(maps.Keys(o.placed)) {
 		p := o.placed[name]
 		m, ready := o.members[name]
-		prev, had := o.previous[name]
-		var addrs []netip.Addr
-		var hostname string
-		switch {
-		case !ready:
-			d.offline = append(d.offline, name)
-			if had {
-				addrs, hostname = prev.Addresses, prev.Hostname
-			}
-		case m.outcome == copyFailed:
-			d.problems = append(d.problems, m.problem)
-			if had {
-				addrs, hostname = prev.Addresses, prev.Hostname
-			}
-		case m.outcome == copyUnresolved:
-			d.problems = append(d.problems, m.problem)
-			addrs, hostname = m.addrs, m.hostname
-			if had {
-				addrs = prev.Addresses
-			}
-		case m.outcome == copyConflict:
-			d.problems = append(d.problems, m.problem)
-		case m.outcome == copyWaiting:
-			d.waiting = append(d.waiting, name)
-		default:
-			addrs, hostname = m.addrs, m.hostname
+		if !ready {
+			m.outcome = publish.Offline
 		}
+		switch m.outcome {
+		case publish.Offline:
+			d.offline = append(d.offline, name)
+		case publish.WriteFailed, publish.Unresolved, publish.LeftAlone:
+			d.problems = append(d.problems, m.problem)
+		case publish.Waiting:
+			d.waiting = append(d.waiting, name)
+		}
+		prev, had := o.previous[name]
+		var was dnsendpoint.Cluster
+		if had {
+			was = *prev
+		}
+		row, _ := publish.Keep(m.outcome, dnsendpoint.Cluster{Addresses: m.addrs, Hostname: m.hostname}, was, had)
+		addrs, hostname := publish.SortedAddrs(row.Addresses), row.Hostname
 		if len(addrs) == 0 {
 			continue
 		}
-		addrs = sortedAddrs(addrs)
 		d.serving = append(d.serving, name)
 		d.addrs = append(d.addrs, addrs...)
 		if hostname != "" {
@@ -172,8 +164,8 @@ func decide(o observation) decision {
 		}
 		table = append(table, c)
 	}
-	d.addrs = sortedAddrs(d.addrs)
-	d.statusAddrs = sortedAddrs(d.statusAddrs)
+	d.addrs = publish.SortedAddrs(d.addrs)
+	d.statusAddrs = publish.SortedAddrs(d.statusAddrs)
 	slices.Sort(d.hostnames)
 	d.hostnames = slices.Compact(d.hostnames)
 	if len(d.published) == 0 || len(table) == 0 {
@@ -183,23 +175,10 @@ func decide(o observation) decision {
 	d.health = probeSettings(o.health, d.published)
 	published := d.addrs
 	if len(healthy) > 0 {
-		published = sortedAddrs(healthy)
-	}
-	var v4, v6 []string
-	for _, a := range published {
-		if a.Is4() {
-			v4 = append(v4, a.String())
-		} else {
-			v6 = append(v6, a.String())
-		}
+		published = healthy
 	}
 	for _, h := range d.published {
-		if len(v4) > 0 {
-			d.endpoints = append(d.endpoints, extdnsv1alpha1.Endpoint{DNSName: h, RecordType: "A", Targets: v4, RecordTTL: o.ttl})
-		}
-		if len(v6) > 0 {
-			d.endpoints = append(d.endpoints, extdnsv1alpha1.Endpoint{DNSName: h, RecordType: "AAAA", Targets: v6, RecordTTL: o.ttl})
-		}
+		d.endpoints = append(d.endpoints, publish.AddressEndpoints(h, published, o.ttl)...)
 	}
 	return d
 }
@@ -209,24 +188,6 @@ func unknownProblem(unknown []string) []string {
 		return nil
 	}
 	return []string{fmt.Sprintf("the placement names clusters that are not joined: %s", strings.Join(unknown, ", "))}
-}
-
-func sortedAddrs(addrs []netip.Addr) []netip.Addr {
-	out := make([]netip.Addr, 0, len(addrs))
-	for _, a := range addrs {
-		out = append(out, a.Unmap())
-	}
-	slices.SortFunc(out, netip.Addr.Compare)
-	return slices.Compact(out)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // probeSettings are the checkers' settings for the object's clusters: its

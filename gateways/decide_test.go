@@ -1,6 +1,7 @@
 package gateways
 
 import (
+	"github.com/kfed-io/kfed/publish"
 	"maps"
 	"net/netip"
 	"slices"
@@ -12,7 +13,7 @@ import (
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/healthcheck"
-	"github.com/kfed-io/kfed/hostnames"
+	"github.com/kfed-io/kfed/tenancy"
 )
 
 func addrs(s ...string) []netip.Addr {
@@ -29,8 +30,8 @@ func TestDecide(t *testing.T) {
 		"cluster-2": {region: "us-east1", zones: []string{"us-east1-c"}},
 		"cluster-3": {region: "europe-west1", zones: []string{"europe-west1-b"}},
 	}
-	serving := func(a ...string) memberCopy { return memberCopy{outcome: copyServing, addrs: addrs(a...)} }
-	shop := []hostnames.Verdict{{Hostname: "shop.example.com"}}
+	serving := func(a ...string) memberCopy { return memberCopy{outcome: publish.Serving, addrs: addrs(a...)} }
+	shop := []tenancy.Verdict{{Hostname: "shop.example.com"}}
 	for _, tc := range []struct {
 		name string
 		o    observation
@@ -60,7 +61,7 @@ func TestDecide(t *testing.T) {
 		},
 		{
 			name: "refused hostname is not published and the condition says why",
-			o: observation{verdicts: []hostnames.Verdict{{Hostname: "shop.example.com"}, {Hostname: "*.example.com", Reason: "*.example.com is a wildcard"}},
+			o: observation{verdicts: []tenancy.Verdict{{Hostname: "shop.example.com"}, {Hostname: "*.example.com", Reason: "*.example.com is a wildcard"}},
 				placed: map[string]place{"cluster-1": {}}, ttl: 30, members: map[string]memberCopy{"cluster-1": serving("127.1.200.1")}},
 			records:  []string{"shop.example.com A 127.1.200.1"},
 			clusters: []string{"cluster-1"},
@@ -68,7 +69,7 @@ func TestDecide(t *testing.T) {
 		},
 		{
 			name: "every hostname refused: no records",
-			o: observation{verdicts: []hostnames.Verdict{{Hostname: "shop.example.com", Reason: "held by namespace a"}},
+			o: observation{verdicts: []tenancy.Verdict{{Hostname: "shop.example.com", Reason: "held by namespace a"}},
 				placed: map[string]place{"cluster-1": {}}, members: map[string]memberCopy{"cluster-1": serving("127.1.200.1")}},
 			conds: []string{"kfed.io/Valid True Valid", "kfed.io/Placed True Placed", "kfed.io/HostnamesPublished False HostnameRefused"},
 		},
@@ -84,7 +85,7 @@ func TestDecide(t *testing.T) {
 		{
 			name: "copy that could not be written keeps its addresses and the problem is told",
 			o: observation{verdicts: shop, placed: map[string]place{"cluster-1": {}}, ttl: 30,
-				members:  map[string]memberCopy{"cluster-1": {outcome: copyFailed, problem: "cluster-1 rejected it"}},
+				members:  map[string]memberCopy{"cluster-1": {outcome: publish.WriteFailed, problem: "cluster-1 rejected it"}},
 				previous: dnsendpoint.Clusters{"cluster-1": {Name: "cluster-1", Addresses: addrs("127.1.200.1")}}},
 			records:  []string{"shop.example.com A 127.1.200.1"},
 			clusters: []string{"cluster-1"},
@@ -93,14 +94,14 @@ func TestDecide(t *testing.T) {
 		{
 			name: "conflicting member object: that cluster is not published",
 			o: observation{verdicts: shop, placed: map[string]place{"cluster-1": {}, "cluster-2": {}}, ttl: 30,
-				members: map[string]memberCopy{"cluster-1": serving("127.1.200.1"), "cluster-2": {outcome: copyConflict, problem: "kfed did not create it"}}},
+				members: map[string]memberCopy{"cluster-1": serving("127.1.200.1"), "cluster-2": {outcome: publish.LeftAlone, problem: "kfed did not create it"}}},
 			records:  []string{"shop.example.com A 127.1.200.1"},
 			clusters: []string{"cluster-1"},
 			conds:    []string{"kfed.io/Valid True Valid", "kfed.io/Placed False CopyProblem", "kfed.io/HostnamesPublished True Published"},
 		},
 		{
 			name:  "no copy has an address yet: nothing published, waiting",
-			o:     observation{verdicts: shop, placed: map[string]place{"cluster-1": {}}, members: map[string]memberCopy{"cluster-1": {outcome: copyWaiting}}},
+			o:     observation{verdicts: shop, placed: map[string]place{"cluster-1": {}}, members: map[string]memberCopy{"cluster-1": {outcome: publish.Waiting}}},
 			conds: []string{"kfed.io/Valid True Valid", "kfed.io/Placed True Placed", "kfed.io/HostnamesPublished False WaitingForAddresses"},
 		},
 		{
@@ -169,9 +170,9 @@ func TestDecide(t *testing.T) {
 // health checkers read of a Service's: place, weight, addresses, ports.
 func TestDecideTable(t *testing.T) {
 	d := decide(observation{
-		verdicts: []hostnames.Verdict{{Hostname: "shop.example.com"}}, ports: []int32{80, 8443}, ttl: 30,
+		verdicts: []tenancy.Verdict{{Hostname: "shop.example.com"}}, ports: []int32{80, 8443}, ttl: 30,
 		placed:  map[string]place{"cluster-1": {region: "us-east1", zones: []string{"us-east1-b"}}},
-		members: map[string]memberCopy{"cluster-1": {outcome: copyServing, addrs: addrs("127.1.200.2", "127.1.200.1")}},
+		members: map[string]memberCopy{"cluster-1": {outcome: publish.Serving, addrs: addrs("127.1.200.2", "127.1.200.1")}},
 	})
 	obj := &extdnsv1alpha1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{}}, Spec: extdnsv1alpha1.DNSEndpointSpec{Endpoints: d.endpoints}}
 	dnsendpoint.SetClusters(obj, d.clusters)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kfed-io/kfed/publish"
 	"net/netip"
 	"slices"
 
@@ -135,26 +136,26 @@ func (k gatewayKind) sync(ctx context.Context, m clusters.Member, obj client.Obj
 	gw := obj.(*gatewayv1.Gateway)
 	if !m.Watches(&gatewayv1.Gateway{}) {
 		msg := fmt.Sprintf("cluster %s does not serve Gateways (install the Gateway API CRDs there, and let kfed read them)", m.Name)
-		return memberCopy{outcome: copyFailed, problem: msg}, errors.New(msg)
+		return memberCopy{outcome: publish.WriteFailed, problem: msg}, errors.New(msg)
 	}
 	want := &gatewayv1.Gateway{ObjectMeta: copyMeta(gw), Spec: *gw.Spec.DeepCopy()}
 	clusters.Mark(want, origin(gw), federation)
 	var cur gatewayv1.Gateway
 	existing, err := getCopy(ctx, m, client.ObjectKeyFromObject(want), &cur)
 	if err != nil {
-		return memberCopy{outcome: copyFailed, problem: err.Error()}, err
+		return memberCopy{outcome: publish.WriteFailed, problem: err.Error()}, err
 	}
 	if c, ok := conflict(m, existing, origin(gw), federation, k.name()); !ok {
 		return c, nil
 	}
 	if _, err := clusters.WriteCopy(ctx, m, existing, want); err != nil {
-		return memberCopy{outcome: copyFailed, problem: err.Error()}, err
+		return memberCopy{outcome: publish.WriteFailed, problem: err.Error()}, err
 	}
 	if err := k.syncRoutes(ctx, m, gw, federation); err != nil {
-		return memberCopy{outcome: copyFailed, problem: err.Error()}, err
+		return memberCopy{outcome: publish.WriteFailed, problem: err.Error()}, err
 	}
 	if existing == nil {
-		return memberCopy{outcome: copyWaiting}, nil
+		return memberCopy{outcome: publish.Waiting}, nil
 	}
 	return addressesOf(cur.Status.Addresses), nil
 }
@@ -175,7 +176,7 @@ func addressesOf(status []gatewayv1.GatewayStatusAddress) memberCopy {
 		}
 	}
 	if len(mc.addrs) == 0 && mc.hostname == "" {
-		mc.outcome = copyWaiting
+		mc.outcome = publish.Waiting
 	}
 	return mc
 }

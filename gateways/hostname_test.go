@@ -3,6 +3,7 @@ package gateways
 import (
 	"context"
 	"errors"
+	"github.com/kfed-io/kfed/publish"
 	"net/netip"
 	"slices"
 	"strings"
@@ -12,7 +13,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
-	"github.com/kfed-io/kfed/hostnames"
+	"github.com/kfed-io/kfed/tenancy"
 )
 
 // fakeResolver answers from a table, and fails for names it lacks.
@@ -43,11 +44,11 @@ func TestMemberAddresses(t *testing.T) {
 		{"Gateway: a hostname alone serves",
 			addressesOf([]gatewayv1.GatewayStatusAddress{{Type: typ(gatewayv1.HostnameAddressType), Value: "nlb-1.example.net"}}),
 			memberCopy{hostname: "nlb-1.example.net"}},
-		{"Gateway: no address yet is waiting", addressesOf(nil), memberCopy{outcome: copyWaiting}},
+		{"Gateway: no address yet is waiting", addressesOf(nil), memberCopy{outcome: publish.Waiting}},
 		{"Ingress: IPs and the first hostname",
 			ingressAddresses([]networkingv1.IngressLoadBalancerIngress{{IP: "127.1.200.1"}, {Hostname: "lb-1.example.net"}, {Hostname: "lb-2.example.net"}}),
 			memberCopy{addrs: addrs("127.1.200.1"), hostname: "lb-1.example.net"}},
-		{"Ingress: no address yet is waiting", ingressAddresses(nil), memberCopy{outcome: copyWaiting}},
+		{"Ingress: no address yet is waiting", ingressAddresses(nil), memberCopy{outcome: publish.Waiting}},
 	} {
 		if tt.got.outcome != tt.want.outcome || tt.got.hostname != tt.want.hostname || !slices.Equal(tt.got.addrs, tt.want.addrs) {
 			t.Errorf("%s: %+v, want %+v", tt.name, tt.got, tt.want)
@@ -60,17 +61,17 @@ func TestMemberAddresses(t *testing.T) {
 func TestResolveHostnameAddress(t *testing.T) {
 	r := &reconciler{Controller: &Controller{Resolver: fakeResolver{"nlb-1.example.net": addrs("127.7.0.2", "127.7.0.1")}}}
 	mc := r.resolve(context.Background(), "aws", memberCopy{hostname: "NLB-1.example.net."})
-	if mc.outcome != copyServing || mc.hostname != "nlb-1.example.net" || !slices.Equal(mc.addrs, addrs("127.7.0.2", "127.7.0.1")) {
+	if mc.outcome != publish.Serving || mc.hostname != "nlb-1.example.net" || !slices.Equal(mc.addrs, addrs("127.7.0.2", "127.7.0.1")) {
 		t.Errorf("resolved copy %+v", mc)
 	}
 	mc = r.resolve(context.Background(), "aws", memberCopy{hostname: "nlb-9.example.net"})
-	if mc.outcome != copyUnresolved || !strings.Contains(mc.problem, "resolving the address nlb-9.example.net of cluster aws") {
+	if mc.outcome != publish.Unresolved || !strings.Contains(mc.problem, "resolving the address nlb-9.example.net of cluster aws") {
 		t.Errorf("unresolved copy %+v", mc)
 	}
 }
 
 func TestDecideHostnameAddresses(t *testing.T) {
-	shop := []hostnames.Verdict{{Hostname: "shop.example.com"}}
+	shop := []tenancy.Verdict{{Hostname: "shop.example.com"}}
 	placed := map[string]place{"aws": {}, "gcp": {}}
 	nlb := "nlb-1.elb.us-east-1.amazonaws.com"
 	for _, tt := range []struct {
@@ -85,24 +86,24 @@ func TestDecideHostnameAddresses(t *testing.T) {
 		{
 			name: "a hostname address is published as what it resolved to, the name kept in the table for aliases",
 			members: map[string]memberCopy{
-				"aws": {outcome: copyServing, hostname: nlb, addrs: addrs("127.7.0.1")},
-				"gcp": {outcome: copyServing, addrs: addrs("127.2.200.1")},
+				"aws": {outcome: publish.Serving, hostname: nlb, addrs: addrs("127.7.0.1")},
+				"gcp": {outcome: publish.Serving, addrs: addrs("127.2.200.1")},
 			},
 			records: []string{"shop.example.com A 127.2.200.1,127.7.0.1"}, hostname: nlb, hostnames: []string{nlb},
 		},
 		{
 			name: "the sole cluster's hostname is still published as addresses (the hostname may be an apex)",
 			members: map[string]memberCopy{
-				"aws": {outcome: copyServing, hostname: nlb, addrs: addrs("127.7.0.1")},
-				"gcp": {outcome: copyWaiting},
+				"aws": {outcome: publish.Serving, hostname: nlb, addrs: addrs("127.7.0.1")},
+				"gcp": {outcome: publish.Waiting},
 			},
 			records: []string{"shop.example.com A 127.7.0.1"}, hostname: nlb, hostnames: []string{nlb},
 		},
 		{
 			name: "a hostname that did not resolve keeps the addresses it had, and says so",
 			members: map[string]memberCopy{
-				"aws": {outcome: copyUnresolved, hostname: nlb, problem: "resolving the address"},
-				"gcp": {outcome: copyServing, addrs: addrs("127.2.200.1")},
+				"aws": {outcome: publish.Unresolved, hostname: nlb, problem: "resolving the address"},
+				"gcp": {outcome: publish.Serving, addrs: addrs("127.2.200.1")},
 			},
 			previous: dnsendpoint.Clusters{"aws": {Name: "aws", Hostname: nlb, Addresses: addrs("127.7.0.9")}},
 			records:  []string{"shop.example.com A 127.2.200.1,127.7.0.9"}, hostname: nlb, problem: true, hostnames: []string{nlb},
@@ -110,8 +111,8 @@ func TestDecideHostnameAddresses(t *testing.T) {
 		{
 			name: "a hostname that never resolved publishes nothing for its cluster",
 			members: map[string]memberCopy{
-				"aws": {outcome: copyUnresolved, hostname: nlb, problem: "resolving the address"},
-				"gcp": {outcome: copyServing, addrs: addrs("127.2.200.1")},
+				"aws": {outcome: publish.Unresolved, hostname: nlb, problem: "resolving the address"},
+				"gcp": {outcome: publish.Serving, addrs: addrs("127.2.200.1")},
 			},
 			records: []string{"shop.example.com A 127.2.200.1"}, problem: true,
 		},

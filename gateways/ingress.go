@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/kfed-io/kfed/publish"
 	"maps"
 	"net/netip"
 	"strings"
@@ -58,23 +59,23 @@ func (k ingressKind) sync(ctx context.Context, m clusters.Member, obj client.Obj
 	ing := obj.(*networkingv1.Ingress)
 	if !m.Watches(&networkingv1.Ingress{}) {
 		msg := fmt.Sprintf("kfed may not read Ingresses in cluster %s (its member RBAC predates them: apply deploy/member/rbac.yaml)", m.Name)
-		return memberCopy{outcome: copyFailed, problem: msg}, errors.New(msg)
+		return memberCopy{outcome: publish.WriteFailed, problem: msg}, errors.New(msg)
 	}
 	want := &networkingv1.Ingress{ObjectMeta: copyMeta(ing), Spec: *ing.Spec.DeepCopy()}
 	clusters.Mark(want, origin(ing), federation)
 	var cur networkingv1.Ingress
 	existing, err := getCopy(ctx, m, client.ObjectKeyFromObject(want), &cur)
 	if err != nil {
-		return memberCopy{outcome: copyFailed, problem: err.Error()}, err
+		return memberCopy{outcome: publish.WriteFailed, problem: err.Error()}, err
 	}
 	if c, ok := conflict(m, existing, origin(ing), federation, k.name()); !ok {
 		return c, nil
 	}
 	if _, err := clusters.WriteCopy(ctx, m, existing, want); err != nil {
-		return memberCopy{outcome: copyFailed, problem: err.Error()}, err
+		return memberCopy{outcome: publish.WriteFailed, problem: err.Error()}, err
 	}
 	if existing == nil {
-		return memberCopy{outcome: copyWaiting}, nil
+		return memberCopy{outcome: publish.Waiting}, nil
 	}
 	return ingressAddresses(cur.Status.LoadBalancer.Ingress), nil
 }
@@ -91,7 +92,7 @@ func ingressAddresses(status []networkingv1.IngressLoadBalancerIngress) memberCo
 		}
 	}
 	if len(mc.addrs) == 0 && mc.hostname == "" {
-		mc.outcome = copyWaiting
+		mc.outcome = publish.Waiting
 	}
 	return mc
 }
@@ -165,9 +166,9 @@ func conflict(m clusters.Member, existing client.Object, origin, federation, kin
 	case clusters.Absent, clusters.Ours:
 		return memberCopy{}, true
 	case clusters.Conflict:
-		return memberCopy{outcome: copyConflict, problem: fmt.Sprintf("cluster %s has a %s %s that another federation or object manages; left alone", m.Name, kind, origin)}, false
+		return memberCopy{outcome: publish.LeftAlone, problem: fmt.Sprintf("cluster %s has a %s %s that another federation or object manages; left alone", m.Name, kind, origin)}, false
 	default:
-		return memberCopy{outcome: copyConflict, problem: fmt.Sprintf("cluster %s already has a %s %s that kfed did not create; left alone", m.Name, kind, origin)}, false
+		return memberCopy{outcome: publish.LeftAlone, problem: fmt.Sprintf("cluster %s already has a %s %s that kfed did not create; left alone", m.Name, kind, origin)}, false
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/publish"
 )
 
 // kind is what differs between a federated Gateway and a federated Ingress;
@@ -41,33 +42,18 @@ type kind interface {
 	conditions(obj client.Object) []metav1.Condition
 }
 
-// copyOutcome is how syncing one member's copy went.
-type copyOutcome int
-
-const (
-	// copyServing: the copy is in place and has addresses.
-	copyServing copyOutcome = iota
-	// copyWaiting: the copy is in place, the member's implementation has
-	// given it no address yet.
-	copyWaiting
-	// copyFailed: writing the copy failed; it is retried.
-	copyFailed
-	// copyConflict: an object kfed did not make for this origin holds the
-	// name; left alone.
-	copyConflict
-	// copyUnresolved: the copy's address is a hostname that did not
-	// resolve this time; the cluster keeps the addresses it had.
-	copyUnresolved
-)
-
 // memberCopy is what one member's copy gave this reconcile.
 type memberCopy struct {
-	outcome copyOutcome
+	// outcome is how syncing it went: publish.Serving, Waiting (no address
+	// yet), WriteFailed, LeftAlone (an object kfed did not make for this
+	// origin holds the name), Unresolved (a hostname address that did not
+	// resolve this time).
+	outcome publish.Outcome
 	addrs   []netip.Addr
 	// hostname is the copy's address when given as a name (an AWS NLB's),
 	// its addresses resolved into addrs every sync.
 	hostname string
-	// problem says what went wrong, for copyFailed, copyConflict and
-	// copyUnresolved.
+	// problem says what went wrong, for WriteFailed, LeftAlone and
+	// Unresolved.
 	problem string
 }

@@ -3,10 +3,8 @@ package gateways
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -14,19 +12,19 @@ import (
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	"github.com/kfed-io/kfed/hostnames"
-	"github.com/kfed-io/kfed/services"
+	"github.com/kfed-io/kfed/publish"
 	"github.com/kfed-io/kfed/services/serviceconfig"
+	"github.com/kfed-io/kfed/tenancy"
 )
 
-// observe reads what the object's records depend on and syncs its copies
-// in every Ready member. The error is for a read of the control plane that
-// failed; copyErrs are member writes to retry.
-func (r *reconciler) observe(ctx context.Context, obj client.Object, cfg serviceconfig.Config) (o observation, copyErrs error, err error) {
+// observe reads what the object's records depend on from the control
+// plane. It writes nothing: writeCopies then syncs the copies in the
+// members. The error is for a read that failed.
+func (r *reconciler) observe(ctx context.Context, obj client.Object, cfg serviceconfig.Config) (o observation, err error) {
 	o = observation{placed: map[string]place{}, members: map[string]memberCopy{}, ttl: cfg.TTL, health: cfg.Health}
 	var all kfedv1alpha1.ClusterList
 	if err := r.Fed.List(ctx, &all); err != nil {
-		return o, nil, fmt.Errorf("listing Clusters: %w", err)
+		return o, fmt.Errorf("listing Clusters: %w", err)
 	}
 	for i := range all.Items {
 		cl := &all.Items[i]
@@ -46,27 +44,28 @@ func (r *reconciler) observe(ctx context.Context, obj client.Object, cfg service
 
 	hosts, ports, err := r.k.serves(ctx, r.Fed, obj)
 	if err != nil {
-		return o, nil, err
+		return o, err
 	}
 	o.ports = ports
 	if o.verdicts, err = r.judge(ctx, obj, hosts); err != nil {
-		return o, nil, err
+		return o, err
 	}
 	if o.weights, err = r.observeWeights(ctx, obj); err != nil {
-		return o, nil, err
+		return o, err
 	}
 
 	var published extdnsv1alpha1.DNSEndpoint
 	epKey := r.endpointKey(client.ObjectKeyFromObject(obj))
 	switch err := r.Fed.Get(ctx, epKey, &published); {
 	case err == nil:
+		o.endpoint = &published
 		o.previous, _ = dnsendpoint.ReadClusters(&published)
 	case !apierrors.IsNotFound(err):
-		return o, nil, err
+		return o, err
 	}
-	health, err := services.ReadHealth(ctx, r.Fed, r.Namespace, r.Federation, time.Now(), r.Freshness)
+	health, err := publish.ReadHealth(ctx, r.Fed, r.Namespace, r.Federation, r.Clock.Now(), r.Freshness)
 	if err != nil {
-		return o, nil, err
+		return o, err
 	}
 	o.judged, o.freshness, o.unhealthy = health.Judged(), health.Freshness(), map[string]string{}
 	for name := range o.placed {
@@ -75,35 +74,22 @@ func (r *reconciler) observe(ctx context.Context, obj client.Object, cfg service
 			was = !p.Unhealthy
 		}
 		// The checkers key what they probe by the DNSEndpoint they read.
-		if ok, reason := health.Verdict(kfedv1alpha1.EndpointKey(epKey.Namespace, epKey.Name, name), was); !ok {
-			o.unhealthy[name] = cmp.Or(reason, "out until a quorum of fresh checkers finds it up")
+		if v := health.Verdict(kfedv1alpha1.EndpointKey(epKey.Namespace, epKey.Name, name), was); !v.Healthy {
+			o.unhealthy[name] = cmp.Or(v.Reason, "out until a quorum of fresh checkers finds it up")
 		}
 	}
 
-	var errs []error
-	for _, m := range r.Members.Ready() { // one snapshot for the whole reconcile
-		if _, ok := o.placed[m.Name]; !ok {
-			errs = append(errs, r.k.remove(ctx, m, client.ObjectKeyFromObject(obj), r.Federation))
-			continue
-		}
-		mc, err := r.k.sync(ctx, m, obj, r.Federation)
-		errs = append(errs, err)
-		if mc.outcome == copyServing && mc.hostname != "" {
-			mc = r.resolve(ctx, m.Name, mc)
-		}
-		o.members[m.Name] = mc
-	}
-	return o, errors.Join(errs...), nil
+	return o, nil
 }
 
 // resolve looks up a copy's hostname address, as the Service controller
 // does a load balancer's name: again every sync, the name kept for the
 // providers that publish an alias to it.
 func (r *reconciler) resolve(ctx context.Context, cluster string, mc memberCopy) memberCopy {
-	name, addrs, err := services.ResolveHostname(ctx, r.Resolver, mc.hostname)
+	name, addrs, err := publish.ResolveHostname(ctx, r.Resolver, mc.hostname)
 	mc.hostname = name
 	if err != nil {
-		mc.outcome = copyUnresolved
+		mc.outcome = publish.Unresolved
 		mc.problem = fmt.Sprintf("resolving the address %s of cluster %s: %v", name, cluster, err)
 		return mc
 	}
@@ -113,8 +99,8 @@ func (r *reconciler) resolve(ctx context.Context, cluster string, mc memberCopy)
 
 // judge gathers every federated object's claims and says which of obj's
 // hostnames it holds.
-func (r *reconciler) judge(ctx context.Context, obj client.Object, hosts []string) ([]hostnames.Verdict, error) {
-	var claims, own []hostnames.Claim
+func (r *reconciler) judge(ctx context.Context, obj client.Object, hosts []string) ([]tenancy.Verdict, error) {
+	var claims, own []tenancy.Claim
 	for _, k := range r.kinds() {
 		objs, err := r.list(ctx, k)
 		if err != nil {
@@ -126,12 +112,12 @@ func (r *reconciler) judge(ctx context.Context, obj client.Object, hosts []strin
 				return nil, err
 			}
 			for _, h := range hs {
-				claims = append(claims, hostnames.Claim{Hostname: h, Namespace: o.GetNamespace(), Kind: k.name(), Name: o.GetName(), Created: o.GetCreationTimestamp().Time})
+				claims = append(claims, tenancy.Claim{Hostname: h, Namespace: o.GetNamespace(), Kind: k.name(), Name: o.GetName(), Created: o.GetCreationTimestamp().Time})
 			}
 		}
 	}
 	for _, h := range hosts {
-		own = append(own, hostnames.Claim{Hostname: h, Namespace: obj.GetNamespace(), Kind: r.k.name(), Name: obj.GetName(), Created: obj.GetCreationTimestamp().Time})
+		own = append(own, tenancy.Claim{Hostname: h, Namespace: obj.GetNamespace(), Kind: r.k.name(), Name: obj.GetName(), Created: obj.GetCreationTimestamp().Time})
 	}
 	verdicts := r.Rule.Judge(own, r.Rule.Holders(claims))
 	for i := range verdicts {

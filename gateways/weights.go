@@ -15,11 +15,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/kfed-io/kfed/services"
+	"github.com/kfed-io/kfed/publish"
 )
 
 // A federated Gateway or Ingress is weighed as a federated Service is
-// (services.WeightsOf): each cluster's weight is its ready replicas of the
+// (publish.WeightsOf): each cluster's weight is its ready replicas of the
 // federated Deployments that the control-plane Services its backends name
 // select. The backends are:
 //   - a Gateway's: the backendRefs of the rules of the HTTPRoutes and
@@ -93,7 +93,7 @@ func ingressBackends(ing *networkingv1.Ingress) []string {
 
 // observeWeights reads the Services obj's backends name and the
 // Deployments of its namespace, and weighs the clusters.
-func (r *reconciler) observeWeights(ctx context.Context, obj client.Object) (services.Weights, error) {
+func (r *reconciler) observeWeights(ctx context.Context, obj client.Object) (publish.Weights, error) {
 	backends, err := r.k.backends(ctx, r.Fed, obj)
 	if err != nil || len(backends) == 0 {
 		return nil, err
@@ -115,7 +115,7 @@ func (r *reconciler) observeWeights(ctx context.Context, obj client.Object) (ser
 	if err := r.Fed.List(ctx, &deps, client.InNamespace(obj.GetNamespace())); err != nil {
 		return nil, fmt.Errorf("listing Deployments for the weights: %w", err)
 	}
-	return services.WeightsOf(selectors, deps.Items), nil
+	return publish.WeightsOf(selectors, deps.Items), nil
 }
 
 // backedBy answers the federated objects of the reconciler's kind whose

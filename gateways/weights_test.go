@@ -11,8 +11,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/kfed-io/kfed/hostnames"
-	"github.com/kfed-io/kfed/services"
+	"github.com/kfed-io/kfed/publish"
+	"github.com/kfed-io/kfed/tenancy"
 )
 
 func TestRouteBackends(t *testing.T) {
@@ -90,21 +90,21 @@ func TestIngressBackends(t *testing.T) {
 func TestDecideWeights(t *testing.T) {
 	placed := map[string]place{"cluster-1": {}, "cluster-2": {}, "cluster-3": {}}
 	members := map[string]memberCopy{
-		"cluster-1": {outcome: copyServing, addrs: addrs("127.1.200.1")},
-		"cluster-2": {outcome: copyServing, addrs: addrs("127.2.200.1")},
-		"cluster-3": {outcome: copyServing, addrs: addrs("127.3.200.1")},
+		"cluster-1": {outcome: publish.Serving, addrs: addrs("127.1.200.1")},
+		"cluster-2": {outcome: publish.Serving, addrs: addrs("127.2.200.1")},
+		"cluster-3": {outcome: publish.Serving, addrs: addrs("127.3.200.1")},
 	}
 	for _, tt := range []struct {
 		name    string
-		weights services.Weights
+		weights publish.Weights
 		want    string
 	}{
-		{"ready replicas per cluster, 0 where none runs", services.Weights{"cluster-1": 6, "cluster-2": 2}, "map[cluster-1:6 cluster-2:2 cluster-3:0]"},
+		{"ready replicas per cluster, 0 where none runs", publish.Weights{"cluster-1": 6, "cluster-2": 2}, "map[cluster-1:6 cluster-2:2 cluster-3:0]"},
 		{"backends selecting no federated Deployment: every cluster weighs 1", nil, "map[cluster-1:1 cluster-2:1 cluster-3:1]"},
-		{"no ready backend anywhere: every cluster weighs 0 and stays published", services.Weights{"cluster-1": 0}, "map[cluster-1:0 cluster-2:0 cluster-3:0]"},
+		{"no ready backend anywhere: every cluster weighs 0 and stays published", publish.Weights{"cluster-1": 0}, "map[cluster-1:0 cluster-2:0 cluster-3:0]"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			d := decide(observation{verdicts: []hostnames.Verdict{{Hostname: "shop.example.com"}}, placed: placed, members: members, ttl: 30, weights: tt.weights})
+			d := decide(observation{verdicts: []tenancy.Verdict{{Hostname: "shop.example.com"}}, placed: placed, members: members, ttl: 30, weights: tt.weights})
 			got := map[string]int{}
 			for _, c := range d.clusters {
 				got[c.Name] = c.Weight

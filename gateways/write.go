@@ -4,91 +4,52 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"strings"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
-	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
-	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	"github.com/kfed-io/kfed/healthcheck"
-	"github.com/kfed-io/kfed/services"
+	"github.com/kfed-io/kfed/publish"
 )
 
-// writeEndpoint creates, updates or deletes the object's DNSEndpoint.
-func (r *reconciler) writeEndpoint(ctx context.Context, obj client.Object, d decision) error {
-	key := r.endpointKey(client.ObjectKeyFromObject(obj))
-	want := &extdnsv1alpha1.DNSEndpoint{
-		ObjectMeta: metav1.ObjectMeta{
-			Name: key.Name, Namespace: key.Namespace,
-			Labels:      dnsendpoint.Selector(r.Federation),
-			Annotations: map[string]string{AnnotationOrigin: r.k.name() + " " + origin(obj)},
-		},
-		Spec: extdnsv1alpha1.DNSEndpointSpec{Endpoints: d.endpoints},
-	}
-	dnsendpoint.SetClusters(want, d.clusters)
-	maps.Copy(want.Annotations, d.health)
-	var cur extdnsv1alpha1.DNSEndpoint
-	err := r.Fed.Get(ctx, key, &cur)
-	switch {
-	case apierrors.IsNotFound(err):
-		if err := r.Fed.Create(ctx, want); err != nil {
-			return fmt.Errorf("creating DNSEndpoint %s: %w", key, err)
-		}
-		return nil
-	case err != nil:
-		return err
-	case cur.Annotations[AnnotationOrigin] != want.Annotations[AnnotationOrigin]:
-		return fmt.Errorf("DNSEndpoint %s exists and is not this %s's; not touched", key, r.k.name())
-	}
-	if equality.Semantic.DeepEqual(cur.Spec.Endpoints, want.Spec.Endpoints) &&
-		cur.Annotations[dnsendpoint.AnnotationClusters] == want.Annotations[dnsendpoint.AnnotationClusters] &&
-		maps.Equal(healthAnnotations(cur.Annotations), d.health) &&
-		cur.Labels[kfedv1alpha1.LabelFederation] == r.Federation {
-		return nil
-	}
-	cur.Spec.Endpoints = want.Spec.Endpoints
-	// The health settings are replaced as a whole: one removed from the
-	// object leaves the DNSEndpoint too.
-	for k := range healthAnnotations(cur.Annotations) {
-		delete(cur.Annotations, k)
-	}
-	if cur.Labels == nil {
-		cur.Labels = map[string]string{}
-	}
-	if cur.Annotations == nil {
-		cur.Annotations = map[string]string{}
-	}
-	maps.Copy(cur.Labels, want.Labels)
-	maps.Copy(cur.Annotations, want.Annotations)
-	if _, ok := want.Annotations[dnsendpoint.AnnotationClusters]; !ok {
-		delete(cur.Annotations, dnsendpoint.AnnotationClusters)
-	}
-	if err := r.Fed.Update(ctx, &cur); err != nil {
-		return fmt.Errorf("updating DNSEndpoint %s: %w", key, err)
-	}
-	return nil
+// writeEndpoint writes the object's DNSEndpoint (publish.Publisher.Write),
+// in kfed's namespace, naming the object it publishes.
+// cur is the DNSEndpoint as the cache has it, nil when none.
+func (r *reconciler) writeEndpoint(ctx context.Context, obj client.Object, cur *extdnsv1alpha1.DNSEndpoint, d decision) error {
+	_, _, err := r.publisher().Write(ctx, cur, publish.Record{
+		Key: r.endpointKey(client.ObjectKeyFromObject(obj)), Owner: obj, Origin: r.k.name() + " " + origin(obj),
+		Endpoints: d.endpoints, Clusters: d.clusters, Annotations: d.health,
+	})
+	return err
 }
 
-// healthAnnotations are the kfed.io/health-* annotations of all; nil when
-// there are none.
-func healthAnnotations(all map[string]string) map[string]string {
-	var out map[string]string
-	for k, v := range all {
-		if strings.HasPrefix(k, healthcheck.AnnotationPrefix) {
-			if out == nil {
-				out = map[string]string{}
-			}
-			out[k] = v
+// writeCopies brings obj's copies in every Ready member in line: written
+// where the object is placed (kind.sync, which reads back each copy's
+// addresses, a hostname address resolved), removed where it is not. What
+// each gave goes to o.members, for decide; the error joins the member
+// writes to retry with backoff.
+func (r *reconciler) writeCopies(ctx context.Context, obj client.Object, o *observation) error {
+	var errs []error
+	for _, m := range r.Members.Ready() { // one snapshot for the whole reconcile
+		if _, ok := o.placed[m.Name]; !ok {
+			errs = append(errs, r.k.remove(ctx, m, client.ObjectKeyFromObject(obj), r.Federation))
+			continue
 		}
+		mc, err := r.k.sync(ctx, m, obj, r.Federation)
+		errs = append(errs, err)
+		if mc.outcome == publish.Serving && mc.hostname != "" {
+			mc = r.resolve(ctx, m.Name, mc)
+		}
+		o.members[m.Name] = mc
 	}
-	return out
+	return errors.Join(errs...)
+}
+
+// publisher writes the objects' DNSEndpoints.
+func (r *reconciler) publisher() publish.Publisher {
+	return publish.Publisher{Client: r.Fed, Live: r.Live, Federation: r.Federation, Namespace: r.Namespace}
 }
 
 // finalize removes what kfed made for obj — its copies in the Ready
@@ -115,17 +76,9 @@ func (r *reconciler) cleanup(ctx context.Context, key types.NamespacedName) erro
 	for _, m := range r.Members.Ready() {
 		errs = append(errs, r.k.remove(ctx, m, key, r.Federation))
 	}
-	var ep extdnsv1alpha1.DNSEndpoint
-	epKey := r.endpointKey(key)
-	switch err := r.Fed.Get(ctx, epKey, &ep); {
-	case err == nil && ep.Annotations[AnnotationOrigin] == r.k.name()+" "+key.String():
-		if err := r.Fed.Delete(ctx, &ep); err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("deleting DNSEndpoint %s: %w", epKey, err))
-			break
-		}
-		// Before the finalizer goes, so that a crash in between retries it.
-		errs = append(errs, services.MarkDeletion(ctx, r.Fed, r.Namespace, r.Federation, epKey.String()+" "+string(ep.UID)))
-	case err != nil && !apierrors.IsNotFound(err):
+	// Publisher.Delete marks the deletion on the serial marker before the
+	// finalizer goes, so that a crash in between retries it.
+	if _, err := r.publisher().Delete(ctx, r.endpointKey(key), r.k.name()+" "+key.String(), ""); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

@@ -28,19 +28,19 @@ import (
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	aboutv1alpha1 "github.com/kfed-io/kfed/api/about/v1alpha1"
-	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	inventoryv1alpha1 "github.com/kfed-io/kfed/api/inventory/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/balancer"
 	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/deployments"
 	"github.com/kfed-io/kfed/dnssync"
 	"github.com/kfed-io/kfed/gateways"
-	"github.com/kfed-io/kfed/hostnames"
 	"github.com/kfed-io/kfed/mcs"
-	"github.com/kfed-io/kfed/replicas/balancer"
-	"github.com/kfed-io/kfed/replicas/deployments"
+	"github.com/kfed-io/kfed/publish"
 	"github.com/kfed-io/kfed/services"
 	"github.com/kfed-io/kfed/tenancy"
+	"github.com/kfed-io/kfed/tenancy/report"
 )
 
 // The controller's own namespace holds its leader election Lease and the
@@ -78,13 +78,13 @@ type Options struct {
 	// DNSInterval is the time between DNS syncs when nothing changes.
 	DNSInterval time.Duration
 	// HealthFreshness is how long a checker's heartbeat counts in a quorum;
-	// services.DefaultFreshness when zero.
+	// publish.DefaultFreshness when zero.
 	HealthFreshness time.Duration
 	// Resolver looks up the load balancers' hostnames members give (a
 	// Service's ingress, a Gateway's or Ingress's address),
 	// net.DefaultResolver when nil, again every HostnameResync (a minute
 	// when zero).
-	Resolver       services.Resolver
+	Resolver       publish.Resolver
 	HostnameResync time.Duration
 	// UnschedulableThreshold is how long a pod of a federated Deployment may
 	// stay unschedulable before its cluster counts as full;
@@ -98,11 +98,11 @@ type Options struct {
 	Federation string
 	Domain     string
 	// TrustedNamespaces may publish names that are no namespace's federated
-	// names (dnsendpoint.Tenancy); Namespace alone when empty.
+	// names (tenancy.Endpoints); Namespace alone when empty.
 	TrustedNamespaces []string
 	// HostnameReservations reserve DNS suffixes of Gateway and Ingress
-	// hostnames for some namespaces (hostnames.Rule).
-	HostnameReservations []hostnames.Reservation
+	// hostnames for some namespaces (tenancy.Hostnames).
+	HostnameReservations []tenancy.Reservation
 	// Inventory says where members come from besides kfed join.
 	Inventory InventoryOptions
 	Logger    logr.Logger
@@ -284,10 +284,10 @@ func addGateways(mgr ctrl.Manager, o Options, members *clusters.Registry) error 
 	ingresses := watchable(&networkingv1.Ingress{}, "Ingresses")
 	gws := watchable(&gatewayv1.Gateway{}, "Gateways")
 	gc := &gateways.Controller{
-		Fed: mgr.GetClient(), Members: members, Recorder: mgr.GetEventRecorder("kfed-gateway-controller"),
+		Fed: mgr.GetClient(), Live: mgr.GetAPIReader(), Members: members, Recorder: mgr.GetEventRecorder("kfed-gateway-controller"),
 		Federation: o.Federation, Namespace: o.Namespace,
-		Rule:      hostnames.NewRule([]string{o.Domain}, o.HostnameReservations),
-		Tenancy:   dnsendpoint.NewTenancy(o.Federation, o.TrustedNamespaces),
+		Rule:      tenancy.NewHostnames([]string{o.Domain}, o.HostnameReservations),
+		Tenancy:   tenancy.NewEndpoints(o.Federation, o.TrustedNamespaces),
 		Ingresses: ingresses, Gateways: gws, Freshness: o.HealthFreshness,
 		Resolver: o.Resolver, Resync: o.HostnameResync,
 	}
@@ -335,8 +335,8 @@ func addReplicas(mgr ctrl.Manager, o Options, members *clusters.Registry) error 
 // addDNS registers what reads the DNSEndpoints: the tenancy reporter and,
 // with a provider, the DNS sync.
 func addDNS(mgr ctrl.Manager, o Options, _ *clusters.Registry) error {
-	rule := dnsendpoint.NewTenancy(o.Federation, o.TrustedNamespaces)
-	tr := &tenancy.Reporter{
+	rule := tenancy.NewEndpoints(o.Federation, o.TrustedNamespaces)
+	tr := &report.Reporter{
 		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("kfed-tenancy"), Federation: o.Federation, Rule: rule,
 	}
 	if err := tr.SetupWithManager(mgr, ctrlmetrics.Registry); err != nil {

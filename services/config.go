@@ -5,6 +5,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/kfed-io/kfed/placement"
 	"github.com/kfed-io/kfed/services/serviceconfig"
 )
@@ -28,6 +30,11 @@ func IsFederated(svc *corev1.Service) bool {
 		return true
 	}
 	return svc.Annotations[AnnotationFederated] == "true"
+}
+
+func isFederated(o client.Object) bool {
+	svc, ok := o.(*corev1.Service)
+	return ok && IsFederated(svc)
 }
 
 // parseConfig reads and checks a federated Service's spec and annotations

@@ -1,6 +1,7 @@
 package services
 
 import (
+	"github.com/kfed-io/kfed/publish"
 	"strings"
 	"testing"
 
@@ -28,10 +29,10 @@ func TestParseConfig(t *testing.T) {
 		clusters []string
 		errHas   []string
 	}{
-		{name: "no annotations takes defaults", svc: svc(nil), ttl: DefaultTTL},
+		{name: "no annotations takes defaults", svc: svc(nil), ttl: publish.DefaultTTL},
 		{name: "ttl annotation sets the TTL", svc: svc(map[string]string{AnnotationTTL: "120"}), ttl: 120},
 		{name: "clusters annotation lists names, trimmed and deduplicated",
-			svc: svc(map[string]string{AnnotationClusters: " c1, c2 ,c1"}), ttl: DefaultTTL, clusters: []string{"c1", "c2"}},
+			svc: svc(map[string]string{AnnotationClusters: " c1, c2 ,c1"}), ttl: publish.DefaultTTL, clusters: []string{"c1", "c2"}},
 		{name: "malformed ttl is refused with the value", svc: svc(map[string]string{AnnotationTTL: "30s"}),
 			errHas: []string{`kfed.io/ttl="30s": not a whole number`}},
 		{name: "ttl of zero is refused", svc: svc(map[string]string{AnnotationTTL: "0"}),
@@ -48,7 +49,7 @@ func TestParseConfig(t *testing.T) {
 		{name: "headless cannot be federated yet",
 			svc:    svc(nil, func(s *corev1.Service) { s.Spec.ClusterIP = corev1.ClusterIPNone }),
 			errHas: []string{"headless"}},
-		{name: "health annotations are checked", svc: svc(map[string]string{"kfed.io/health-check": "http", "kfed.io/health-path": "/healthz"}), ttl: DefaultTTL},
+		{name: "health annotations are checked", svc: svc(map[string]string{"kfed.io/health-check": "http", "kfed.io/health-path": "/healthz"}), ttl: publish.DefaultTTL},
 		{name: "malformed health interval is refused with the value", svc: svc(map[string]string{"kfed.io/health-interval": "often"}),
 			errHas: []string{`kfed.io/health-interval="often"`}},
 		{name: "unknown health check kind is refused", svc: svc(map[string]string{"kfed.io/health-check": "icmp"}),

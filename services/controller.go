@@ -5,14 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/netip"
 	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -31,12 +29,8 @@ import (
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/failover"
+	"github.com/kfed-io/kfed/publish"
 )
-
-// Resolver looks up the addresses of a load balancer's hostname.
-type Resolver interface {
-	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
-}
 
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups="",resources=services/status,verbs=get;update;patch
@@ -58,7 +52,7 @@ type Controller struct {
 	Domain     string
 	// Resolver re-resolves hostname ingress every sync; net.DefaultResolver
 	// when nil.
-	Resolver Resolver
+	Resolver publish.Resolver
 	// Resync is how often a Service with hostname ingress is re-resolved.
 	Resync time.Duration
 	// Metrics, if set, counts shard and DNSEndpoint operations.
@@ -71,10 +65,10 @@ type Controller struct {
 	// Namespace is where checkers' HealthReports and heartbeat Leases are;
 	// kfed-system when empty.
 	Namespace string
-	// Freshness is how long a checker's heartbeat counts; DefaultFreshness
+	// Freshness is how long a checker's heartbeat counts; publish.DefaultFreshness
 	// when zero.
 	Freshness time.Duration
-	// Clock tells the time; the real one when nil.
+	// Clock tells the time; SetupWithManager sets the real one when nil.
 	Clock clock.PassiveClock
 
 	// shards carries changes of shards, health changes of verdicts, as
@@ -87,6 +81,9 @@ type Controller struct {
 // whose ready replicas weigh them, shards in every member, and the set of
 // Ready members.
 func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
+	if c.Clock == nil {
+		c.Clock = clock.RealClock{}
+	}
 	var err error
 	if c.shards, err = clusters.NewChannel[client.Object](mgr); err != nil {
 		return err
@@ -94,7 +91,17 @@ func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
 	if c.health, err = clusters.NewChannel[client.Object](mgr); err != nil {
 		return err
 	}
-	if err := mgr.Add(&healthWatch{c: c, cache: mgr.GetCache(), events: c.health}); err != nil {
+	hw := &publish.HealthWatch{
+		Cache: mgr.GetCache(), Federation: c.Federation, Freshness: c.Freshness, Clock: c.Clock,
+		// A Service's DNSEndpoint has its key.
+		Enqueue: func(key types.NamespacedName) { c.health.Send(clusters.Stub(newService, key)) },
+		All: func(ctx context.Context) {
+			for _, r := range c.allFederated(ctx, nil) {
+				c.health.Send(clusters.Stub(newService, r.NamespacedName))
+			}
+		},
+	}
+	if err := mgr.Add(hw); err != nil {
 		return err
 	}
 	c.Members.Watch(&corev1.Service{}, clusters.ToOrigin(c.shards, c.Federation, newService))
@@ -109,7 +116,7 @@ func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
 		WatchesRawSource(clusters.ChannelSource(c.shards, &handler.EnqueueRequestForObject{})).
 		WatchesRawSource(clusters.ChannelSource(c.health, &handler.EnqueueRequestForObject{})).
 		WatchesRawSource(source.Channel(c.Members.Changes(), handler.EnqueueRequestsFromMapFunc(c.allFederated))).
-		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(c.servicesSelecting), builder.WithPredicates(HasTable())).
+		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(c.servicesSelecting), builder.WithPredicates(publish.HasTable())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: cmp.Or(c.Workers, 8)}).
 		Complete(c)
 }
@@ -160,29 +167,18 @@ func (c *Controller) allFederated(ctx context.Context, _ client.Object) []ctrl.R
 // line with the world.
 func (c *Controller) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var svc corev1.Service
-	err := c.Fed.Get(ctx, req.NamespacedName, &svc)
-	if apierrors.IsNotFound(err) {
-		// Gone without our finalizer (or before it was added): sweep shards
-		// that still point at it.
-		return ctrl.Result{}, c.deleteShards(ctx, req.NamespacedName)
-	}
-	if err != nil {
+	switch stage, err := clusters.Open(ctx, c.Fed, req.NamespacedName, &svc, Finalizer, isFederated); {
+	case err != nil:
 		return ctrl.Result{}, err
-	}
-	if svc.DeletionTimestamp != nil || !IsFederated(&svc) {
+	case stage == clusters.Gone:
+		// Sweep the shards that still point at it.
+		return ctrl.Result{}, c.deleteCopies(ctx, req.NamespacedName)
+	case stage == clusters.Finalizing:
 		return ctrl.Result{}, c.finalize(ctx, &svc)
-	}
-	if !controllerutil.ContainsFinalizer(&svc, Finalizer) {
-		patch := client.MergeFrom(svc.DeepCopy())
-		controllerutil.AddFinalizer(&svc, Finalizer)
-		if err := c.Fed.Patch(ctx, &svc, patch); err != nil {
-			return ctrl.Result{}, fmt.Errorf("adding finalizer: %w", err)
-		}
 	}
 
 	before := svc.DeepCopy()
-	st := newStatus(&svc)
-	result, err := c.reconcile(ctx, &svc, st)
+	result, st, err := c.reconcile(ctx, &svc)
 	st.apply(&svc)
 	if !equality.Semantic.DeepEqual(before.Status, svc.Status) {
 		if perr := c.Fed.Status().Patch(ctx, &svc, client.MergeFrom(before)); perr != nil {
@@ -193,36 +189,43 @@ func (c *Controller) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return result, err
 }
 
-// reconcile syncs the shards and the DNSEndpoint: observe (API reads and
-// shard syncs) → decide (pure) → write. st collects what the status will say.
-func (c *Controller) reconcile(ctx context.Context, svc *corev1.Service, st *status) (ctrl.Result, error) {
+// reconcile syncs the shards and the DNSEndpoint in the controller
+// contract's phases: observe (reads only) → decideCopies (pure) →
+// writeCopies → decide (pure, over what the shard writes gave) →
+// writeEndpoint. It returns what the status will say: the decision's
+// status and the DNS providers' reports on the DNSEndpoint written.
+func (c *Controller) reconcile(ctx context.Context, svc *corev1.Service) (ctrl.Result, status, error) {
 	cfg, err := parseConfig(svc)
 	if err != nil {
 		// Bad input freezes the Service as it is: no shard and no record is
 		// changed until the user fixes it.
+		var st status
 		st.invalid(reasonInvalidSpec, err.Error())
-		return ctrl.Result{}, nil
+		return ctrl.Result{}, st, nil
 	}
-	o, err := c.observe(ctx, svc, cfg, st)
+	o, err := c.observe(ctx, svc, cfg)
 	if err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, status{}, err
 	}
 	// Members whose shard could not be written are retried with backoff;
 	// the records are written all the same.
-	retry := o.shardErrs
-	d, err := decide(o, st)
+	var retry error
+	o.members, retry = c.writeCopies(ctx, svc, decideCopies(svc, c.Federation, o))
+	d, err := decide(o)
+	st := d.status
 	if err != nil {
-		return ctrl.Result{}, retry
+		return ctrl.Result{}, st, retry
 	}
-	if err := c.writeEndpoint(ctx, svc, o.published, d); err != nil {
+	published, err := c.writeEndpoint(ctx, svc, o.published, d)
+	if err != nil {
 		retry = errors.Join(retry, err)
 	} else {
 		c.verdictEvents(svc, st.verdicts)
-		c.failoverEvents(svc, st)
+		c.failoverEvents(svc, &st)
 	}
-	if o.published != nil {
-		// writeEndpoint bumped the generation if the records changed.
-		st.providers(o.published.Status.Publishers, o.published.Generation)
+	if published != nil {
+		// A write bumped the generation if the records changed.
+		st.providers(published.Status.Publishers, published.Generation)
 	}
 	var res ctrl.Result
 	if d.hostnames {
@@ -232,7 +235,7 @@ func (c *Controller) reconcile(ctx context.Context, svc *corev1.Service, st *sta
 		// A failback waits out its hold: look again when it ends.
 		res.RequeueAfter = d.due + 100*time.Millisecond
 	}
-	return res, retry
+	return res, st, retry
 }
 
 func (c *Controller) event(svc *corev1.Service, typ, reason, format string, args ...any) {
@@ -303,4 +306,11 @@ func (c *Controller) events(before, after *corev1.Service) {
 			c.event(after, corev1.EventTypeWarning, cond.Reason, "%s", cond.Message)
 		}
 	}
+}
+
+func (c *Controller) namespace() string {
+	if c.Namespace != "" {
+		return c.Namespace
+	}
+	return kfedv1alpha1.DefaultNamespace
 }

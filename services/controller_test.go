@@ -3,6 +3,7 @@ package services
 import (
 	"context"
 	"errors"
+	"github.com/kfed-io/kfed/publish"
 	"net/netip"
 	"reflect"
 	"slices"
@@ -66,15 +67,15 @@ func TestReadIngressResolvesHostnameEverySync(t *testing.T) {
 	}
 }
 
-func TestPreviousShardsRoundTrip(t *testing.T) {
-	names := NewNames("fed", "example.com", "ns", "web")
+func TestPreviousCopiesRoundTrip(t *testing.T) {
+	names := publish.NewNames("fed", "example.com", "ns", "web")
 	for _, shards := range [][]dnsendpoint.Cluster{
 		{east1, east2, eu},
 		{{Name: "aws", Region: "r", Zones: []string{"z"}, Hostname: "lb-1.elb.amazonaws.com", Weight: 1, Ports: []dnsendpoint.Port{web}}},
 		{{Name: "dual", Region: "r", Zones: []string{"z", "y"}, Addresses: ips("127.4.0.1", "fd00::4"), ClusterIPs: ips("10.96.0.4"), Weight: 0}},
 	} {
-		in := Input{Names: names, Clusters: shards, Regions: regions, Zones: zones}
-		eps, table, err := Endpoints(in)
+		in := publish.Input{Names: names, Clusters: shards, Regions: regions, Zones: zones}
+		eps, table, err := publish.Endpoints(in)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,7 +85,7 @@ func TestPreviousShardsRoundTrip(t *testing.T) {
 		for _, s := range previousClusters(published) {
 			again = append(again, s)
 		}
-		eps2, table2, err := Endpoints(Input{Names: names, Clusters: again, Regions: regions, Zones: zones})
+		eps2, table2, err := publish.Endpoints(publish.Input{Names: names, Clusters: again, Regions: regions, Zones: zones})
 		if err != nil {
 			t.Fatal(err)
 		}

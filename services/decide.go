@@ -2,6 +2,8 @@ package services
 
 import (
 	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
 	"slices"
 	"strings"
 	"time"
@@ -9,13 +11,17 @@ import (
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/failover"
-	"github.com/kfed-io/kfed/healthcheck"
+	"github.com/kfed-io/kfed/publish"
 	"github.com/kfed-io/kfed/services/serviceconfig"
 )
 
-// decision is what a Service's DNSEndpoint should hold.
+// decision is what a Service's DNSEndpoint should hold, and what its
+// status should say.
 type decision struct {
+	status status
+
 	endpoints []extdnsv1alpha1.Endpoint
 	clusters  []dnsendpoint.Cluster
 	// health are the Service's health-check annotations, for the checkers.
@@ -33,9 +39,10 @@ type decision struct {
 	proximity bool
 }
 
-// decide computes the Service's records from what observe found and what
-// was published before, and tells st how the Service stands. It reads
-// nothing and writes nothing, so every rule of what is published lives here:
+// decide computes the Service's records from what observe found, what its
+// shards gave once written and what was published before, and how the
+// Service stands (d.status). It reads nothing and writes nothing, so every
+// rule of what is published lives here:
 //   - a cluster whose shard write failed, or that is placed but not Ready,
 //     keeps the records it had: one failed request, or its API being down,
 //     says nothing of its load balancer;
@@ -44,7 +51,9 @@ type decision struct {
 //     after its last cluster leaves, so clients pinned to it keep resolving;
 //   - a cluster's weight is its ready replicas of the federated Deployments
 //     the Service selects (1 when it selects none).
-func decide(o observation, st *status) (decision, error) {
+func decide(o observation) (decision, error) {
+	var d decision
+	st := &d.status
 	if len(o.unknown) > 0 {
 		st.placementWarning(fmt.Sprintf("annotation %s names clusters that are not joined: %s", AnnotationClusters, strings.Join(o.unknown, ", ")))
 	}
@@ -59,37 +68,34 @@ func decide(o observation, st *status) (decision, error) {
 	})
 	for _, name := range placed {
 		m, ready := o.members[name]
-		p, had := previous[name]
-		switch {
-		case !ready:
+		if m.problem != nil {
+			st.problems = append(st.problems, *m.problem)
+		}
+		if !ready {
+			// An unreachable member keeps its records (its load balancer
+			// may still serve), unless its inventory withdrew it.
+			m.outcome = publish.Offline
+			if o.joined[name].Withdrawn() {
+				m.outcome = publish.Withdrawn
+			}
+		}
+		switch m.outcome {
+		case publish.Offline, publish.Withdrawn:
 			st.offline(name)
-			// An unreachable member keeps its records (its load balancer may
-			// still serve), unless its inventory withdrew it.
-			if had && !o.joined[name].Withdrawn() {
-				shards = append(shards, p)
-			}
-		case m.outcome == shardWriteFailed:
-			if had {
-				shards = append(shards, p)
-			}
-		case m.outcome == shardNoIngress:
+		case publish.Waiting:
 			st.waiting(name)
-		case m.outcome == shardUnresolved:
-			s := m.shard
-			if had {
-				s.Addresses = p.Addresses
-			}
+		}
+		p, had := previous[name]
+		if s, ok := publish.Keep(m.outcome, m.row, p, had); ok {
 			shards = append(shards, s)
-		case m.outcome == shardServing:
-			shards = append(shards, m.shard)
 		}
 	}
 
-	weigh(o.weights, shards)
+	o.weights.Weigh(shards)
 	judge(o, previous, shards, st)
 	locate(o.joined, shards)
 
-	in := Input{Names: o.names, TTL: o.cfg.TTL, Clusters: shards}
+	in := publish.Input{Names: o.names, TTL: o.cfg.TTL, Clusters: shards}
 	var fo *failover.Decision
 	if o.cfg.Routing == serviceconfig.RoutingFailover {
 		d := decideFailover(o, shards, st)
@@ -110,13 +116,13 @@ func decide(o observation, st *status) (decision, error) {
 	}
 	regions, zones := publishedPlaces(o.published, o.names)
 	in.Regions, in.Zones = append(in.Regions, regions...), append(in.Zones, zones...)
-	eps, table, err := Endpoints(in)
+	eps, table, err := publish.Endpoints(in)
 	if err != nil {
 		st.invalid(reasonNameTooLong, err.Error())
-		return decision{}, err
+		return decision{status: *st}, err
 	}
 	st.published(o.names.Global(), shards, len(o.placed))
-	d := decision{endpoints: eps, clusters: table, health: o.cfg.Health, proximity: o.cfg.Routing == serviceconfig.RoutingProximity}
+	d.endpoints, d.clusters, d.health, d.proximity = eps, table, o.cfg.Health, o.cfg.Routing == serviceconfig.RoutingProximity
 	if fo != nil {
 		d.failover, d.due = fo.State.Encode(), fo.Due
 	}
@@ -165,14 +171,12 @@ func decideFailover(o observation, shards []dnsendpoint.Cluster, st *status) fai
 	return d
 }
 
-// judge gives each shard the checkers' verdict: unhealthy only when a
-// strict majority of a quorum of the fresh checkers on its panel says so;
-// with too few fresh checkers the verdict published last stands, so
-// neither a partitioned checker nor a controller that restarted without
-// fresh reports changes anything. Without any checker configured, every
-// endpoint is healthy.
+// judge gives each shard the checkers' verdict (publish.Health.Verdict):
+// unhealthy only when a strict majority of a quorum of the fresh checkers on
+// its panel says so. Without any checker configured, every endpoint is
+// healthy.
 func judge(o observation, previous map[string]dnsendpoint.Cluster, shards []dnsendpoint.Cluster, st *status) {
-	if len(o.checkers) == 0 {
+	if !o.health.Judged() {
 		return
 	}
 	for i := range shards {
@@ -181,10 +185,9 @@ func judge(o observation, previous map[string]dnsendpoint.Cluster, shards []dnse
 		if p, had := previous[s.Name]; had {
 			was = !p.Unhealthy
 		}
-		ballots, reason := o.checkers.ballots(kfedv1alpha1.EndpointKey(o.key.Namespace, o.key.Name, s.Name), o.fleet)
-		healthy, tally := healthcheck.Verdict(len(ballots), o.freshness, ballots, was)
-		s.Unhealthy = !healthy
-		st.verdict(endpointVerdict{cluster: s.Name, healthy: healthy, was: was, tally: tally, reason: reason})
+		v := o.health.Verdict(kfedv1alpha1.EndpointKey(o.key.Namespace, o.key.Name, s.Name), was)
+		s.Unhealthy = !v.Healthy
+		st.verdict(endpointVerdict{cluster: s.Name, healthy: v.Healthy, was: was, tally: v.Tally, reason: v.Reason})
 	}
 }
 
@@ -225,7 +228,7 @@ func previousClusters(published *extdnsv1alpha1.DNSEndpoint) map[string]dnsendpo
 
 // publishedPlaces lists the regions and zones ("zone/region") that have a
 // name in the published DNSEndpoint.
-func publishedPlaces(published *extdnsv1alpha1.DNSEndpoint, n Names) (regions, zones []string) {
+func publishedPlaces(published *extdnsv1alpha1.DNSEndpoint, n publish.Names) (regions, zones []string) {
 	if published == nil {
 		return nil, nil
 	}
@@ -239,4 +242,67 @@ func publishedPlaces(published *extdnsv1alpha1.DNSEndpoint, n Names) (regions, z
 		}
 	}
 	return regions, zones
+}
+
+// copyAction is what decideCopies says to do with one Ready member's
+// shard.
+type copyAction struct {
+	read memberRead
+	// placed is false for a member the Service is no longer placed in: the
+	// shard kfed made there goes, one it adopted is let go.
+	placed bool
+	// want is the shard to write; nil to write none.
+	want *corev1.Service
+	// adopt is true when want takes over a matching Service kfed did not
+	// make.
+	adopt bool
+	// problem says why a shard is left alone.
+	problem *problem
+}
+
+// decideCopies says, for each Ready member, what its shard should be: the
+// member copy of svc (desiredCopy) where it is placed and kfed may write
+// it — its own, one it adopted, or a matching Service it adopts now — and
+// nothing where another federation's or Service's, or a differing Service
+// kfed did not make, holds the name.
+func decideCopies(svc *corev1.Service, federation string, o observation) []copyAction {
+	origin := o.key.String()
+	out := make([]copyAction, 0, len(o.copies))
+	for _, r := range o.copies {
+		a := copyAction{read: r, placed: o.placed[r.member.Name]}
+		name := r.member.Name
+		switch {
+		case !a.placed, r.err != nil:
+		case r.standing == clusters.Conflict:
+			a.problem = &problem{name, reasonShardConflict, fmt.Sprintf("cluster %s has a Service %s that another federation or Service manages; left alone", name, origin)}
+		case r.standing == clusters.Foreign && !matches(r.cur, svc):
+			a.problem = &problem{name, reasonShardConflict, fmt.Sprintf("cluster %s already has a Service %s that kfed did not create and that differs (type, selector or ports); left alone", name, origin)}
+		default:
+			a.want = desiredCopy(svc, federation)
+			if r.standing == clusters.Foreign || r.standing == clusters.Adopted {
+				a.want.Annotations[AnnotationAdopted] = "true"
+				a.adopt = r.standing == clusters.Foreign
+			}
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// gave is what a placed member's shard gives the records once written
+// without error: a new shard has no ingress yet; an existing one what
+// observe read of it.
+func gave(a copyAction) memberCopy {
+	r := a.read
+	switch {
+	case a.problem != nil:
+		return memberCopy{outcome: publish.LeftAlone, problem: a.problem}
+	case r.cur == nil:
+		return memberCopy{outcome: publish.Waiting}
+	case r.unresolved != nil:
+		return memberCopy{outcome: publish.Unresolved, row: r.row, problem: &problem{r.member.Name, reasonIngressUnresolved, r.unresolved.Error()}}
+	case len(r.row.Addresses) == 0 && r.row.Hostname == "":
+		return memberCopy{outcome: publish.Waiting}
+	}
+	return memberCopy{outcome: publish.Serving, row: r.row}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/kfed-io/kfed/geo"
 	"github.com/kfed-io/kfed/healthcheck"
 	"github.com/kfed-io/kfed/placement"
+	"github.com/kfed-io/kfed/publish"
 	"github.com/kfed-io/kfed/services/serviceconfig"
 )
 
@@ -33,7 +34,7 @@ func joinedClusters(cs ...dnsendpoint.Cluster) map[string]*kfedv1alpha1.Cluster 
 // publishedWith is the DNSEndpoint kfed writes for shards.
 func publishedWith(t *testing.T, shards ...dnsendpoint.Cluster) *extdnsv1alpha1.DNSEndpoint {
 	t.Helper()
-	eps, table, err := Endpoints(Input{Names: NewNames("fed", "example.com", "ns", "web"), Clusters: shards, Regions: regions, Zones: zones})
+	eps, table, err := publish.Endpoints(publish.Input{Names: publish.NewNames("fed", "example.com", "ns", "web"), Clusters: shards, Regions: regions, Zones: zones})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +44,7 @@ func publishedWith(t *testing.T, shards ...dnsendpoint.Cluster) *extdnsv1alpha1.
 }
 
 func TestDecide(t *testing.T) {
-	names := NewNames("fed", "example.com", "ns", "web")
+	names := publish.NewNames("fed", "example.com", "ns", "web")
 	moved := east2
 	moved.Addresses = ips("127.2.0.99")
 	unresolved := dnsendpoint.Cluster{Name: "c2", Region: "us-east1", Zones: []string{"us-east1-c"}, Hostname: "lb-2.elb.amazonaws.com", Weight: 1}
@@ -59,26 +60,26 @@ func TestDecide(t *testing.T) {
 		{
 			name: "a serving shard publishes what was observed now",
 			obs: observation{placed: all, published: publishedWith(t, east1, east2, eu),
-				members: map[string]memberShard{"c1": {outcome: shardServing, shard: east1}, "c2": {outcome: shardServing, shard: moved}, "c3": {outcome: shardServing, shard: eu}}},
+				members: map[string]memberCopy{"c1": {outcome: publish.Serving, row: east1}, "c2": {outcome: publish.Serving, row: moved}, "c3": {outcome: publish.Serving, row: eu}}},
 			want: []string{"c2.web.ns.fed.svc.example.com A [c2] 127.2.0.99", "web.ns.fed.svc.us-east1-c.us-east1.example.com A [c2] 127.2.0.99"},
 		},
 		{
 			name: "a cluster whose shard write failed keeps the records it had",
 			obs: observation{placed: all, published: publishedWith(t, east1, east2, eu),
-				members: map[string]memberShard{"c1": {outcome: shardServing, shard: east1}, "c2": {outcome: shardWriteFailed}, "c3": {outcome: shardServing, shard: eu}}},
+				members: map[string]memberCopy{"c1": {outcome: publish.Serving, row: east1}, "c2": {outcome: publish.WriteFailed}, "c3": {outcome: publish.Serving, row: eu}}},
 			want: []string{"c2.web.ns.fed.svc.example.com A [c2] 127.2.0.1", "web.ns.fed.svc.us-east1-c.us-east1.example.com A [c2] 127.2.0.1"},
 		},
 		{
 			name: "a placed cluster that is not Ready keeps the records it had",
 			obs: observation{placed: all, published: publishedWith(t, east1, east2, eu),
-				members: map[string]memberShard{"c1": {outcome: shardServing, shard: east1}, "c3": {outcome: shardServing, shard: eu}}},
+				members: map[string]memberCopy{"c1": {outcome: publish.Serving, row: east1}, "c3": {outcome: publish.Serving, row: eu}}},
 			want:    []string{"c2.web.ns.fed.svc.example.com A [c2] 127.2.0.1", "web.ns.fed.svc.us-east1-c.us-east1.example.com A [c2] 127.2.0.1"},
 			offline: []string{"c2"},
 		},
 		{
 			name: "a cluster that is not Ready and never published has nothing to keep",
 			obs: observation{placed: all, published: publishedWith(t, east1, eu),
-				members: map[string]memberShard{"c1": {outcome: shardServing, shard: east1}, "c3": {outcome: shardServing, shard: eu}}},
+				members: map[string]memberCopy{"c1": {outcome: publish.Serving, row: east1}, "c3": {outcome: publish.Serving, row: eu}}},
 			want:    []string{"web.ns.fed.svc.us-east1-c.us-east1.example.com CNAME web.ns.fed.svc.us-east1.example.com"},
 			offline: []string{"c2"},
 		},
@@ -86,35 +87,35 @@ func TestDecide(t *testing.T) {
 			name: "a hostname that did not resolve keeps the addresses it resolved to before",
 			obs: observation{placed: all, published: publishedWith(t, east1, dnsendpoint.Cluster{Name: "c2", Region: "us-east1", Zones: []string{"us-east1-c"},
 				Hostname: "lb-2.elb.amazonaws.com", Addresses: ips("127.2.0.7"), Weight: 1}, eu),
-				members: map[string]memberShard{"c1": {outcome: shardServing, shard: east1}, "c2": {outcome: shardUnresolved, shard: unresolved}, "c3": {outcome: shardServing, shard: eu}}},
+				members: map[string]memberCopy{"c1": {outcome: publish.Serving, row: east1}, "c2": {outcome: publish.Unresolved, row: unresolved}, "c3": {outcome: publish.Serving, row: eu}}},
 			want:      []string{"c2.web.ns.fed.svc.example.com CNAME lb-2.elb.amazonaws.com", "web.ns.fed.svc.us-east1-c.us-east1.example.com CNAME lb-2.elb.amazonaws.com"},
 			hostnames: true,
 		},
 		{
 			name: "a shard without ingress yet is waited on and its zone falls back",
 			obs: observation{placed: all,
-				members: map[string]memberShard{"c1": {outcome: shardServing, shard: east1}, "c2": {outcome: shardNoIngress}, "c3": {outcome: shardServing, shard: eu}}},
+				members: map[string]memberCopy{"c1": {outcome: publish.Serving, row: east1}, "c2": {outcome: publish.Waiting}, "c3": {outcome: publish.Serving, row: eu}}},
 			want:    []string{"web.ns.fed.svc.us-east1-c.us-east1.example.com CNAME web.ns.fed.svc.us-east1.example.com"},
 			waiting: []string{"c2"},
 		},
 		{
 			name: "a shard left alone publishes nothing for its cluster, not even what it had",
 			obs: observation{placed: all, published: publishedWith(t, east1, east2, eu),
-				members: map[string]memberShard{"c1": {outcome: shardServing, shard: east1}, "c2": {outcome: shardLeftAlone}, "c3": {outcome: shardServing, shard: eu}}},
+				members: map[string]memberCopy{"c1": {outcome: publish.Serving, row: east1}, "c2": {outcome: publish.LeftAlone}, "c3": {outcome: publish.Serving, row: eu}}},
 			want: []string{"web.ns.fed.svc.us-east1-c.us-east1.example.com CNAME web.ns.fed.svc.us-east1.example.com"},
 		},
 		{
 			name: "a cluster no longer placed leaves; its zone falls back to the region",
 			obs: observation{placed: map[string]bool{"c1": true, "c3": true}, published: publishedWith(t, east1, east2, eu),
-				members: map[string]memberShard{"c1": {outcome: shardServing, shard: east1}, "c3": {outcome: shardServing, shard: eu}}},
+				members: map[string]memberCopy{"c1": {outcome: publish.Serving, row: east1}, "c3": {outcome: publish.Serving, row: eu}}},
 			want: []string{"web.ns.fed.svc.us-east1-c.us-east1.example.com CNAME web.ns.fed.svc.us-east1.example.com"},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tt.obs.names, tt.obs.cfg, tt.obs.joined = names, serviceconfig.Config{TTL: DefaultTTL}, joinedClusters(east1, east2, eu)
-			st := &status{}
-			d, err := decide(tt.obs, st)
+			tt.obs.names, tt.obs.cfg, tt.obs.joined = names, serviceconfig.Config{TTL: publish.DefaultTTL}, joinedClusters(east1, east2, eu)
+			d, err := decide(tt.obs)
+			st := d.status
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -141,12 +142,12 @@ func TestDecideKeepsPublishedPlacesAsFallbacks(t *testing.T) {
 	// eu's cluster was unjoined: no joined cluster is in europe-west1 any
 	// more, yet its names stay, as CNAMEs, for clients pinned to them.
 	obs := observation{
-		names: NewNames("fed", "example.com", "ns", "web"), cfg: serviceconfig.Config{TTL: DefaultTTL},
+		names: publish.NewNames("fed", "example.com", "ns", "web"), cfg: serviceconfig.Config{TTL: publish.DefaultTTL},
 		joined: joinedClusters(east1), placed: map[string]bool{"c1": true},
 		published: publishedWith(t, east1, eu),
-		members:   map[string]memberShard{"c1": {outcome: shardServing, shard: east1}},
+		members:   map[string]memberCopy{"c1": {outcome: publish.Serving, row: east1}},
 	}
-	d, err := decide(obs, &status{})
+	d, err := decide(obs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +201,7 @@ func TestPlace(t *testing.T) {
 	}
 }
 
-func shardService(mutate ...func(*corev1.Service)) *corev1.Service {
+func testService(mutate ...func(*corev1.Service)) *corev1.Service {
 	s := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"},
 		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": "web"},
@@ -213,7 +214,7 @@ func shardService(mutate ...func(*corev1.Service)) *corev1.Service {
 }
 
 func TestMatches(t *testing.T) {
-	fed := shardService(func(s *corev1.Service) {
+	fed := testService(func(s *corev1.Service) {
 		s.Spec.Ports = append(s.Spec.Ports, corev1.ServicePort{Name: "grpc", Protocol: "TCP", Port: 9090})
 	})
 	tests := []struct {
@@ -221,18 +222,18 @@ func TestMatches(t *testing.T) {
 		existing *corev1.Service
 		want     bool
 	}{
-		{"same selector and ports in another order match", shardService(func(s *corev1.Service) {
+		{"same selector and ports in another order match", testService(func(s *corev1.Service) {
 			s.Spec.Ports = []corev1.ServicePort{{Name: "grpc", Protocol: "TCP", Port: 9090, NodePort: 30001}, {Name: "http", Protocol: "TCP", Port: 80}}
 		}), true},
-		{"not a load balancer does not match", shardService(func(s *corev1.Service) {
+		{"not a load balancer does not match", testService(func(s *corev1.Service) {
 			s.Spec.Type = corev1.ServiceTypeClusterIP
 			s.Spec.Ports = fed.Spec.Ports
 		}), false},
-		{"another selector does not match", shardService(func(s *corev1.Service) {
+		{"another selector does not match", testService(func(s *corev1.Service) {
 			s.Spec.Selector = map[string]string{"app": "other"}
 			s.Spec.Ports = fed.Spec.Ports
 		}), false},
-		{"a missing port does not match", shardService(), false},
+		{"a missing port does not match", testService(), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -245,14 +246,14 @@ func TestMatches(t *testing.T) {
 
 // The shard is the federated Service less what kfed reads itself and what
 // each member allocates for itself.
-func TestDesiredShardLeavesOutKfedsAndTheMembersFields(t *testing.T) {
-	svc := shardService(func(s *corev1.Service) {
+func TestDesiredCopyLeavesOutKfedsAndTheMembersFields(t *testing.T) {
+	svc := testService(func(s *corev1.Service) {
 		s.Annotations = map[string]string{"team": "shop", AnnotationTTL: "60"}
 		s.Spec.LoadBalancerClass = new(LoadBalancerClass)
 		s.Spec.ClusterIP, s.Spec.ClusterIPs = "10.0.0.1", []string{"10.0.0.1"}
 		s.Spec.Ports[0].NodePort = 31000
 	})
-	want := desiredShard(svc, "fed")
+	want := desiredCopy(svc, "fed")
 	if _, ok := want.Annotations[AnnotationTTL]; ok || want.Annotations["team"] != "shop" {
 		t.Errorf("shard annotations %v, want team without kfed's", want.Annotations)
 	}
@@ -281,7 +282,7 @@ func TestStatusConditions(t *testing.T) {
 		{
 			name: "a shard problem makes Placed False with its reason",
 			fill: func(s *status) {
-				s.shardProblem("c2", reasonShardConflict, "left alone")
+				s.copyProblem("c2", reasonShardConflict, "left alone")
 				s.published("web.ns.fed.svc.example.com", []dnsendpoint.Cluster{east1}, 2)
 			},
 			want: map[string]string{CondValid: "True/Valid", CondPlaced: "False/ShardConflict", CondPublished: "True/Published"}, global: true,
@@ -318,9 +319,9 @@ func TestStatusConditions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			svc := shardService()
+			svc := testService()
 			svc.Generation = 4
-			st := newStatus(svc)
+			st := &status{}
 			tt.fill(st)
 			st.apply(svc)
 			got := map[string]string{}
@@ -349,26 +350,26 @@ func TestStatusConditions(t *testing.T) {
 func TestDecideAppliesTheCheckersVerdicts(t *testing.T) {
 	const key = "ns/web/c2"
 	fresh, stale := time.Second, time.Hour
-	view := func(name string, age time.Duration, degraded bool, down ...string) checkerView {
-		v := checkerView{name: name, age: age, degraded: degraded, unhealthy: map[string]string{}}
+	view := func(name string, age time.Duration, degraded bool, down ...string) publish.Checker {
+		v := publish.Checker{Name: name, Age: age, Degraded: degraded, Unhealthy: map[string]string{}}
 		for _, k := range down {
-			v.unhealthy[k] = "connection refused"
+			v.Unhealthy[k] = "connection refused"
 		}
 		return v
 	}
 	sick := east2
 	sick.Unhealthy = true
-	serving := map[string]memberShard{"c1": {outcome: shardServing, shard: east1}, "c2": {outcome: shardServing, shard: east2}, "c3": {outcome: shardServing, shard: eu}}
+	serving := map[string]memberCopy{"c1": {outcome: publish.Serving, row: east1}, "c2": {outcome: publish.Serving, row: east2}, "c3": {outcome: publish.Serving, row: eu}}
 	// fleet is nine checkers in nine regions that assign each endpoint
 	// three (ADR 0012); the first n of key's panel and the off-panel
 	// checkers set to say it is down, the panel's last `stale` ones stale.
-	fleet := func(panelDown, offPanelDown, stalePanel int) checkers {
+	fleet := func(panelDown, offPanelDown, stalePanel int) []publish.Checker {
 		var members []healthcheck.Checker
-		cs := checkers{}
+		cs := []publish.Checker{}
 		for i := range 9 {
 			name := fmt.Sprintf("f%d", i)
 			members = append(members, healthcheck.Checker{Name: name, Domain: fmt.Sprintf("r%d", i), PerEndpoint: 3})
-			cs = append(cs, checkerView{name: name, age: fresh, unhealthy: map[string]string{}, domain: fmt.Sprintf("r%d", i), perEndpoint: 3})
+			cs = append(cs, publish.Checker{Name: name, Age: fresh, Unhealthy: map[string]string{}, Domain: fmt.Sprintf("r%d", i), PerEndpoint: 3})
 		}
 		onPanel := map[int]int{} // checker → its place on key's panel
 		for place, i := range healthcheck.NewFleet(members).Panel(key, nil) {
@@ -378,45 +379,45 @@ func TestDecideAppliesTheCheckersVerdicts(t *testing.T) {
 		for i := range cs {
 			place, on := onPanel[i]
 			if on && place < panelDown || !on && off < offPanelDown {
-				cs[i].unhealthy[key] = "connection refused"
+				cs[i].Unhealthy[key] = "connection refused"
 			}
 			if !on {
 				off++
 			}
 			if on && place >= 3-stalePanel {
-				cs[i].age = stale
+				cs[i].Age = stale
 			}
 		}
 		return cs
 	}
 	tests := []struct {
 		name      string
-		checkers  checkers
+		checkers  []publish.Checker
 		published *extdnsv1alpha1.DNSEndpoint
 		wantOut   bool   // c2 judged unhealthy: out of the shared names unless none is healthy
 		cond      string // CondHealthy "Status/Reason", "" for none
 	}{
 		{name: "no checker configured: every endpoint is in", published: publishedWith(t, east1, sick, eu), cond: ""},
 		{name: "two of three fresh checkers see it down: out",
-			checkers: checkers{view("a", fresh, false, key), view("b", fresh, false, key), view("c", fresh, false)},
+			checkers: []publish.Checker{view("a", fresh, false, key), view("b", fresh, false, key), view("c", fresh, false)},
 			wantOut:  true, cond: "False/EndpointsUnhealthy"},
 		{name: "one of three sees it down: in",
-			checkers: checkers{view("a", fresh, false, key), view("b", fresh, false), view("c", fresh, false)},
+			checkers: []publish.Checker{view("a", fresh, false, key), view("b", fresh, false), view("c", fresh, false)},
 			cond:     "True/Healthy"},
 		{name: "a checker cut off from everything is degraded and cannot remove it",
-			checkers: checkers{view("a", fresh, true, key, "ns/web/c1", "ns/web/c3"), view("b", fresh, false), view("c", fresh, false)},
+			checkers: []publish.Checker{view("a", fresh, true, key, "ns/web/c1", "ns/web/c3"), view("b", fresh, false), view("c", fresh, false)},
 			cond:     "True/Healthy"},
 		{name: "too few fresh checkers: an endpoint that was out stays out",
-			checkers:  checkers{view("a", fresh, false, key), view("b", stale, false), view("c", stale, false)},
+			checkers:  []publish.Checker{view("a", fresh, false, key), view("b", stale, false), view("c", stale, false)},
 			published: publishedWith(t, east1, sick, eu), wantOut: true, cond: "False/EndpointsUnhealthy"},
 		{name: "too few fresh checkers: an endpoint that was in stays in",
-			checkers:  checkers{view("a", fresh, false, key), view("b", stale, false, key), view("c", stale, false, key)},
+			checkers:  []publish.Checker{view("a", fresh, false, key), view("b", stale, false, key), view("c", stale, false, key)},
 			published: publishedWith(t, east1, east2, eu), cond: "True/Healthy"},
 		{name: "fresh checkers that see it up again bring it back",
-			checkers:  checkers{view("a", fresh, false), view("b", fresh, false), view("c", stale, false, key)},
+			checkers:  []publish.Checker{view("a", fresh, false), view("b", fresh, false), view("c", stale, false, key)},
 			published: publishedWith(t, east1, sick, eu), cond: "True/Healthy"},
 		{name: "a single checker decides alone",
-			checkers: checkers{view("only", fresh, false, key)}, wantOut: true, cond: "False/EndpointsUnhealthy"},
+			checkers: []publish.Checker{view("only", fresh, false, key)}, wantOut: true, cond: "False/EndpointsUnhealthy"},
 		{name: "in a fleet larger than K, checkers off the endpoint's panel do not vote: six see it down, in",
 			checkers: fleet(0, 6, 0), cond: "True/Healthy"},
 		{name: "two of the three checkers on its panel see it down: out, whatever the other six say",
@@ -427,18 +428,18 @@ func TestDecideAppliesTheCheckersVerdicts(t *testing.T) {
 			checkers:  fleet(1, 6, 2),
 			published: publishedWith(t, east1, east2, eu), cond: "True/Healthy"},
 		{name: "every endpoint down: all stay in the global name, fail open",
-			checkers: checkers{view("a", fresh, false, key, "ns/web/c1", "ns/web/c3"), view("b", fresh, false, key, "ns/web/c1", "ns/web/c3")},
+			checkers: []publish.Checker{view("a", fresh, false, key, "ns/web/c1", "ns/web/c3"), view("b", fresh, false, key, "ns/web/c1", "ns/web/c3")},
 			wantOut:  true, cond: "False/NoEndpointHealthy"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			obs := observation{
-				key: types.NamespacedName{Namespace: "ns", Name: "web"}, names: NewNames("fed", "example.com", "ns", "web"),
-				cfg: serviceconfig.Config{TTL: DefaultTTL}, joined: joinedClusters(east1, east2, eu), placed: map[string]bool{"c1": true, "c2": true, "c3": true},
-				published: tt.published, members: serving, checkers: tt.checkers, freshness: time.Minute,
+				key: types.NamespacedName{Namespace: "ns", Name: "web"}, names: publish.NewNames("fed", "example.com", "ns", "web"),
+				cfg: serviceconfig.Config{TTL: publish.DefaultTTL}, joined: joinedClusters(east1, east2, eu), placed: map[string]bool{"c1": true, "c2": true, "c3": true},
+				published: tt.published, members: serving, health: publish.NewHealth(tt.checkers, time.Minute),
 			}
-			st := newStatus(shardService())
-			d, err := decide(obs, st)
+			d, err := decide(obs)
+			st := d.status
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -453,7 +454,7 @@ func TestDecideAppliesTheCheckersVerdicts(t *testing.T) {
 			if c := d.clusters[1]; c.Name != "c2" || c.Unhealthy != tt.wantOut {
 				t.Errorf("table row %+v, want c2 unhealthy=%v (the verdict kept for the next leader)", c, tt.wantOut)
 			}
-			svc := shardService()
+			svc := testService()
 			st.apply(svc)
 			cond := ""
 			for _, c := range svc.Status.Conditions {
@@ -480,12 +481,12 @@ func TestDecideWritesWhereEachClusterIs(t *testing.T) {
 	stale := east2
 	stale.Location = &geo.Point{Latitude: 1, Longitude: 1}
 	obs := observation{
-		names: NewNames("fed", "example.com", "ns", "web"), cfg: serviceconfig.Config{TTL: DefaultTTL}, joined: joined,
+		names: publish.NewNames("fed", "example.com", "ns", "web"), cfg: serviceconfig.Config{TTL: publish.DefaultTTL}, joined: joined,
 		placed: map[string]bool{"c1": true, "c2": true, "c3": true, "c4": true},
-		members: map[string]memberShard{"c1": {outcome: shardServing, shard: east1}, "c2": {outcome: shardServing, shard: stale},
-			"c3": {outcome: shardServing, shard: eu}, "c4": {outcome: shardServing, shard: onPrem}},
+		members: map[string]memberCopy{"c1": {outcome: publish.Serving, row: east1}, "c2": {outcome: publish.Serving, row: stale},
+			"c3": {outcome: publish.Serving, row: eu}, "c4": {outcome: publish.Serving, row: onPrem}},
 	}
-	d, err := decide(obs, &status{})
+	d, err := decide(obs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -493,7 +494,7 @@ func TestDecideWritesWhereEachClusterIs(t *testing.T) {
 		t.Error("a Service routed by weight (the default) is marked for proximity")
 	}
 	obs.cfg.Routing = serviceconfig.RoutingProximity
-	if d, err := decide(obs, &status{}); err != nil || !d.proximity {
+	if d, err := decide(obs); err != nil || !d.proximity {
 		t.Errorf("a Service routed by proximity is not marked for it (%v)", err)
 	}
 	want := map[string]*geo.Point{

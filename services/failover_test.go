@@ -1,6 +1,7 @@
 package services
 
 import (
+	"github.com/kfed-io/kfed/publish"
 	"slices"
 	"strings"
 	"testing"
@@ -59,16 +60,16 @@ func TestDecideFailover(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			obs := tt.published(t)
-			obs.key, obs.names = types.NamespacedName{Namespace: "ns", Name: "web"}, NewNames("fed", "example.com", "ns", "web")
-			obs.cfg = serviceconfig.Config{TTL: DefaultTTL, Routing: serviceconfig.RoutingFailover, Failover: tt.policy}
+			obs.key, obs.names = types.NamespacedName{Namespace: "ns", Name: "web"}, publish.NewNames("fed", "example.com", "ns", "web")
+			obs.cfg = serviceconfig.Config{TTL: publish.DefaultTTL, Routing: serviceconfig.RoutingFailover, Failover: tt.policy}
 			obs.joined, obs.placed = joinedClusters(east1, east2, eu), map[string]bool{"c1": true, "c2": true, "c3": true}
-			obs.members = map[string]memberShard{}
+			obs.members = map[string]memberCopy{}
 			for _, s := range tt.serving {
-				obs.members[s.Name] = memberShard{outcome: shardServing, shard: s}
+				obs.members[s.Name] = memberCopy{outcome: publish.Serving, row: s}
 			}
 			obs.now = t0.Add(time.Minute)
-			st := newStatus(shardService())
-			d, err := decide(obs, st)
+			d, err := decide(obs)
+			st := d.status
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -98,7 +99,7 @@ func TestDecideFailover(t *testing.T) {
 			if (d.due > 0) != tt.due {
 				t.Errorf("due %v, want one: %v", d.due, tt.due)
 			}
-			svc := shardService()
+			svc := testService()
 			st.apply(svc)
 			c := meta.FindStatusCondition(svc.Status.Conditions, CondFailover)
 			if c == nil || string(c.Status)+"/"+c.Reason != tt.cond || !strings.Contains(c.Message, tt.active) {
@@ -110,16 +111,16 @@ func TestDecideFailover(t *testing.T) {
 
 func TestDecideWithoutFailoverHasNoCondition(t *testing.T) {
 	obs := observation{
-		key: types.NamespacedName{Namespace: "ns", Name: "web"}, names: NewNames("fed", "example.com", "ns", "web"),
-		cfg: serviceconfig.Config{TTL: DefaultTTL}, joined: joinedClusters(east1, eu), placed: map[string]bool{"c1": true, "c3": true},
-		members: map[string]memberShard{"c1": {outcome: shardServing, shard: east1}, "c3": {outcome: shardServing, shard: eu}},
+		key: types.NamespacedName{Namespace: "ns", Name: "web"}, names: publish.NewNames("fed", "example.com", "ns", "web"),
+		cfg: serviceconfig.Config{TTL: publish.DefaultTTL}, joined: joinedClusters(east1, eu), placed: map[string]bool{"c1": true, "c3": true},
+		members: map[string]memberCopy{"c1": {outcome: publish.Serving, row: east1}, "c3": {outcome: publish.Serving, row: eu}},
 	}
-	st := newStatus(shardService())
-	d, err := decide(obs, st)
+	d, err := decide(obs)
+	st := d.status
 	if err != nil || d.failover != "" {
 		t.Fatalf("decide = state %q, %v", d.failover, err)
 	}
-	svc := shardService()
+	svc := testService()
 	st.apply(svc)
 	if meta.FindStatusCondition(svc.Status.Conditions, CondFailover) != nil {
 		t.Error("a weighted Service has a failover condition")

@@ -16,11 +16,12 @@ import (
 	"github.com/kfed-io/kfed/failover"
 
 	"github.com/kfed-io/kfed/promreg"
+	"github.com/kfed-io/kfed/publish"
 )
 
 // Metrics are the service controller's Prometheus collectors.
 type Metrics struct {
-	shardOps         *prometheus.CounterVec
+	copyOps          *prometheus.CounterVec
 	endpointWrites   *prometheus.CounterVec
 	failoverSwitches prometheus.Counter
 }
@@ -31,7 +32,7 @@ type Metrics struct {
 // zero), for the checkers gauge.
 func NewMetrics(reg prometheus.Registerer, fed client.Reader, members func() int, freshness time.Duration) (*Metrics, error) {
 	m := &Metrics{
-		shardOps: prometheus.NewCounterVec(prometheus.CounterOpts{
+		copyOps: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "kfed", Name: "shard_operations_total",
 			Help: "Shards created, updated, adopted, released and deleted in member clusters.",
 		}, []string{"cluster", "operation"}),
@@ -48,7 +49,7 @@ func NewMetrics(reg prometheus.Registerer, fed client.Reader, members func() int
 	if m.failoverSwitches, err = promreg.Register(reg, m.failoverSwitches); err != nil {
 		return nil, err
 	}
-	if m.shardOps, err = promreg.Register(reg, m.shardOps); err != nil {
+	if m.copyOps, err = promreg.Register(reg, m.copyOps); err != nil {
 		return nil, err
 	}
 	if m.endpointWrites, err = promreg.Register(reg, m.endpointWrites); err != nil {
@@ -60,9 +61,9 @@ func NewMetrics(reg prometheus.Registerer, fed client.Reader, members func() int
 	return m, nil
 }
 
-func (m *Metrics) shard(cluster, op string) {
+func (m *Metrics) copyOp(cluster, op string) {
 	if m != nil {
-		m.shardOps.WithLabelValues(cluster, op).Inc()
+		m.copyOps.WithLabelValues(cluster, op).Inc()
 	}
 }
 
@@ -186,11 +187,11 @@ func (c stateCollector) collectHealth(ch chan<- prometheus.Metric) {
 	}
 	renewed := map[string]time.Time{}
 	for i := range leases.Items {
-		renewed[leases.Items[i].Namespace+"/"+leases.Items[i].Name] = renewTime(&leases.Items[i])
+		renewed[leases.Items[i].Namespace+"/"+leases.Items[i].Name] = publish.Heartbeat(&leases.Items[i])
 	}
 	freshness := c.freshness
 	if freshness <= 0 {
-		freshness = DefaultFreshness
+		freshness = publish.DefaultFreshness
 	}
 	states := map[string]int{"fresh": 0, "stale": 0, "degraded": 0}
 	for _, r := range reports.Items {

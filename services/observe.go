@@ -1,13 +1,10 @@
 package services
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/netip"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -19,16 +16,18 @@ import (
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
-	"github.com/kfed-io/kfed/healthcheck"
+	"github.com/kfed-io/kfed/publish"
 	"github.com/kfed-io/kfed/services/serviceconfig"
 )
 
 // observation is what one reconcile learned of the world: the Service's
-// configuration and placement, what it published last, and what syncing its
-// shard found in each Ready member. decide turns it into records.
+// configuration and placement, what it published last, and each Ready
+// member's shard as read. decideCopies says what to write to the shards;
+// once written, members holds what each gave, and decide turns it into
+// records.
 type observation struct {
 	key    types.NamespacedName
-	names  Names
+	names  publish.Names
 	cfg    serviceconfig.Config
 	joined map[string]*kfedv1alpha1.Cluster
 	// placed are the joined clusters the Service is placed in; unknown the
@@ -37,62 +36,55 @@ type observation struct {
 	unknown []string
 	// published is the Service's DNSEndpoint, nil when it has none yet.
 	published *extdnsv1alpha1.DNSEndpoint
+	// shards are the Ready members' shards as read, in the members' order.
+	copies []memberRead
 	// members holds, for each placed cluster that is Ready, what its shard
-	// gave; a placed cluster missing here is not Ready.
-	members map[string]memberShard
-	// shardErrs are the shard writes that failed, to be retried.
-	shardErrs error
-	// checkers are the federation's health checkers and what they report;
-	// fleet assigns each endpoint its panel of them (ADR 0012); freshness
-	// is how long a heartbeat counts.
-	checkers  checkers
-	fleet     *healthcheck.Fleet
-	freshness time.Duration
+	// gave once written (writeCopies); a placed cluster missing here is
+	// not Ready.
+	members map[string]memberCopy
+	// health is the federation's health checkers' view.
+	health publish.Health
 	// weights are each cluster's ready replicas of the federated
 	// Deployments the Service selects; nil when it selects none.
-	weights Weights
+	weights publish.Weights
 	// now is when the world was read.
 	now time.Time
 }
 
-// memberShard is what one member's shard gave this reconcile.
-type memberShard struct {
-	outcome shardOutcome
-	// shard is the endpoint observed; for shardServing and
-	// shardUnresolved.
-	shard dnsendpoint.Cluster
+// memberRead is one Ready member's shard as observe read it.
+type memberRead struct {
+	member clusters.Member
+	// cur is the shard the member's cache holds, nil when none; standing
+	// how kfed stands to it. err is a read that failed.
+	cur      *corev1.Service
+	standing clusters.Standing
+	err      error
+	// row is the endpoint cur gives, for a shard kfed may write;
+	// unresolved says why its hostname ingress did not resolve.
+	row        dnsendpoint.Cluster
+	unresolved error
 }
 
-type shardOutcome int
+// memberCopy is what one member's shard gave this reconcile: how it
+// stands (publish.Serving, Waiting for an ingress, Unresolved, WriteFailed,
+// LeftAlone), for Serving and Unresolved the endpoint observed, and what
+// went wrong, if anything, for the Placed condition.
+type memberCopy struct {
+	outcome publish.Outcome
+	row     dnsendpoint.Cluster
+	problem *problem
+}
 
-const (
-	// shardServing: the shard is in place and has an ingress.
-	shardServing shardOutcome = iota
-	// shardNoIngress: the shard is in place, its load balancer has no
-	// address yet.
-	shardNoIngress
-	// shardUnresolved: the ingress is a hostname that did not resolve this
-	// time; shard holds everything else.
-	shardUnresolved
-	// shardWriteFailed: creating or updating the shard failed; it is retried.
-	shardWriteFailed
-	// shardLeftAlone: a Service kfed may not take over holds the name.
-	shardLeftAlone
-)
-
-// observe reads what the Service's records depend on and syncs its shards:
-// each placed, Ready member gets its shard created, updated or adopted, and
-// members it is no longer placed in lose the one kfed made. Problems with
-// single members go to st and o.shardErrs and leave the others alone; the
-// error is for a read of the control plane that failed.
-func (c *Controller) observe(ctx context.Context, svc *corev1.Service, cfg serviceconfig.Config, st *status) (observation, error) {
+// observe reads what the Service's records depend on, and each Ready
+// member's shard from its cache, its hostname ingress resolved. It writes
+// nothing; the error is for a read of the control plane that failed.
+func (c *Controller) observe(ctx context.Context, svc *corev1.Service, cfg serviceconfig.Config) (observation, error) {
 	o := observation{
-		key:     client.ObjectKeyFromObject(svc),
-		names:   NewNames(c.Federation, c.Domain, svc.Namespace, svc.Name),
-		cfg:     cfg,
-		joined:  map[string]*kfedv1alpha1.Cluster{},
-		members: map[string]memberShard{},
-		now:     c.now(),
+		key:    client.ObjectKeyFromObject(svc),
+		names:  publish.NewNames(c.Federation, c.Domain, svc.Namespace, svc.Name),
+		cfg:    cfg,
+		joined: map[string]*kfedv1alpha1.Cluster{},
+		now:    c.Clock.Now(),
 	}
 	var all kfedv1alpha1.ClusterList
 	if err := c.Fed.List(ctx, &all); err != nil {
@@ -106,11 +98,9 @@ func (c *Controller) observe(ctx context.Context, svc *corev1.Service, cfg servi
 	o.placed, o.unknown = place(cfg, o.joined)
 
 	var err error
-	if o.checkers, err = c.observeCheckers(ctx); err != nil {
+	if o.health, err = publish.ReadHealth(ctx, c.Fed, c.namespace(), c.Federation, o.now, c.Freshness); err != nil {
 		return o, err
 	}
-	o.fleet = o.checkers.fleet()
-	o.freshness = c.freshness()
 	if o.weights, err = c.observeWeights(ctx, svc); err != nil {
 		return o, err
 	}
@@ -123,112 +113,23 @@ func (c *Controller) observe(ctx context.Context, svc *corev1.Service, cfg servi
 		return o, err
 	}
 
-	var errs []error
+	origin := o.key.String()
 	for _, m := range c.Members.Ready() { // one snapshot for the whole reconcile
-		if !o.placed[m.Name] {
-			if err := c.deleteShard(ctx, m, client.ObjectKeyFromObject(svc)); err != nil {
-				errs = append(errs, err)
-			}
-			continue
+		r := memberRead{member: m}
+		var cur corev1.Service
+		switch err := m.Client.Get(ctx, o.key, &cur); {
+		case err == nil:
+			r.cur = &cur
+		case !apierrors.IsNotFound(err):
+			r.err = fmt.Errorf("reading shard in %s: %w", m.Name, err)
 		}
-		ms, err := c.syncShard(ctx, m, svc, st)
-		if err != nil {
-			errs = append(errs, err)
+		r.standing = clusters.Classify(r.cur, origin, c.Federation)
+		if r.cur != nil && r.standing != clusters.Conflict && (r.standing != clusters.Foreign || matches(r.cur, svc)) {
+			r.row, r.unresolved = c.readIngress(ctx, m, r.cur)
 		}
-		o.members[m.Name] = ms
+		o.copies = append(o.copies, r)
 	}
-	o.shardErrs = errors.Join(errs...)
 	return o, nil
-}
-
-// syncShard brings the shard in member m in line and reads its endpoint.
-func (c *Controller) syncShard(ctx context.Context, m clusters.Member, svc *corev1.Service, st *status) (memberShard, error) {
-	shard, err := c.ensureShard(ctx, m, svc, st)
-	if err != nil {
-		return memberShard{outcome: shardWriteFailed}, err
-	}
-	if shard == nil {
-		return memberShard{outcome: shardLeftAlone}, nil
-	}
-	obs, err := c.readIngress(ctx, m, shard)
-	if err != nil {
-		st.shardProblem(m.Name, reasonIngressUnresolved, err.Error())
-		return memberShard{outcome: shardUnresolved, shard: obs}, nil
-	}
-	if len(obs.Addresses) == 0 && obs.Hostname == "" {
-		return memberShard{outcome: shardNoIngress}, nil
-	}
-	return memberShard{outcome: shardServing, shard: obs}, nil
-}
-
-// ensureShard creates, updates or adopts the shard of svc in member m. It
-// returns nil with no error when a conflicting Service is in the way.
-func (c *Controller) ensureShard(ctx context.Context, m clusters.Member, svc *corev1.Service, st *status) (*corev1.Service, error) {
-	origin := svc.Namespace + "/" + svc.Name
-	want := desiredShard(svc, c.Federation)
-	var cur corev1.Service
-	err := m.Client.Get(ctx, client.ObjectKeyFromObject(want), &cur)
-	if err != nil && !apierrors.IsNotFound(err) {
-		return nil, fmt.Errorf("reading shard in %s: %w", m.Name, err)
-	}
-	existing := &cur
-	if apierrors.IsNotFound(err) {
-		existing = nil
-	}
-	switch clusters.Classify(existing, origin, c.Federation) {
-	case clusters.Absent:
-		if err := c.writeShard(ctx, m, nil, want, st); err != nil {
-			return nil, err
-		}
-		c.Metrics.shard(m.Name, "create")
-		c.clusterEvent(svc, m.Name, corev1.EventTypeNormal, "ShardCreated", "created shard in cluster %s", m.Name)
-		return want, nil
-	case clusters.Conflict:
-		st.shardProblem(m.Name, reasonShardConflict, fmt.Sprintf("cluster %s has a Service %s that another federation or Service manages; left alone", m.Name, origin))
-		return nil, nil
-	case clusters.Foreign:
-		if !matches(existing, svc) {
-			st.shardProblem(m.Name, reasonShardConflict, fmt.Sprintf("cluster %s already has a Service %s that kfed did not create and that differs (type, selector or ports); left alone", m.Name, origin))
-			return nil, nil
-		}
-		want.Annotations[AnnotationAdopted] = "true"
-		c.Metrics.shard(m.Name, "adopt")
-		c.clusterEvent(svc, m.Name, corev1.EventTypeNormal, "ShardAdopted", "adopted the matching Service already in cluster %s", m.Name)
-	case clusters.Adopted:
-		want.Annotations[AnnotationAdopted] = "true"
-	}
-	if err := c.writeShard(ctx, m, existing, want, st); err != nil {
-		return nil, err
-	}
-	return existing, nil
-}
-
-// writeShard writes want, the shard, to member m (clusters.WriteCopy); cur
-// is the shard the cache holds, nil when none.
-func (c *Controller) writeShard(ctx context.Context, m clusters.Member, cur, want *corev1.Service, st *status) error {
-	var curObj client.Object
-	if cur != nil {
-		curObj = cur
-	}
-	changed, err := clusters.WriteCopy(ctx, m, curObj, want)
-	if errors.Is(err, clusters.ErrNotCached) {
-		return err
-	}
-	if err != nil {
-		what := "shard"
-		if cur != nil {
-			what = "shard update"
-		}
-		// WriteCopy names the cluster and the object; the condition says
-		// them its own way.
-		reason := cmp.Or(errors.Unwrap(err), err)
-		st.shardProblem(m.Name, reasonShardRejected, fmt.Sprintf("cluster %s rejected the %s: %v", m.Name, what, reason))
-		return err
-	}
-	if changed && cur != nil {
-		c.Metrics.shard(m.Name, "update")
-	}
-	return nil
 }
 
 // readIngress reads a shard's ingress into its cluster row, resolving a hostname
@@ -252,7 +153,7 @@ func (c *Controller) readIngress(ctx context.Context, m clusters.Member, shard *
 		if ing.Hostname != "" && s.Hostname == "" {
 			var addrs []netip.Addr
 			var err error
-			s.Hostname, addrs, err = ResolveHostname(ctx, c.Resolver, ing.Hostname)
+			s.Hostname, addrs, err = publish.ResolveHostname(ctx, c.Resolver, ing.Hostname)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("resolving ingress hostname %s of cluster %s: %w", s.Hostname, m.Name, err))
 				continue
@@ -261,27 +162,4 @@ func (c *Controller) readIngress(ctx context.Context, m clusters.Member, shard *
 		}
 	}
 	return s, errors.Join(errs...)
-}
-
-// ResolveHostname looks up a load balancer's hostname (an AWS ELB's) with r,
-// net.DefaultResolver when nil, and returns the name as published (lower
-// case, no final dot) and its addresses. Its owner may move them at any
-// time, so a caller resolves it again every sync, and keeps the name for
-// providers that publish an alias to it. Services and Gateways share it.
-func ResolveHostname(ctx context.Context, r Resolver, hostname string) (string, []netip.Addr, error) {
-	name := strings.ToLower(strings.TrimSuffix(hostname, "."))
-	if r == nil {
-		r = net.DefaultResolver
-	}
-	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	addrs, err := r.LookupNetIP(rctx, "ip", name)
-	if err != nil {
-		return name, nil, err
-	}
-	out := make([]netip.Addr, 0, len(addrs))
-	for _, a := range addrs {
-		out = append(out, a.Unmap())
-	}
-	return name, out, nil
 }

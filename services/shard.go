@@ -42,11 +42,11 @@ func matches(existing, svc *corev1.Service) bool {
 	return slices.Equal(key(existing.Spec.Ports), key(svc.Spec.Ports))
 }
 
-// desiredShard is the member copy of svc: the same spec less what each
+// desiredCopy is the member copy of svc: the same spec less what each
 // cluster allocates for itself (cluster IPs, node ports) and the class that
 // kept cloud controllers off the original, as a LoadBalancer so that each
 // member gives it an external address.
-func desiredShard(svc *corev1.Service, federation string) *corev1.Service {
+func desiredCopy(svc *corev1.Service, federation string) *corev1.Service {
 	shard := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        svc.Name,
@@ -80,5 +80,5 @@ func desiredShard(svc *corev1.Service, federation string) *corev1.Service {
 	return shard
 }
 
-// releaseShard removes kfed's marks from an adopted shard.
-func releaseShard(s *corev1.Service) { clusters.Release(s) }
+// releaseCopy removes kfed's marks from an adopted shard.
+func releaseCopy(s *corev1.Service) { clusters.Release(s) }

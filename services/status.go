@@ -59,7 +59,9 @@ const (
 	reasonNoneHealthy       = "NoEndpointHealthy"
 )
 
-// status collects what one reconcile learned, then writes it as conditions.
+// status is what one reconcile's decision (and the DNS providers' reports)
+// say of the Service; apply writes it as conditions. gen is the Service's
+// generation, set by apply.
 type status struct {
 	gen int64
 
@@ -105,11 +107,9 @@ func (v endpointVerdict) String() string {
 
 type problem struct{ cluster, reason, msg string }
 
-func newStatus(svc *corev1.Service) *status { return &status{gen: svc.Generation} }
-
 func (s *status) invalid(reason, msg string)  { s.invalidReason, s.invalidMsg = reason, msg }
 func (s *status) placementWarning(msg string) { s.unknownClusters = msg }
-func (s *status) shardProblem(cluster, reason, msg string) {
+func (s *status) copyProblem(cluster, reason, msg string) {
 	s.problems = append(s.problems, problem{cluster, reason, msg})
 }
 func (s *status) waiting(cluster string)    { s.waitingOn = append(s.waitingOn, cluster) }
@@ -136,6 +136,7 @@ func (s *status) published(global string, shards []dnsendpoint.Cluster, placed i
 // apply writes the conditions and, once the Service has an endpoint, the
 // global name as its load-balancer ingress.
 func (s *status) apply(svc *corev1.Service) {
+	s.gen = svc.Generation
 	set := func(typ string, ok bool, reason, msg string) {
 		st := metav1.ConditionTrue
 		if !ok {

@@ -21,13 +21,12 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
-	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	"github.com/kfed-io/kfed/buildinfo"
 	"github.com/kfed-io/kfed/clusters"
-	"github.com/kfed-io/kfed/hostnames"
 	"github.com/kfed-io/kfed/inventory/access"
 	"github.com/kfed-io/kfed/manager"
 	"github.com/kfed-io/kfed/memlimit"
+	"github.com/kfed-io/kfed/tenancy"
 )
 
 func main() {
@@ -48,12 +47,12 @@ func main() {
 	fs.DurationVar(&o.ClusterProbeInterval, "cluster-probe-interval", 0, "how often each member's /readyz is probed (default 10s)")
 	fs.StringVar(&o.Federation, "federation", "", "federation name, the F in S.N.F.svc.D (required)")
 	fs.StringVar(&o.Domain, "domain", "", "DNS suffix, the D in S.N.F.svc.D (required)")
-	fs.Func("trusted-namespaces", dnsendpoint.TrustedFlagUsage, func(s string) (err error) {
-		o.TrustedNamespaces, err = dnsendpoint.ParseNamespaces(s)
+	fs.Func("trusted-namespaces", tenancy.TrustedFlagUsage, func(s string) (err error) {
+		o.TrustedNamespaces, err = tenancy.ParseNamespaces(s)
 		return err
 	})
-	fs.Func("hostname-namespaces", hostnames.FlagUsage, func(s string) (err error) {
-		o.HostnameReservations, err = hostnames.ParseReservations(s)
+	fs.Func("hostname-namespaces", tenancy.HostnamesFlagUsage, func(s string) (err error) {
+		o.HostnameReservations, err = tenancy.ParseReservations(s)
 		return err
 	})
 	o.DNS.AddFlags(fs, "dns-provider")

@@ -28,11 +28,11 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/textlogger"
 
-	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	"github.com/kfed-io/kfed/buildinfo"
 	"github.com/kfed-io/kfed/healthcheck"
 	"github.com/kfed-io/kfed/healthcheck/agent"
 	"github.com/kfed-io/kfed/memlimit"
+	"github.com/kfed-io/kfed/tenancy"
 )
 
 func main() {
@@ -58,8 +58,8 @@ func run() error {
 	fs.StringVar(&o.Cluster, "cluster", "", "the member cluster this checker runs in (required)")
 	fs.StringVar(&o.Federation, "federation", "", "the federation to check (required)")
 	fs.StringVar(&o.Namespace, "namespace", "kfed-system", "kfed's namespace in the control plane: the report and heartbeat Lease")
-	fs.Func("trusted-namespaces", dnsendpoint.TrustedFlagUsage, func(s string) (err error) {
-		o.TrustedNamespaces, err = dnsendpoint.ParseNamespaces(s)
+	fs.Func("trusted-namespaces", tenancy.TrustedFlagUsage, func(s string) (err error) {
+		o.TrustedNamespaces, err = tenancy.ParseNamespaces(s)
 		return err
 	})
 	fs.DurationVar(&o.Defaults.Interval, "interval", healthcheck.DefaultInterval, "default time between probes of one endpoint")

@@ -19,7 +19,7 @@ import (
 	"github.com/kfed-io/kfed/dnsprovider"
 	"github.com/kfed-io/kfed/dnssync"
 	"github.com/kfed-io/kfed/failover"
-	"github.com/kfed-io/kfed/gateways"
+	"github.com/kfed-io/kfed/publish"
 )
 
 func newDNSCommand() *cobra.Command {
@@ -198,7 +198,7 @@ func toRecords(eps []extdnsv1alpha1.DNSEndpoint, placed map[dnsprovider.Key]bool
 // Service of the same name, or the Gateway or Ingress its
 // kfed.io/hostnames-of annotation names.
 func owner(ep *extdnsv1alpha1.DNSEndpoint) string {
-	if of := ep.Annotations[gateways.AnnotationOrigin]; of != "" {
+	if of := ep.Annotations[publish.AnnotationOrigin]; of != "" {
 		return of
 	}
 	return ep.Namespace + "/" + ep.Name

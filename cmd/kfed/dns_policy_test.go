@@ -9,9 +9,8 @@ import (
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/failover"
-	"github.com/kfed-io/kfed/gateways"
 	"github.com/kfed-io/kfed/geo/regions"
-	"github.com/kfed-io/kfed/services"
+	"github.com/kfed-io/kfed/publish"
 )
 
 func TestPlanNamesPolicyAndOwner(t *testing.T) {
@@ -29,7 +28,7 @@ func TestPlanNamesPolicyAndOwner(t *testing.T) {
 			"failover: europe-west1", "default/db"},
 		{"by failover, no place up", ep(map[string]string{dnsendpoint.AnnotationFailover: failover.State{}.Encode()}),
 			"failover (no place up: all)", "default/db"},
-		{"a Gateway's names", ep(map[string]string{gateways.AnnotationOrigin: "Gateway shop/front"}), "weighted", "Gateway shop/front"},
+		{"a Gateway's names", ep(map[string]string{publish.AnnotationOrigin: "Gateway shop/front"}), "weighted", "Gateway shop/front"},
 	}
 	for _, tt := range tests {
 		if got := policy(tt.ep); got != tt.policy {
@@ -42,7 +41,7 @@ func TestPlanNamesPolicyAndOwner(t *testing.T) {
 }
 
 func TestPlanSaysWhatRoute53AndCloudDNSPublishForProximity(t *testing.T) {
-	in := services.Input{Names: services.NewNames("fed", "kfed.test", "default", "db"), Regions: []string{"us-east1", "europe-west1"}}
+	in := publish.Input{Names: publish.NewNames("fed", "kfed.test", "default", "db"), Regions: []string{"us-east1", "europe-west1"}}
 	for _, s := range []struct {
 		cluster, region, ip string
 		weight              int
@@ -50,7 +49,7 @@ func TestPlanSaysWhatRoute53AndCloudDNSPublishForProximity(t *testing.T) {
 		at, _ := regions.Lookup(s.region)
 		in.Clusters = append(in.Clusters, dnsendpoint.Cluster{Name: s.cluster, Region: s.region, Addresses: []netip.Addr{netip.MustParseAddr(s.ip)}, Weight: s.weight, Location: &at})
 	}
-	eps, table, err := services.Endpoints(in)
+	eps, table, err := publish.Endpoints(in)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,6 +61,9 @@ func (f *kubeconfigFlags) load() (*clientcmdapi.Config, client.Client, error) {
 	return &raw, c, nil
 }
 
+// newJoinCommand is `kfed join`. It is longer than 80 lines because it
+// declares every flag with its help text beside the few lines that turn
+// them into clusters.JoinOptions; the work is in clusters.Join.
 func newJoinCommand() *cobra.Command {
 	var (
 		kf            kubeconfigFlags

@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kfed-io/kfed/api/clusterreplicas"
-	"github.com/kfed-io/kfed/replicas/deployments"
+	"github.com/kfed-io/kfed/deployments"
 )
 
 func TestDeploymentRowsShowEachClusterAndWhatIsWrong(t *testing.T) {

@@ -10,11 +10,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/dnsprovider"
 	"github.com/kfed-io/kfed/dnssync"
+	"github.com/kfed-io/kfed/tenancy"
 )
 
 // tenancyFlags hold --trusted-namespaces, for the commands that read
@@ -24,8 +24,8 @@ type tenancyFlags struct{ trusted []string }
 
 func (f *tenancyFlags) add(cmd *cobra.Command) {
 	f.trusted = []string{kfedv1alpha1.DefaultNamespace}
-	cmd.Flags().Func("trusted-namespaces", dnsendpoint.TrustedFlagUsage, func(s string) (err error) {
-		f.trusted, err = dnsendpoint.ParseNamespaces(s)
+	cmd.Flags().Func("trusted-namespaces", tenancy.TrustedFlagUsage, func(s string) (err error) {
+		f.trusted, err = tenancy.ParseNamespaces(s)
 		return err
 	})
 }
@@ -34,8 +34,8 @@ func (f *tenancyFlags) add(cmd *cobra.Command) {
 // The CLI reads the DNSEndpoints of every federation unless told one; an
 // object is judged as one of the federation it claims, which refuses it
 // every other federation's names too.
-func (f *tenancyFlags) rule(ep *extdnsv1alpha1.DNSEndpoint) dnsendpoint.Tenancy {
-	return dnsendpoint.NewTenancy(ep.Labels[kfedv1alpha1.LabelFederation], f.trusted)
+func (f *tenancyFlags) rule(ep *extdnsv1alpha1.DNSEndpoint) tenancy.Endpoints {
+	return tenancy.NewEndpoints(ep.Labels[kfedv1alpha1.LabelFederation], f.trusted)
 }
 
 // admit returns what the rule admits of eps, and a line for each refused
@@ -62,7 +62,7 @@ func (f *tenancyFlags) desired(eps []extdnsv1alpha1.DNSEndpoint) []dnsprovider.R
 	}
 	var out []dnsprovider.RecordSet
 	for _, fed := range slices.Sorted(maps.Keys(byFederation)) {
-		out = append(out, dnssync.Desired(dnsendpoint.NewTenancy(fed, f.trusted), byFederation[fed])...)
+		out = append(out, dnssync.Desired(tenancy.NewEndpoints(fed, f.trusted), byFederation[fed])...)
 	}
 	return out
 }

@@ -33,7 +33,8 @@ func Lookup(name string) (geo.Point, bool) {
 }
 
 // All returns every region of the table, a new slice for each call: callers
-// may keep or change it.
+// may keep or change it. It is long because it is the table, one line a
+// region.
 func All() []Region {
 	return []Region{
 		// Google Cloud (cloud.google.com/about/locations).

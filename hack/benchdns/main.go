@@ -40,10 +40,10 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/deploy/crds"
 	"github.com/kfed-io/kfed/devenv"
+	"github.com/kfed-io/kfed/test/oldlayout"
 )
 
 const (
@@ -292,7 +292,7 @@ func dnsEndpoint(i int) *extdnsv1alpha1.DNSEndpoint {
 	}
 	// In the layout the services controller writes (ADR 0003): one endpoint
 	// per name and type, the clusters in the object's table.
-	if err := dnsendpoint.Upgrade(obj); err != nil {
+	if err := oldlayout.Upgrade(obj); err != nil {
 		panic(err) // the fixtures above are well formed
 	}
 	return obj

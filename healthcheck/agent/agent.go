@@ -65,7 +65,7 @@ type Options struct {
 	// Namespace holds the report and the Lease; kfed-system when empty.
 	Namespace string
 	// TrustedNamespaces may publish names that are no namespace's federated
-	// names (dnsendpoint.Tenancy); Namespace alone when empty.
+	// names (tenancy.Endpoints); Namespace alone when empty.
 	TrustedNamespaces []string
 	// Defaults are the probe settings a Service does not set itself.
 	Defaults healthcheck.Spec

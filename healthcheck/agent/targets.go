@@ -14,6 +14,7 @@ import (
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/healthcheck"
+	"github.com/kfed-io/kfed/tenancy"
 )
 
 // Targets turns the federation's DNSEndpoints into what a checker probes:
@@ -30,7 +31,7 @@ import (
 // whose load-balancer hostname an admitted CNAME targets. A DNSEndpoint that
 // names another namespace's Service so cannot make every checker probe an
 // address of its choosing.
-func Targets(rule dnsendpoint.Tenancy, eps []extdnsv1alpha1.DNSEndpoint, defaults healthcheck.Spec) ([]healthcheck.Target, []error) {
+func Targets(rule tenancy.Endpoints, eps []extdnsv1alpha1.DNSEndpoint, defaults healthcheck.Spec) ([]healthcheck.Target, []error) {
 	var out []healthcheck.Target
 	var errs []error
 	for i := range eps {
@@ -142,10 +143,10 @@ func (a *agent) retarget(ctx context.Context) error {
 }
 
 // tenancy is the rule deciding what the agent may probe.
-func (a *agent) tenancy() dnsendpoint.Tenancy {
+func (a *agent) tenancy() tenancy.Endpoints {
 	trusted := a.o.TrustedNamespaces
 	if len(trusted) == 0 {
 		trusted = []string{a.o.Namespace}
 	}
-	return dnsendpoint.NewTenancy(a.o.Federation, trusted)
+	return tenancy.NewEndpoints(a.o.Federation, trusted)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/healthcheck"
+	"github.com/kfed-io/kfed/tenancy"
 )
 
 // endpoint is the DNSEndpoint of Service shop/name with clusters, each
@@ -31,7 +32,7 @@ func endpoint(name string, annotations map[string]string, clusters ...dnsendpoin
 	return ep
 }
 
-var rule = dnsendpoint.NewTenancy("dev", []string{"kfed-system"})
+var rule = tenancy.NewEndpoints("dev", []string{"kfed-system"})
 
 func TestTargets(t *testing.T) {
 	addrs := func(s ...string) []netip.Addr {

@@ -10,6 +10,7 @@ import (
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/plugin/kfed/index"
+	"github.com/kfed-io/kfed/tenancy"
 )
 
 // cachedEndpoint is what the informer's cache keeps of a DNSEndpoint: its
@@ -24,7 +25,7 @@ type cachedEndpoint struct {
 	object          *index.Object
 	err             error // reading the cluster table
 	// refused are the endpoints the tenancy rule keeps out of the index.
-	refused []dnsendpoint.Refusal
+	refused []tenancy.Refusal
 }
 
 // cacheEndpoint is the informer's transform: it parses a DNSEndpoint for x
@@ -33,7 +34,7 @@ type cachedEndpoint struct {
 // refuses are left out here, before anything is indexed. An object it has
 // already transformed is returned as it is: with streaming lists the
 // informer transforms each object twice.
-func cacheEndpoint(x *index.Index, rule dnsendpoint.Tenancy) func(obj any) (any, error) {
+func cacheEndpoint(x *index.Index, rule tenancy.Endpoints) func(obj any) (any, error) {
 	return func(obj any) (any, error) {
 		ep, ok := obj.(*extdnsv1alpha1.DNSEndpoint)
 		if !ok {

@@ -10,9 +10,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/plugin/kfed/index"
+	"github.com/kfed-io/kfed/tenancy"
+	"github.com/kfed-io/kfed/test/oldlayout"
 )
 
 func TestCacheKeepsTheKeyVersionAndRecordsOfADNSEndpoint(t *testing.T) {
@@ -23,11 +24,11 @@ func TestCacheKeepsTheKeyVersionAndRecordsOfADNSEndpoint(t *testing.T) {
 		},
 		Spec: extdnsv1alpha1.DNSEndpointSpec{Endpoints: demoEndpoints()},
 	}
-	if err := dnsendpoint.Upgrade(obj); err != nil {
+	if err := oldlayout.Upgrade(obj); err != nil {
 		t.Fatal(err)
 	}
 	x := index.New("cluster-1", 30)
-	transform := cacheEndpoint(x, dnsendpoint.NewTenancy("dev", nil))
+	transform := cacheEndpoint(x, tenancy.NewEndpoints("dev", nil))
 	got, err := transform(obj)
 	if err != nil {
 		t.Fatal(err)
@@ -79,7 +80,7 @@ func demoNames() int {
 // the transform, a tombstone's object too (the cache holds transformed
 // objects, and a tombstone carries one of them).
 func cached(x *index.Index, obj any) any {
-	transform := cacheEndpoint(x, dnsendpoint.NewTenancy("dev", nil))
+	transform := cacheEndpoint(x, tenancy.NewEndpoints("dev", nil))
 	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		tomb.Obj, _ = transform(tomb.Obj)
 		return tomb
@@ -101,11 +102,11 @@ func TestCacheLeavesOutWhatTheNamespaceMayNotPublish(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "demo", ResourceVersion: "42"},
 		Spec:       extdnsv1alpha1.DNSEndpointSpec{Endpoints: demoEndpoints()},
 	}
-	if err := dnsendpoint.Upgrade(owner); err != nil {
+	if err := oldlayout.Upgrade(owner); err != nil {
 		t.Fatal(err)
 	}
 	x := index.New("cluster-1", 30)
-	transform := cacheEndpoint(x, dnsendpoint.NewTenancy("dev", []string{"kfed-system"}))
+	transform := cacheEndpoint(x, tenancy.NewEndpoints("dev", []string{"kfed-system"}))
 	for _, obj := range []*extdnsv1alpha1.DNSEndpoint{owner, intruder} {
 		got, err := transform(obj)
 		if err != nil {

@@ -11,9 +11,10 @@ import (
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 
-	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/plugin/kfed/index"
+	"github.com/kfed-io/kfed/tenancy"
+	"github.com/kfed-io/kfed/test/oldlayout"
 )
 
 // BenchmarkMemoryPerName measures the live heap the plugin keeps per name
@@ -52,7 +53,7 @@ func memoryOf(b *testing.B, raw []byte, federation string) (objects, all uint64,
 	}
 	decoded := obj.(*extdnsv1alpha1.DNSEndpointList)
 	x := index.New("cluster-1", 30)
-	transform := cacheEndpoint(x, dnsendpoint.NewTenancy(federation, nil))
+	transform := cacheEndpoint(x, tenancy.NewEndpoints(federation, nil))
 	cached := make([]*cachedEndpoint, len(decoded.Items))
 	for i := range decoded.Items {
 		o, _ := transform(&decoded.Items[i])
@@ -88,7 +89,7 @@ func benchJSON(services int) ([]byte, error) {
 			},
 			Spec: extdnsv1alpha1.DNSEndpointSpec{Endpoints: syntheticService(fmt.Sprintf("svc-%d", i))},
 		})
-		if err := dnsendpoint.Upgrade(&list.Items[i]); err != nil {
+		if err := oldlayout.Upgrade(&list.Items[i]); err != nil {
 			return nil, err
 		}
 	}

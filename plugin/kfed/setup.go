@@ -18,10 +18,10 @@ import (
 	"github.com/miekg/dns"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/plugin/kfed/index"
 	"github.com/kfed-io/kfed/plugin/kubeclient"
+	"github.com/kfed-io/kfed/tenancy"
 )
 
 var log = clog.NewWithPlugin("kfed")
@@ -70,7 +70,7 @@ func setup(c *caddy.Controller) error {
 	// notify is set at startup, before the watch starts, when the server
 	// block has a transfer block to send NOTIFY to.
 	var notify *notifier
-	w, err := newWatcher(rc, cfg.federation, dnsendpoint.NewTenancy(cfg.federation, cfg.trusted), k.index, &k.serial,
+	w, err := newWatcher(rc, cfg.federation, tenancy.NewEndpoints(cfg.federation, cfg.trusted), k.index, &k.serial,
 		func() {
 			if notify != nil && k.synced.Load() {
 				notify.signal()
@@ -211,7 +211,7 @@ func parse(c *caddy.Controller) (config, error) {
 				if len(args) == 0 {
 					return cfg, c.ArgErr()
 				}
-				trusted, err := dnsendpoint.ParseNamespaces(strings.Join(args, ","))
+				trusted, err := tenancy.ParseNamespaces(strings.Join(args, ","))
 				if err != nil {
 					return cfg, c.Errf("trusted_namespaces: %v", err)
 				}

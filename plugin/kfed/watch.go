@@ -17,6 +17,7 @@ import (
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/plugin/kfed/index"
 	"github.com/kfed-io/kfed/plugin/kubeclient"
+	"github.com/kfed-io/kfed/tenancy"
 )
 
 // watcher keeps an index current with the federation's DNSEndpoints in every
@@ -40,7 +41,7 @@ type watcher struct {
 
 // newWatcher prepares a watch with cfg that keeps x and serial current with
 // what rule admits; start runs it.
-func newWatcher(cfg *rest.Config, federation string, rule dnsendpoint.Tenancy, x *index.Index, serial *zoneSerial, onChange, onSynced func()) (*watcher, error) {
+func newWatcher(cfg *rest.Config, federation string, rule tenancy.Endpoints, x *index.Index, serial *zoneSerial, onChange, onSynced func()) (*watcher, error) {
 	w := &watcher{federation: federation, index: x, serial: serial, onChange: onChange, onSynced: onSynced,
 		synced: make(chan struct{}), refused: map[string]int{}}
 	lw, err := kubeclient.ListWatch(cfg, userAgent, kubeclient.Source{
@@ -107,7 +108,7 @@ func (w *watcher) apply(obj any) {
 
 // countRefused logs the endpoints of object the tenancy rule refused and
 // keeps refused_endpoints current.
-func (w *watcher) countRefused(object string, refused []dnsendpoint.Refusal) {
+func (w *watcher) countRefused(object string, refused []tenancy.Refusal) {
 	for _, r := range refused {
 		log.Warningf("DNSEndpoint %s: not serving %s", object, r)
 	}

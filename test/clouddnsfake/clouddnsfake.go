@@ -640,6 +640,12 @@ func items(rs RecordSet) [][]string {
 	return out
 }
 
+// createChange applies a change to a zone as Cloud DNS does: whole or not
+// at all. It is longer than 80 lines because it checks every rule of the
+// real API in turn (the per-change quotas, deletions that must match,
+// additions that must not exist yet, a CNAME that may not share its name,
+// the zone's quota) before it applies any of it,
+// so that a provider tested against it meets the same refusals.
 func (s *Server) createChange(w http.ResponseWriter, r *http.Request, project, zoneName string) *apiError {
 	z, aerr := s.zoneOrError(project, zoneName)
 	if aerr != nil {

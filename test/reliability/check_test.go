@@ -24,7 +24,9 @@ import (
 	"github.com/kfed-io/kfed/dnsprovider"
 	"github.com/kfed-io/kfed/dnssync"
 	"github.com/kfed-io/kfed/placement"
+	"github.com/kfed-io/kfed/publish"
 	"github.com/kfed-io/kfed/services"
+	"github.com/kfed-io/kfed/tenancy"
 )
 
 // check is the one invariant checker, called after every scenario: within
@@ -194,12 +196,12 @@ func (b *bed) converged(ctx context.Context) error {
 				global = append(global, a.String())
 			}
 		}
-		ttl := int64(services.DefaultTTL)
+		ttl := int64(publish.DefaultTTL)
 		if v := svc.Annotations[services.AnnotationTTL]; v != "" {
 			n, _ := strconv.Atoi(v)
 			ttl = int64(n)
 		}
-		globalName := services.NewNames(federation, zone, ns, name).Global()
+		globalName := publish.NewNames(federation, zone, ns, name).Global()
 		var gotGlobal []string
 		for _, e := range ep.Spec.Endpoints {
 			if e.RecordTTL != ttl {
@@ -235,7 +237,7 @@ func (b *bed) converged(ctx context.Context) error {
 	names := slices.Sorted(maps.Keys(expectAnswers))
 	rand.Shuffle(len(names), func(i, j int) { names[i], names[j] = names[j], names[i] })
 	for i := range b.form.stable {
-		names = append([]string{services.NewNames(federation, zone, ns, stableName(i)).Global() + "."}, names...)
+		names = append([]string{publish.NewNames(federation, zone, ns, stableName(i)).Global() + "."}, names...)
 	}
 	for _, name := range names[:min(len(names), 30+b.form.stable)] {
 		got, rcode, err := queryA(b.dnsAddr, name)
@@ -286,7 +288,7 @@ func (b *bed) published(ctx context.Context) error {
 	if err := b.fed.List(ctx, &eps, client.MatchingLabels{kfedv1alpha1.LabelManagedBy: kfedv1alpha1.ManagedBy, kfedv1alpha1.LabelFederation: federation}); err != nil {
 		return err
 	}
-	desired := dnssync.Desired(dnsendpoint.NewTenancy(federation, nil), eps.Items)
+	desired := dnssync.Desired(tenancy.NewEndpoints(federation, nil), eps.Items)
 	var errs []error
 	for _, p := range []dnsprovider.Provider{b.bindProvider(), b.route53Provider(1000), b.cloudDNSProvider()} {
 		s := &dnssync.Syncer{Provider: p, Planner: planner(b.t)}

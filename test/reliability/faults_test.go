@@ -25,7 +25,7 @@ import (
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/devenv/loopbacklb"
-	"github.com/kfed-io/kfed/services"
+	"github.com/kfed-io/kfed/publish"
 	"github.com/kfed-io/kfed/test/framework"
 )
 
@@ -311,7 +311,7 @@ func (b *bed) loadBalancer(t *testing.T) {
 			if err != nil || (table[member] != nil) != want {
 				return false
 			}
-			got, _, err := queryA(b.dnsAddr, services.NewNames(federation, zone, ns, stableName(i)).Global()+".")
+			got, _, err := queryA(b.dnsAddr, publish.NewNames(federation, zone, ns, stableName(i)).Global()+".")
 			if err != nil || len(got) != len(table) {
 				return false
 			}
@@ -388,7 +388,7 @@ func (b *bed) coreDNSRestart(t *testing.T) {
 	var names []string
 	want := map[string][]string{}
 	for i := range b.form.stable {
-		name := services.NewNames(federation, zone, ns, stableName(i)).Global() + "."
+		name := publish.NewNames(federation, zone, ns, stableName(i)).Global() + "."
 		got, _, err := queryA(b.dnsAddr, name)
 		if err != nil || len(got) == 0 {
 			t.Fatalf("%s before the restart: %v %v", name, got, err)

@@ -9,7 +9,7 @@ import (
 
 	"github.com/miekg/dns"
 
-	"github.com/kfed-io/kfed/services"
+	"github.com/kfed-io/kfed/publish"
 )
 
 // prober queries CoreDNS for the stable Services' global names without
@@ -33,7 +33,7 @@ type prober struct {
 func (b *bed) probe(t *testing.T) (p *prober, stop func()) {
 	p = &prober{addr: b.dnsAddr, want: map[string][]string{}, began: time.Now()}
 	for i := range b.form.stable {
-		name := services.NewNames(federation, zone, ns, stableName(i)).Global() + "."
+		name := publish.NewNames(federation, zone, ns, stableName(i)).Global() + "."
 		got, _, err := queryA(b.dnsAddr, name)
 		if err != nil || len(got) == 0 {
 			t.Fatalf("probing %s before the fault: %v %v", name, got, err)

@@ -525,6 +525,11 @@ func describe(rs RecordSet) string {
 	return s + "]"
 }
 
+// changeRecordSets applies a ChangeResourceRecordSets batch as Route53
+// does: whole or not at all. It is longer than 80 lines because it checks
+// the request-wide limits and every change's rule in turn before it
+// applies any of it, so that the provider tested against it meets the same
+// refusals.
 func (s *Server) changeRecordSets(w http.ResponseWriter, r *http.Request, id string) {
 	z := s.zones[id]
 	if z == nil {

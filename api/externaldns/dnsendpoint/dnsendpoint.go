@@ -414,37 +414,3 @@ func addrStrings(addrs []netip.Addr) []string {
 	}
 	return out
 }
-
-// Upgrade rewrites an object in the older per-cluster layout (ADR 0002) in
-// the current one: one endpoint per name and type with the targets of every
-// cluster, the clusters in the table. An object without per-cluster
-// endpoints is left as it is. Tests and benchmarks use it to turn fixtures
-// written the older way into what the services controller writes.
-func Upgrade(obj *extdnsv1alpha1.DNSEndpoint) error {
-	clusters, err := legacyClusters(obj)
-	if err != nil || len(clusters) == 0 {
-		return err
-	}
-	var eps []extdnsv1alpha1.Endpoint
-	for _, e := range obj.Spec.Endpoints {
-		i := slices.IndexFunc(eps, func(m extdnsv1alpha1.Endpoint) bool {
-			return m.DNSName == e.DNSName && m.RecordType == e.RecordType
-		})
-		if i < 0 {
-			eps = append(eps, extdnsv1alpha1.Endpoint{DNSName: e.DNSName, RecordType: e.RecordType, RecordTTL: e.RecordTTL})
-			i = len(eps) - 1
-		}
-		for _, t := range e.Targets {
-			if !slices.Contains(eps[i].Targets, t) {
-				eps[i].Targets = append(eps[i].Targets, t)
-			}
-		}
-	}
-	rows := make([]Cluster, 0, len(clusters))
-	for _, c := range clusters {
-		rows = append(rows, *c)
-	}
-	obj.Spec.Endpoints = eps
-	SetClusters(obj, rows)
-	return nil
-}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	"github.com/kfed-io/kfed/test/oldlayout"
 )
 
 const global = "demo.default.dev.svc.kfed.test"
@@ -164,7 +165,7 @@ func TestAppendAddressesOrdersLocalClusterFirst(t *testing.T) {
 func tableLayout(t *testing.T, perCluster []extdnsv1alpha1.Endpoint) ([]extdnsv1alpha1.Endpoint, dnsendpoint.Clusters) {
 	t.Helper()
 	obj := &extdnsv1alpha1.DNSEndpoint{Spec: extdnsv1alpha1.DNSEndpointSpec{Endpoints: perCluster}}
-	if err := dnsendpoint.Upgrade(obj); err != nil {
+	if err := oldlayout.Upgrade(obj); err != nil {
 		t.Fatal(err)
 	}
 	clusters, err := dnsendpoint.ReadClusters(obj)

@@ -39,7 +39,6 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/devenv"
@@ -48,6 +47,7 @@ import (
 	"github.com/kfed-io/kfed/dnsprovider/clouddns"
 	"github.com/kfed-io/kfed/dnssync"
 	"github.com/kfed-io/kfed/services"
+	"github.com/kfed-io/kfed/tenancy"
 	"github.com/kfed-io/kfed/test/bindtest"
 	"github.com/kfed-io/kfed/test/clouddnsfake"
 	"github.com/kfed-io/kfed/test/framework"
@@ -257,7 +257,7 @@ func TestNoSecretReachesLogsEventsMetricsOrObjects(t *testing.T) {
 		if err := fed.List(ctx, &eps); err != nil {
 			t.Fatal(err)
 		}
-		res, err := gsync.Sync(ctx, dnssync.Desired(dnsendpoint.NewTenancy("fed", nil), eps.Items), false)
+		res, err := gsync.Sync(ctx, dnssync.Desired(tenancy.NewEndpoints("fed", nil), eps.Items), false)
 		fmt.Fprintf(gcpLog, "clouddns sync: %+v, %d changes, err %v\n", res, res.Changes(), err)
 	}
 

@@ -16,8 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kfed-io/kfed/api/clusterreplicas"
+	"github.com/kfed-io/kfed/deployments"
 	"github.com/kfed-io/kfed/manager"
-	"github.com/kfed-io/kfed/replicas/deployments"
 	"github.com/kfed-io/kfed/test/framework"
 )
 

@@ -25,6 +25,7 @@ import (
 	"github.com/kfed-io/kfed/dnssync"
 	"github.com/kfed-io/kfed/manager"
 	"github.com/kfed-io/kfed/services/serviceconfig"
+	"github.com/kfed-io/kfed/tenancy"
 	"github.com/kfed-io/kfed/test/clouddnsfake"
 	"github.com/kfed-io/kfed/test/framework"
 	"github.com/kfed-io/kfed/test/route53fake"
@@ -158,7 +159,7 @@ func TestFederatedDeploymentWeightsReachTheProviders(t *testing.T) {
 			t.Fatal(err)
 		}
 		s := &dnssync.Syncer{Provider: prov, Planner: dnsprovider.Planner{Registry: reg}}
-		if _, err := s.Sync(context.Background(), dnssync.Desired(dnsendpoint.NewTenancy("fed", nil), eps.Items), false); err != nil {
+		if _, err := s.Sync(context.Background(), dnssync.Desired(tenancy.NewEndpoints("fed", nil), eps.Items), false); err != nil {
 			t.Fatal(err)
 		}
 		var got []int

@@ -19,7 +19,7 @@ import (
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/devenv"
-	"github.com/kfed-io/kfed/services"
+	"github.com/kfed-io/kfed/publish"
 	"github.com/kfed-io/kfed/test/framework"
 )
 
@@ -37,8 +37,8 @@ var (
 // shop/web with shards (docs/design.md, "Desired DNS state"), made by the
 // controller's own record model.
 func webDNSEndpoint(federation string, shards ...webShard) *extdnsv1alpha1.DNSEndpoint {
-	in := services.Input{
-		Names: services.NewNames("e2e", "kfed.test", "shop", "web"), TTL: 30,
+	in := publish.Input{
+		Names: publish.NewNames("e2e", "kfed.test", "shop", "web"), TTL: 30,
 		Regions: []string{"us-east1", "europe-west1"},
 		Zones:   []string{"us-east1-b/us-east1", "us-east1-c/us-east1", "europe-west1-b/europe-west1"},
 	}
@@ -49,7 +49,7 @@ func webDNSEndpoint(federation string, shards ...webShard) *extdnsv1alpha1.DNSEn
 			Ports: []dnsendpoint.Port{{Name: "http", Protocol: "TCP", Port: 8080}},
 		})
 	}
-	eps, table, err := services.Endpoints(in)
+	eps, table, err := publish.Endpoints(in)
 	if err != nil {
 		panic(err) // fixed names that fit
 	}

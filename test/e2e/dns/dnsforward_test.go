@@ -22,7 +22,7 @@ import (
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/devenv"
-	"github.com/kfed-io/kfed/services"
+	"github.com/kfed-io/kfed/publish"
 	"github.com/kfed-io/kfed/test/framework"
 )
 
@@ -176,8 +176,8 @@ func readmeBlock(t *testing.T, file, marker string) string {
 // README's federated Service shop/web with one shard at lb.
 func readmeDNSEndpoint(t *testing.T, lb string) *extdnsv1alpha1.DNSEndpoint {
 	t.Helper()
-	in := services.Input{
-		Names: services.NewNames("myfed", "global.example.com", "shop", "web"), TTL: 30,
+	in := publish.Input{
+		Names: publish.NewNames("myfed", "global.example.com", "shop", "web"), TTL: 30,
 		Regions: []string{"us-east1"}, Zones: []string{"us-east1-b/us-east1"},
 		Clusters: []dnsendpoint.Cluster{{
 			Name: "cluster-1", Region: "us-east1", Zones: []string{"us-east1-b"}, Weight: 1,
@@ -185,7 +185,7 @@ func readmeDNSEndpoint(t *testing.T, lb string) *extdnsv1alpha1.DNSEndpoint {
 			Ports: []dnsendpoint.Port{{Name: "http", Protocol: "TCP", Port: 80}},
 		}},
 	}
-	eps, table, err := services.Endpoints(in)
+	eps, table, err := publish.Endpoints(in)
 	if err != nil {
 		t.Fatal(err)
 	}

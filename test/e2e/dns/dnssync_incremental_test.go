@@ -17,12 +17,12 @@ import (
 	"k8s.io/klog/v2/textlogger"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/devenv/process"
 	"github.com/kfed-io/kfed/dnsprovider"
 	"github.com/kfed-io/kfed/dnssync"
+	"github.com/kfed-io/kfed/tenancy"
 	"github.com/kfed-io/kfed/test/framework"
 )
 
@@ -208,4 +208,4 @@ func TestDNSSyncIncrementalPassesLeaveBINDAsAFullPlanWould(t *testing.T) {
 // trustDefault is federation fed's tenancy rule with namespace default
 // trusted with names that are no namespace's: the hand-written records of the
 // DNS sync tests.
-var trustDefault = dnsendpoint.NewTenancy("fed", []string{"default"})
+var trustDefault = tenancy.NewEndpoints("fed", []string{"default"})

@@ -25,7 +25,7 @@ import (
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/devenv"
 	"github.com/kfed-io/kfed/manager"
-	"github.com/kfed-io/kfed/tenancy"
+	"github.com/kfed-io/kfed/tenancy/report"
 	"github.com/kfed-io/kfed/test/bindtest"
 	"github.com/kfed-io/kfed/test/framework"
 )
@@ -190,10 +190,10 @@ func TestTenantCannotPublishAnotherNamespacesNames(t *testing.T) {
 			if err := fed.Get(ctx, client.ObjectKeyFromObject(intruder), &ep); err != nil {
 				return err
 			}
-			c := meta.FindStatusCondition(ep.Status.Conditions, tenancy.CondNamesAdmitted)
-			if c == nil || c.Status != metav1.ConditionFalse || c.Reason != tenancy.ReasonNameNotOwned ||
+			c := meta.FindStatusCondition(ep.Status.Conditions, report.CondNamesAdmitted)
+			if c == nil || c.Status != metav1.ConditionFalse || c.Reason != report.ReasonNameNotOwned ||
 				!strings.Contains(c.Message, global) || !strings.Contains(c.Message, "www."+zone) {
-				return fmt.Errorf("condition %+v, want False/%s naming both names", c, tenancy.ReasonNameNotOwned)
+				return fmt.Errorf("condition %+v, want False/%s naming both names", c, report.ReasonNameNotOwned)
 			}
 			var events eventsv1.EventList
 			if err := fed.List(ctx, &events, client.InNamespace("intruder")); err != nil {
@@ -201,7 +201,7 @@ func TestTenantCannotPublishAnotherNamespacesNames(t *testing.T) {
 			}
 			var notes []string
 			for _, e := range events.Items {
-				if e.Regarding.Name == "x" && e.Type == corev1.EventTypeWarning && e.Reason == tenancy.ReasonNameNotOwned {
+				if e.Regarding.Name == "x" && e.Type == corev1.EventTypeWarning && e.Reason == report.ReasonNameNotOwned {
 					notes = append(notes, e.Note)
 				}
 			}

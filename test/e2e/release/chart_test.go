@@ -38,9 +38,9 @@ import (
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/devenv"
-	"github.com/kfed-io/kfed/hostnames"
 	"github.com/kfed-io/kfed/memlimit"
 	"github.com/kfed-io/kfed/services"
+	"github.com/kfed-io/kfed/tenancy"
 	"github.com/kfed-io/kfed/test/bindtest"
 	"github.com/kfed-io/kfed/test/framework"
 )
@@ -174,11 +174,11 @@ func TestChartPassesHostnameReservationsAsTheControllerReadsThem(t *testing.T) {
 			flag = v
 		}
 	}
-	got, err := hostnames.ParseReservations(flag)
+	got, err := tenancy.ParseReservations(flag)
 	if err != nil {
 		t.Fatalf("kfed-controller would refuse --hostname-namespaces=%s: %v", flag, err)
 	}
-	want := []hostnames.Reservation{{Suffix: "example.com", Namespaces: []string{"web", "ops"}}, {Suffix: "shop.example.com", Namespaces: []string{"shop"}}}
+	want := []tenancy.Reservation{{Suffix: "example.com", Namespaces: []string{"web", "ops"}}, {Suffix: "shop.example.com", Namespaces: []string{"shop"}}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("reservations %+v, want %+v", got, want)
 	}

@@ -1,0 +1,149 @@
+package deployments
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/kfed-io/kfed/clusters"
+)
+
+// sync decides and writes: it plans d over what obs found (decide, pure)
+// and writes the copies (write), those to create first, so that a member
+// that refuses one is planned around before any other member is written,
+// and the others are not scaled down and up again within one reconcile. A
+// refused create is a fact the write observes; sync decides again with it,
+// and decide never runs inside write. It returns what happened, for the
+// status.
+func (c *Controller) sync(ctx context.Context, d *appsv1.Deployment, obs observation) outcome {
+	o := outcome{invalid: obs.invalid, failed: obs.failed, due: obs.due, controlPlaneWorkloads: obs.controlPlaneWorkloads}
+	if obs.invalid != nil || obs.failed[""] != "" {
+		return o
+	}
+	in := obs.in
+	o.capacity = in.capacity
+	o.copies = map[string]*appsv1.Deployment{}
+	o.hash = desiredCopy(d, c.Federation, 0).Annotations[AnnotationSpecHash]
+	members := slices.Clone(obs.members)
+	slices.SortStableFunc(members, func(a, b clusters.Member) int {
+		return cmpBool(in.copies[b.Name].state == clusters.Absent, in.copies[a.Name].state == clusters.Absent)
+	})
+	for {
+		plan, err := decide(in)
+		if err != nil {
+			o.invalid = err
+			return o
+		}
+		refused := c.write(ctx, d, members, plan, obs.existing, in.copies, &o)
+		if refused == "" || in.rejected[refused] {
+			for name := range o.failed {
+				plan.conflicts = slices.DeleteFunc(plan.conflicts, func(s string) bool { return s == name })
+			}
+			o.plan, o.held = plan, in.held
+			return o
+		}
+		// Retried with backoff; planned elsewhere meanwhile.
+		in.rejected[refused] = true
+	}
+}
+
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
+}
+
+// write brings every Ready member's copy in line with plan: ensured
+// where planned, removed (if kfed's) where not. Members come in the order
+// given; it stops at the first member that refuses to create its copy and
+// returns its name, so the caller can plan around it before writing the
+// rest; "" when none did. Failures are recorded in o.failed, and the copies
+// written in o.copies, existing and copies.
+func (c *Controller) write(ctx context.Context, d *appsv1.Deployment, members []clusters.Member, plan decision,
+	existing map[string]*appsv1.Deployment, copies map[string]observedCopy, o *outcome) string {
+	origin := d.Namespace + "/" + d.Name
+	for _, m := range members {
+		want, planned := plan.replicas[m.Name]
+		cur, state := existing[m.Name], copies[m.Name].state
+		if !planned {
+			if err := c.removeCopy(ctx, m, cur, state, false); err != nil {
+				o.failed[m.Name] = err.Error()
+			}
+			continue
+		}
+		got, err := c.ensureCopy(ctx, m, d, cur, state, want)
+		if err != nil {
+			o.failed[m.Name] = err.Error()
+			if state == clusters.Absent {
+				return m.Name
+			}
+		}
+		if got != nil {
+			o.copies[m.Name] = got
+			existing[m.Name], copies[m.Name] = got, observedCopy{state: clusters.Classify(got, origin, c.Federation), replicas: want}
+		}
+	}
+	return ""
+}
+
+// ensureCopy creates, updates or adopts d's copy in member m with replicas.
+// It returns the copy as it now stands, nil when there is none.
+func (c *Controller) ensureCopy(ctx context.Context, m clusters.Member, d *appsv1.Deployment,
+	cur *appsv1.Deployment, state clusters.Standing, replicas int32) (*appsv1.Deployment, error) {
+	want := desiredCopy(d, c.Federation, replicas)
+	switch state {
+	case clusters.Absent:
+		if _, err := clusters.WriteCopy(ctx, m, nil, want); err != nil {
+			return nil, err
+		}
+		c.Metrics.write(m.Name, "create")
+		c.event(d, corev1.EventTypeNormal, "CopyCreated", "created the copy in cluster %s with %d replicas", m.Name, replicas)
+		return want, nil
+	case clusters.Foreign:
+		want.Annotations[AnnotationAdopted] = "true"
+		c.event(d, corev1.EventTypeNormal, "CopyAdopted", "adopted the Deployment already in cluster %s", m.Name)
+		c.Metrics.write(m.Name, "adopt")
+	case clusters.Adopted:
+		want.Annotations[AnnotationAdopted] = "true"
+	}
+	was := *cur.Spec.Replicas
+	changed, err := clusters.WriteCopy(ctx, m, cur, want)
+	if err != nil {
+		return nil, err
+	}
+	if !changed {
+		return cur, nil
+	}
+	c.Metrics.write(m.Name, "update")
+	if was != replicas {
+		c.event(d, corev1.EventTypeNormal, "CopyScaled", "scaled the copy in cluster %s from %d to %d replicas", m.Name, was, replicas)
+	}
+	return want, nil
+}
+
+// removeCopy deletes a copy kfed made in member m, or lets go of it (an
+// adopted one always; any with orphan). Others are left alone.
+func (c *Controller) removeCopy(ctx context.Context, m clusters.Member, cur *appsv1.Deployment, state clusters.Standing, orphan bool) error {
+	switch {
+	case state == clusters.Ours && !orphan:
+		if err := m.Client.Delete(ctx, cur); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting the copy in cluster %s: %w", m.Name, err)
+		}
+		c.Metrics.write(m.Name, "delete")
+	case state == clusters.Ours || state == clusters.Adopted:
+		release(cur)
+		if err := m.Client.Update(ctx, cur); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("letting go of the copy in cluster %s: %w", m.Name, err)
+		}
+		c.Metrics.write(m.Name, "release")
+	}
+	return nil
+}
