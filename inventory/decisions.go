@@ -19,9 +19,9 @@ import (
 
 	inventoryv1alpha1 "github.com/kfed-io/kfed/api/inventory/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	"github.com/kfed-io/kfed/placement"
 	"github.com/kfed-io/kfed/deployments"
 	"github.com/kfed-io/kfed/deployments/deploymentconfig"
+	"github.com/kfed-io/kfed/placement"
 	"github.com/kfed-io/kfed/planner"
 	"github.com/kfed-io/kfed/services"
 )
