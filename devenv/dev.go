@@ -42,8 +42,15 @@ type DevOptions struct {
 	// Federation and Domain are the F and D of S.N.F.svc.D.
 	Federation string
 	Domain     string
-	// Workloads runs schedulers, controller managers and KWOK nodes.
+	// Workloads runs schedulers, controller managers and KWOK nodes
+	// (never with LightMembers).
 	Workloads bool
+	// LightMembers starts each member with only what federated Services and
+	// their DNS need: its API server on the shared etcd, its Cluster, its
+	// loopback load balancer and its CoreDNS. It drops the workloads, the
+	// loopback Gateway (and so the demo Gateway) and every checker beyond
+	// the first LightCheckers members'; health is still judged, by those.
+	LightMembers bool
 	// LBBase places member i's load balancer at 127.(LBBase+i).0.0/16.
 	LBBase int
 	// CoreDNS and Checker are the binaries of CoreDNS with the kfed plugin
@@ -74,13 +81,21 @@ type Dev struct {
 	bg   *background
 }
 
+// LightCheckers is how many members run a health checker with
+// LightMembers: the first three, placed as DefaultMembers, cover both
+// regions, and a panel holds every checker while there are at most
+// healthcheck.DefaultCheckersPerEndpoint (15) of them, so each endpoint is
+// judged by a quorum of three as in the three-member bed.
+const LightCheckers = 3
+
 // StartDev starts the environment step by step and returns once the demo
 // Service's and the demo Gateway's names resolve with every member's
-// address through the first member's CoreDNS, and DIR/env is written. On
+// address through the first member's CoreDNS (with LightMembers, the
+// Service's alone: there is no Gateway), and DIR/env is written. On
 // error it stops whatever it had started; otherwise the caller calls Stop.
 func StartDev(ctx context.Context, o DevOptions) (_ *Dev, err error) {
 	env, err := Start(ctx, Options{
-		Dir: o.Dir, BinDir: o.BinDir, Members: Members(o.Members), Workloads: o.Workloads,
+		Dir: o.Dir, BinDir: o.BinDir, Members: Members(o.Members), Workloads: o.Workloads && !o.LightMembers,
 		// Members get the Balancer and the Multi-Cluster Services CRDs
 		// before they join (so kfed watches those kinds there) and before
 		// their controller managers start.
@@ -97,7 +112,7 @@ func StartDev(ctx context.Context, o DevOptions) (_ *Dev, err error) {
 			d.Stop()
 		}
 	}()
-	if err := installDevCRDs(ctx, env, o.Dir); err != nil {
+	if err := installDevCRDs(ctx, env, o.Dir, !o.LightMembers); err != nil {
 		return nil, err
 	}
 	if err := d.federate(ctx); err != nil {
@@ -106,8 +121,13 @@ func StartDev(ctx context.Context, o DevOptions) (_ *Dev, err error) {
 	if err := d.startDNS(ctx); err != nil {
 		return nil, err
 	}
-	d.Demo, d.Shop = "demo.default."+o.Federation+".svc."+o.Domain, "shop."+o.Domain
-	for _, name := range []string{d.Demo, d.Shop} {
+	d.Demo = "demo.default." + o.Federation + ".svc." + o.Domain
+	names := []string{d.Demo}
+	if !o.LightMembers {
+		d.Shop = "shop." + o.Domain
+		names = append(names, d.Shop)
+	}
+	for _, name := range names {
 		// Ready means every member's endpoint is published, not the first one.
 		if err := waitResolves(ctx, d.DNS[0], name, len(env.Members), d.bg.errc); err != nil {
 			return nil, err
@@ -152,9 +172,10 @@ func Members(n int) []Member {
 }
 
 // installDevCRDs installs kfed's CRDs in the control plane, and the Gateway
-// API's everywhere before kfed starts: it federates Gateways only if the
-// control plane serves them then.
-func installDevCRDs(ctx context.Context, env *Env, dir string) error {
+// API's there and, with inMembers, in every member, before kfed starts: it
+// federates Gateways only if the control plane serves them then. Light
+// members run no Gateway implementation, so they go without the CRDs.
+func installDevCRDs(ctx context.Context, env *Env, dir string, inMembers bool) error {
 	if err := InstallCRDs(ctx, env.ControlPlane.Config, crds.FS); err != nil {
 		return err
 	}
@@ -162,7 +183,11 @@ func installDevCRDs(ctx context.Context, env *Env, dir string) error {
 	if err != nil {
 		return err
 	}
-	for _, c := range append([]*Cluster{env.ControlPlane}, env.Members...) {
+	where := []*Cluster{env.ControlPlane}
+	if inMembers {
+		where = append(where, env.Members...)
+	}
+	for _, c := range where {
 		if err := InstallCRDs(ctx, c.Config, gatewayCRDs); err != nil {
 			return fmt.Errorf("installing the Gateway API CRDs in %s: %w", c.Name, err)
 		}
@@ -172,7 +197,7 @@ func installDevCRDs(ctx context.Context, env *Env, dir string) error {
 
 // federate runs the members' loopback implementations and kfed's controller
 // in the background, joins the members, waits until they are Ready and
-// creates the demo Service and Gateway.
+// creates the demo Service and, unless members are light, Gateway.
 func (d *Dev) federate(ctx context.Context) error {
 	scheme, err := manager.NewScheme()
 	if err != nil {
@@ -196,11 +221,15 @@ func (d *Dev) federate(ctx context.Context) error {
 	if err := createDemo(ctx, fed); err != nil {
 		return err
 	}
+	if d.opts.LightMembers {
+		return nil
+	}
 	return createDemoGateway(ctx, fed, d.opts.Domain)
 }
 
-// runLoopbacks runs each member's loopback load balancer and Gateway
-// implementation, the member's Gateway addresses beside its load balancer's.
+// runLoopbacks runs each member's loopback load balancer and, unless
+// members are light, Gateway implementation, the member's Gateway addresses
+// beside its load balancer's.
 func (d *Dev) runLoopbacks() {
 	for i, m := range d.Members {
 		lb := loopbacklb.Block(d.opts.LBBase, i)
@@ -210,6 +239,9 @@ func (d *Dev) runLoopbacks() {
 				Logger: d.opts.Log.WithName("loopbacklb").WithValues("cluster", m.Name),
 			})
 		})
+		if d.opts.LightMembers {
+			continue
+		}
 		d.bg.run("gateways of "+m.Name, func(ctx context.Context) error {
 			return loopbackgw.Run(ctx, loopbackgw.Options{
 				Cluster: m.Name, Block: loopbackgw.BlockBeside(lb), Config: m.Config,
@@ -250,11 +282,16 @@ func (d *Dev) startDNS(ctx context.Context) error {
 	return nil
 }
 
-// startCheckers runs a kfed-healthcheck agent in each member, probing
-// through the loopback load balancers every 2 s (fall 2, rise 2), so that
-// turning a load balancer off shows in DNS within seconds.
+// startCheckers runs a kfed-healthcheck agent in each member (with
+// LightMembers, in the first LightCheckers), probing through the loopback
+// load balancers every 2 s (fall 2, rise 2), so that turning a load
+// balancer off shows in DNS within seconds.
 func (d *Dev) startCheckers(ctx context.Context) error {
-	for _, m := range d.Members {
+	members := d.Members
+	if d.opts.LightMembers {
+		members = members[:min(len(members), LightCheckers)]
+	}
+	for _, m := range members {
 		_, err := d.StartChecker(ctx, CheckerOptions{
 			Binary: d.opts.Checker, Name: "healthcheck-" + m.Name, Cluster: m.Name, Federation: d.opts.Federation,
 			Kubeconfig: d.Kubeconfig, Context: ControlPlaneName,
@@ -397,6 +434,9 @@ func createDemoGateway(ctx context.Context, fed client.Client, domain string) er
 func waitResolves(ctx context.Context, addr, name string, n int, errc <-chan error) error {
 	q := new(dns.Msg)
 	q.SetQuestion(dns.Fqdn(name), dns.TypeA)
+	// Thirty members' addresses overflow 512 bytes; a truncated answer
+	// would never hold them all.
+	q.SetEdns0(dns.DefaultMsgSize, false)
 	c := &dns.Client{Timeout: time.Second}
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
 		if err := failed(errc); err != nil {

@@ -31,8 +31,32 @@ type devOptions struct {
 	lbBase     int
 	coredns    string
 	checker    string
-	// members is how many member clusters to start.
+	// members is how many member clusters to start, 1 … maxDevMembers.
 	members int
+	// light starts light members (devenv.DevOptions.LightMembers); unless
+	// set on the command line, above three members.
+	light bool
+}
+
+// maxDevMembers bounds --members. Each member is a kube-apiserver process
+// (about 300 MB resident, light or not) and a CoreDNS, all started
+// together on one etcd: thirty light members are what the 2-core, 24 GiB
+// machine of BENCHMARKS.md ("kfed dev up with N members") brings up,
+// and what issue #35 asks the test bed to reach. More would starve a
+// shared machine of memory and its two cores of time.
+const maxDevMembers = 30
+
+// validate refuses a member count kfed dev up cannot start.
+func (o *devOptions) validate() error {
+	if o.members < 1 || o.members > maxDevMembers {
+		return fmt.Errorf("--members %d: want 1 to %d (each member is a kube-apiserver and a CoreDNS on this machine)", o.members, maxDevMembers)
+	}
+	// Member i's load balancer has 127.(lb-base+i).0.0/16, and 127.0.0.0/16
+	// holds the servers themselves.
+	if o.lbBase < 1 || o.lbBase+o.members-1 > 255 {
+		return fmt.Errorf("--lb-base %d with %d members: the members' blocks 127.(lb-base+i).0.0/16 must lie between 127.1 and 127.255", o.lbBase, o.members)
+	}
+	return nil
 }
 
 func newDevCommand() *cobra.Command {
@@ -40,16 +64,32 @@ func newDevCommand() *cobra.Command {
 	o := devOptions{members: 3}
 	up := &cobra.Command{
 		Use:   "up",
-		Short: "Start a federation control plane and three member clusters on loopback",
+		Short: "Start a federation control plane and member clusters (three by default) on loopback",
 		Long: `Up starts, on 127.0.0.1, an etcd, a kube-apiserver for the federation control plane and one for
-each of three member clusters (with a scheduler, a controller manager and simulated KWOK nodes each),
-a loopback load balancer per member, and kfed's controller; joins the members; creates the federated
-Service default/demo; and runs until interrupted, then stops every process it started.`,
+each of --members member clusters (with a scheduler, a controller manager and simulated KWOK nodes each),
+a loopback load balancer and Gateway, a health checker and a CoreDNS per member, and kfed's controller;
+joins the members; creates the federated Service default/demo and Gateway default/demo-gw; and runs until
+interrupted, then stops every process it started.
+
+Members are cluster-1 … cluster-N, placed in turn as the default three: cluster-i is
+  us-east1/us-east1-b          when i mod 3 = 1,
+  us-east1/us-east1-c          when i mod 3 = 2,
+  europe-west1/europe-west1-b  when i mod 3 = 0.
+
+Light members (--light; the default above three members) have only what federated Services and their
+DNS need: the API server, the Cluster registration, the loopback load balancer and the CoreDNS. They run
+no scheduler, controller manager, KWOK nor Gateway (so there is no demo Gateway), and only the first three
+members run a health checker; those three judge every endpoint by quorum, as in the three-member bed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !cmd.Flags().Changed("light") {
+				o.light = o.members > 3
+			}
 			return devUp(cmd.Context(), cmd.OutOrStdout(), o)
 		},
 	}
+	up.Flags().IntVar(&o.members, "members", 3, "how many member clusters to start, 1 to 30")
+	up.Flags().BoolVar(&o.light, "light", false, "light members: no workloads, Gateways, or checkers beyond the first three (default: on above 3 members)")
 	up.Flags().StringVar(&o.dir, "dir", ".kfed-dev", "folder for the kubeconfig, env file, data and logs")
 	up.Flags().StringVar(&o.binDir, "bin-dir", os.Getenv("KFED_BIN"), "folder with kube-apiserver, etcd, kubectl, … (default: $KFED_BIN, else hack/test-binaries.sh --print)")
 	up.Flags().StringVar(&o.federation, "federation", "dev", "federation name, the F in S.N.F.svc.D")
@@ -66,6 +106,9 @@ Service default/demo; and runs until interrupted, then stops every process it st
 // runs it until ctx ends or a component running in the background fails.
 func devUp(ctx context.Context, out io.Writer, o devOptions) error {
 	start := time.Now()
+	if err := o.validate(); err != nil {
+		return err
+	}
 	dir, err := o.complete()
 	if err != nil {
 		return err
@@ -78,13 +121,13 @@ func devUp(ctx context.Context, out io.Writer, o devOptions) error {
 	fmt.Fprintf(out, "kfed dev: starting etcd and %d API servers in %s\n", o.members+1, dir)
 	d, err := devenv.StartDev(ctx, devenv.DevOptions{
 		Dir: dir, BinDir: o.binDir, Members: o.members, Federation: o.federation, Domain: o.domain,
-		Workloads: o.workloads, LBBase: o.lbBase, CoreDNS: o.coredns, Checker: o.checker, Log: log,
+		Workloads: o.workloads, LightMembers: o.light, LBBase: o.lbBase, CoreDNS: o.coredns, Checker: o.checker, Log: log,
 	})
 	if err != nil {
 		return err
 	}
 	defer d.Stop()
-	printNextSteps(out, d)
+	printNextSteps(out, d, o.workloads && !o.light)
 	printEdge(out, d.Edge, d.Demo)
 	fmt.Fprintf(out, "kfed dev: ready in %s; Ctrl-C stops everything\n", time.Since(start).Round(100*time.Millisecond))
 	if err := d.Wait(ctx); err != nil {
@@ -163,8 +206,9 @@ func besideExecutable(name string) (string, error) {
 	return p, nil
 }
 
-// printNextSteps shows where things are and what to try.
-func printNextSteps(out io.Writer, d *devenv.Dev) {
+// printNextSteps shows where things are and what to try: the simulated
+// nodes if members have workloads, the demo Gateway if there is one.
+func printNextSteps(out io.Writer, d *devenv.Dev, nodes bool) {
 	rel := func(p string) string {
 		if wd, err := os.Getwd(); err == nil {
 			if r, err := filepath.Rel(wd, p); err == nil && !strings.HasPrefix(r, "..") {
@@ -184,13 +228,19 @@ func printNextSteps(out io.Writer, d *devenv.Dev) {
 Try:
   set -a; . %s; set +a; export PATH="$KFED_BIN:$PATH"
   kubectl get clusters                       # the members and their Ready condition
-  kubectl --context cluster-1 get nodes      # KWOK's simulated nodes
-  kubectl get service demo                   # the sample federated Service
-  kubectl get gateway demo-gw                # the sample federated Gateway, with an HTTPRoute for shop.DOMAIN
 `, d.Federation, d.Domain, rel(d.Kubeconfig), strings.Join(names, ", "), rel(filepath.Join(d.Dir, "logs")), rel(filepath.Join(d.Dir, "env")))
+	if nodes {
+		fmt.Fprintln(out, "  kubectl --context cluster-1 get nodes      # KWOK's simulated nodes")
+	}
+	fmt.Fprintln(out, "  kubectl get service demo                   # the sample federated Service")
+	if d.Shop != "" {
+		fmt.Fprintln(out, "  kubectl get gateway demo-gw                # the sample federated Gateway, with an HTTPRoute for shop.DOMAIN")
+	}
 	host, port, _ := net.SplitHostPort(d.DNS[0])
 	fmt.Fprintf(out, "  dig @%s -p %s %s   # cluster-1's CoreDNS: its own endpoint first\n", host, port, d.Demo)
-	fmt.Fprintf(out, "  dig @%s -p %s %s   # the federated Gateway demo-gw's HTTPRoute: a Gateway in each member\n", host, port, d.Shop)
+	if d.Shop != "" {
+		fmt.Fprintf(out, "  dig @%s -p %s %s   # the federated Gateway demo-gw's HTTPRoute: a Gateway in each member\n", host, port, d.Shop)
+	}
 	for i, a := range d.DNS {
 		fmt.Fprintf(out, "  (CoreDNS of %s: %s, $KFED_DNS_CLUSTER_%d)\n", d.Members[i].Name, a, i+1)
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -30,48 +31,7 @@ import (
 // the contract scripts rely on: the ready line, DIR/kubeconfig contexts,
 // DIR/env, a working kubectl, and that SIGTERM stops every process.
 func TestDevUpFollowsItsContract(t *testing.T) {
-	tmp := t.TempDir()
-	kfed := filepath.Join(tmp, "kfed")
-	// CoreDNS goes beside kfed, where dev up looks for it.
-	build := exec.Command("go", "build", "-o", tmp+"/", "./cmd/kfed", "./cmd/coredns", "./cmd/kfed-healthcheck")
-	build.Dir = framework.RepoRoot(t)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building kfed: %v\n%s", err, out)
-	}
-	dir := filepath.Join(tmp, "dev")
-	cmd := exec.Command(kfed, "dev", "up", "--dir", dir, "--bin-dir", framework.BinDir(t), "--lb-base", "60")
-	// The output goes through a pipe the test closes once kfed exited, so
-	// that the reader below sees all of it and then its end.
-	stdout, w := io.Pipe()
-	cmd.Stdout, cmd.Stderr = w, w
-	p, err := process.Start(cmd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { <-p.Done(); w.Close() }()
-	t.Cleanup(p.Kill)
-
-	ready := make(chan string, 1)
-	var output process.Output // read by the test while the reader writes it
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			io.WriteString(&output, sc.Text()+"\n")
-			if strings.HasPrefix(sc.Text(), "kfed dev: ready") {
-				ready <- sc.Text()
-			}
-		}
-		close(ready)
-	}()
-	select {
-	case line, ok := <-ready:
-		if !ok {
-			t.Fatalf("kfed dev up ended before it was ready:\n%s", output.String())
-		}
-		t.Log(line)
-	case <-time.After(3 * time.Minute):
-		t.Fatalf("no ready line after 3 minutes:\n%s", output.String())
-	}
+	dir, p, output := startDevUp(t, "--lb-base", "60")
 
 	kc, err := clientcmd.LoadFromFile(filepath.Join(dir, "kubeconfig"))
 	if err != nil {
@@ -192,6 +152,141 @@ func TestDevUpFollowsItsContract(t *testing.T) {
 		}
 	}
 
+	stopDevUp(t, dir, p, output)
+}
+
+// TestDevUpStartsLightMembers runs `kfed dev up --members 5`, light by
+// default above three: DIR/env and the kubeconfig follow the count, every
+// member's CoreDNS answers the demo Service with the five members'
+// addresses, its own first, and only what a light member needs runs (no
+// workloads, checkers in the first three members alone).
+func TestDevUpStartsLightMembers(t *testing.T) {
+	const n = 5
+	dir, p, output := startDevUp(t, "--members", strconv.Itoa(n), "--lb-base", "70")
+
+	kc, err := clientcmd.LoadFromFile(filepath.Join(dir, "kubeconfig"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := readEnvFile(t, filepath.Join(dir, "env"))
+	for i := 1; i <= n+1; i++ {
+		name, key := "cluster-"+strconv.Itoa(i), "KFED_DNS_CLUSTER_"+strconv.Itoa(i)
+		if has := kc.Contexts[name] != nil; has != (i <= n) {
+			t.Errorf("kubeconfig has context %q: %t, want %t", name, has, i <= n)
+		}
+		if has := env[key] != ""; has != (i <= n) {
+			t.Errorf("env file has %s: %t, want %t", key, has, i <= n)
+		}
+	}
+
+	demo := "demo.default." + env["KFED_FEDERATION"] + ".svc." + env["KFED_DOMAIN"] + "."
+	for i := 1; i <= n; i++ {
+		member := "cluster-" + strconv.Itoa(i)
+		cfg, err := clientcmd.NewNonInteractiveClientConfig(*kc, member, nil, nil).ClientConfig()
+		if err != nil {
+			t.Fatal(err)
+		}
+		shard, err := kubernetes.NewForConfigOrDie(cfg).CoreV1().Services("default").Get(context.Background(), "demo", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Ready waited for the first member's CoreDNS alone; the others
+		// follow their watches.
+		var a []string
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			r, err := fedtest.Query(env["KFED_DNS_CLUSTER_"+strconv.Itoa(i)], "udp", demo, dns.TypeA)
+			if a = nil; err == nil {
+				a = fedtest.AnswerStrings(r)
+			}
+			if len(a) == n || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		if len(a) != n || a[0] != shard.Spec.ClusterIP {
+			t.Errorf("%s's CoreDNS answers %s with %v, want the %d members' addresses, its own shard's %s first", member, demo, a, n, shard.Spec.ClusterIP)
+		}
+	}
+
+	// A light member runs no scheduler, controller manager, KWOK nor
+	// Gateway, and the checkers are the first three members'.
+	var checkers []string
+	for _, line := range processesMentioning(t, dir) {
+		for _, dropped := range []string{"kube-scheduler", "kube-controller-manager", "kwok"} {
+			if strings.Contains(line, "/"+dropped+" ") {
+				t.Errorf("a light member runs %s: %s", dropped, line)
+			}
+		}
+		if f := strings.Fields(line); len(f) > 2 && strings.HasSuffix(f[0], "kfed-healthcheck") && f[1] == "--checker" {
+			checkers = append(checkers, f[2])
+		}
+	}
+	slices.Sort(checkers)
+	if want := []string{"healthcheck-cluster-1", "healthcheck-cluster-2", "healthcheck-cluster-3"}; !slices.Equal(checkers, want) {
+		t.Errorf("checkers running: %v, want %v", checkers, want)
+	}
+	if !strings.Contains(output.String(), "kfed dev: starting etcd and 6 API servers") || strings.Contains(output.String(), "shop.") {
+		t.Errorf("kfed dev up's output does not follow five light members (six API servers, no demo Gateway):\n%s", output.String())
+	}
+
+	stopDevUp(t, dir, p, output)
+}
+
+// startDevUp builds kfed, CoreDNS and the checker into a folder of their
+// own, runs `kfed dev up` there with args, and returns, once it printed its
+// ready line, its folder, its process and its output so far.
+func startDevUp(t *testing.T, args ...string) (dir string, p *process.Process, output *process.Output) {
+	t.Helper()
+	tmp := t.TempDir()
+	kfed := filepath.Join(tmp, "kfed")
+	// CoreDNS goes beside kfed, where dev up looks for it.
+	build := exec.Command("go", "build", "-o", tmp+"/", "./cmd/kfed", "./cmd/coredns", "./cmd/kfed-healthcheck")
+	build.Dir = framework.RepoRoot(t)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building kfed: %v\n%s", err, out)
+	}
+	dir = filepath.Join(tmp, "dev")
+	cmd := exec.Command(kfed, append([]string{"dev", "up", "--dir", dir, "--bin-dir", framework.BinDir(t)}, args...)...)
+	// The output goes through a pipe the test closes once kfed exited, so
+	// that the reader below sees all of it and then its end.
+	stdout, w := io.Pipe()
+	cmd.Stdout, cmd.Stderr = w, w
+	p, err := process.Start(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { <-p.Done(); w.Close() }()
+	t.Cleanup(p.Kill)
+
+	ready := make(chan string, 1)
+	output = new(process.Output) // read by the test while the reader writes it
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			io.WriteString(output, sc.Text()+"\n")
+			if strings.HasPrefix(sc.Text(), "kfed dev: ready") {
+				ready <- sc.Text()
+			}
+		}
+		close(ready)
+	}()
+	select {
+	case line, ok := <-ready:
+		if !ok {
+			t.Fatalf("kfed dev up ended before it was ready:\n%s", output.String())
+		}
+		t.Log(line)
+	case <-time.After(3 * time.Minute):
+		t.Fatalf("no ready line after 3 minutes:\n%s", output.String())
+	}
+	return dir, p, output
+}
+
+// stopDevUp sends kfed dev up SIGTERM and checks that it exits cleanly
+// within a minute and leaves no process behind.
+func stopDevUp(t *testing.T, dir string, p *process.Process, output *process.Output) {
+	t.Helper()
 	if err := p.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
