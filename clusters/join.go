@@ -145,7 +145,8 @@ func Join(ctx context.Context, fed client.Client, o JoinOptions) (*kfedv1alpha1.
 // is kept, as another MCS implementation may have set it: its cluster ID
 // then names the cluster in the Multi-Cluster Services API (mcs.ClusterID)
 // even where it differs from the Cluster's name. A member without the
-// ClusterProperty CRD is joined as before.
+// ClusterProperty CRD, or whose credentials may not read it, is joined as
+// before.
 func writeClusterID(ctx context.Context, cfg *rest.Config, o JoinOptions) error {
 	c, err := client.New(cfg, client.Options{Scheme: aboutScheme()})
 	if err != nil {
@@ -160,6 +161,10 @@ func writeClusterID(ctx context.Context, cfg *rest.Config, o JoinOptions) error 
 		switch err := c.Get(ctx, client.ObjectKey{Name: p.name}, &have); {
 		case meta.IsNoMatchError(err):
 			return nil // no ClusterProperty CRD in the member
+		case apierrors.IsForbidden(err):
+			// Credentials that predate the MCS API (an older member
+			// RBAC): the member joins as before, named by its Cluster.
+			return nil
 		case err == nil:
 			continue
 		case !apierrors.IsNotFound(err):
