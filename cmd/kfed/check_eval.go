@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/kfed-io/kfed/buildinfo"
 )
 
 // leaseFacts are what check read of a Lease.
@@ -49,6 +51,9 @@ func evalVersion(l leaseFacts, cli string) checkResult {
 	case l.version == "":
 		return warn(name, "upgrade kfed-controller: versions that publish it write the annotation on their Lease",
 			"the controller does not say its version; the CLI is %s", cli)
+	case l.version == buildinfo.Unknown || cli == buildinfo.Unknown:
+		return warn(name, "build both with make build, which stamps the version",
+			"CLI %s, controller %s: an unstamped build's version is unknown", cli, l.version)
 	case l.version != cli:
 		return warn(name, "use the CLI of the controller's version, or upgrade the controller",
 			"CLI %s, controller %s", cli, l.version)

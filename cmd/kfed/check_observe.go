@@ -3,6 +3,7 @@ package main
 // kfed check's reads: the facts each check judges (check_eval.go).
 
 import (
+	"cmp"
 	"context"
 	"crypto/x509"
 	"encoding/base64"
@@ -323,7 +324,19 @@ func publishedName(ctx context.Context, fed client.Client, zone string) string {
 	if len(names) == 0 {
 		return ""
 	}
-	return slices.Min(names)
+	// A Service's global name (S.N.F.svc.ZONE) first, the fewest labels
+	// first: a name every member answers, not one cluster's.
+	notService := func(n string) int {
+		if strings.HasSuffix(n, ".svc."+zone) {
+			return 0
+		}
+		return 1
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		return cmp.Or(cmp.Compare(notService(a), notService(b)),
+			cmp.Compare(dns.CountLabel(a), dns.CountLabel(b)), strings.Compare(a, b))
+	})
+	return names[0]
 }
 
 // queryDNS finds the member's CoreDNS (given, or its kfed-coredns

@@ -35,6 +35,7 @@ func TestCheckJudgements(t *testing.T) {
 		{"no controller lease fails", evalController(leaseFacts{}, "kfed-system", checkNow), checkFail, "never ran"},
 		{"same versions pass", evalVersion(leaseFacts{found: true, version: "v1.2.0"}, "v1.2.0"), checkPass, "both v1.2.0"},
 		{"version skew warns", evalVersion(leaseFacts{found: true, version: "v1.1.0"}, "v1.2.0"), checkWarn, "CLI v1.2.0, controller v1.1.0"},
+		{"unstamped builds warn", evalVersion(leaseFacts{found: true, version: "unknown"}, "unknown"), checkWarn, "version is unknown"},
 		{"controller without a version warns", evalVersion(leaseFacts{found: true}, "v1.2.0"), checkWarn, "does not say its version"},
 		{"every CRD served passes", evalCRDs([]crdFacts{{kind: "Cluster"}, {kind: "DNSEndpoint"}}), checkPass, "Cluster, DNSEndpoint"},
 		{"a missing CRD fails naming it", evalCRDs([]crdFacts{{kind: "Cluster"}, {kind: "DNSEndpoint", err: errors.New("CRD not installed")}}), checkFail, "DNSEndpoint (CRD not installed)"},
