@@ -170,7 +170,7 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		}
 	}
 	if o.LeaderElection {
-		if err := mgr.Add(newVersionWriter(mgr.GetClient(), o.Namespace)); err != nil {
+		if err := mgr.Add(newVersionWriter(mgr.GetClient(), o.Logger.WithName("version"), o.Namespace)); err != nil {
 			return nil, fmt.Errorf("adding the version writer: %w", err)
 		}
 	}

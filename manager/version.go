@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/go-logr/logr"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -27,6 +28,7 @@ const leaseName = "kfed-controller"
 // with the leader elector's renewals; the elector's next update keeps it.
 type versionWriter struct {
 	c         client.Client
+	log       logr.Logger
 	namespace string
 	version   string
 }
@@ -43,8 +45,16 @@ func (w *versionWriter) Start(ctx context.Context) error {
 	lease.Namespace, lease.Name = w.namespace, leaseName
 	// The Lease exists once this replica leads; retry a failed write (the
 	// API server restarting) until it lands or the manager stops.
+	logged := false
 	err = wait.PollUntilContextCancel(ctx, 2*time.Second, true, func(ctx context.Context) (bool, error) {
-		return w.c.Patch(ctx, lease, client.RawPatch(types.MergePatchType, patch)) == nil, nil
+		err := w.c.Patch(ctx, lease, client.RawPatch(types.MergePatchType, patch))
+		if err != nil && !logged && ctx.Err() == nil {
+			// Once: an older chart's RBAC without patch on leases would
+			// otherwise fill the log every 2 s.
+			w.log.Error(err, "writing the controller's version on its Lease; retrying")
+			logged = true
+		}
+		return err == nil, nil
 	})
 	if err != nil && ctx.Err() == nil {
 		return fmt.Errorf("writing the controller's version on its Lease: %w", err)
@@ -52,6 +62,6 @@ func (w *versionWriter) Start(ctx context.Context) error {
 	return nil
 }
 
-func newVersionWriter(c client.Client, namespace string) *versionWriter {
-	return &versionWriter{c: c, namespace: namespace, version: buildinfo.Get().Version}
+func newVersionWriter(c client.Client, log logr.Logger, namespace string) *versionWriter {
+	return &versionWriter{c: c, log: log, namespace: namespace, version: buildinfo.Get().Version}
 }

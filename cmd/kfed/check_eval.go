@@ -137,6 +137,10 @@ func orString(s, def string) string {
 	return s
 }
 
+// sourceClusterIP is dnsFacts.source when the address is the member's
+// kfed-coredns Service's cluster IP.
+const sourceClusterIP = "Service cluster IP"
+
 // dnsFacts are one member's CoreDNS as check queried it.
 type dnsFacts struct {
 	cluster, addr, source string
@@ -158,6 +162,11 @@ func evalDNS(d dnsFacts, zone string) checkResult {
 		return warn(name, "give the zone with --domain or $KFED_DOMAIN", "not checked: no zone")
 	case d.addr == "":
 		return warn(name, "give its address with --dns "+d.cluster+"=ADDR", "no CoreDNS address known (%s)", orString(d.source, "no kfed-coredns Service"))
+	case d.soaErr != nil && d.source == sourceClusterIP:
+		// A cluster IP is seldom reachable from where kfed check runs: not
+		// answering there says nothing about CoreDNS.
+		return warn(name, "give an address reachable from here with --dns "+d.cluster+"=ADDR (kubectl port-forward svc/kfed-coredns, or run kfed check in the member)",
+			"%s (the kfed-coredns Service's cluster IP) does not answer from here: %v", d.addr, d.soaErr)
 	case d.soaErr != nil:
 		return fail(name, hint, "%s does not answer the SOA of %s: %v", d.addr, zone, d.soaErr)
 	case d.name == "":

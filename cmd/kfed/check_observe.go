@@ -352,7 +352,7 @@ func queryDNS(ctx context.Context, member client.Client, namespace, cluster, add
 		case len(svc.Status.LoadBalancer.Ingress) > 0 && svc.Status.LoadBalancer.Ingress[0].IP != "":
 			d.addr, d.source = net.JoinHostPort(svc.Status.LoadBalancer.Ingress[0].IP, "53"), "Service load balancer"
 		case svc.Spec.ClusterIP != "" && svc.Spec.ClusterIP != corev1.ClusterIPNone:
-			d.addr, d.source = net.JoinHostPort(svc.Spec.ClusterIP, "53"), "Service cluster IP"
+			d.addr, d.source = net.JoinHostPort(svc.Spec.ClusterIP, "53"), sourceClusterIP
 		}
 	}
 	if d.addr == "" || zone == "" {

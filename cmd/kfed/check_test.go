@@ -46,6 +46,8 @@ func TestCheckJudgements(t *testing.T) {
 		{"member credentials without expiry pass", evalMember(memberFacts{name: "c1", ready: true, credKind: "token"}, checkNow), checkPass, "no expiry known"},
 		{"CoreDNS answering SOA and name passes", evalDNS(dnsFacts{cluster: "c1", addr: "127.0.0.1:53", name: "demo.example.", answers: 3}, "example."), checkPass, "3 records"},
 		{"CoreDNS not answering fails naming the cluster's address", evalDNS(dnsFacts{cluster: "c1", addr: "127.0.0.1:53", soaErr: errors.New("i/o timeout")}, "example."), checkFail, "127.0.0.1:53 does not answer the SOA of example.: i/o timeout"},
+		{"a cluster IP not answering from here only warns", evalDNS(dnsFacts{cluster: "c1", addr: "10.96.0.53:53", source: sourceClusterIP, soaErr: errors.New("i/o timeout")}, "example."), checkWarn, "does not answer from here"},
+		{"a load balancer not answering fails", evalDNS(dnsFacts{cluster: "c1", addr: "192.0.2.1:53", source: "Service load balancer", soaErr: errors.New("i/o timeout")}, "example."), checkFail, "does not answer the SOA"},
 		{"CoreDNS answering a name empty warns", evalDNS(dnsFacts{cluster: "c1", addr: "127.0.0.1:53", name: "demo.example."}, "example."), checkWarn, "no records"},
 		{"CoreDNS without an address warns", evalDNS(dnsFacts{cluster: "c1", source: "no Service kfed-system/kfed-coredns: NotFound"}, "example."), checkWarn, "no CoreDNS address known"},
 		{"no zone warns", evalDNS(dnsFacts{cluster: "c1", addr: "127.0.0.1:53"}, ""), checkWarn, "no zone"},
