@@ -8,7 +8,6 @@
 package check
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,6 +23,7 @@ import (
 	"github.com/go-logr/logr"
 
 	"github.com/kfed-io/kfed/devenv"
+	"github.com/kfed-io/kfed/test/fedtest"
 	"github.com/kfed-io/kfed/test/framework"
 )
 
@@ -49,7 +49,10 @@ func TestCheckJudgesTheDevBed(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(d.Stop)
-	env := readEnvFile(t, filepath.Join(d.Dir, "env"))
+	var env []string
+	for k, v := range fedtest.ReadEnvFile(t, filepath.Join(d.Dir, "env")) {
+		env = append(env, k+"="+v)
+	}
 	check := func() (map[string]result, error) {
 		// As a user who sourced DIR/env: the kubeconfig, zone, federation
 		// and the members' CoreDNS addresses come from it.
@@ -142,22 +145,4 @@ func TestCheckJudgesTheDevBed(t *testing.T) {
 	if m := rs["checkers"].Message; !strings.Contains(m, "quorum lost: 1 of 3") || !strings.Contains(m, "healthcheck-cluster-1") {
 		t.Errorf("checkers says %q, want the quorum lost and the stale checkers named", m)
 	}
-}
-
-// readEnvFile reads DIR/env's NAME=value lines.
-func readEnvFile(t *testing.T, path string) []string {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if strings.Contains(sc.Text(), "=") {
-			out = append(out, sc.Text())
-		}
-	}
-	return out
 }
