@@ -71,6 +71,10 @@ type Dev struct {
 	Federation, Domain string
 	// DNS are the members' CoreDNS addresses, in member order.
 	DNS []string
+	// CoreDNS and Checkers are the members' CoreDNS servers and health
+	// checkers, in member order, for tests that stop one.
+	CoreDNS  []*CoreDNS
+	Checkers []*Checker
 	// Edge is the edge CoreDNS's address.
 	Edge string
 	// Demo and Shop are the sample names: the federated Service
@@ -292,7 +296,7 @@ func (d *Dev) startCheckers(ctx context.Context) error {
 		members = members[:min(len(members), LightCheckers)]
 	}
 	for _, m := range members {
-		_, err := d.StartChecker(ctx, CheckerOptions{
+		c, err := d.StartChecker(ctx, CheckerOptions{
 			Binary: d.opts.Checker, Name: "healthcheck-" + m.Name, Cluster: m.Name, Federation: d.opts.Federation,
 			Kubeconfig: d.Kubeconfig, Context: ControlPlaneName,
 			Args: []string{"--interval=2s", "--timeout=1s", "--fall=2", "--rise=2", "--heartbeat=2s"},
@@ -300,6 +304,7 @@ func (d *Dev) startCheckers(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("starting the health checker of %s: %w", m.Name, err)
 		}
+		d.Checkers = append(d.Checkers, c)
 	}
 	return nil
 }
@@ -321,7 +326,7 @@ func (d *Dev) startCoreDNS(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("starting CoreDNS for %s: %w", m.Name, err)
 		}
-		d.DNS = append(d.DNS, c.Addr)
+		d.DNS, d.CoreDNS = append(d.DNS, c.Addr), append(d.CoreDNS, c)
 	}
 	return nil
 }

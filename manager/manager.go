@@ -169,6 +169,11 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 			return nil, err
 		}
 	}
+	if o.LeaderElection {
+		if err := mgr.Add(newVersionWriter(mgr.GetClient(), o.Logger.WithName("version"), o.Namespace)); err != nil {
+			return nil, fmt.Errorf("adding the version writer: %w", err)
+		}
+	}
 	return mgr, nil
 }
 
@@ -187,7 +192,7 @@ func newManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		Scheme:                  scheme,
 		Logger:                  o.Logger,
 		LeaderElection:          o.LeaderElection,
-		LeaderElectionID:        "kfed-controller",
+		LeaderElectionID:        leaseName,
 		LeaderElectionNamespace: o.Namespace,
 		Cache:                   cacheOptions(o.Namespace),
 		// Release the Lease on a clean stop so a standby takes over at once.

@@ -42,6 +42,7 @@ func newRootCommand() *cobra.Command {
 		newDNSCommand(),
 		newFailoverCommand(),
 		newPlanCommand(),
+		newCheckCommand(),
 		newVersionCommand(),
 	)
 	return root

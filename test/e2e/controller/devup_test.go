@@ -42,7 +42,7 @@ func TestDevUpFollowsItsContract(t *testing.T) {
 			t.Errorf("kubeconfig has no context %q", name)
 		}
 	}
-	env := readEnvFile(t, filepath.Join(dir, "env"))
+	env := fedtest.ReadEnvFile(t, filepath.Join(dir, "env"))
 	for _, k := range []string{"KUBECONFIG", "KFED_BIN", "KFED_FEDERATION", "KFED_DOMAIN", "KFED_DNS_CLUSTER_1", "KFED_DNS_CLUSTER_2", "KFED_DNS_CLUSTER_3", "KFED_DNS_EDGE"} {
 		if env[k] == "" {
 			t.Errorf("env file has no %s", k)
@@ -168,7 +168,7 @@ func TestDevUpStartsLightMembers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := readEnvFile(t, filepath.Join(dir, "env"))
+	env := fedtest.ReadEnvFile(t, filepath.Join(dir, "env"))
 	for i := 1; i <= n+1; i++ {
 		name, key := "cluster-"+strconv.Itoa(i), "KFED_DNS_CLUSTER_"+strconv.Itoa(i)
 		if has := kc.Contexts[name] != nil; has != (i <= n) {
@@ -301,21 +301,6 @@ func stopDevUp(t *testing.T, dir string, p *process.Process, output *process.Out
 	if left := processesMentioning(t, dir); len(left) > 0 {
 		t.Errorf("processes left after SIGTERM: %v", left)
 	}
-}
-
-func readEnvFile(t *testing.T, path string) map[string]string {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := map[string]string{}
-	for line := range strings.Lines(string(data)) {
-		if k, v, ok := strings.Cut(strings.TrimSpace(line), "="); ok {
-			env[k] = v
-		}
-	}
-	return env
 }
 
 // processesMentioning lists the command lines of running processes that

@@ -1,0 +1,170 @@
+package main
+
+// kfed check: the installation's health as a list of checks, each a pure
+// judgement (eval*) of facts read from the control plane, the members and
+// their CoreDNS servers (check_observe.go), so that the judgements are
+// tested without a cluster.
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+)
+
+// Check outcomes: only fail makes `kfed check` exit non-zero.
+const (
+	checkPass = "pass"
+	checkWarn = "warn"
+	checkFail = "fail"
+)
+
+// credentialWarning is how long before a member's credentials expire that
+// check warns.
+const credentialWarning = 30 * 24 * time.Hour
+
+// checkResult is one check's outcome, as `-o json` prints it.
+type checkResult struct {
+	Name    string `json:"name"`
+	Status  string `json:"status"`
+	Message string `json:"message"`
+	Hint    string `json:"hint,omitempty"`
+}
+
+func pass(name, format string, a ...any) checkResult {
+	return checkResult{Name: name, Status: checkPass, Message: fmt.Sprintf(format, a...)}
+}
+
+func warn(name, hint, format string, a ...any) checkResult {
+	return checkResult{Name: name, Status: checkWarn, Message: fmt.Sprintf(format, a...), Hint: hint}
+}
+
+func fail(name, hint, format string, a ...any) checkResult {
+	return checkResult{Name: name, Status: checkFail, Message: fmt.Sprintf(format, a...), Hint: hint}
+}
+
+// checkFlags are the flags of `kfed check`.
+type checkFlags struct {
+	kf         kubeconfigFlags
+	pre        bool
+	output     string
+	namespace  string
+	federation string
+	domain     string
+	dns        []string
+}
+
+func newCheckCommand() *cobra.Command {
+	var f checkFlags
+	cmd := &cobra.Command{
+		Use:   "check [--pre] [-o table|json]",
+		Short: "Check that the installation is healthy (or, with --pre, that it can be installed)",
+		Long: `Check runs a list of checks and prints each one's outcome (pass, warn or fail), a one-line reason and,
+for a warning or a failure, a hint how to fix it: kfed's CRDs, the controller's Lease and version, every
+member Ready and when its credentials expire, each member's CoreDNS answering the zone's SOA and a
+published name, each member's cluster DNS forwarding the zone, the checkers' quorum, and what each DNS
+provider has published and left alone. It exits non-zero when a check fails.
+
+With --pre it checks only what an install needs: the control plane answers, its version, the right to
+create CRDs and cluster roles, and kfed's namespace.
+
+A member's CoreDNS is found at --dns CLUSTER=ADDR, else at $KFED_DNS_CLUSTER_i (the i-th member of
+` + "`kfed dev up`" + `, cluster-i), else at the member's kfed-system/kfed-coredns Service. The zone is --domain,
+else $KFED_DOMAIN.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.output != "table" && f.output != "json" {
+				return fmt.Errorf("--output must be table or json, not %q", f.output)
+			}
+			dns, err := dnsAddrs(f.dns, os.Environ())
+			if err != nil {
+				return err
+			}
+			results := runChecks(cmd.Context(), &f, dns)
+			if err := printChecks(cmd.OutOrStdout(), results, f.output); err != nil {
+				return err
+			}
+			if n := count(results, checkFail); n > 0 {
+				return fmt.Errorf("%d of %d checks failed", n, len(results))
+			}
+			return nil
+		},
+	}
+	f.kf.add(cmd, "context")
+	cmd.Flags().BoolVar(&f.pre, "pre", false, "check only what an install needs")
+	cmd.Flags().StringVarP(&f.output, "output", "o", "table", "table or json")
+	cmd.Flags().StringVar(&f.namespace, "namespace", kfedv1alpha1.DefaultNamespace, "kfed's namespace in the control plane and the members")
+	cmd.Flags().StringVar(&f.federation, "federation", os.Getenv("KFED_FEDERATION"), "the federation whose checkers count (default $KFED_FEDERATION; empty: every checker)")
+	cmd.Flags().StringVar(&f.domain, "domain", os.Getenv("KFED_DOMAIN"), "the federation's DNS zone (default $KFED_DOMAIN)")
+	cmd.Flags().StringArrayVar(&f.dns, "dns", nil, "CLUSTER=ADDR: where the member's CoreDNS answers (repeatable)")
+	return cmd
+}
+
+// dnsAddrs are the members' CoreDNS addresses the user gave: each
+// KFED_DNS_CLUSTER_i of env as cluster-i's (the names `kfed dev up` gives),
+// then each --dns flag, which wins.
+func dnsAddrs(flags, env []string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		if i, ok := strings.CutPrefix(k, "KFED_DNS_CLUSTER_"); ok && v != "" {
+			if _, err := strconv.Atoi(i); err == nil {
+				out["cluster-"+i] = v
+			}
+		}
+	}
+	for _, f := range flags {
+		c, a, ok := strings.Cut(f, "=")
+		if !ok || c == "" || a == "" {
+			return nil, fmt.Errorf("--dns %q: want CLUSTER=ADDR", f)
+		}
+		out[c] = a
+	}
+	return out, nil
+}
+
+func count(results []checkResult, status string) int {
+	n := 0
+	for _, r := range results {
+		if r.Status == status {
+			n++
+		}
+	}
+	return n
+}
+
+// printChecks writes the results as a table, then the hints of the
+// warnings and failures and a summary line; or as a JSON list.
+func printChecks(w io.Writer, results []checkResult, output string) error {
+	if output == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(results)
+	}
+	rows := make([]string, len(results))
+	for i, r := range results {
+		rows[i] = fmt.Sprintf("%s\t%s\t%s", r.Name, r.Status, r.Message)
+	}
+	if err := printTable(w, "CHECK\tSTATUS\tMESSAGE", rows); err != nil {
+		return err
+	}
+	var hints []string
+	for _, r := range results {
+		if r.Status != checkPass && r.Hint != "" {
+			hints = append(hints, fmt.Sprintf("  %s: %s", r.Name, r.Hint))
+		}
+	}
+	if len(hints) > 0 {
+		fmt.Fprintf(w, "\nTo fix:\n%s\n", strings.Join(hints, "\n"))
+	}
+	_, err := fmt.Fprintf(w, "\n%d passed, %d warnings, %d failed\n",
+		count(results, checkPass), count(results, checkWarn), count(results, checkFail))
+	return err
+}
