@@ -23,7 +23,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -388,9 +387,9 @@ func (e *Env) FreezeAPIServer(name string, freeze bool) error {
 	if !c.apiserver.running() {
 		return fmt.Errorf("the API server of %s is not running", name)
 	}
-	sig := syscall.SIGCONT
-	if freeze {
-		sig = syscall.SIGSTOP
+	sig, err := freezeSignal(freeze)
+	if err != nil {
+		return err
 	}
 	return c.apiserver.p.Signal(sig)
 }
