@@ -156,6 +156,17 @@ func TestChartLintsAndRendersEveryExample(t *testing.T) {
 			if find(objs, "Secret", "") != nil {
 				t.Errorf("a Secret without a name")
 			}
+			// Objects of the Prometheus Operator's CRDs fail an install
+			// without them: only where asked for, and said so.
+			data, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, o := range objs {
+				if strings.HasPrefix(o.GetAPIVersion(), "monitoring.coreos.com/") && !strings.Contains(string(data), "Prometheus Operator") {
+					t.Errorf("renders %s %s, whose CRD is the Prometheus Operator's, without saying so", o.GetKind(), o.GetName())
+				}
+			}
 		})
 	}
 }
