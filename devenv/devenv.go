@@ -115,6 +115,9 @@ type Env struct {
 // /readyz (and, with Workloads, every simulated node is Ready). On error it
 // stops whatever it had started.
 func Start(ctx context.Context, opts Options) (_ *Env, err error) {
+	if err := platformSupported(); err != nil {
+		return nil, err
+	}
 	e, err := newEnv(opts)
 	if err != nil {
 		return nil, err
