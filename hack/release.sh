@@ -5,11 +5,12 @@
 # version `make images` tags the images with, and the packaged chart's
 # appVersion (the image tag it pulls by default) is that version too.
 #   RELEASE_PLATFORMS="linux/amd64 darwin/arm64" make release   # fewer
+#   RELEASE_OUT=DIR make release                                # elsewhere
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 : "${VERSION:?VERSION is not set (run make release)}" "${LDFLAGS:?LDFLAGS is not set (run make release)}"
-out=bin/release
+out=${RELEASE_OUT:-bin/release}
 platforms=${RELEASE_PLATFORMS:-linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64}
 
 rm -rf "$out"
@@ -28,7 +29,7 @@ chart_version=${VERSION#v}
 if ! [[ $chart_version =~ ^[0-9]+\.[0-9]+\.[0-9]+ ]]; then
 	chart_version=0.0.0-g$chart_version
 fi
-helm=$(hack/helm.sh | tail -n 1)
+helm=${KFED_HELM:-$(hack/helm.sh | tail -n 1)}
 home=$(mktemp -d)
 trap 'rm -rf "$home"' EXIT
 echo "== chart $chart_version (appVersion $VERSION)" >&2
