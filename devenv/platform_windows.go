@@ -3,6 +3,10 @@ package devenv
 import (
 	"errors"
 	"syscall"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/client-go/rest"
 )
 
 // errPlatform: kfed builds for Windows for its other commands; the local
@@ -12,3 +16,7 @@ var errPlatform = errors.New("a local federation (kfed dev up) needs Linux or ma
 func platformSupported() error { return errPlatform }
 
 func freezeSignal(bool) (syscall.Signal, error) { return 0, errPlatform }
+
+func installCRDs(*rest.Config, []*apiextensionsv1.CustomResourceDefinition, time.Duration) error {
+	return errPlatform
+}
