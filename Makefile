@@ -2,7 +2,7 @@
 SHELL := /usr/bin/env bash
 GO ?= go
 
-.PHONY: dev test test-unit conformance generate verify build bench bench-health bench-failover chart reliability images scale fuzz fuzz-long
+.PHONY: dev test test-unit conformance generate verify build version release bench bench-health bench-failover chart reliability images scale fuzz fuzz-long
 
 # The version every binary reports (--version, kfed version, kfed_build_info)
 # and images are tagged with: the nearest v* tag, else the commit; -dirty
@@ -45,6 +45,14 @@ verify: generate
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/...
+
+## version: the version above, which `make images` tags the images with; the README's install passes it to helm (make -s version).
+version:
+	@echo $(VERSION)
+
+## release: kfed for linux, darwin and windows (amd64, arm64), the chart packaged with appVersion $(VERSION), and SHA256SUMS, in bin/release/ (hack/release.sh).
+release:
+	VERSION='$(VERSION)' LDFLAGS='$(LDFLAGS)' hack/release.sh
 
 ## bench-health: health-check detection latency, 20 trials at 1 s/fall 2 and at the defaults (~25 min).
 bench-health:

@@ -8,7 +8,6 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/client-go/rest"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 )
 
@@ -34,8 +33,7 @@ func InstallCRDs(ctx context.Context, cfg *rest.Config, fsys fs.FS) error {
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{CRDs: crds, MaxTime: 30 * time.Second})
-		done <- err
+		done <- installCRDs(cfg, crds, 30*time.Second)
 	}()
 	select {
 	case err := <-done:

@@ -23,7 +23,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -116,6 +115,9 @@ type Env struct {
 // /readyz (and, with Workloads, every simulated node is Ready). On error it
 // stops whatever it had started.
 func Start(ctx context.Context, opts Options) (_ *Env, err error) {
+	if err := platformSupported(); err != nil {
+		return nil, err
+	}
 	e, err := newEnv(opts)
 	if err != nil {
 		return nil, err
@@ -388,9 +390,9 @@ func (e *Env) FreezeAPIServer(name string, freeze bool) error {
 	if !c.apiserver.running() {
 		return fmt.Errorf("the API server of %s is not running", name)
 	}
-	sig := syscall.SIGCONT
-	if freeze {
-		sig = syscall.SIGSTOP
+	sig, err := freezeSignal(freeze)
+	if err != nil {
+		return err
 	}
 	return c.apiserver.p.Signal(sig)
 }

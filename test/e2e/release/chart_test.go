@@ -156,6 +156,17 @@ func TestChartLintsAndRendersEveryExample(t *testing.T) {
 			if find(objs, "Secret", "") != nil {
 				t.Errorf("a Secret without a name")
 			}
+			// Objects of the Prometheus Operator's CRDs fail an install
+			// without them: only where asked for, and said so.
+			data, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, o := range objs {
+				if strings.HasPrefix(o.GetAPIVersion(), "monitoring.coreos.com/") && !strings.Contains(string(data), "Prometheus Operator") {
+					t.Errorf("renders %s %s, whose CRD is the Prometheus Operator's, without saying so", o.GetKind(), o.GetName())
+				}
+			}
 		})
 	}
 }
@@ -379,32 +390,44 @@ func mountSecretPath(t *testing.T, d *appsv1.Deployment, flag string) string {
 }
 
 // TestChartRefusesBadValuesWithAClearMessage: a values mistake stops helm
-// with a message naming the value, not a broken install.
+// (helm template, as helm install renders; or helm lint) with a message
+// naming the value, not a broken install. values.schema.json refuses
+// unknown keys and values outside a fixed set; the templates the rest.
 func TestChartRefusesBadValuesWithAClearMessage(t *testing.T) {
 	fedtest.Helm(t)
 	base := []string{"federation=fed", "domain=example.com"}
 	tests := []struct {
 		name string
+		lint bool
 		set  []string
 		want string
 	}{
-		{"unknown role", append(base, "role=leader"), `role must be controlPlane or member, not "leader"`},
-		{"no federation", []string{"domain=example.com"}, "federation is required"},
-		{"member without its cluster name", append(base, "role=member", "member.controlPlane.server=https://cp:6443"), "member.cluster is required"},
-		{"member without a way to the control plane", append(base, "role=member", "member.cluster=c1"), "member.controlPlane.server is required"},
-		{"unknown DNS provider", append(base, "dns.provider=bind"), `dns.provider must be empty, route53, clouddns or rfc2136, not "bind"`},
-		{"controller kubeconfig without a controller", append(base, "controller.enabled=false", "controller.kubeconfigSecret.name=cp"),
-			"controller.kubeconfigSecret is for a release that runs the controller"},
-		{"TSIG key without its Secret", append(base, "dns.provider=rfc2136", "dns.rfc2136.host=ns1", "dns.rfc2136.zone=example.com", "dns.rfc2136.tsigKeyName=k"),
-			"dns.rfc2136.tsigKeyName needs dns.rfc2136.tsigSecret.name"},
-		{"a hostname reservation that is not a list", append(base, `hostnameReservations.shop\.example\.com=shop`),
-			"hostnameReservations.shop.example.com must be a list of namespaces"},
-		{"forward without a fixed cluster IP", append(base, "role=member", "member.cluster=c1", "member.controlPlane.server=https://cp:6443", "dnsForward.corednsCustom.enabled=true"),
-			"dnsForward.corednsCustom needs coredns.service.clusterIP"},
+		{name: "a misspelt key", lint: true, set: append(base, "dns.provider=route53", "dns.route53.zoneId=Z1"),
+			want: "at '/dns/route53': additional properties 'zoneId' not allowed"},
+		{name: "a misspelt key at the top", set: append(base, "domian=example.org"), want: "additional properties 'domian' not allowed"},
+		{name: "a word where a number goes", set: append(base, "logVerbosity=high"), want: "at '/logVerbosity': got string, want integer"},
+		{name: "unknown probe", set: append(base, "role=member", "member.cluster=c1", "member.controlPlane.server=https://cp:6443", "healthcheck.check=udp"),
+			want: "at '/healthcheck/check': value must be one of 'tcp', 'http', 'https'"},
+		{name: "unknown role", set: append(base, "role=leader"), want: "at '/role': value must be one of 'controlPlane', 'member'"},
+		{name: "no federation", set: []string{"domain=example.com"}, want: "federation is required"},
+		{name: "member without its cluster name", set: append(base, "role=member", "member.controlPlane.server=https://cp:6443"), want: "member.cluster is required"},
+		{name: "member without a way to the control plane", set: append(base, "role=member", "member.cluster=c1"), want: "member.controlPlane.server is required"},
+		{name: "unknown DNS provider", set: append(base, "dns.provider=bind"), want: "at '/dns/provider': value must be one of '', 'route53', 'clouddns', 'rfc2136'"},
+		{name: "controller kubeconfig without a controller", set: append(base, "controller.enabled=false", "controller.kubeconfigSecret.name=cp"),
+			want: "controller.kubeconfigSecret is for a release that runs the controller"},
+		{name: "TSIG key without its Secret", set: append(base, "dns.provider=rfc2136", "dns.rfc2136.host=ns1", "dns.rfc2136.zone=example.com", "dns.rfc2136.tsigKeyName=k"),
+			want: "dns.rfc2136.tsigKeyName needs dns.rfc2136.tsigSecret.name"},
+		{name: "a hostname reservation that is not a list", set: append(base, `hostnameReservations.shop\.example\.com=shop`),
+			want: "hostnameReservations.shop.example.com must be a list of namespaces"},
+		{name: "forward without a fixed cluster IP", set: append(base, "role=member", "member.cluster=c1", "member.controlPlane.server=https://cp:6443", "dnsForward.corednsCustom.enabled=true"),
+			want: "dnsForward.corednsCustom needs coredns.service.clusterIP"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			args := []string{"template", "kfed", fedtest.ChartDir}
+			if tt.lint {
+				args = []string{"lint", "--strict", fedtest.ChartDir}
+			}
 			for _, s := range tt.set {
 				args = append(args, "--set", s)
 			}
