@@ -1,6 +1,7 @@
 // Package mcs tests kfed's Multi-Cluster Services API against real API
 // servers: ServiceExports in members become ServiceImports and
-// EndpointSlices in every member, with the KEP's conditions.
+// EndpointSlices in every member, with the KEP's conditions, and on `kfed dev
+// up`'s bed their names answer in each member's own CoreDNS.
 package mcs
 
 import (
