@@ -103,6 +103,37 @@ func TestJoinAndUnjoinAgainstRealAPIServers(t *testing.T) {
 		})
 	}
 
+	// --renew with the context's own credentials replaces only the stored
+	// kubeconfig: the Cluster and its Secret stay the same objects, so the
+	// controller keeps the cluster's shards and records.
+	var secretBefore corev1.Secret
+	ref := c.Spec.KubeconfigSecretRef
+	if err := fed.Get(context.Background(), client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, &secretBefore); err != nil {
+		t.Fatal(err)
+	}
+	out, err := run(t, "join", "cluster-1", "--kubeconfig", kc, "--renew")
+	if err != nil || !strings.Contains(out, "its shards and records are unchanged") {
+		t.Fatalf("join --renew: %v\n%s", err, out)
+	}
+	var renewed kfedv1alpha1.Cluster
+	var secretAfter corev1.Secret
+	if err := fed.Get(context.Background(), client.ObjectKey{Name: "cluster-1"}, &renewed); err != nil {
+		t.Fatal(err)
+	}
+	if err := fed.Get(context.Background(), client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, &secretAfter); err != nil {
+		t.Fatal(err)
+	}
+	if renewed.UID != c.UID || secretAfter.UID != secretBefore.UID || renewed.Spec.Region != "us-east1" {
+		t.Errorf("join --renew replaced the Cluster or its Secret (UIDs %s → %s, %s → %s) or changed its spec %+v",
+			c.UID, renewed.UID, secretBefore.UID, secretAfter.UID, renewed.Spec)
+	}
+	if renewed.Annotations[clusters.AnnotationKubeconfigRenewed] == "" {
+		t.Errorf("join --renew did not mark the Cluster %s, which makes the controller load the new kubeconfig", clusters.AnnotationKubeconfigRenewed)
+	}
+	if _, err := run(t, "join", "cluster-2", "--kubeconfig", kc, "--renew"); err == nil || !strings.Contains(err.Error(), `looking up cluster "cluster-2"`) {
+		t.Errorf("join --renew of a cluster that is not joined: %v", err)
+	}
+
 	if out, err := run(t, "unjoin", "cluster-1", "--kubeconfig", kc); err != nil {
 		t.Fatalf("unjoin: %v\n%s", err, out)
 	}
