@@ -162,6 +162,21 @@ func (r Rank) class() int {
 // starts with a small stack, copied whole each time it grows, and every
 // frame on the way to the answer counts.
 func Order(ranks []Rank, slack float64, intn func(int) int) {
+	Sort(ranks)
+	for g := 0; g < len(ranks); {
+		end := GroupEnd(ranks, g, slack)
+		if ranks[g].Drawn() {
+			drawWeighted(ranks[g:end], intn)
+		}
+		g = end
+	}
+}
+
+// Sort puts ranks in Order's order before any draw: healthy ranks of a
+// positive weight, then those of weight 0, then the unhealthy, each by key
+// and in their given order on a tie. Order and anything that explains an
+// order (kfed explain) group the result with GroupEnd.
+func Sort(ranks []Rank) {
 	// Insertion sort: stable, and the fastest for the few clusters a
 	// Service has.
 	for i := 1; i < len(ranks); i++ {
@@ -169,18 +184,25 @@ func Order(ranks []Rank, slack float64, intn func(int) int) {
 			ranks[j], ranks[j-1] = ranks[j-1], ranks[j]
 		}
 	}
-	for g := 0; g < len(ranks); {
-		first := ranks[g]
-		end := g + 1
-		for end < len(ranks) && ranks[end].class() == first.class() && ranks[end].Key <= first.Key+slack {
-			end++
-		}
-		if first.class() == 0 {
-			drawWeighted(ranks[g:end], intn)
-		}
-		g = end
-	}
 }
+
+// GroupEnd is the end of the group that starts at ranks[start], ranks
+// sorted by Sort: the ranks of its class whose keys are within slack of
+// its first's. Order draws a group's ranks by weight when they are Drawn,
+// and keeps the others in their sorted order.
+func GroupEnd(ranks []Rank, start int, slack float64) int {
+	first := ranks[start]
+	end := start + 1
+	for end < len(ranks) && ranks[end].class() == first.class() && ranks[end].Key <= first.Key+slack {
+		end++
+	}
+	return end
+}
+
+// Drawn reports whether Order draws r's group by weight: a healthy group of
+// a positive weight. Clusters of weight 0 and unhealthy ones keep their
+// order by key.
+func (r Rank) Drawn() bool { return r.class() == 0 }
 
 func before(a, b Rank) bool {
 	if a.class() != b.class() {

@@ -61,6 +61,9 @@ func InsideKey(tier int, rtt time.Duration, measured bool) float64 {
 	return k + RTTKey(rtt)
 }
 
+// TierOf is the tier of an InsideKey.
+func TierOf(key float64) int { return int(key / tierSpan) }
+
 // Bucket is the bucket of half a key unit that d falls in, from 0.
 func Bucket(d time.Duration) int { return int(2 * RTTKey(d)) }
 

@@ -118,3 +118,13 @@ func TestInsideKeyKeepsTiersApart(t *testing.T) {
 		t.Error("the own cluster is not first whatever its RTT")
 	}
 }
+
+func TestTierOfReadsTheTierBackFromAnInsideKey(t *testing.T) {
+	for _, tier := range []int{TierSelf, TierZone, TierRegion, TierOther} {
+		for _, k := range []float64{InsideKey(tier, 0, true), InsideKey(tier, time.Hour, true), InsideKey(tier, 0, false)} {
+			if got := TierOf(k); got != tier {
+				t.Errorf("TierOf(%v) = %d, want %d", k, got, tier)
+			}
+		}
+	}
+}

@@ -3,9 +3,7 @@ package kfed
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sync"
-	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -65,7 +63,15 @@ func newRTTWatcher(cfg *rest.Config, federation, cluster, namespace string, x *i
 }
 
 func (w *rttWatcher) start() error {
-	update := func(any) { w.index.SetRTTs(combineRTTs(w.informer.GetStore().List())) }
+	update := func(any) {
+		var reports []*kfedv1alpha1.HealthReport
+		for _, o := range w.informer.GetStore().List() {
+			if r, ok := o.(*kfedv1alpha1.HealthReport); ok {
+				reports = append(reports, r)
+			}
+		}
+		w.index.SetRTTs(index.CombineRTTs(reports))
+	}
 	if _, err := w.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: update, UpdateFunc: func(_, o any) { update(o) }, DeleteFunc: update,
 	}); err != nil {
@@ -82,29 +88,4 @@ func (w *rttWatcher) stop() {
 		w.cancel()
 	}
 	w.wg.Wait()
-}
-
-// combineRTTs is each cluster's RTT from the plugin's cluster as its
-// checkers measured it: with several checkers, the median of theirs (the
-// lower middle of an even count). A degraded checker, which doubts its own
-// network, is not counted.
-func combineRTTs(objs []any) map[string]time.Duration {
-	by := map[string][]time.Duration{}
-	for _, o := range objs {
-		r, ok := o.(*kfedv1alpha1.HealthReport)
-		if !ok || r.Degraded {
-			continue
-		}
-		for _, c := range r.RTTs {
-			if c.Cluster != "" && c.RTT.Duration >= 0 {
-				by[c.Cluster] = append(by[c.Cluster], c.RTT.Duration)
-			}
-		}
-	}
-	out := make(map[string]time.Duration, len(by))
-	for c, ds := range by {
-		slices.Sort(ds)
-		out[c] = ds[(len(ds)-1)/2]
-	}
-	return out
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/geo"
 	"github.com/kfed-io/kfed/geo/regions"
 	"github.com/kfed-io/kfed/proximity"
@@ -40,6 +41,7 @@ type placeTable struct {
 	inside  []float64
 	vec     []geo.Vec
 	located []bool
+	rtts    []rtt // as measured, for explaining an order (Index.Rank)
 }
 
 // rtt is a measured round-trip time; the zero value is none.
@@ -90,7 +92,7 @@ func (c *clusterIDs) setPlace(name string, p place) {
 // publish makes a new snapshot of places. Called with mu held.
 func (c *clusterIDs) publish() {
 	n := max(len(c.places), len(c.rtts))
-	t := &placeTable{inside: make([]float64, n), vec: make([]geo.Vec, n), located: make([]bool, n)}
+	t := &placeTable{inside: make([]float64, n), vec: make([]geo.Vec, n), located: make([]bool, n), rtts: make([]rtt, n)}
 	own := c.ids[c.own] // 0 when the index stands for no cluster, or one not seen yet
 	var self proximity.Place
 	if own != 0 && own < len(c.places) {
@@ -115,6 +117,7 @@ func (c *clusterIDs) publish() {
 			tier = proximity.Tier(self, p.proximity())
 		}
 		t.inside[id] = proximity.InsideKey(tier, r.d, r.measured && id != 0)
+		t.rtts[id] = r
 		if p.located {
 			t.vec[id], t.located[id] = geo.Vector(p.point), true
 		}
@@ -220,4 +223,29 @@ func (v Vantage) varies(groups []groupView) bool {
 		}
 	}
 	return false
+}
+
+// CombineRTTs is each cluster's RTT from a cluster as the reports of its
+// checkers measured it, for SetRTTs: with several checkers, the median of
+// theirs (the lower middle of an even count). A degraded checker, which
+// doubts its own network, is not counted. The plugin and kfed explain read
+// a cluster's RTTs through it.
+func CombineRTTs(reports []*kfedv1alpha1.HealthReport) map[string]time.Duration {
+	by := map[string][]time.Duration{}
+	for _, r := range reports {
+		if r == nil || r.Degraded {
+			continue
+		}
+		for _, c := range r.RTTs {
+			if c.Cluster != "" && c.RTT.Duration >= 0 {
+				by[c.Cluster] = append(by[c.Cluster], c.RTT.Duration)
+			}
+		}
+	}
+	out := make(map[string]time.Duration, len(by))
+	for c, ds := range by {
+		slices.Sort(ds)
+		out[c] = ds[(len(ds)-1)/2]
+	}
+	return out
 }
