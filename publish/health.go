@@ -168,6 +168,16 @@ func (h Health) Verdict(key string, wasHealthy bool) Verdict {
 	return Verdict{Healthy: healthy, Tally: tally, Reason: reason}
 }
 
+// Ballots are the votes on the endpoint key that Verdict counts, the
+// checkers of its panel in name order, and the reason the first that finds
+// it down gives: what kfed explain shows of each checker.
+func (h Health) Ballots(key string) ([]healthcheck.Ballot, string) {
+	if !h.Judged() {
+		return nil, ""
+	}
+	return h.checkers.ballots(key, h.fleet)
+}
+
 // Heartbeat is when a checker's Lease was last renewed (or acquired); zero
 // when never.
 func Heartbeat(l *coordinationv1.Lease) time.Time {
