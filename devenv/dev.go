@@ -343,6 +343,10 @@ func (d *Dev) writeEnvFile() error {
 		fmt.Fprintf(&b, "KFED_DNS_CLUSTER_%d=%s\n", i+1, a)
 	}
 	fmt.Fprintf(&b, "KFED_DNS_EDGE=%s\n", d.Edge)
+	// The edge's GeoIP database, which kfed explain --client-subnet reads.
+	if db, err := filepath.Abs(filepath.Join(d.Dir, "geoip.mmdb")); err == nil {
+		fmt.Fprintf(&b, "KFED_GEOIP=%s\n", db)
+	}
 	return os.WriteFile(filepath.Join(d.Dir, "env"), []byte(b.String()), 0o644)
 }
 

@@ -43,6 +43,7 @@ func newRootCommand() *cobra.Command {
 		newFailoverCommand(),
 		newPlanCommand(),
 		newCheckCommand(),
+		newExplainCommand(),
 		newVersionCommand(),
 	)
 	return root

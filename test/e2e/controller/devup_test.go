@@ -43,7 +43,7 @@ func TestDevUpFollowsItsContract(t *testing.T) {
 		}
 	}
 	env := fedtest.ReadEnvFile(t, filepath.Join(dir, "env"))
-	for _, k := range []string{"KUBECONFIG", "KFED_BIN", "KFED_FEDERATION", "KFED_DOMAIN", "KFED_DNS_CLUSTER_1", "KFED_DNS_CLUSTER_2", "KFED_DNS_CLUSTER_3", "KFED_DNS_EDGE"} {
+	for _, k := range []string{"KUBECONFIG", "KFED_BIN", "KFED_FEDERATION", "KFED_DOMAIN", "KFED_DNS_CLUSTER_1", "KFED_DNS_CLUSTER_2", "KFED_DNS_CLUSTER_3", "KFED_DNS_EDGE", "KFED_GEOIP"} {
 		if env[k] == "" {
 			t.Errorf("env file has no %s", k)
 		}
