@@ -229,22 +229,38 @@ func federationOf(eps []extdnsv1alpha1.DNSEndpoint, name string) (string, error)
 }
 
 // ownerOf reads the metadata of the federated object ep publishes: its
-// controller, or the object its AnnotationOrigin names.
+// controller in ep's namespace, or the Gateway or Ingress its
+// publish.AnnotationOrigin names ("Kind namespace/name"), which kfed
+// publishes from its own namespace.
 func ownerOf(ctx context.Context, fed client.Client, ep *extdnsv1alpha1.DNSEndpoint) (explain.Owner, bool) {
-	ref := metav1.GetControllerOf(ep)
-	if ref == nil {
-		return explain.Owner{}, false
-	}
-	gv, err := schema.ParseGroupVersion(ref.APIVersion)
-	if err != nil {
-		return explain.Owner{}, false
+	var (
+		gvk schema.GroupVersionKind
+		key client.ObjectKey
+	)
+	if ref := metav1.GetControllerOf(ep); ref != nil {
+		gv, err := schema.ParseGroupVersion(ref.APIVersion)
+		if err != nil {
+			return explain.Owner{}, false
+		}
+		gvk, key = gv.WithKind(ref.Kind), client.ObjectKey{Namespace: ep.Namespace, Name: ref.Name}
+	} else {
+		kind, nn, _ := strings.Cut(ep.Annotations[publish.AnnotationOrigin], " ")
+		ns, name, ok := strings.Cut(nn, "/")
+		origins := map[string]schema.GroupVersionKind{
+			"Gateway": {Group: "gateway.networking.k8s.io", Version: "v1", Kind: "Gateway"},
+			"Ingress": {Group: "networking.k8s.io", Version: "v1", Kind: "Ingress"},
+		}
+		if gvk, ok = origins[kind]; !ok || ns == "" || name == "" {
+			return explain.Owner{}, false
+		}
+		key = client.ObjectKey{Namespace: ns, Name: name}
 	}
 	var m metav1.PartialObjectMetadata
-	m.SetGroupVersionKind(gv.WithKind(ref.Kind))
-	if err := fed.Get(ctx, client.ObjectKey{Namespace: ep.Namespace, Name: ref.Name}, &m); err != nil {
+	m.SetGroupVersionKind(gvk)
+	if err := fed.Get(ctx, key, &m); err != nil {
 		return explain.Owner{}, false
 	}
-	return explain.Owner{Kind: ref.Kind, Namespace: ep.Namespace, Name: ref.Name, Annotations: m.Annotations}, true
+	return explain.Owner{Kind: gvk.Kind, Namespace: key.Namespace, Name: key.Name, Annotations: m.Annotations}, true
 }
 
 // printExplanation writes e as text, JSON or YAML.

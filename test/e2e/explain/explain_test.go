@@ -13,7 +13,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,7 +21,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	"github.com/miekg/dns"
 
 	"github.com/kfed-io/kfed/devenv"
@@ -34,23 +32,7 @@ import (
 const demo = "demo.default.dev.svc.kfed.test."
 
 func TestExplainMatchesEveryCoreDNS(t *testing.T) {
-	bin := t.TempDir()
-	build := exec.Command("go", "build", "-o", bin+"/", "./cmd/kfed", "./cmd/coredns", "./cmd/kfed-healthcheck")
-	build.Dir = framework.RepoRoot(t)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building kfed: %v\n%s", err, out)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	d, err := devenv.StartDev(ctx, devenv.DevOptions{
-		Dir: t.TempDir(), BinDir: framework.BinDir(t), Members: 3, Federation: "dev", Domain: "kfed.test",
-		LBBase: 16 + rand.IntN(200), CoreDNS: filepath.Join(bin, "coredns"), Checker: filepath.Join(bin, "kfed-healthcheck"),
-		Log: logr.Discard(),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(d.Stop)
+	d, bin := fedtest.StartDevBed(t, "./cmd/kfed")
 	// As a user who sourced DIR/env: the kubeconfig and the GeoIP database
 	// come from it.
 	env := os.Environ()
@@ -140,6 +122,19 @@ func TestExplainMatchesEveryCoreDNS(t *testing.T) {
 			})
 		})
 	}
+	t.Run("a federated Gateway's hostname from cluster-3", func(t *testing.T) {
+		shop := dns.Fqdn(d.Shop)
+		framework.Eventually(t, 30*time.Second, func(context.Context) error {
+			e, err := explainJSON("explain", shop, "--from", "cluster-3")
+			if err != nil {
+				return err
+			}
+			if len(e.Steps) == 0 || len(e.Steps[0].Objects) == 0 || e.Steps[0].Objects[0].Owner != "Gateway default/demo-gw" {
+				return fmt.Errorf("explain says %s is published by %+v, want the Gateway default/demo-gw", shop, e.Steps)
+			}
+			return matches(e, func() (*dns.Msg, error) { return fedtest.Query(d.DNS[2], "udp", shop, dns.TypeA) })
+		})
+	})
 	t.Run("SRV from cluster-2", func(t *testing.T) {
 		name := "_http._tcp." + demo
 		framework.Eventually(t, 30*time.Second, func(context.Context) error {
