@@ -11,7 +11,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,9 +19,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
-
-	"github.com/kfed-io/kfed/devenv"
 	"github.com/kfed-io/kfed/test/fedtest"
 	"github.com/kfed-io/kfed/test/framework"
 )
@@ -32,23 +28,8 @@ type result struct {
 }
 
 func TestCheckJudgesTheDevBed(t *testing.T) {
-	bin := t.TempDir()
-	build := exec.Command("go", "build", "-o", bin+"/", "./cmd/kfed", "./cmd/coredns", "./cmd/kfed-healthcheck")
-	build.Dir = framework.RepoRoot(t)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building kfed: %v\n%s", err, out)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	d, err := devenv.StartDev(ctx, devenv.DevOptions{
-		Dir: t.TempDir(), BinDir: framework.BinDir(t), Members: 3, Federation: "dev", Domain: "kfed.test",
-		LBBase: 16 + rand.IntN(200), CoreDNS: filepath.Join(bin, "coredns"), Checker: filepath.Join(bin, "kfed-healthcheck"),
-		Log: logr.Discard(),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(d.Stop)
+	d, bin := fedtest.StartDevBed(t, "./cmd/kfed")
+	var err error
 	var env []string
 	for k, v := range fedtest.ReadEnvFile(t, filepath.Join(d.Dir, "env")) {
 		env = append(env, k+"="+v)

@@ -3,21 +3,17 @@ package mcs
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	"github.com/miekg/dns"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
-	"github.com/kfed-io/kfed/devenv"
+	"github.com/kfed-io/kfed/test/fedtest"
 	"github.com/kfed-io/kfed/test/framework"
 )
 
@@ -27,23 +23,9 @@ import (
 // plugin) answers its name as the MCS DNS specification says, and the
 // name is NXDOMAIN in every member once both exports go.
 func TestExportResolvesInEveryMembersCoreDNS(t *testing.T) {
-	bin := t.TempDir()
-	build := exec.Command("go", "build", "-o", bin+"/", "./cmd/coredns", "./cmd/kfed-healthcheck")
-	build.Dir = framework.RepoRoot(t)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building CoreDNS: %v\n%s", err, out)
-	}
+	d, _ := fedtest.StartDevBed(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	d, err := devenv.StartDev(ctx, devenv.DevOptions{
-		Dir: t.TempDir(), BinDir: framework.BinDir(t), Members: 3, Federation: "dev", Domain: "kfed.test",
-		LBBase: 16 + rand.IntN(200), CoreDNS: filepath.Join(bin, "coredns"), Checker: filepath.Join(bin, "kfed-healthcheck"),
-		Log: logr.Discard(),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(d.Stop)
 	clients := map[string]client.Client{}
 	for _, m := range d.Members {
 		c, err := client.New(m.Config, client.Options{Scheme: framework.NewScheme(t)})
