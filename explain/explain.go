@@ -192,9 +192,6 @@ type Publisher struct {
 // name at all, admitted or not.
 var ErrNoSuchName = errors.New("no DNSEndpoint has the name")
 
-// maxChain bounds the CNAMEs followed, as the plugin bounds them.
-const maxChain = 8
-
 // Explain says what the plugin answers q in w, and why. intn draws the
 // order within a group, as the plugin draws it (rand.IntN).
 func Explain(q Query, w World, intn func(int) int) (*Explanation, error) {
@@ -231,7 +228,7 @@ func Explain(q Query, w World, intn func(int) int) (*Explanation, error) {
 			step.CNAME = c.Target
 			e.Answer = append(e.Answer, c.String())
 			e.Steps = append(e.Steps, step)
-			if _, ok := x.Lookup(c.Target); !ok || hop+1 == maxChain || slices.ContainsFunc(e.Steps, func(s Step) bool { return s.Name == c.Target }) {
+			if _, ok := x.Lookup(c.Target); !ok || hop+1 == index.MaxChain || slices.ContainsFunc(e.Steps, func(s Step) bool { return s.Name == c.Target }) {
 				return e, nil // the client's resolver follows it from here
 			}
 			name = c.Target

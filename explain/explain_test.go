@@ -187,4 +187,3 @@ func TestExplainNamesWhatIsWrong(t *testing.T) {
 		t.Errorf("error %v, want ErrNoSuchName", err)
 	}
 }
-

@@ -13,9 +13,10 @@ import (
 	"github.com/kfed-io/kfed/plugin/kfed/index"
 )
 
-// maxChain bounds the CNAMEs followed in one answer; a longer chain is left
-// to the client's resolver to follow, as one that leaves the zones is.
-const maxChain = 8
+// maxChain bounds the CNAMEs followed in one answer (index.MaxChain, which
+// kfed explain follows too); a longer chain is left to the client's
+// resolver to follow, as one that leaves the zones is.
+const maxChain = index.MaxChain
 
 // respond builds the reply to a query for qname, lower case, in zone. Its
 // records are made for it from the index's packed records, and its answer

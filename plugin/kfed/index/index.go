@@ -24,6 +24,11 @@ import (
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 )
 
+// MaxChain bounds the CNAMEs of the index's names followed in one answer,
+// by the plugin and by kfed explain: a longer chain is left to the
+// client's resolver to follow.
+const MaxChain = 8
+
 // Index is the record sets of one federation's names, seen from one cluster.
 // It is safe for concurrent use: any number of lookups run beside one writer.
 //

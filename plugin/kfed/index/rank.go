@@ -55,7 +55,7 @@ func (x *Index) Rank(r *Records, qtype uint16, v Vantage) []Ranked {
 	var out []Ranked
 	for _, g := range s.groups[:s.local] {
 		rk := x.ranked(v, g, size)
-		rk.Local, rk.Tier, rk.Group, rk.Drawn = true, proximity.TierSelf, 0, false
+		rk.Local, rk.Tier = true, proximity.TierSelf
 		if g.clusterIPs != "" {
 			rk.Addresses, rk.ClusterIPs = unpack(g.clusterIPs, size), true
 		}
@@ -65,7 +65,7 @@ func (x *Index) Rank(r *Records, qtype uint16, v Vantage) []Ranked {
 	rest := s.groups[s.local:]
 	if len(rest) == 1 {
 		rk := x.ranked(v, rest[0], size)
-		rk.Group, rk.Drawn = group, rk.Weight > 0
+		rk.Group = group
 		return append(out, rk)
 	}
 	ranks := make([]proximity.Rank, len(rest))
