@@ -10,8 +10,9 @@
 // them: the tenancy rule (tenancy.Endpoints), the plugin's index
 // (plugin/kfed/index) built from the same DNSEndpoints and round-trip times,
 // its answer order (Records.AppendFrom) and that order explained
-// (Index.Rank). It reads nothing itself: kfed explain reads the control
-// plane and the GeoIP database and hands them over as a World.
+// (Index.Rank). It calls no API itself: kfed explain reads the control
+// plane and the GeoIP database and hands them over as a World, with a
+// function that reads the object of each DNSEndpoint explained.
 package explain
 
 import (
@@ -66,9 +67,9 @@ type World struct {
 	// Health is the checkers' quorum as the controller reads it, for each
 	// checker's vote.
 	Health publish.Health
-	// Owners are the objects the DNSEndpoints publish, by DNSEndpoint key
-	// ("namespace/name"); one not found is absent.
-	Owners map[string]Owner
+	// Owner reads the object a DNSEndpoint publishes, false when it finds
+	// none; it is asked only of the DNSEndpoints explained. Nil finds none.
+	Owner func(*extdnsv1alpha1.DNSEndpoint) (Owner, bool)
 	// TTL is the plugin's TTL for endpoints without their own (30).
 	TTL uint32
 	// Drain is what explain says of drained clusters: a Cluster has no

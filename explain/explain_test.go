@@ -129,7 +129,9 @@ func TestExplainSaysWhatThePluginAnswersAndWhy(t *testing.T) {
 			w := World{Federation: "dev", Trusted: []string{"kfed-system"}, Endpoints: tt.eps, Health: tt.health,
 				Drain: "no drain field on Cluster yet: no cluster is drained"}
 			if tt.owner != nil {
-				w.Owners = map[string]Owner{"default/demo": {Kind: "Service", Namespace: "default", Name: "demo", Annotations: tt.owner}}
+				w.Owner = func(ep *extdnsv1alpha1.DNSEndpoint) (Owner, bool) {
+					return Owner{Kind: "Service", Namespace: ep.Namespace, Name: ep.Name, Annotations: tt.owner}, true
+				}
 			}
 			e, err := Explain(tt.q, w, last)
 			if err != nil {

@@ -21,7 +21,13 @@ import (
 // its namespace may, its routing, and each cluster of its table.
 func object(name, key string, ep *extdnsv1alpha1.DNSEndpoint, w World) Object {
 	o := Object{DNSEndpoint: key, Tenancy: "namespace " + ep.Namespace + " may publish " + strings.TrimSuffix(name, ".") + " (tenancy rule)"}
-	owner, found := w.Owners[key]
+	var (
+		owner Owner
+		found bool
+	)
+	if w.Owner != nil {
+		owner, found = w.Owner(ep)
+	}
 	switch {
 	case found:
 		o.Owner = owner.Kind + " " + owner.Namespace + "/" + owner.Name

@@ -172,7 +172,8 @@ func runExplain(ctx context.Context, fed client.Client, q explain.Query, f *expl
 	if err != nil {
 		return nil, err
 	}
-	w := explain.World{Federation: federation, Trusted: trusted, TTL: 30, Owners: map[string]explain.Owner{},
+	w := explain.World{Federation: federation, Trusted: trusted, TTL: 30,
+		Owner: func(ep *extdnsv1alpha1.DNSEndpoint) (explain.Owner, bool) { return ownerOf(ctx, fed, ep) },
 		Drain: "kfed has no drain field on Cluster yet: no cluster is drained"}
 	for _, ep := range list.Items {
 		if ep.Labels[kfedv1alpha1.LabelFederation] == federation {
@@ -196,11 +197,6 @@ func runExplain(ctx context.Context, fed client.Client, q explain.Query, f *expl
 	w.Reports = reports.Items
 	if w.Health, err = publish.ReadHealth(ctx, fed, kfedv1alpha1.DefaultNamespace, federation, time.Now(), f.freshness); err != nil {
 		return nil, err
-	}
-	for _, ep := range w.Endpoints {
-		if o, ok := ownerOf(ctx, fed, &ep); ok {
-			w.Owners[ep.Namespace+"/"+ep.Name] = o
-		}
 	}
 	return explain.Explain(q, w, nil)
 }
