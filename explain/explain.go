@@ -148,6 +148,8 @@ type Cluster struct {
 	Healthy bool   `json:"healthy"`
 	Verdict string `json:"verdict,omitempty"`
 	Votes   []Vote `json:"votes,omitempty"`
+	// Reason is what the first checker that finds it down says.
+	Reason string `json:"reason,omitempty"`
 	// Answered says whether the name answers the cluster's addresses;
 	// Why says why not, or why last.
 	Answered bool   `json:"answered"`

@@ -111,7 +111,7 @@ func TestExplainSaysWhatThePluginAnswersAndWhy(t *testing.T) {
 			Query{Name: names.Global(), Type: dns.TypeA, From: "cluster-3"}, []extdnsv1alpha1.DNSEndpoint{demo(t, nil, nil, c1, down, c3)}, nil, health,
 			[]string{"10.96.0.3", "127.0.1.1"},
 			[]string{"cluster-2 (us-east1 us-east1-c) weight 2, unhealthy: 2 of 2 fresh checkers see it down",
-				"votes: checker-a down, checker-b down, checker-c stale (not counted)", "unhealthy by the checkers' verdict"}},
+				"votes: checker-a down, checker-b down, checker-c stale (not counted)", "unhealthy by the checkers' verdict: left out of the shared names, kept at its own name (a checker says: connection refused)"}},
 		{"a region without a serving cluster falls back to the global name",
 			Query{Name: names.Region("us-east1"), Type: dns.TypeA}, []extdnsv1alpha1.DNSEndpoint{failed}, map[string]string{
 				serviceconfig.AnnotationRouting: "failover", serviceconfig.AnnotationFailoverOrder: "us-east1,europe-west1", serviceconfig.AnnotationFailoverPin: "europe-west1"},

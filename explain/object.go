@@ -74,7 +74,8 @@ func cluster(c *dnsendpoint.Cluster, ep *extdnsv1alpha1.DNSEndpoint, at map[neti
 	if w.Health.Judged() {
 		key := kfedv1alpha1.EndpointKey(ep.Namespace, ep.Name, c.Name)
 		out.Verdict = w.Health.Verdict(key, !c.Unhealthy).Tally.String()
-		ballots, _ := w.Health.Ballots(key)
+		ballots, reason := w.Health.Ballots(key)
+		out.Reason = reason
 		for _, b := range ballots {
 			out.Votes = append(out.Votes, Vote{Checker: b.Checker, Fresh: b.Age < w.Health.Freshness(), Degraded: b.Degraded, Down: b.Unhealthy})
 		}
@@ -87,6 +88,9 @@ func cluster(c *dnsendpoint.Cluster, ep *extdnsv1alpha1.DNSEndpoint, at map[neti
 	case out.Answered:
 	case c.Unhealthy:
 		out.Why = "unhealthy by the checkers' verdict: left out of the shared names, kept at its own name"
+		if out.Reason != "" {
+			out.Why += " (a checker says: " + out.Reason + ")"
+		}
 	case o.Active != "" && !inPlace(c, o.Active):
 		out.Why = "a passive place: the failover order's active place is " + o.Active
 	default:

@@ -39,10 +39,10 @@ type Ranked struct {
 }
 
 // Rank returns the clusters of r's addresses of type qtype (A or AAAA), r
-// a name's records in x, in the order AppendFrom answers a client at v, with the groups
-// whose order it draws by weight: the same decoding, keys and grouping
-// (proximity.Sort, proximity.GroupEnd), without the draw. It is nil when the
-// name has no such addresses.
+// a name's records in x, in the order AppendFrom answers a client at v,
+// with the groups whose order it draws by weight: the same decoding, keys
+// and grouping (proximity.Sort, proximity.GroupEnd), without the draw. It
+// is nil when the name has no such addresses.
 func (x *Index) Rank(r *Records, qtype uint16, v Vantage) []Ranked {
 	set, size := r.set(qtype)
 	if set == "" {
@@ -88,7 +88,8 @@ func (x *Index) Rank(r *Records, qtype uint16, v Vantage) []Ranked {
 // ranked is g as Rank starts it: its cluster, weight, load-balancer
 // addresses and where it is from v.
 func (x *Index) ranked(v Vantage, g groupView, size int) Ranked {
-	rk := Ranked{Cluster: x.clusterIDs.name(g.cluster), Weight: g.weight, Addresses: unpack(g.lb, size), ByDistance: v.located, Tier: proximity.TierOther}
+	rk := Ranked{Cluster: x.clusterIDs.name(g.cluster), Weight: g.weight, Addresses: unpack(g.lb, size),
+		ByDistance: v.located, Tier: proximity.TierOther}
 	t := v.places
 	switch {
 	case v.located:

@@ -59,7 +59,7 @@ func TestRankExplainsTheOrderAppendFromDraws(t *testing.T) {
 		at         *geo.Point
 		want       string
 	}{
-		{"inside cluster-1: itself by cluster IP, its region drawn by weight, weight 0 after, then abroad", "cluster-1", false, nil, nil,
+		{"inside cluster-1: itself by cluster IP, then its region, then abroad, weight 0 last", "cluster-1", false, nil, nil,
 			"0:cluster-1 t0 local clusterIPs, 1:cluster-2 t2, 2:cluster-3 t3, 3:cluster-4 t1"},
 		{"inside cluster-3: the rest of the world in one group, drawn by weight", "cluster-3", false, nil, nil,
 			"0:cluster-3 t0 local, 1:cluster-1* t3, 1:cluster-2* t3, 2:cluster-4 t3"},
