@@ -146,7 +146,7 @@ func installChecks(ctx context.Context, fed client.Client, f *checkFlags, dnsAdd
 		return append(out, fail("clusters", "", "cannot list Clusters: %v", err))
 	}
 	if len(cl.Items) == 0 {
-		out = append(out, warn("clusters", "join a member: kfed join NAME --kubeconfig F --context C", "no member joined"))
+		out = append(out, warn("clusters", "join a member: kfed join NAME --member-context C", "no member joined"))
 	}
 	slices.SortFunc(cl.Items, func(a, b kfedv1alpha1.Cluster) int { return strings.Compare(a.Name, b.Name) })
 	published := publishedName(ctx, fed, f.domain)
