@@ -155,9 +155,9 @@ func contextNames(kf *kubeconfigFlags) ([]cobra.Completion, cobra.ShellCompDirec
 }
 
 // addNamespaceFlags adds kubectl's -n and -A to a command that lists
-// objects, with completion of namespaces.
-func addNamespaceFlags(cmd *cobra.Command, kf *kubeconfigFlags, ns *string, all *bool) {
-	cmd.Flags().StringVarP(ns, "namespace", "n", "", "namespace of the Services (default: the context's namespace, else default)")
+// objects, with completion of namespaces; usage says what -n's default is.
+func addNamespaceFlags(cmd *cobra.Command, kf *kubeconfigFlags, ns *string, all *bool, usage string) {
+	cmd.Flags().StringVarP(ns, "namespace", "n", "", usage)
 	if all != nil {
 		cmd.Flags().BoolVarP(all, "all-namespaces", "A", false, "every namespace")
 	}

@@ -134,7 +134,7 @@ context's namespace), or of all namespaces with -A.`,
 		},
 	}
 	kf.add(cmd, "context")
-	addNamespaceFlags(cmd, &kf, &namespace, &allNamespaces)
+	addNamespaceFlags(cmd, &kf, &namespace, &allNamespaces, "namespace of the Services (default: the context's namespace, else default)")
 	output.add(cmd, "table", "wide", "json", "yaml")
 	tenancy.add(cmd)
 	provFlags := flag.NewFlagSet("provider", flag.ContinueOnError)

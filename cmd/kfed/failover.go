@@ -78,7 +78,7 @@ which a GitOps tool can write too; kfed status shows which place serves, why and
 		},
 	}
 	kf.add(cmd, "context")
-	addNamespaceFlags(cmd, &kf, &namespace, nil)
+	addNamespaceFlags(cmd, &kf, &namespace, nil, "namespace of the Service (default: the context's namespace, else default)")
 	cmd.Flags().StringVar(&to, "to", "", "the place to serve from: a place of the Service's failover order")
 	cmd.Flags().BoolVar(&auto, "auto", false, "release the pin: the failover order decides")
 	return cmd

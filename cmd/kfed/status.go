@@ -132,7 +132,7 @@ it (not by polling), until interrupted. Verdicts and conditions are coloured whe
 	}
 	kf.add(cmd, "context")
 	tenancy.add(cmd)
-	addNamespaceFlags(cmd, &kf, &namespace, &allNamespaces)
+	addNamespaceFlags(cmd, &kf, &namespace, &allNamespaces, "show only this namespace (default: every namespace; with SERVICE, the context's namespace)")
 	output.add(cmd, "table", "wide", "json", "yaml")
 	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "show the status again on every change, until interrupted")
 	cmd.Flags().StringVar(&color, "color", "auto", "colour verdicts and conditions: auto (when the output is a terminal and NO_COLOR is unset), always or never")
