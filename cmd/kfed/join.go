@@ -224,9 +224,10 @@ func newUnjoinCommand() *cobra.Command {
 		Use:   "unjoin NAME",
 		Short: "Remove a member cluster from the federation, deleting kfed's copies in it",
 		Long: `Unjoin removes a member cluster from the federation. This deletes, in the member, every copy
-(shard) kfed made there of the federation's Services, Deployments, Gateways and Ingresses, takes the
-cluster out of every DNS answer, and deletes its Cluster object and stored kubeconfig. What kfed adopted
-rather than created is left in place. Objects the member's own users made are not touched.
+(shard) kfed made there of the federation's Services and Deployments, takes the cluster out of every DNS
+answer, and deletes its Cluster object and stored kubeconfig. What kfed adopted rather than created is
+released and left in place; objects the member's own users made are not touched. A member that cannot be
+reached is let go after two minutes, its copies left behind.
 
 Not what you want?
   - to replace expired or revoked credentials, keep everything: kfed join NAME --renew
