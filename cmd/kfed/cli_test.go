@@ -199,6 +199,10 @@ func TestCLIErrorsSayWhatWasWrongAndHowToFixIt(t *testing.T) {
 			switch tt.bed {
 			case "offline":
 				t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "absent"))
+				// Not in a pod either, where client-go would use the
+				// pod's ServiceAccount.
+				t.Setenv("KUBERNETES_SERVICE_HOST", "")
+				t.Setenv("KUBERNETES_SERVICE_PORT", "")
 			case "unreachable":
 				t.Setenv("KUBECONFIG", kc)
 			default:

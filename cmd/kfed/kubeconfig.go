@@ -74,7 +74,11 @@ func (f *kubeconfigFlags) config() (*clientcmdapi.Config, *rest.Config, string, 
 	name := cmp.Or(f.federation, raw.CurrentContext)
 	contexts := slices.Sorted(maps.Keys(raw.Contexts))
 	switch {
-	case len(raw.Contexts) == 0:
+	case len(raw.Contexts) == 0 && f.federation == "":
+		// In a pod, client-go falls back to the pod's ServiceAccount.
+		if cfg, err := loader.ClientConfig(); err == nil {
+			return &raw, cfg, "in-cluster", nil
+		}
 		return nil, nil, "", f.errNoKubeconfig()
 	case name == "":
 		return nil, nil, "", fmt.Errorf("kubeconfig %s has no current context: give --context with the federation's, one of %v", f.files(), contexts)
