@@ -84,6 +84,16 @@ func (o *outputFlag) check() error {
 	return nil
 }
 
+// listLive lists objects of the control plane the flags name, for
+// completion of live names.
+func listLive(cmd *cobra.Command, kf *kubeconfigFlags, list client.ObjectList, opts ...client.ListOption) error {
+	_, fed, err := kf.load()
+	if err != nil {
+		return err
+	}
+	return fed.List(cmd.Context(), list, opts...)
+}
+
 // completeClusters completes the first argument with the names of the
 // joined clusters, read from the control plane the flags name.
 func completeClusters(kf *kubeconfigFlags) cobra.CompletionFunc {
@@ -91,12 +101,8 @@ func completeClusters(kf *kubeconfigFlags) cobra.CompletionFunc {
 		if len(args) > 0 {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		_, fed, err := kf.load()
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveError
-		}
 		var list kfedv1alpha1.ClusterList
-		if err := fed.List(cmd.Context(), &list); err != nil {
+		if err := listLive(cmd, kf, &list); err != nil {
 			return nil, cobra.ShellCompDirectiveError
 		}
 		var out []cobra.Completion
@@ -115,12 +121,8 @@ func completeServices(kf *kubeconfigFlags, ns *string) cobra.CompletionFunc {
 		if len(args) > 0 {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		_, fed, err := kf.load()
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveError
-		}
 		var list corev1.ServiceList
-		if err := fed.List(cmd.Context(), &list, client.InNamespace(kf.namespace(*ns))); err != nil {
+		if err := listLive(cmd, kf, &list, client.InNamespace(kf.namespace(*ns))); err != nil {
 			return nil, cobra.ShellCompDirectiveError
 		}
 		var out []cobra.Completion
@@ -162,12 +164,8 @@ func addNamespaceFlags(cmd *cobra.Command, kf *kubeconfigFlags, ns *string, all 
 		cmd.Flags().BoolVarP(all, "all-namespaces", "A", false, "every namespace")
 	}
 	_ = cmd.RegisterFlagCompletionFunc("namespace", func(cmd *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		_, fed, err := kf.load()
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveError
-		}
 		var list corev1.NamespaceList
-		if err := fed.List(cmd.Context(), &list); err != nil {
+		if err := listLive(cmd, kf, &list); err != nil {
 			return nil, cobra.ShellCompDirectiveError
 		}
 		var out []cobra.Completion
