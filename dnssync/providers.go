@@ -55,8 +55,32 @@ func (f *ProviderFlags) AddFlags(fs *flag.FlagSet, providerFlag string) {
 	fs.StringVar(&f.GoogleZone, "google-zone", "", "Cloud DNS: only this managed zone (name, ID or DNS name; default every zone)")
 }
 
+// Check refuses what New would refuse of the flags alone, without reading
+// credentials or reaching the provider, so that a command can refuse its
+// flags before it reads anything.
+func (f *ProviderFlags) Check() error {
+	if _, err := dnsprovider.NewRegistry(f.OwnerID, f.TXTPrefix); err != nil {
+		return err
+	}
+	switch f.Provider {
+	case "rfc2136":
+		if f.RFC2136Host == "" || f.RFC2136Zone == "" {
+			return errors.New("provider rfc2136 needs --rfc2136-host and --rfc2136-zone")
+		}
+	case "route53", "clouddns":
+	case "":
+		return errors.New("no provider given: --provider route53, clouddns or rfc2136")
+	default:
+		return fmt.Errorf("unknown provider %q: --provider route53, clouddns or rfc2136", f.Provider)
+	}
+	return nil
+}
+
 // New builds the provider and the planner its ownership registry needs.
 func (f *ProviderFlags) New(ctx context.Context) (dnsprovider.Provider, dnsprovider.Planner, error) {
+	if err := f.Check(); err != nil {
+		return nil, dnsprovider.Planner{}, err
+	}
 	reg, err := dnsprovider.NewRegistry(f.OwnerID, f.TXTPrefix)
 	if err != nil {
 		return nil, dnsprovider.Planner{}, err
@@ -64,9 +88,6 @@ func (f *ProviderFlags) New(ctx context.Context) (dnsprovider.Provider, dnsprovi
 	pl := dnsprovider.Planner{Registry: reg}
 	switch f.Provider {
 	case "rfc2136":
-		if f.RFC2136Host == "" || f.RFC2136Zone == "" {
-			return nil, pl, errors.New("provider rfc2136 needs --rfc2136-host and --rfc2136-zone")
-		}
 		p, err := rfc2136.New(rfc2136.Config{
 			Server: net.JoinHostPort(f.RFC2136Host, strconv.Itoa(f.RFC2136Port)), Zones: []string{f.RFC2136Zone},
 			TSIGKeyName: f.RFC2136KeyName, TSIGAlgorithm: f.RFC2136Alg, TSIGSecretFile: f.RFC2136Secret,
@@ -100,8 +121,6 @@ func (f *ProviderFlags) New(ctx context.Context) (dnsprovider.Provider, dnsprovi
 		}
 		p, err := clouddns.NewWithDefaultCredentials(ctx, clouddns.Config{Project: f.GoogleProject, Zones: zones})
 		return p, pl, err
-	case "":
-		return nil, pl, errors.New("no provider given: route53, clouddns or rfc2136")
 	}
 	return nil, pl, fmt.Errorf("unknown provider %q: route53, clouddns or rfc2136", f.Provider)
 }

@@ -17,6 +17,7 @@ import (
 	"net/netip"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -24,6 +25,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/spf13/pflag"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/textlogger"
@@ -42,18 +44,29 @@ func main() {
 	}
 }
 
-func run() error {
-	fs := flag.NewFlagSet("kfed-healthcheck", flag.ExitOnError)
-	var (
-		kubeconfig  = fs.String("kubeconfig", "", "kubeconfig of the federation control plane (in-cluster config when empty)")
-		kubecontext = fs.String("context", "", "kubeconfig context of the federation control plane")
-		metricsAddr = fs.String("metrics-bind-address", ":8080", "address of the Prometheus /metrics endpoint (0 disables)")
-		source      = fs.String("probe-source", "", "local address probes are sent from (default: the system's choice)")
-		check       = fs.String("check", "tcp", "default probe: tcp, http or https (a Service's kfed.io/health-check overrides it)")
-		path        = fs.String("path", healthcheck.DefaultPath, "default path of http and https probes")
-		version     = fs.Bool("version", false, "print the version and exit")
-		o           = agent.Options{Defaults: healthcheck.Defaults()}
-	)
+// agentFlags are kfed-healthcheck's command line, parsed.
+type agentFlags struct {
+	kubeconfig, kubecontext, metricsAddr, source, check, path string
+	version                                                   bool
+	o                                                         agent.Options
+	log                                                       *textlogger.Config
+}
+
+// parseFlags reads args in kubectl's style, as kfed and kfed-controller
+// do: --flag=value (a single dash also reads a long flag, as Go's flag
+// package did, so older command lines still work), -v (--v) the log
+// verbosity and --version, with no shorthand, the version.
+func parseFlags(args []string) (*agentFlags, error) {
+	fs := pflag.NewFlagSet("kfed-healthcheck", pflag.ContinueOnError)
+	f := &agentFlags{o: agent.Options{Defaults: healthcheck.Defaults()}, log: textlogger.NewConfig()}
+	o := &f.o
+	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig of the federation control plane (in-cluster config when empty)")
+	fs.StringVar(&f.kubecontext, "context", "", "kubeconfig context of the federation control plane")
+	fs.StringVar(&f.metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus /metrics endpoint (0 disables)")
+	fs.StringVar(&f.source, "probe-source", "", "local address probes are sent from (default: the system's choice)")
+	fs.StringVar(&f.check, "check", "tcp", "default probe: tcp, http or https (a Service's kfed.io/health-check overrides it)")
+	fs.StringVar(&f.path, "path", healthcheck.DefaultPath, "default path of http and https probes")
+	fs.BoolVar(&f.version, "version", false, "print the version and exit")
 	fs.StringVar(&o.Checker, "checker", "", "this checker's name, unique in the federation (default: the host name)")
 	fs.StringVar(&o.Cluster, "cluster", "", "the member cluster this checker runs in (required)")
 	fs.StringVar(&o.Federation, "federation", "", "the federation to check (required)")
@@ -72,13 +85,50 @@ func run() error {
 	fs.IntVar(&o.Engine.MaxConcurrent, "concurrency", 256, "most endpoints probed at once")
 	fs.IntVar(&o.CheckersPerEndpoint, "checkers-per-endpoint", healthcheck.DefaultCheckersPerEndpoint,
 		"how many of the federation's checkers probe each endpoint (spread over regions); with no more checkers than this, every checker probes every endpoint; 0: always every endpoint. Give every agent the same value: the controller counts the smallest")
-	logCfg := textlogger.NewConfig()
-	logCfg.AddFlags(fs)
-	_ = fs.Parse(os.Args[1:])
-	if *version {
+	logFlags := flag.NewFlagSet("log", flag.ContinueOnError)
+	f.log.AddFlags(logFlags)
+	fs.AddGoFlagSet(logFlags) // -v and --vmodule, -v a shorthand as in kubectl
+	if err := fs.Parse(singleDashLongFlags(fs, args)); err != nil {
+		return nil, fmt.Errorf("%w (see kfed-healthcheck --help)", err)
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("kfed-healthcheck takes flags only, not %q (see kfed-healthcheck --help)", fs.Args())
+	}
+	return f, nil
+}
+
+// singleDashLongFlags rewrites -name and -name=value, which Go's flag
+// package read and older manifests may pass, as --name: pflag would read
+// them as shorthands. -v stays -v.
+func singleDashLongFlags(fs *pflag.FlagSet, args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		name, _, _ := strings.Cut(strings.TrimPrefix(a, "-"), "=")
+		if a == "--" {
+			copy(out[i:], args[i:])
+			break
+		}
+		if strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && len(name) > 1 && fs.Lookup(name) != nil {
+			a = "-" + a
+		}
+		out[i] = a
+	}
+	return out
+}
+
+func run() error {
+	f, err := parseFlags(os.Args[1:])
+	if errors.Is(err, pflag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if f.version {
 		fmt.Println("kfed-healthcheck", buildinfo.Get())
 		return nil
 	}
+	o, logCfg := f.o, f.log
 	o.Logger = textlogger.NewLogger(logCfg)
 	klog.SetLogger(o.Logger)
 	if limit, err := memlimit.Set(os.Getenv); err != nil {
@@ -97,13 +147,13 @@ func run() error {
 	if o.CheckersPerEndpoint < 0 {
 		return fmt.Errorf("--checkers-per-endpoint %d: want 0 (every endpoint) or more", o.CheckersPerEndpoint)
 	}
-	if err := probeDefaults(&o, *check, *path, *source); err != nil {
+	if err := probeDefaults(&o, f.check, f.path, f.source); err != nil {
 		return err
 	}
 
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = *kubeconfig
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: *kubecontext}).ClientConfig()
+	rules.ExplicitPath = f.kubeconfig
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: f.kubecontext}).ClientConfig()
 	if err != nil {
 		return fmt.Errorf("loading kubeconfig: %w", err)
 	}
@@ -113,8 +163,8 @@ func run() error {
 	o.Registerer = reg
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	if *metricsAddr != "0" {
-		stop, err := serveMetrics(reg, *metricsAddr, o.Logger)
+	if f.metricsAddr != "0" {
+		stop, err := serveMetrics(reg, f.metricsAddr, o.Logger)
 		if err != nil {
 			return err
 		}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
 
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 )
@@ -54,7 +55,7 @@ func fail(name, hint, format string, a ...any) checkResult {
 type checkFlags struct {
 	kf         kubeconfigFlags
 	pre        bool
-	output     string
+	output     outputFlag
 	namespace  string
 	federation string
 	domain     string
@@ -78,17 +79,22 @@ create CRDs and cluster roles, and kfed's namespace.
 A member's CoreDNS is found at --dns CLUSTER=ADDR, else at $KFED_DNS_CLUSTER_i (the i-th member of
 ` + "`kfed dev up`" + `, cluster-i), else at the member's kfed-system/kfed-coredns Service. The zone is --domain,
 else $KFED_DOMAIN.`,
-		Args: cobra.NoArgs,
+		Example: `  # Before installing the chart: may this context install kfed?
+  kfed check --pre --context federation
+
+  # After: is every part of the installation working?
+  kfed check --context federation --domain global.example.com`,
+		Args: maxArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if f.output != "table" && f.output != "json" {
-				return fmt.Errorf("--output must be table or json, not %q", f.output)
+			if err := f.output.check(); err != nil {
+				return err
 			}
 			dns, err := dnsAddrs(f.dns, os.Environ())
 			if err != nil {
 				return err
 			}
 			results := runChecks(cmd.Context(), &f, dns)
-			if err := printChecks(cmd.OutOrStdout(), results, f.output); err != nil {
+			if err := printChecks(cmd.OutOrStdout(), results, f.output.value); err != nil {
 				return err
 			}
 			if n := count(results, checkFail); n > 0 {
@@ -99,7 +105,7 @@ else $KFED_DOMAIN.`,
 	}
 	f.kf.add(cmd, "context")
 	cmd.Flags().BoolVar(&f.pre, "pre", false, "check only what an install needs")
-	cmd.Flags().StringVarP(&f.output, "output", "o", "table", "table or json")
+	f.output.add(cmd, "table", "wide", "json", "yaml")
 	cmd.Flags().StringVar(&f.namespace, "namespace", kfedv1alpha1.DefaultNamespace, "kfed's namespace in the control plane and the members")
 	cmd.Flags().StringVar(&f.federation, "federation", os.Getenv("KFED_FEDERATION"), "the federation whose checkers count (default $KFED_FEDERATION; empty: every checker)")
 	cmd.Flags().StringVar(&f.domain, "domain", os.Getenv("KFED_DOMAIN"), "the federation's DNS zone (default $KFED_DOMAIN)")
@@ -140,13 +146,22 @@ func count(results []checkResult, status string) int {
 	return n
 }
 
-// printChecks writes the results as a table, then the hints of the
+// printChecks writes the results as a table (wide is the same: every
+// column is in it), then the hints of the
 // warnings and failures and a summary line; or as a JSON list.
 func printChecks(w io.Writer, results []checkResult, output string) error {
-	if output == "json" {
+	switch output {
+	case "json":
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(results)
+	case "yaml":
+		b, err := yaml.Marshal(results)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
 	}
 	rows := make([]string, len(results))
 	for i, r := range results {

@@ -40,18 +40,19 @@ const checkTimeout = 3 * time.Second
 // runChecks reads the world and judges it; a control plane that cannot
 // be reached is the one failure after which nothing else is checked.
 func runChecks(ctx context.Context, f *checkFlags, dnsAddr map[string]string) []checkResult {
-	cfg, err := f.kf.restConfig()
+	_, cfg, name, err := f.kf.config()
 	if err != nil {
-		return []checkResult{fail("api", "check --kubeconfig and --context", "%v", err)}
+		return []checkResult{fail("api", "give --kubeconfig and --context", "%v", err)}
 	}
 	cfg.Timeout = 10 * time.Second
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
-		return []checkResult{fail("api", "check --kubeconfig and --context", "%v", err)}
+		return []checkResult{fail("api", "give --kubeconfig and --context", "%v", err)}
 	}
 	v, err := dc.ServerVersion()
 	if err != nil {
-		return []checkResult{fail("api", "check --kubeconfig, --context and that the control plane runs", "the control plane does not answer: %v", err)}
+		return []checkResult{fail("api", fmt.Sprintf("check that it runs and that --context names the federation's context (try: kubectl --context %s get --raw /readyz)", name),
+			"the control plane at %s (context %q) does not answer: %v", cfg.Host, name, unwrapURL(err))}
 	}
 	results := []checkResult{pass("api", "%s answers, Kubernetes %s", cfg.Host, v.GitVersion)}
 	scheme, err := manager.NewScheme()
@@ -145,7 +146,7 @@ func installChecks(ctx context.Context, fed client.Client, f *checkFlags, dnsAdd
 		return append(out, fail("clusters", "", "cannot list Clusters: %v", err))
 	}
 	if len(cl.Items) == 0 {
-		out = append(out, warn("clusters", "join a member: kfed join NAME --kubeconfig F --context C", "no member joined"))
+		out = append(out, warn("clusters", "join a member: kfed join NAME --member-context C", "no member joined"))
 	}
 	slices.SortFunc(cl.Items, func(a, b kfedv1alpha1.Cluster) int { return strings.Compare(a.Name, b.Name) })
 	published := publishedName(ctx, fed, f.domain)

@@ -60,7 +60,11 @@ func (o *devOptions) validate() error {
 }
 
 func newDevCommand() *cobra.Command {
-	dev := &cobra.Command{Use: "dev", Short: "Run a local federation for development"}
+	dev := groupOf(&cobra.Command{
+		Use:     "dev",
+		Short:   "Run a local federation for development",
+		Example: "  kfed dev up --members 3",
+	})
 	o := devOptions{members: 3}
 	up := &cobra.Command{
 		Use:   "up",
@@ -80,7 +84,13 @@ Light members (--light; the default above three members) have only what federate
 DNS need: the API server, the Cluster registration, the loopback load balancer and the CoreDNS. They run
 no scheduler, controller manager, KWOK nor Gateway (so there is no demo Gateway), and only the first three
 members run a health checker; those three judge every endpoint by quorum, as in the three-member bed.`,
-		Args: cobra.NoArgs,
+		Example: `  # Three members, then in another shell:
+  kfed dev up
+  set -a; . .kfed-dev/env; set +a; kfed status
+
+  # Ten light members in another folder:
+  kfed dev up --members 10 --dir /tmp/kfed-10`,
+		Args: maxArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !cmd.Flags().Changed("light") {
 				o.light = o.members > 3

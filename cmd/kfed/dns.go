@@ -23,7 +23,12 @@ import (
 )
 
 func newDNSCommand() *cobra.Command {
-	dns := &cobra.Command{Use: "dns", Short: "Show and publish the federation's DNS records"}
+	dns := groupOf(&cobra.Command{
+		Use:   "dns",
+		Short: "Show and publish the federation's DNS records",
+		Example: `  kfed dns plan -A
+  kfed dns sync --once --provider route53`,
+	})
 	dns.AddCommand(newDNSPlanCommand(), newDNSSyncCommand())
 	return dns
 }
@@ -52,7 +57,7 @@ func newDNSPlanCommand() *cobra.Command {
 		kf            kubeconfigFlags
 		namespace     string
 		allNamespaces bool
-		output        string
+		output        outputFlag
 		provider      dnssync.ProviderFlags
 		tenancy       tenancyFlags
 	)
@@ -62,16 +67,37 @@ func newDNSPlanCommand() *cobra.Command {
 		Long: `Plan prints the desired DNS records kfed computed for federated Services (their DNSEndpoint
 objects in the control plane): every name, type, cluster, TTL, weight and targets.
 With --provider it prints instead what a sync would change in that provider's zones (creates, updates,
-deletes, and names left alone because kfed does not own them), and changes nothing.`,
-		Args: cobra.MaximumNArgs(1),
+deletes, and names left alone because kfed does not own them), and changes nothing.
+Without SERVICE it prints the records of every federated Service of the namespace (-n, default the
+context's namespace), or of all namespaces with -A.`,
+		Example: `  # The records of Service demo in namespace default:
+  kfed dns plan demo -n default
+
+  # Every namespace's records, as JSON:
+  kfed dns plan -A -o json
+
+  # What a sync would change in a BIND zone, changing nothing:
+  kfed dns plan -A --provider rfc2136 --rfc2136-host 127.0.0.1 --rfc2136-zone kfed.test`,
+		Args:              maxArgs("SERVICE"),
+		ValidArgsFunction: completeServices(&kf, &namespace),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if output != "table" && output != "yaml" && output != "json" {
-				return fmt.Errorf("--output must be table, yaml or json, not %q", output)
+			if err := output.check(); err != nil {
+				return err
+			}
+			if len(args) == 1 && allNamespaces {
+				return fmt.Errorf("give SERVICE with -n NAMESPACE, or -A without SERVICE: not both")
+			}
+			if provider.Provider != "" {
+				// Refuse a wrong provider flag before reading anything.
+				if err := provider.Check(); err != nil {
+					return err
+				}
 			}
 			_, fed, err := kf.load()
 			if err != nil {
 				return err
 			}
+			namespace := kf.namespace(namespace)
 			var eps []extdnsv1alpha1.DNSEndpoint
 			if len(args) == 1 {
 				var ep extdnsv1alpha1.DNSEndpoint
@@ -104,13 +130,12 @@ deletes, and names left alone because kfed does not own them), and changes nothi
 				}
 				return err
 			}
-			return printRecords(cmd.OutOrStdout(), toRecords(admitted, geoPlaced(tenancy.desired(eps))), output)
+			return printRecords(cmd.OutOrStdout(), toRecords(admitted, geoPlaced(tenancy.desired(eps))), output.value)
 		},
 	}
 	kf.add(cmd, "context")
-	cmd.Flags().StringVarP(&namespace, "namespace", "n", "default", "namespace of the Service")
-	cmd.Flags().BoolVarP(&allNamespaces, "all-namespaces", "A", false, "all federated Services")
-	cmd.Flags().StringVarP(&output, "output", "o", "table", "table, yaml or json")
+	addNamespaceFlags(cmd, &kf, &namespace, &allNamespaces, "namespace of the Services (default: the context's namespace, else default)")
+	output.add(cmd, "table", "wide", "json", "yaml")
 	tenancy.add(cmd)
 	provFlags := flag.NewFlagSet("provider", flag.ContinueOnError)
 	provider.AddFlags(provFlags, "provider")

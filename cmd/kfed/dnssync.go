@@ -36,9 +36,23 @@ func newDNSSyncCommand() *cobra.Command {
 		Long: `Sync reads the DNSEndpoints kfed wrote in the control plane and publishes them to a DNS provider,
 touching only names that carry this federation's ownership mark (a TXT record at <txt-prefix><name>).
 With --once it syncs once and exits 0 when every zone matches the desired state; with --dry-run it
-prints the plan and changes nothing. Without --once it syncs every --interval until interrupted.`,
-		Args: cobra.NoArgs,
+prints the plan and changes nothing. Without --once it syncs every --interval until interrupted.
+
+Provider flags take ExternalDNS's names where ExternalDNS has the same setting (--rfc2136-host,
+--rfc2136-zone, --txt-prefix, --google-project, …); the others are kfed's own (--route53-zone-id,
+--rfc2136-tsig-secret-file, --owner-id). Credentials for Route53 and Cloud DNS come from the
+environment as the providers' SDKs read them.`,
+		Example: `  # Publish to a BIND server once, with a TSIG key read from a file:
+  kfed dns sync --once --provider rfc2136 --rfc2136-host 10.0.0.53 --rfc2136-zone example.com \
+    --rfc2136-tsig-keyname kfed --rfc2136-tsig-secret-file /etc/kfed/tsig
+
+  # Keep one Route53 hosted zone in sync every minute:
+  kfed dns sync --provider route53 --route53-zone-id Z0123456789`,
+		Args: maxArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := f.provider.Check(); err != nil {
+				return err
+			}
 			_, fed, err := kf.load()
 			if err != nil {
 				return err

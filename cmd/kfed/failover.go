@@ -29,7 +29,13 @@ long as PLACE has a healthy cluster with ready replicas. PLACE must be a place o
 kfed.io/failover-order. --auto releases the pin: the order decides again, and traffic returns to a
 better place after the failback hold. The pin is the annotation kfed.io/failover-pin on the Service,
 which a GitOps tool can write too; kfed status shows which place serves, why and since when.`,
-		Args: cobra.ExactArgs(1),
+		Example: `  # Serve shop/web from europe-west1 only, for a drill:
+  kfed failover web -n shop --to europe-west1
+
+  # Let the failover order decide again:
+  kfed failover web -n shop --auto`,
+		Args:              exactArgs("SERVICE"),
+		ValidArgsFunction: completeServices(&kf, &namespace),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if (to == "") == !auto {
 				return errors.New("give exactly one of --to PLACE and --auto")
@@ -38,6 +44,7 @@ which a GitOps tool can write too; kfed status shows which place serves, why and
 			if err != nil {
 				return err
 			}
+			namespace := kf.namespace(namespace)
 			var svc corev1.Service
 			key := client.ObjectKey{Namespace: namespace, Name: args[0]}
 			if err := fed.Get(cmd.Context(), key, &svc); err != nil {
@@ -71,7 +78,7 @@ which a GitOps tool can write too; kfed status shows which place serves, why and
 		},
 	}
 	kf.add(cmd, "context")
-	cmd.Flags().StringVarP(&namespace, "namespace", "n", "default", "namespace of the Service")
+	addNamespaceFlags(cmd, &kf, &namespace, nil, "namespace of the Service (default: the context's namespace, else default)")
 	cmd.Flags().StringVar(&to, "to", "", "the place to serve from: a place of the Service's failover order")
 	cmd.Flags().BoolVar(&auto, "auto", false, "release the pin: the failover order decides")
 	return cmd

@@ -11,55 +11,12 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/geo"
-	"github.com/kfed-io/kfed/manager"
 )
-
-// kubeconfigFlags are the flags that locate the kubeconfig and the
-// federation control plane's context in it.
-type kubeconfigFlags struct {
-	path       string
-	federation string
-}
-
-func (f *kubeconfigFlags) add(cmd *cobra.Command, contextFlag string) {
-	cmd.Flags().StringVar(&f.path, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG or ~/.kube/config)")
-	cmd.Flags().StringVar(&f.federation, contextFlag, "", "context of the federation control plane (default: the current context)")
-}
-
-// load reads the kubeconfig and returns it with a client for the control plane.
-func (f *kubeconfigFlags) load() (*clientcmdapi.Config, client.Client, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = f.path
-	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: f.federation})
-	raw, err := loader.RawConfig()
-	if err != nil {
-		return nil, nil, fmt.Errorf("reading kubeconfig: %w", err)
-	}
-	if f.federation != "" {
-		if _, ok := raw.Contexts[f.federation]; !ok {
-			return nil, nil, fmt.Errorf("federation context %q is not in the kubeconfig", f.federation)
-		}
-	}
-	cfg, err := loader.ClientConfig()
-	if err != nil {
-		return nil, nil, fmt.Errorf("federation control plane: %w", err)
-	}
-	scheme, err := manager.NewScheme()
-	if err != nil {
-		return nil, nil, err
-	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		return nil, nil, fmt.Errorf("federation control plane: %w", err)
-	}
-	return &raw, c, nil
-}
 
 // newJoinCommand is `kfed join`. It is longer than 80 lines because it
 // declares every flag with its help text beside the few lines that turn
@@ -74,11 +31,12 @@ func newJoinCommand() *cobra.Command {
 		location      string
 	)
 	cmd := &cobra.Command{
-		Use:   "join NAME --context C --region R --zone Z",
+		Use:   "join NAME [--member-context C] [--region R --zone Z]",
 		Short: "Register a member cluster with the federation",
 		Long: `Join registers a member cluster: it checks that the cluster answers, stores a kubeconfig for it
-in a Secret in the control plane and creates the Cluster object. The member's context and the
-federation's context are both read from --kubeconfig. Nothing is changed when a check fails.
+in a Secret in the control plane and creates the Cluster object. The member's context (--member-context,
+default NAME) and the federation's (--context, default the current context) are both read from
+--kubeconfig. Nothing is changed when a check fails.
 
 With --renew, a joined cluster keeps everything (its Cluster, shards, copies and DNS records) and only
 its stored credentials are replaced: with the context's own, or with a new --service-account token.
@@ -90,18 +48,17 @@ a member), the stored kubeconfig holds a token of that ServiceAccount instead of
 credentials, which in-cluster kfed-controller often cannot use (exec plugins such as
 aws-iam-authenticator or gke-gcloud-auth-plugin) and which grant more than kfed needs.`,
 		Example: `  # Join two clusters as the chart's member ServiceAccount:
-  kfed join cluster-1 --context cluster-1 --federation-context federation --service-account kfed-system/kfed-member
-  kfed join cluster-2 --context cluster-2 --region europe-west1 --zone europe-west1-b --federation-context federation
+  kfed join cluster-1 --member-context cluster-1 --context federation --service-account kfed-system/kfed-member
+  kfed join cluster-2 --member-context cluster-2 --region europe-west1 --zone europe-west1-b --context federation
 
   # Replace cluster-1's token before it expires (or after it was revoked); nothing else changes:
-  kfed join cluster-1 --context cluster-1 --federation-context federation --service-account kfed-system/kfed-member --renew`,
-		Args: cobra.ExactArgs(1),
+  kfed join cluster-1 --member-context cluster-1 --context federation --service-account kfed-system/kfed-member --renew`,
+		Args:              exactArgs("NAME"),
+		ValidArgsFunction: completeContexts(&kf),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			raw, fed, err := kf.load()
-			if err != nil {
+			if err := oldContextFlags(cmd, &kf, &opts.Context); err != nil {
 				return err
 			}
-			opts.Name, opts.Kubeconfig = args[0], raw
 			if location != "" {
 				p, err := geo.Parse(location)
 				if err != nil {
@@ -109,6 +66,11 @@ aws-iam-authenticator or gke-gcloud-auth-plugin) and which grant more than kfed 
 				}
 				opts.Location = &p
 			}
+			raw, fed, err := kf.load()
+			if err != nil {
+				return err
+			}
+			opts.Name, opts.Kubeconfig = args[0], raw
 			var expires time.Time
 			if sa != "" {
 				opts.Context = cmp.Or(opts.Context, opts.Name)
@@ -144,13 +106,19 @@ aws-iam-authenticator or gke-gcloud-auth-plugin) and which grant more than kfed 
 			return nil
 		},
 	}
-	kf.add(cmd, "federation-context")
-	cmd.Flags().StringVar(&opts.Context, "context", "", "kubeconfig context of the member cluster (default NAME)")
+	kf.add(cmd, "context")
+	cmd.Flags().StringVar(&opts.Context, "member-context", "", "kubeconfig context of the member cluster (default NAME)")
+	addOldFederationContext(cmd)
+	_ = cmd.RegisterFlagCompletionFunc("member-context", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return contextNames(&kf)
+	})
 	cmd.Flags().StringVar(&opts.Region, "region", "", "region the cluster runs in, e.g. us-east1 (default: its nodes' topology.kubernetes.io/region label)")
 	cmd.Flags().StringSliceVar(&opts.Zones, "zone", nil, "zone the cluster runs in, e.g. us-east1-b (repeat for several; default: its nodes' topology.kubernetes.io/zone labels, followed as they change)")
 	cmd.Flags().StringVar(&location, "location", "", "where the cluster is, LATITUDE,LONGITUDE in decimal degrees, e.g. 40.71,-74.01, for ordering clusters by distance (default: its region's place in kfed's table of AWS, Google Cloud and Azure regions)")
 	cmd.Flags().StringVar(&opts.ClusterSet, "clusterset", "", "the federation's name, written as the member's ClusterProperty clusterset.k8s.io (KEP-2149) when it has none; its cluster.clusterset.k8s.io is always written as NAME when absent")
-	cmd.Flags().StringVar(&opts.Namespace, "namespace", "", "namespace of the kubeconfig Secret (default kfed-system)")
+	cmd.Flags().StringVar(&opts.Namespace, "secret-namespace", "", "namespace of the kubeconfig Secret in the control plane (default kfed-system)")
+	cmd.Flags().StringVar(&opts.Namespace, "namespace", "", "")
+	_ = cmd.Flags().MarkDeprecated("namespace", "use --secret-namespace (-n names the objects a command lists)")
 	cmd.Flags().StringVar(&sa, "service-account", "", "NAMESPACE/NAME of a ServiceAccount in the member (the chart's kfed-system/kfed-member) whose token kfed uses there, instead of the context's credentials")
 	cmd.Flags().DurationVar(&tokenDuration, "token-duration", 365*24*time.Hour, "how long the --service-account token is valid (the member's API server may shorten it)")
 	cmd.Flags().BoolVar(&renew, "renew", false, "the cluster is joined already: replace only its stored credentials (the context's, or a new --service-account token), keeping its shards and records")
@@ -178,6 +146,36 @@ func renewJoined(cmd *cobra.Command, fed client.Client, opts clusters.JoinOption
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "cluster %s: kfed acts there as ServiceAccount %s with a new token, which expires %s; its shards and records are unchanged\n",
 		opts.Name, sa, expires.UTC().Format(time.RFC3339))
+	return nil
+}
+
+// addOldFederationContext keeps --federation-context, the federation's
+// context flag of join and unjoin before --context meant the federation in
+// every command, working: hidden, with a deprecation message.
+func addOldFederationContext(cmd *cobra.Command) {
+	cmd.Flags().String("federation-context", "", "")
+	_ = cmd.Flags().MarkDeprecated("federation-context", "use --context, which names the federation's context in every kfed command")
+}
+
+// oldContextFlags reads a command line written before --context meant the
+// federation: with --federation-context given, that names the federation's
+// context and --context keeps its old meaning in join, the member's
+// (member is nil for a command without one).
+func oldContextFlags(cmd *cobra.Command, kf *kubeconfigFlags, member *string) error {
+	fl := cmd.Flags()
+	if !fl.Changed("federation-context") {
+		return nil
+	}
+	old, _ := fl.GetString("federation-context")
+	if fl.Changed("context") {
+		if member == nil || fl.Changed("member-context") {
+			return fmt.Errorf("--federation-context %s and --context %s both name the federation's context: give --context only", old, kf.federation)
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "kfed %s: with --federation-context, --context %s is read as the member's context, as before; write --member-context %s --context %s\n",
+			cmd.Name(), kf.federation, kf.federation, old)
+		*member = kf.federation
+	}
+	kf.federation = old
 	return nil
 }
 
@@ -224,13 +222,29 @@ func newUnjoinCommand() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "unjoin NAME",
-		Short: "Remove a member cluster from the federation",
-		Args:  cobra.ExactArgs(1),
+		Short: "Remove a member cluster from the federation, deleting kfed's copies in it",
+		Long: `Unjoin removes a member cluster from the federation. This deletes, in the member, every copy
+(shard) kfed made there of the federation's Services and Deployments, takes the cluster out of every DNS
+answer, and deletes its Cluster object and stored kubeconfig. What kfed adopted rather than created is
+released and left in place; objects the member's own users made are not touched. A member that cannot be
+reached is let go after two minutes, its copies left behind.
+
+Not what you want?
+  - to replace expired or revoked credentials, keep everything: kfed join NAME --renew
+  - to take the cluster out of DNS answers for a while and bring it back: kfed drain NAME`,
+		Example: `  # Remove cluster-3, waiting up to 5 minutes for its copies to be deleted:
+  kfed unjoin cluster-3 --context federation --wait 5m`,
+		Args:              exactArgs("NAME"),
+		ValidArgsFunction: completeClusters(&kf),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := oldContextFlags(cmd, &kf, nil); err != nil {
+				return err
+			}
 			_, fed, err := kf.load()
 			if err != nil {
 				return err
 			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "kfed unjoin: deleting kfed's copies of the federation's objects in cluster %s and taking it out of DNS\n", args[0])
 			if err := clusters.Unjoin(cmd.Context(), fed, args[0], wait); err != nil {
 				return fmt.Errorf("unjoin %s: %w", args[0], err)
 			}
@@ -238,7 +252,8 @@ func newUnjoinCommand() *cobra.Command {
 			return nil
 		},
 	}
-	kf.add(cmd, "federation-context")
+	kf.add(cmd, "context")
+	addOldFederationContext(cmd)
 	cmd.Flags().DurationVar(&wait, "wait", 3*time.Minute, "how long to wait for kfed-controller to remove kfed's Services from the member")
 	return cmd
 }

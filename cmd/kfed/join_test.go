@@ -79,15 +79,15 @@ func TestJoinAndUnjoinAgainstRealAPIServers(t *testing.T) {
 			`context "cluster-9" is not in the kubeconfig`},
 		{"unreachable server", []string{"join", "gone", "--kubeconfig", withGone, "--region", "r1", "--zone", "z1"},
 			"is unreachable"},
-		{"duplicate name", []string{"join", "cluster-1", "--context", "cluster-2", "--kubeconfig", kc, "--region", "r1", "--zone", "z1"},
+		{"duplicate name", []string{"join", "cluster-1", "--member-context", "cluster-2", "--kubeconfig", kc, "--region", "r1", "--zone", "z1"},
 			`a cluster named "cluster-1" is already joined`},
 		{"no zone", []string{"join", "cluster-2", "--kubeconfig", kc, "--region", "r1"},
 			`no --zone given and no node of cluster "cluster-2" has the label topology.kubernetes.io/zone`},
-		{"name not a DNS label", []string{"join", "Cluster_2", "--context", "cluster-2", "--kubeconfig", kc, "--region", "r1", "--zone", "z1"},
+		{"name not a DNS label", []string{"join", "Cluster_2", "--member-context", "cluster-2", "--kubeconfig", kc, "--region", "r1", "--zone", "z1"},
 			`cluster name "Cluster_2"`},
 		{"location off the map", []string{"join", "cluster-2", "--kubeconfig", kc, "--region", "r1", "--zone", "z1", "--location", "91,0"},
 			"--location: latitude 91 is not within -90 to 90"},
-		{"unknown federation context", []string{"join", "cluster-2", "--kubeconfig", kc, "--federation-context", "nope", "--region", "r1", "--zone", "z1"},
+		{"unknown federation context", []string{"join", "cluster-2", "--kubeconfig", kc, "--context", "nope", "--region", "r1", "--zone", "z1"},
 			`federation context "nope"`},
 	}
 	for _, tt := range bad {
@@ -111,8 +111,10 @@ func TestJoinAndUnjoinAgainstRealAPIServers(t *testing.T) {
 	if err := fed.Get(context.Background(), client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, &secretBefore); err != nil {
 		t.Fatal(err)
 	}
-	out, err := run(t, "join", "cluster-1", "--kubeconfig", kc, "--renew")
-	if err != nil || !strings.Contains(out, "its shards and records are unchanged") {
+	// As written before --context named the federation in every command:
+	// with --federation-context, --context is still the member's.
+	out, err := run(t, "join", "cluster-1", "--kubeconfig", kc, "--context", "cluster-1", "--federation-context", "federation", "--renew")
+	if err != nil || !strings.Contains(out, "its shards and records are unchanged") || !strings.Contains(out, "write --member-context cluster-1 --context federation") {
 		t.Fatalf("join --renew: %v\n%s", err, out)
 	}
 	var renewed kfedv1alpha1.Cluster
@@ -134,7 +136,7 @@ func TestJoinAndUnjoinAgainstRealAPIServers(t *testing.T) {
 		t.Errorf("join --renew of a cluster that is not joined: %v", err)
 	}
 
-	if out, err := run(t, "unjoin", "cluster-1", "--kubeconfig", kc); err != nil {
+	if out, err := run(t, "unjoin", "cluster-1", "--kubeconfig", kc, "--context", "federation"); err != nil || !strings.Contains(out, "deleting kfed's copies") {
 		t.Fatalf("unjoin: %v\n%s", err, out)
 	}
 	if got := snapshot(t, fed); got != "clusters=[] secrets=[]" {

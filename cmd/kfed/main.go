@@ -32,8 +32,21 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       buildinfo.Get().String(),
+		Example: `  # A federation on this machine, and what it serves:
+  kfed dev up
+  kfed status --kubeconfig .kfed-dev/kubeconfig
+
+  # Register a member cluster with the federation of context "federation":
+  kfed join cluster-1 --member-context cluster-1 --context federation
+
+  # Completion of commands, flags and live names (Services, clusters) in bash:
+  source <(kfed completion bash)`,
 	}
 	root.SetVersionTemplate("kfed {{.Version}}\n")
+	// --version has no -v: kubectl's habit keeps -v for verbosity, which
+	// kfed-healthcheck and kfed-controller take.
+	root.Flags().Bool("version", false, "print kfed's version (kfed version -o json says more)")
+	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(
 		newDevCommand(),
 		newJoinCommand(),
@@ -46,5 +59,9 @@ func newRootCommand() *cobra.Command {
 		newExplainCommand(),
 		newVersionCommand(),
 	)
+	// kfed's own completion command, not cobra's default one: that one
+	// exits 0 with its help for an unknown shell.
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.AddCommand(newCompletionCommand())
 	return root
 }

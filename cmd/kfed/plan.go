@@ -52,7 +52,7 @@ See docs/replica-planning.md.`,
 
   # Twice as many in A as in B:
   echo '{"total": 9, "clusters": ["A", "B"], "preferences": {"A": {"weight": 2}, "B": {"weight": 1}}}' | kfed plan`,
-		Args: cobra.NoArgs,
+		Args: maxArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			req, err := planner.DecodeRequest(cmd.InOrStdin())
 			if err != nil {

@@ -112,7 +112,7 @@ func TestPlanCommandRejectsInvalidInput(t *testing.T) {
 		{name: "missing total", stdin: `{"clusters": ["A"]}`, want: `invalid request: "total" is required`},
 		{name: "no cluster has a weight, so nothing is placed", stdin: `{"total": 5, "clusters": ["A", "B"]}`,
 			want: `invalid request: none of the 5 replicas has a cluster: every cluster has weight 0 and no minReplicas (a cluster without a preferences entry has weight 0; add "preferences": {"*": {"weight": 1}}`},
-		{name: "arguments", stdin: `{}`, args: []string{"extra"}, want: `unknown command "extra"`},
+		{name: "arguments", stdin: `{}`, args: []string{"extra"}, want: `kfed plan takes no arguments, not ["extra"]`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -33,24 +33,70 @@ import (
 	"github.com/kfed-io/kfed/services"
 )
 
+// statusView is what status shows and how: the tenancy rule applied to
+// DNSEndpoints, the palette, and the scope: a namespace ("" for every one)
+// and a Service name ("" for every one).
+type statusView struct {
+	tenancy   *tenancyFlags
+	p         palette
+	namespace string
+	name      string
+}
+
+// inScope says whether an object of namespace ns named name is shown; name
+// is "" for objects the Service name does not select (Deployments,
+// Balancers, Gateways), which show when their namespace is in scope.
+func (v statusView) inScope(ns, name string) bool {
+	return (v.namespace == "" || ns == v.namespace) && (v.name == "" || name == "" || name == v.name)
+}
+
+// newStatusCommand is `kfed status`. It is longer than 80 lines because it
+// declares its help and flags beside the few lines that choose the view.
 func newStatusCommand() *cobra.Command {
 	var (
-		kf      kubeconfigFlags
-		tenancy tenancyFlags
-		watch   bool
-		color   string
+		kf            kubeconfigFlags
+		tenancy       tenancyFlags
+		watch         bool
+		color         string
+		namespace     string
+		allNamespaces bool
+		output        outputFlag
 	)
 	cmd := &cobra.Command{
-		Use:   "status",
+		Use:   "status [SERVICE]",
 		Short: "Show federated Services by cluster (shard, ingress, conditions), federated Deployments by cluster (planned, ready) and Balancers in every cluster",
 		Long: `Status shows federated Services by cluster (shard, ingress, health verdict, conditions), federated
 Deployments by cluster (planned, ready), the Balancers of every cluster, and the DNS names that
 DNSEndpoints ask for and their namespace may not publish (left out of DNS by every reader).
+
+It shows every namespace unless given -n NAMESPACE or a SERVICE (of -n's namespace, default the
+context's): status is the federation's overview, as kubectl get nodes is a cluster's. The joined
+clusters are always shown. -o wide adds every condition's reason and message; -o json and -o yaml print
+each table's rows as objects keyed by its columns.
+
 With --watch it shows them again on every change, as the control plane's and the members' watches report
 it (not by polling), until interrupted. Verdicts and conditions are coloured when the output is a terminal
 (--color auto, the default), never when NO_COLOR is set or the output is piped.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Example: `  # The whole federation:
+  kfed status --context federation
+
+  # Service shop/web only, with every condition's reason:
+  kfed status web -n shop -o wide
+
+  # Namespace shop as JSON, for a script:
+  kfed status -n shop -o json`,
+		Args:              maxArgs("SERVICE"),
+		ValidArgsFunction: completeServices(&kf, &namespace),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := output.check(); err != nil {
+				return err
+			}
+			if allNamespaces && (namespace != "" || len(args) > 0) {
+				return fmt.Errorf("-A shows every namespace: give it without -n and SERVICE")
+			}
+			if watch && output.value != "table" && output.value != "wide" {
+				return fmt.Errorf("--watch draws the table: give it without -o %s", output.value)
+			}
 			p, err := choosePalette(color, cmd.OutOrStdout(), os.Getenv("NO_COLOR") != "")
 			if err != nil {
 				return err
@@ -59,18 +105,35 @@ it (not by polling), until interrupted. Verdicts and conditions are coloured whe
 			if err != nil {
 				return err
 			}
+			v := statusView{tenancy: &tenancy, p: p, namespace: namespace}
+			if len(args) == 1 {
+				v.namespace, v.name = kf.namespace(namespace), args[0]
+			}
+			switch output.value {
+			case "wide":
+				v.p.detail = true
+			case "json", "yaml":
+				v.p = palette{}
+				var s sections
+				if err := printStatus(cmd.Context(), &s, fed, v); err != nil {
+					return err
+				}
+				return s.print(cmd.OutOrStdout(), output.value)
+			}
 			if !watch {
-				return printStatus(cmd.Context(), cmd.OutOrStdout(), fed, &tenancy, p)
+				return printStatus(cmd.Context(), cmd.OutOrStdout(), fed, v)
 			}
 			cfg, err := kf.restConfig()
 			if err != nil {
 				return err
 			}
-			return watchStatus(cmd.Context(), cmd.OutOrStdout(), fed, cfg, &tenancy, p, isTerminal(cmd.OutOrStdout()))
+			return watchStatus(cmd.Context(), cmd.OutOrStdout(), fed, cfg, v, isTerminal(cmd.OutOrStdout()))
 		},
 	}
 	kf.add(cmd, "context")
 	tenancy.add(cmd)
+	addNamespaceFlags(cmd, &kf, &namespace, &allNamespaces, "show only this namespace (default: every namespace; with SERVICE, the context's namespace)")
+	output.add(cmd, "table", "wide", "json", "yaml")
 	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "show the status again on every change, until interrupted")
 	cmd.Flags().StringVar(&color, "color", "auto", "colour verdicts and conditions: auto (when the output is a terminal and NO_COLOR is unset), always or never")
 	return cmd
@@ -84,7 +147,8 @@ type memberView struct {
 	err    error
 }
 
-func printStatus(ctx context.Context, w io.Writer, fed client.Client, tf *tenancyFlags, p palette) error {
+func printStatus(ctx context.Context, w io.Writer, fed client.Client, v statusView) error {
+	p := v.p
 	var cl kfedv1alpha1.ClusterList
 	if err := fed.List(ctx, &cl); err != nil {
 		return fmt.Errorf("listing clusters: %w", err)
@@ -117,7 +181,7 @@ func printStatus(ctx context.Context, w io.Writer, fed client.Client, tf *tenanc
 	var rows []string
 	for i := range svcs.Items {
 		svc := &svcs.Items[i]
-		if !services.IsFederated(svc) {
+		if !services.IsFederated(svc) || !v.inScope(svc.Namespace, svc.Name) {
 			continue
 		}
 		key := client.ObjectKeyFromObject(svc)
@@ -147,19 +211,19 @@ func printStatus(ctx context.Context, w io.Writer, fed client.Client, tf *tenanc
 	if err := printTable(w, "SERVICE\tCLUSTER\tCLUSTER READY\tSHARD\tINGRESS\tHEALTH", rows); err != nil {
 		return err
 	}
-	if err := printDeployments(ctx, w, fed, members, p); err != nil {
+	if err := printDeployments(ctx, w, fed, members, v); err != nil {
 		return err
 	}
-	if err := printBalancers(ctx, w, fed, members, p); err != nil {
+	if err := printBalancers(ctx, w, fed, members, v); err != nil {
 		return err
 	}
-	if err := printGateways(ctx, w, fed, p); err != nil {
+	if err := printGateways(ctx, w, fed, v); err != nil {
 		return err
 	}
-	if err := printExports(ctx, w, members, p); err != nil {
+	if err := printExports(ctx, w, members, v); err != nil {
 		return err
 	}
-	return printRefused(ctx, w, fed, tf, p)
+	return printRefused(ctx, w, fed, v)
 }
 
 // printExports lists, after a blank line, every name exported or imported
@@ -167,7 +231,8 @@ func printStatus(ctx context.Context, w io.Writer, fed client.Client, tf *tenanc
 // cluster holding either: the export's conditions, and the import's type,
 // ClusterSetIPs and exporting clusters. Nothing when there are none; a
 // member that does not serve the MCS API has none.
-func printExports(ctx context.Context, w io.Writer, members []memberView, p palette) error {
+func printExports(ctx context.Context, w io.Writer, members []memberView, v statusView) error {
+	p := v.p
 	type row struct{ name, cluster, export, imp string }
 	var rows []row
 	for _, m := range members {
@@ -195,6 +260,8 @@ func printExports(ctx context.Context, w io.Writer, members []memberView, p pale
 			byName[k] = &row{name: k, cluster: m.name, export: "-", imp: "-"}
 			return byName[k]
 		}
+		exports.Items = slices.DeleteFunc(exports.Items, func(e mcsv1beta1.ServiceExport) bool { return !v.inScope(e.Namespace, e.Name) })
+		imports.Items = slices.DeleteFunc(imports.Items, func(i mcsv1beta1.ServiceImport) bool { return !v.inScope(i.Namespace, i.Name) })
 		for _, e := range exports.Items {
 			var conds []string
 			for _, c := range e.Status.Conditions {
@@ -233,7 +300,8 @@ func printExports(ctx context.Context, w io.Writer, members []memberView, p pale
 // line: their members' addresses and kfed's conditions (an Ingress keeps
 // them in an annotation). Nothing when there are none, or when the control
 // plane serves no Gateways.
-func printGateways(ctx context.Context, w io.Writer, fed client.Client, p palette) error {
+func printGateways(ctx context.Context, w io.Writer, fed client.Client, v statusView) error {
+	p := v.p
 	var rows []string
 	row := func(kind string, obj client.Object, addrs []string, conds []metav1.Condition) {
 		var cs []string
@@ -252,7 +320,7 @@ func printGateways(ctx context.Context, w io.Writer, fed client.Client, p palett
 	}
 	for i := range gws.Items {
 		gw := &gws.Items[i]
-		if gw.Annotations[gateways.AnnotationFederated] != "true" {
+		if gw.Annotations[gateways.AnnotationFederated] != "true" || !v.inScope(gw.Namespace, "") {
 			continue
 		}
 		var addrs []string
@@ -267,7 +335,7 @@ func printGateways(ctx context.Context, w io.Writer, fed client.Client, p palett
 	}
 	for i := range ings.Items {
 		ing := &ings.Items[i]
-		if ing.Annotations[gateways.AnnotationFederated] != "true" {
+		if ing.Annotations[gateways.AnnotationFederated] != "true" || !v.inScope(ing.Namespace, "") {
 			continue
 		}
 		var addrs []string
@@ -284,13 +352,15 @@ func printGateways(ctx context.Context, w io.Writer, fed client.Client, p palett
 // printRefused lists, after a blank line, each endpoint of kfed's
 // DNSEndpoints that the tenancy rule refuses: the object, the record and
 // why. Nothing when there is none.
-func printRefused(ctx context.Context, w io.Writer, fed client.Client, tf *tenancyFlags, p palette) error {
+func printRefused(ctx context.Context, w io.Writer, fed client.Client, v statusView) error {
+	p := v.p
 	var list extdnsv1alpha1.DNSEndpointList
 	if err := fed.List(ctx, &list, client.MatchingLabels(dnsendpoint.Selector(""))); err != nil {
 		return fmt.Errorf("listing DNSEndpoints: %w", err)
 	}
+	list.Items = slices.DeleteFunc(list.Items, func(ep extdnsv1alpha1.DNSEndpoint) bool { return !v.inScope(ep.Namespace, ep.Name) })
 	var rows []string
-	for _, r := range refusedRows(list.Items, tf) {
+	for _, r := range refusedRows(list.Items, v.tenancy) {
 		f := strings.SplitN(r, "\t", 3)
 		rows = append(rows, f[0]+"\t"+p.bad(f[1])+"\t"+f[2])
 	}
@@ -327,7 +397,8 @@ func printMembers(w io.Writer, members []kfedv1alpha1.Cluster, p palette) error 
 // printDeployments lists the federated Deployments by cluster, after a blank
 // line, from the per-cluster table kfed keeps on each: replicas planned and
 // ready there, and whether the cluster is full. Nothing when there are none.
-func printDeployments(ctx context.Context, w io.Writer, fed client.Client, members []memberView, p palette) error {
+func printDeployments(ctx context.Context, w io.Writer, fed client.Client, members []memberView, v statusView) error {
+	p := v.p
 	var deps appsv1.DeploymentList
 	if err := fed.List(ctx, &deps); err != nil {
 		return fmt.Errorf("listing deployments: %w", err)
@@ -338,7 +409,7 @@ func printDeployments(ctx context.Context, w io.Writer, fed client.Client, membe
 	}
 	var rows []string
 	for i := range deps.Items {
-		if d := &deps.Items[i]; deployments.IsFederated(d) {
+		if d := &deps.Items[i]; deployments.IsFederated(d) && v.inScope(d.Namespace, "") {
 			rows = append(rows, deploymentRows(p, d, names)...)
 		}
 	}
@@ -388,7 +459,8 @@ func deploymentRows(p palette, d *appsv1.Deployment, clusters []string) []string
 // printBalancers lists the Balancers of the control plane and of every
 // reachable member, one row each, after a blank line; nothing when there are
 // none. A cluster that does not serve Balancers has none.
-func printBalancers(ctx context.Context, w io.Writer, fed client.Client, members []memberView, p palette) error {
+func printBalancers(ctx context.Context, w io.Writer, fed client.Client, members []memberView, v statusView) error {
+	p := v.p
 	var rows []string
 	add := func(cluster string, c client.Client) {
 		var list kfedv1alpha1.BalancerList
@@ -399,7 +471,9 @@ func printBalancers(ctx context.Context, w io.Writer, fed client.Client, members
 			return
 		}
 		for i := range list.Items {
-			rows = append(rows, balancerRow(p, cluster, &list.Items[i]))
+			if v.inScope(list.Items[i].Namespace, "") {
+				rows = append(rows, balancerRow(p, cluster, &list.Items[i]))
+			}
 		}
 	}
 	add("federation", fed)

@@ -14,8 +14,9 @@ import (
 
 // palette colours status text for a terminal: green for what is as it should
 // be, red for what is wrong, yellow for what is not known or not there yet.
-// The zero palette leaves text as it is.
-type palette struct{ on bool }
+// The zero palette leaves text as it is. With detail (-o wide), a
+// condition says its reason and message even when it is as it should be.
+type palette struct{ on, detail bool }
 
 const (
 	ansiRed    = "\x1b[31m"
@@ -61,6 +62,9 @@ func (p palette) warn(s string) string { return p.paint(ansiYellow, s) }
 func (p palette) condition(typ, status, reason, message string, goodWhenTrue bool) string {
 	s := strings.TrimPrefix(typ, "kfed.io/") + "=" + status
 	if (status == "True") == goodWhenTrue {
+		if p.detail {
+			s += " (" + reason + ": " + message + ")"
+		}
 		return p.good(s)
 	}
 	s += " (" + reason + ": " + message + ")"
@@ -124,6 +128,10 @@ func (t *table) Write(b []byte) (int, error) { return t.buf.Write(b) }
 // printTable writes header and rows, each a line of tab-separated cells, as
 // one aligned table.
 func printTable(w io.Writer, header string, rows []string) error {
+	if s, ok := w.(*sections); ok {
+		s.add(strings.TrimPrefix(header, "\n"), rows)
+		return nil
+	}
 	t := newTable(w)
 	fmt.Fprintln(t, header)
 	for _, r := range rows {

@@ -108,6 +108,50 @@ func TestStatusAndDNSPlanShowAFederatedService(t *testing.T) {
 		}
 	}
 
+	// -o json: the same rows, as objects; -n of another namespace: none
+	// of default's; a SERVICE: only its rows.
+	out, err = run(t, "status", "--kubeconfig", f.Kubeconfig, "-o", "json")
+	if err != nil {
+		t.Fatalf("kfed status -o json: %v\n%s", err, out)
+	}
+	var tables map[string][]map[string]string
+	if err := json.Unmarshal([]byte(out), &tables); err != nil {
+		t.Fatalf("status -o json is not JSON: %v\n%s", err, out)
+	}
+	if rows := tables["services"]; len(rows) < 2 || rows[0]["service"] != "default/shop" || rows[1]["service"] != "default/shop" ||
+		rows[1]["cluster"] != "cluster-2" || rows[1]["shard"] != "created" || len(tables["clusters"]) != 2 || len(tables["balancers"]) != 1 {
+		t.Errorf("status -o json:\n%s", out)
+	}
+	if out, err := run(t, "status", "--kubeconfig", f.Kubeconfig, "-n", "other"); err != nil || strings.Contains(out, "default/") {
+		t.Errorf("status -n other shows default's objects, or fails: %v\n%s", err, out)
+	}
+	if out, err := run(t, "status", "nope", "--kubeconfig", f.Kubeconfig); err != nil || strings.Contains(out, "default/shop") {
+		t.Errorf("status nope shows default/shop, or fails: %v\n%s", err, out)
+	}
+	if out, err := run(t, "status", "shop", "--kubeconfig", f.Kubeconfig, "-o", "wide"); err != nil || !strings.Contains(out, "Published=True (") {
+		t.Errorf("status shop -o wide does not give the reason of a condition as it should be: %v\n%s", err, out)
+	}
+
+	// Completion reads live names: the federated Services, the joined
+	// clusters.
+	for _, tt := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"__complete", "status", "--kubeconfig", f.Kubeconfig, ""}, []string{"shop"}},
+		{[]string{"__complete", "dns", "plan", "-n", "default", "--kubeconfig", f.Kubeconfig, ""}, []string{"shop"}},
+		{[]string{"__complete", "failover", "--kubeconfig", f.Kubeconfig, "sh"}, []string{"shop"}},
+		{[]string{"__complete", "unjoin", "--kubeconfig", f.Kubeconfig, ""}, []string{"cluster-1\tus-east1", "cluster-2\tus-east1"}},
+		{[]string{"__complete", "status", "--kubeconfig", f.Kubeconfig, "--context", ""}, []string{"federation", "cluster-1"}},
+	} {
+		out, err := run(t, tt.args...)
+		for _, w := range tt.want {
+			if err != nil || !strings.Contains(out, w+"\n") {
+				t.Errorf("kfed %s: %v, want %q among\n%s", strings.Join(tt.args, " "), err, w, out)
+			}
+		}
+	}
+
 	out, err = run(t, "dns", "plan", "shop", "--kubeconfig", f.Kubeconfig, "-o", "json")
 	if err != nil {
 		t.Fatalf("kfed dns plan: %v\n%s", err, out)

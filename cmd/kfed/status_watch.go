@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -21,18 +20,6 @@ import (
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
 )
-
-// restConfig is the control plane's client configuration, read as load reads
-// it; --watch needs it for watches, which the client load returns cannot make.
-func (f *kubeconfigFlags) restConfig() (*rest.Config, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = f.path
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: f.federation}).ClientConfig()
-	if err != nil {
-		return nil, fmt.Errorf("federation control plane: %w", err)
-	}
-	return cfg, nil
-}
 
 const (
 	// settle is how long a frame waits after a change for the changes that
@@ -60,7 +47,7 @@ func memberKinds() []client.Object {
 // plane or on a member reports a change that alters it, until ctx ends. A
 // terminal is cleared before each frame; otherwise frames follow each other,
 // each under a line with its time.
-func watchStatus(ctx context.Context, w io.Writer, fed client.Client, cfg *rest.Config, tf *tenancyFlags, p palette, clear bool) error {
+func watchStatus(ctx context.Context, w io.Writer, fed client.Client, cfg *rest.Config, v statusView, clear bool) error {
 	changed := make(chan struct{}, 1)
 	poke := func() {
 		select {
@@ -80,12 +67,12 @@ func watchStatus(ctx context.Context, w io.Writer, fed client.Client, cfg *rest.
 	var last string
 	for frames := 0; ; {
 		var body bytes.Buffer
-		if err := printStatus(ctx, &body, fed, tf, p); err != nil {
+		if err := printStatus(ctx, &body, fed, v); err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
 			// The control plane may come back; the watches retry.
-			fmt.Fprintf(&body, "%s\n", p.bad(err.Error()))
+			fmt.Fprintf(&body, "%s\n", v.p.bad(err.Error()))
 		}
 		if frame := body.String(); frames == 0 || frame != last {
 			if clear {

@@ -6,21 +6,27 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
 
 	"github.com/kfed-io/kfed/buildinfo"
 )
 
 func newVersionCommand() *cobra.Command {
-	var output string
+	var output outputFlag
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print kfed's version, VCS revision and Go version",
-		Args:  cobra.NoArgs,
+		Example: `  kfed version
+  kfed version -o json`,
+		Args: maxArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return printVersion(cmd.OutOrStdout(), buildinfo.Get(), output)
+			if err := output.check(); err != nil {
+				return err
+			}
+			return printVersion(cmd.OutOrStdout(), buildinfo.Get(), output.value)
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or json")
+	output.add(cmd, "text", "json", "yaml")
 	return cmd
 }
 
@@ -33,6 +39,13 @@ func printVersion(w io.Writer, i buildinfo.Info, output string) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(i)
+	case "yaml":
+		b, err := yaml.Marshal(i)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
 	default:
 		return fmt.Errorf("--output must be text or json, not %q", output)
 	}

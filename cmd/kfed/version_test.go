@@ -56,8 +56,8 @@ func TestVersionSaysVersionRevisionAndGo(t *testing.T) {
 func TestVersionRejectsAnUnknownOutput(t *testing.T) {
 	root := newRootCommand()
 	root.SetOut(&bytes.Buffer{})
-	root.SetArgs([]string{"version", "-o", "yaml"})
-	if err := root.ExecuteContext(context.Background()); err == nil || !strings.Contains(err.Error(), "text or json") {
-		t.Errorf("err = %v, want one naming text or json", err)
+	root.SetArgs([]string{"version", "-o", "toml"})
+	if err := root.ExecuteContext(context.Background()); err == nil || !strings.Contains(err.Error(), "text, json, yaml") {
+		t.Errorf("err = %v, want one naming text, json, yaml", err)
 	}
 }

@@ -664,7 +664,7 @@ dns:
 	if err != nil {
 		t.Fatalf("helm install in the control plane: %v", err)
 	}
-	if !strings.Contains(out, "kfed join CLUSTER --context CLUSTER --federation-context FEDERATION --service-account kfed-system/kfed-member") {
+	if !strings.Contains(out, "kfed join CLUSTER --member-context CLUSTER --context FEDERATION --service-account kfed-system/kfed-member") {
 		t.Errorf("the install notes do not say how to join:\n%s", out)
 	}
 
@@ -675,12 +675,12 @@ dns:
 	fedCluster := admin.Clusters["federation"]
 
 	// Joining before the member has the chart says what to do, and changes nothing.
-	out, err = runCommand(bins["kfed"], "join", "cluster-1", "--kubeconfig", f.Kubeconfig, "--federation-context", "federation",
+	out, err = runCommand(bins["kfed"], "join", "cluster-1", "--kubeconfig", f.Kubeconfig, "--context", "federation",
 		"--service-account", "kfed-system/kfed-member", "--region", "us-east1", "--zone", "us-east1-b")
 	if err == nil || !strings.Contains(out, "install the kfed chart there with role=member first") {
 		t.Fatalf("join before the member chart: %v\n%s", err, out)
 	}
-	out, err = runCommand(bins["kfed"], "join", "cluster-1", "--kubeconfig", f.Kubeconfig, "--federation-context", "federation",
+	out, err = runCommand(bins["kfed"], "join", "cluster-1", "--kubeconfig", f.Kubeconfig, "--context", "federation",
 		"--service-account", "kfed-member", "--region", "us-east1", "--zone", "us-east1-b")
 	if err == nil || !strings.Contains(out, `--service-account "kfed-member": want NAMESPACE/NAME`) {
 		t.Fatalf("join with a ServiceAccount without namespace: %v\n%s", err, out)
@@ -725,7 +725,7 @@ member:
 			t.Errorf("the install notes do not show the forward stanza:\n%s", out)
 		}
 
-		out, err = runCommand(bins["kfed"], "join", m.Name, "--kubeconfig", f.Kubeconfig, "--federation-context", "federation",
+		out, err = runCommand(bins["kfed"], "join", m.Name, "--kubeconfig", f.Kubeconfig, "--context", "federation",
 			"--service-account", "kfed-system/kfed-member", "--region", m.Region, "--zone", m.Zones[0])
 		if err != nil {
 			t.Fatalf("kfed join %s: %v\n%s", m.Name, err, out)
@@ -873,7 +873,7 @@ member:
 		}
 		return nil
 	})
-	out, err = runCommand(bins["kfed"], "join", "cluster-2", "--kubeconfig", f.Kubeconfig, "--federation-context", "federation",
+	out, err = runCommand(bins["kfed"], "join", "cluster-2", "--kubeconfig", f.Kubeconfig, "--context", "federation",
 		"--service-account", "kfed-system/kfed-member", "--renew")
 	if err != nil || !strings.Contains(out, "with a new token") {
 		t.Fatalf("kfed join --renew: %v\n%s", err, out)

@@ -316,6 +316,47 @@ healthcheck:
 	if n := k.running(); n != 0 {
 		t.Errorf("%d containers still run after uninstall", n)
 	}
+
+	// The README's install, as written but for what readmeInstall says the
+	// bed replaces, on what the uninstall left (CRDs, the joined
+	// cluster-1, the agents' token Secrets): every pod comes up again and
+	// passes its probes, the README's renewal gives kfed the reinstalled
+	// member's credentials, and a new Service is published to BIND and
+	// answered by kfed's CoreDNS.
+	bins := buildBinaries(t, "kfed")
+	if bins == nil {
+		t.FailNow()
+	}
+	steps, renew := readmeInstall(t, [][2]string{
+		{"-f deploy/chart/kfed/examples/control-plane-route53.yaml", "-f deploy/chart/kfed/examples/control-plane-rfc2136.yaml"},
+		{"--set dns.route53.zoneID=Z0123456789ABCDEFGHIJ", fmt.Sprintf("--set dns.ownerID=fed --set dns.rfc2136.host=127.0.0.1 "+
+			"--set dns.rfc2136.port=%s --set dns.rfc2136.zone=example.com --set dns.rfc2136.tsigKeyName=%s", fedtest.Port(bind.Addr), bindtest.KeyName)},
+		{"myfed", "fed"},
+		{"global.example.com", "example.com"},
+		{"cluster-1 cluster-2", "cluster-1"},
+		{"kubectl --context federation -n kfed-system rollout status deployment/kfed-controller", ""},
+		{"bin/kfed ", bins["kfed"] + " "},
+	})
+	runScript(t, f, steps, "REGISTRY="+registryHost+"/kfed-io", "TAG="+appVersion(t, filepath.Join(root, fedtest.ChartDir)))
+	k.sync("federation")
+	k.sync("cluster-1")
+	if n := k.running(); n != 3 {
+		t.Errorf("after the README's install %d pods run, want 3 (kfed-controller, kfed-healthcheck, kfed-coredns)", n)
+	}
+	k.wantProbes(ctx)
+	step("the README's install steps 1 to 3: every pod runs and passes its probes")
+	runScript(t, f, renew)
+	k.wantHeartbeat(ctx, fed)
+	three := fedtest.FederatedService("default", "three")
+	fedtest.Create(t, fed, three)
+	threeGlobal := shardAddresses(t, f, "default", "three", "")
+	framework.Eventually(t, 60*time.Second, func(context.Context) error {
+		return fedtest.WantAddresses(bind.Addr, "udp", "three.default.fed.svc.example.com.", dns.TypeA, threeGlobal...)
+	})
+	framework.Eventually(t, 30*time.Second, func(context.Context) error {
+		return fedtest.WantAddresses(k.dnsAddr(), "udp", "three.default.fed.svc.example.com.", dns.TypeA, shardAddresses(t, f, "default", "three", "cluster-1")...)
+	})
+	step("the README's renewal of cluster-1's credentials; a new Service published to BIND and answered by kfed's CoreDNS")
 }
 
 // runcPath is the runc hack/install-runc.sh installs (hack/test.sh runs it).
