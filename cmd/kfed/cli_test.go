@@ -146,6 +146,17 @@ func cliRows() []cliRow {
 		{name: "check without a kubeconfig", args: []string{"check", "-o", "yaml"}, bed: "offline",
 			want: []string{"1 of 1 checks failed", "no kubeconfig", "give --kubeconfig FILE or set KUBECONFIG"}},
 
+		// kfed explain
+		{name: "explain without NAME", args: []string{"explain", "--from", "cluster-1"}, bed: "offline",
+			want: []string{"missing NAME", "kfed explain NAME", "see kfed explain --help"}},
+		{name: "explain with an unknown type, before reading anything", args: []string{"explain", "demo.default.dev.svc.kfed.test", "--type", "MX"}, bed: "unreachable",
+			want: []string{`--type must be A, AAAA or SRV, not "MX"`}},
+		{name: "explain from a member and a subnet", args: []string{"explain", "demo.default.dev.svc.kfed.test", "--from", "cluster-1", "--client-subnet", "203.0.113.0/24"}, bed: "offline",
+			want: []string{"give --from CLUSTER", "or --client-subnet CIDR", "not both"}},
+		{name: "explain a subnet without GeoIP", args: []string{"explain", "demo.default.dev.svc.kfed.test", "--client-subnet", "203.0.113.0/24", "--geoip", ""}, bed: "offline",
+			want: []string{"--client-subnet needs the edge CoreDNS's GeoIP2 City database", "give --geoip FILE or set KFED_GEOIP"}},
+		{name: "explain with an unreachable federation", args: []string{"explain", "demo.default.dev.svc.kfed.test", "--from", "cluster-1"}, bed: "unreachable", want: unreachable},
+
 		// kfed completion
 		{name: "completion bash", args: []string{"completion", "bash"}, bed: "offline", ok: true, want: []string{"bash completion", "__start_kfed"}},
 		{name: "completion zsh", args: []string{"completion", "zsh"}, bed: "offline", ok: true, want: []string{"#compdef kfed"}},

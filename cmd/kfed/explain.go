@@ -69,12 +69,7 @@ $KFED_GEOIP; kfed dev up writes it to DIR/geoip.mmdb).`,
 
   # the SRV records of the demo Service's http port
   kfed explain _http._tcp.demo.default.dev.svc.kfed.test --type SRV --from cluster-2`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return errors.New("give one NAME to explain, such as demo.default.dev.svc.kfed.test (kfed dns plan -A lists the names)")
-			}
-			return nil
-		},
+		Args: exactArgs("NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			q, err := f.query(args[0])
 			if err != nil {
