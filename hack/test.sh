@@ -38,6 +38,14 @@ hack/install-runc.sh >/dev/null
 # paths) a run from empty caches compiled client-go and CoreDNS twice.
 export CGO_ENABLED=0
 export GOFLAGS="${GOFLAGS:+$GOFLAGS }-trimpath"
+# kfed's binaries the tests run (CoreDNS with the plugin, the controller,
+# the checker, the CLI, the credential plugin of test/e2e/inventory), built
+# once for the run: test/framework.Build uses this folder instead of
+# linking them again in each test.
+KFED_TEST_CMDS=$(mktemp -d)
+trap 'rm -rf "$KFED_TEST_CMDS"' EXIT
+export KFED_TEST_CMDS
+go build -o "$KFED_TEST_CMDS/" ./cmd/coredns ./cmd/kfed-controller ./cmd/kfed-healthcheck ./cmd/kfed ./test/secretreader
 
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './hack/*'))
 if [ -n "$unformatted" ]; then

@@ -32,11 +32,9 @@ type result struct {
 }
 
 func TestCheckJudgesTheDevBed(t *testing.T) {
-	bin := t.TempDir()
-	build := exec.Command("go", "build", "-o", bin+"/", "./cmd/kfed", "./cmd/coredns", "./cmd/kfed-healthcheck")
-	build.Dir = framework.RepoRoot(t)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building kfed: %v\n%s", err, out)
+	bin, err := framework.Build(t, "./cmd/kfed", "./cmd/coredns", "./cmd/kfed-healthcheck")
+	if err != nil {
+		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -27,11 +26,9 @@ import (
 // plugin) answers its name as the MCS DNS specification says, and the
 // name is NXDOMAIN in every member once both exports go.
 func TestExportResolvesInEveryMembersCoreDNS(t *testing.T) {
-	bin := t.TempDir()
-	build := exec.Command("go", "build", "-o", bin+"/", "./cmd/coredns", "./cmd/kfed-healthcheck")
-	build.Dir = framework.RepoRoot(t)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building CoreDNS: %v\n%s", err, out)
+	bin, err := framework.Build(t, "./cmd/coredns", "./cmd/kfed-healthcheck")
+	if err != nil {
+		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
