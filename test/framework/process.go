@@ -24,8 +24,8 @@ const CmdsEnv = "KFED_TEST_CMDS"
 // for its package's last element, so that what tests run is what users
 // build. hack/test.sh builds them all once into $KFED_TEST_CMDS, which
 // Build returns when it holds every one; otherwise (a package's tests run
-// alone with go test) it builds them into a folder of the test's. It does
-// not stop the test, so a goroutine may call it.
+// alone with go test) it builds them into a folder of the test's. A failed
+// build is its error, not the test's end, so a goroutine may call it.
 func Build(t testing.TB, pkgs ...string) (string, error) {
 	if dir := os.Getenv(CmdsEnv); dir != "" && holds(dir, pkgs) {
 		return dir, nil
