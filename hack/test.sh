@@ -47,13 +47,23 @@ if [ -n "$unformatted" ]; then
 fi
 go vet ./...
 go vet -tags kubernetes ./cmd/coredns # the build that can be a cluster's own DNS
-# -p 2: e2e packages each start a federation; two at a time fit this size
-# of machine (2 cores) without starving the API servers. go test starts
-# packages in the order named, so the longest come first (the end-to-end
-# areas and test/reliability, longest first as measured: BENCHMARKS.md, "The
-# test loop") and the short unit tests fill the end; ./test/e2e/... takes any
-# new area.
-go test -count=1 -p 2 -timeout 25m "$@" \
-	./test/e2e/health ./test/e2e/gateways ./test/reliability ./test/e2e/services ./test/e2e/dns \
-	./test/e2e/deployments ./test/e2e/controller ./cmd/kfed ./test/e2e/... ./...
+
+# kfed's binaries the tests run (CoreDNS with the plugin, the controller,
+# the checker, the CLI, the credential plugin of test/e2e/inventory), built
+# once for the run: test/framework.Build uses this folder instead of
+# linking them again in each test.
+KFED_TEST_CMDS=$(mktemp -d)
+trap 'rm -rf "$KFED_TEST_CMDS"' EXIT
+export KFED_TEST_CMDS
+go build -o "$KFED_TEST_CMDS/" ./cmd/coredns ./cmd/kfed-controller ./cmd/kfed-healthcheck ./cmd/kfed ./test/secretreader
+
+# -p 4: an e2e package mostly waits (probe intervals, Leases, sync
+# passes) and keeps about half a core busy, so four side by side keep this
+# size of machine's two cores busy without starving the API servers. go
+# test starts packages in the order named, so the longest come first (as
+# measured: BENCHMARKS.md, "The test loop") and the short ones and the unit
+# tests fill the end; ./test/e2e/... takes any new area.
+go test -count=1 -p 4 -timeout 25m "$@" \
+	./test/e2e/health ./test/e2e/services ./test/e2e/deployments ./test/e2e/gateways ./test/e2e/controller \
+	./test/e2e/dns ./test/reliability ./cmd/kfed ./test/e2e/release ./test/e2e/scale ./test/e2e/... ./...
 FUZZTIME=5000x hack/fuzz.sh # every fuzz target for 5,000 executions; `make fuzz` runs them longer

@@ -4,7 +4,6 @@ import (
 	"context"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -33,17 +32,16 @@ func ReadEnvFile(t testing.TB, path string) map[string]string {
 	return env
 }
 
-// StartDevBed builds CoreDNS with kfed's plugins, kfed-healthcheck and the
-// commands given (such as "./cmd/kfed") into a folder, and starts `kfed dev
+// StartDevBed takes CoreDNS with kfed's plugins, kfed-healthcheck and the
+// commands given (such as "./cmd/kfed") from framework.Build, and starts `kfed dev
 // up`'s bed on them (devenv.StartDev): three members, federation dev, zone
-// kfed.test, stopped when the test ends. It returns the bed and the folder.
+// kfed.test, stopped when the test ends. It returns the bed and the binaries' folder, which is
+// shared: read it, never write to it.
 func StartDevBed(t *testing.T, commands ...string) (*devenv.Dev, string) {
 	t.Helper()
-	bin := t.TempDir()
-	build := exec.Command("go", append([]string{"build", "-o", bin + "/", "./cmd/coredns", "./cmd/kfed-healthcheck"}, commands...)...)
-	build.Dir = framework.RepoRoot(t)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the bed's binaries: %v\n%s", err, out)
+	bin, err := framework.Build(t, append([]string{"./cmd/coredns", "./cmd/kfed-healthcheck"}, commands...)...)
+	if err != nil {
+		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

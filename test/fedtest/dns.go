@@ -3,7 +3,6 @@ package fedtest
 import (
 	"fmt"
 	"net"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -64,16 +63,10 @@ func ServiceAccountKubeconfig(t *testing.T, f *framework.Federation, name string
 	return path
 }
 
-// BuildCoreDNS builds ./cmd/coredns into the test's folder.
+// BuildCoreDNS returns CoreDNS with the plugin (framework.BuildCommand).
 func BuildCoreDNS(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "coredns")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/coredns")
-	build.Dir = framework.RepoRoot(t)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building coredns: %v\n%s", err, out)
-	}
-	return bin
+	return framework.BuildCommand(t, "coredns")
 }
 
 // Query asks the DNS server at addr for name and qtype over proto (udp or tcp).

@@ -1,8 +1,6 @@
 package fedtest
 
 import (
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -19,16 +17,10 @@ const (
 	HCBound = HCInterval*HCFall + 2*time.Second
 )
 
-// BuildHealthcheck builds ./cmd/kfed-healthcheck into the test's folder.
+// BuildHealthcheck returns kfed-healthcheck (framework.BuildCommand).
 func BuildHealthcheck(t testing.TB) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "kfed-healthcheck")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/kfed-healthcheck")
-	build.Dir = framework.RepoRoot(t)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building kfed-healthcheck: %v\n%s", err, out)
-	}
-	return bin
+	return framework.BuildCommand(t, "kfed-healthcheck")
 }
 
 // Steady checks for d that check passes every time it is asked.

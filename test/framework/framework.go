@@ -1,9 +1,10 @@
 // Package framework starts real local federations for tests: etcd and
 // kube-apiserver processes on loopback (through package devenv), optionally
 // with schedulers, KWOK nodes and the loopback load balancer per member, and
-// tears them down when the test ends, pass or fail.
+// tears them down when the test ends, pass or fail; and it gives tests
+// kfed's own binaries (Build).
 //
-// The binaries come from hack/test-binaries.sh (or $KFED_TEST_BIN). A test
+// The Kubernetes binaries come from hack/test-binaries.sh ($KFED_TEST_BIN). A test
 // that needs them fails when they are missing, rather than skipping: `make
 // test` and CI build them first.
 package framework

@@ -238,21 +238,19 @@ func TestDevUpStartsLightMembers(t *testing.T) {
 // ready line, its folder, its process and its output so far.
 func startDevUp(t *testing.T, args ...string) (dir string, p *process.Process, output *process.Output) {
 	t.Helper()
-	tmp := t.TempDir()
-	kfed := filepath.Join(tmp, "kfed")
 	// CoreDNS goes beside kfed, where dev up looks for it.
-	build := exec.Command("go", "build", "-o", tmp+"/", "./cmd/kfed", "./cmd/coredns", "./cmd/kfed-healthcheck")
-	build.Dir = framework.RepoRoot(t)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building kfed: %v\n%s", err, out)
+	bin, err := framework.Build(t, "./cmd/kfed", "./cmd/coredns", "./cmd/kfed-healthcheck")
+	if err != nil {
+		t.Fatal(err)
 	}
-	dir = filepath.Join(tmp, "dev")
+	kfed := filepath.Join(bin, "kfed")
+	dir = filepath.Join(t.TempDir(), "dev")
 	cmd := exec.Command(kfed, append([]string{"dev", "up", "--dir", dir, "--bin-dir", framework.BinDir(t)}, args...)...)
 	// The output goes through a pipe the test closes once kfed exited, so
 	// that the reader below sees all of it and then its end.
 	stdout, w := io.Pipe()
 	cmd.Stdout, cmd.Stderr = w, w
-	p, err := process.Start(cmd)
+	p, err = process.Start(cmd)
 	if err != nil {
 		t.Fatal(err)
 	}

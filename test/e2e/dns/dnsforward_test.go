@@ -39,7 +39,7 @@ func TestMemberDNSForwardsTheZoneAsTheReadmesSay(t *testing.T) {
 	fedtest.Helm(t)
 	root := framework.RepoRoot(t)
 	built := make(chan string, 1)
-	go func() { built <- buildCoreDNSOrEmpty(t, root) }()
+	go func() { built <- buildCoreDNSOrEmpty(t) }()
 	f := framework.Start(t, framework.Members(2))
 	ctx := context.Background()
 	tmp := t.TempDir()
@@ -200,15 +200,14 @@ func readmeDNSEndpoint(t *testing.T, lb string) *extdnsv1alpha1.DNSEndpoint {
 	return obj
 }
 
-// buildCoreDNSOrEmpty builds ./cmd/coredns in its own goroutine; it returns
-// "" (having marked the test failed) when the build fails.
-func buildCoreDNSOrEmpty(t *testing.T, root string) string {
-	bin := filepath.Join(t.TempDir(), "coredns")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/coredns")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Errorf("building coredns: %v\n%s", err, out)
+// buildCoreDNSOrEmpty returns CoreDNS with the plugin (framework.Build)
+// from its own goroutine; it returns "" (having marked the test failed)
+// when the build fails.
+func buildCoreDNSOrEmpty(t *testing.T) string {
+	dir, err := framework.Build(t, "./cmd/coredns")
+	if err != nil {
+		t.Error(err)
 		return ""
 	}
-	return bin
+	return filepath.Join(dir, "coredns")
 }

@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/netip"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -93,12 +92,7 @@ func startHealthBed(t *testing.T, hc hcSettings) *healthBed {
 			"--cluster-probe-interval", "500ms", "--health-freshness", hc.freshness.String(), "--dns-interval", "500ms",
 			"--dns-provider", "rfc2136", "--owner-id", "e2e", "--rfc2136-host", host, "--rfc2136-port", port,
 			"--rfc2136-zone", zone, "--rfc2136-tsig-keyname", bindtest.KeyName, "--rfc2136-tsig-secret-file", b.bind.SecretFile}
-		b.controllerBin = filepath.Join(t.TempDir(), "kfed-controller")
-		build := exec.Command("go", "build", "-o", b.controllerBin, "./cmd/kfed-controller")
-		build.Dir = framework.RepoRoot(t)
-		if out, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("building kfed-controller: %v\n%s", err, out)
-		}
+		b.controllerBin = framework.BuildCommand(t, "kfed-controller")
 		b.startController(t)
 	} else {
 		b.f.StartController(manager.Options{

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -240,12 +239,11 @@ func TestClusterProfilesAreMembers(t *testing.T) {
 // the test bed, reading tokens from fleet-creds in the control plane.
 func (b *bed) providerFile(t *testing.T) *access.Config {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "secretreader")
-	build := exec.Command("go", "build", "-o", bin, "./test/secretreader")
-	build.Dir = framework.RepoRoot(t)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the plugin: %v\n%s", err, out)
+	dir, err := framework.Build(t, "./test/secretreader")
+	if err != nil {
+		t.Fatal(err)
 	}
+	bin := filepath.Join(dir, "secretreader")
 	file, err := json.Marshal(map[string]any{"providers": []any{map[string]any{
 		"name": provider,
 		"execConfig": map[string]any{

@@ -1077,21 +1077,22 @@ func rewriteArgs(args []string, set map[string]string) []string {
 	return out
 }
 
-// buildBinaries builds ./cmd/NAME for each name into the test's folder; it
-// may run in its own goroutine, and returns nil when the build fails.
+// buildBinaries returns ./cmd/NAME's binary for each name (framework.Build)
+// by name; it may run in its own goroutine, and returns nil when the build
+// fails.
 func buildBinaries(t *testing.T, names ...string) map[string]string {
-	dir := t.TempDir()
-	args := []string{"build", "-ldflags=-s -w", "-o", dir + "/"}
+	var pkgs []string
+	for _, n := range names {
+		pkgs = append(pkgs, "./cmd/"+n)
+	}
+	dir, err := framework.Build(t, pkgs...)
+	if err != nil {
+		t.Error(err)
+		return nil
+	}
 	bins := map[string]string{}
 	for _, n := range names {
-		args = append(args, "./cmd/"+n)
 		bins[n] = filepath.Join(dir, n)
-	}
-	build := exec.Command("go", args...)
-	build.Dir = framework.RepoRoot(t)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
-		return nil
 	}
 	return bins
 }
