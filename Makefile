@@ -102,7 +102,7 @@ fleet:
 ## fleet-figures: BENCHMARKS.md's fleet table for FLEET_MEMBERS members and 1,000 Services (FIGURE lines; ~5-15 min).
 fleet-figures:
 	set -o pipefail; KFED_TEST_BIN=$$(hack/test-binaries.sh | tail -n 1) KFED_FLEET_MEMBERS=$(FLEET_MEMBERS) KFED_FLEET_SERVICES=$${KFED_FLEET_SERVICES:-1000} \
-		$(GO) test -count=1 -timeout 60m -run TestFleetFigures -v ./test/e2e/fleet/ | grep -E 'FIGURE|fleet_test.go|^ *(---|ok|FAIL)'
+		$(GO) test -count=1 -timeout 60m -run TestFleetFigures -v ./test/e2e/fleet/ | grep --line-buffered -E 'FIGURE|fleet_test.go|^ *(---|ok|FAIL)'
 
 ## fuzz: every Go fuzz target, one at a time, FUZZTIME each (default 2m, ~40 min in all; a duration or a count).
 FUZZTIME ?= 2m

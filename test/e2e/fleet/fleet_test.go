@@ -54,8 +54,8 @@ func members(t *testing.T) int {
 		return 4
 	}
 	n, err := strconv.Atoi(s)
-	if err != nil || n < 4 || n > 30 {
-		t.Fatalf("KFED_FLEET_MEMBERS=%q: want 4 to 30", s)
+	if err != nil || n < 3 || n > 30 {
+		t.Fatalf("KFED_FLEET_MEMBERS=%q: want 3 to 30", s)
 	}
 	return n
 }
