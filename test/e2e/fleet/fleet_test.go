@@ -174,25 +174,10 @@ func (f *fleet) shardsOf(ctx context.Context, name string) (shards, error) {
 }
 
 // fail switches member i's load balancer of Service name to mode ("" back
-// to serving), through the member's API as a user would.
+// to serving).
 func (f *fleet) fail(t *testing.T, i int, name, mode string) {
 	t.Helper()
-	c := f.members[i]
-	framework.Eventually(t, 10*time.Second, func(ctx context.Context) error {
-		var s corev1.Service
-		if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: name}, &s); err != nil {
-			return err
-		}
-		if s.Annotations == nil {
-			s.Annotations = map[string]string{}
-		}
-		if mode == "" {
-			delete(s.Annotations, loopbacklb.FailureAnnotation)
-		} else {
-			s.Annotations[loopbacklb.FailureAnnotation] = mode
-		}
-		return c.Update(ctx, &s)
-	})
+	fedtest.SetFailure(t, f.members[i], "default", name, mode)
 }
 
 // within waits for check to pass and fails the test if that takes longer

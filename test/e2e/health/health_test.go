@@ -198,19 +198,7 @@ func (b *healthBed) bindAnswers(t *testing.T, want ...string) error {
 // ("" switches it back), through the member's API as a user would.
 func (b *healthBed) fail(t *testing.T, i int, mode string) {
 	t.Helper()
-	c := b.f.Client(b.f.Members[i].Name)
-	framework.Eventually(t, 10*time.Second, func(ctx context.Context) error {
-		var s corev1.Service
-		if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "web"}, &s); err != nil {
-			return err
-		}
-		if mode == "" {
-			delete(s.Annotations, loopbacklb.FailureAnnotation)
-		} else {
-			s.Annotations[loopbacklb.FailureAnnotation] = mode
-		}
-		return c.Update(ctx, &s)
-	})
+	fedtest.SetFailure(t, b.f.Client(b.f.Members[i].Name), "default", "web", mode)
 }
 
 // within waits for check to pass, fails the test if that takes longer than

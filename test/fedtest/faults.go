@@ -1,6 +1,7 @@
 package fedtest
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -9,6 +10,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kfed-io/kfed/devenv/loopbacklb"
+	"github.com/kfed-io/kfed/test/framework"
 )
 
 // DropFrom cuts src off from the address blocks with an nftables rule on
@@ -43,4 +50,26 @@ func DropFrom(t *testing.T, src netip.Addr, blocks []string, probe string) func(
 		t.Fatal("the nftables rule lets a probe through")
 	}
 	return remove
+}
+
+// SetFailure switches the loopback load balancer of Service namespace/name
+// in the cluster c reaches to mode (loopbacklb.FailureAnnotation; "" back
+// to serving), through the cluster's API as a user would.
+func SetFailure(t *testing.T, c client.Client, namespace, name, mode string) {
+	t.Helper()
+	framework.Eventually(t, 10*time.Second, func(ctx context.Context) error {
+		var s corev1.Service
+		if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &s); err != nil {
+			return err
+		}
+		if s.Annotations == nil {
+			s.Annotations = map[string]string{}
+		}
+		if mode == "" {
+			delete(s.Annotations, loopbacklb.FailureAnnotation)
+		} else {
+			s.Annotations[loopbacklb.FailureAnnotation] = mode
+		}
+		return c.Update(ctx, &s)
+	})
 }
