@@ -56,11 +56,11 @@ func (o *devOptions) validate() error {
 	if o.members < 1 || o.members > maxDevMembers {
 		return fmt.Errorf("--members %d: want 1 to %d (each member is a kube-apiserver and a CoreDNS on this machine)", o.members, maxDevMembers)
 	}
-	// Member i's load balancer has 127.(lb-base+i).0.0/16, and 127.0.0.0/16
-	// holds the servers themselves.
 	if o.inventory != "" && o.inventory != manager.InventoryClusterProfile {
 		return fmt.Errorf("--inventory %q: want %q or nothing", o.inventory, manager.InventoryClusterProfile)
 	}
+	// Member i's load balancer has 127.(lb-base+i).0.0/16, and 127.0.0.0/16
+	// holds the servers themselves.
 	if o.lbBase < 1 || o.lbBase+o.members-1 > 255 {
 		return fmt.Errorf("--lb-base %d with %d members: the members' blocks 127.(lb-base+i).0.0/16 must lie between 127.1 and 127.255", o.lbBase, o.members)
 	}
