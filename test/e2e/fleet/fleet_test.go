@@ -262,7 +262,7 @@ func TestFleetServiceAnswersEverywhereAndHealthHoldsAcrossTheFleet(t *testing.T)
 	})
 
 	t.Run("an endpoint made to fail leaves every member's answers and comes back", func(t *testing.T) {
-		last := n - 1 // a light member, with no checker of its own
+		last := n - 1 // above three members, one with no checker of its own
 		f.fail(t, last, "web", loopbacklb.FailureRefuse)
 		within(t, bound, fmt.Sprintf("cluster-%d out of every member's answers", n), func() error {
 			return f.everyMemberAnswers(global("web"), web, without(last))
