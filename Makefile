@@ -2,7 +2,7 @@
 SHELL := /usr/bin/env bash
 GO ?= go
 
-.PHONY: dev test test-unit conformance generate verify build version release bench bench-health bench-failover chart reliability images scale fuzz fuzz-long
+.PHONY: dev test fleet fleet-figures test-unit conformance generate verify build version release bench bench-health bench-failover chart reliability images scale fuzz fuzz-long
 
 # The version every binary reports (--version, kfed version, kfed_build_info)
 # and images are tagged with: the nearest v* tag, else the commit; -dirty
@@ -90,6 +90,19 @@ scale:
 		KFED_SCALE_SERVICES=$${KFED_SCALE_SERVICES:-10000} KFED_SCALE_STEADY=$${KFED_SCALE_STEADY:-5m} \
 		$(GO) test -count=1 -timeout 120m -run TestScaleServicesPublishQuicklyAndStayQuiet -v ./test/e2e/scale/ \
 		| tee $${TMPDIR:-/tmp}/kfed-scale.log | grep -E 'scale:|^ +rest_client|^(---|ok|FAIL)|scale_test.go:[0-9]+: [^s]'
+
+## fleet: test/e2e/fleet on kfed dev up's bed of FLEET_MEMBERS (default 10) light members: a Service answers in every
+## member, a failed endpoint leaves every member's answers and comes back, a checker cut off alone flips nothing (~2-3 min; .ci/run runs it).
+FLEET_MEMBERS ?= 10
+fleet:
+	hack/install-nftables.sh >/dev/null
+	set -o pipefail; KFED_TEST_BIN=$$(hack/test-binaries.sh | tail -n 1) KFED_FLEET_MEMBERS=$(FLEET_MEMBERS) \
+		$(GO) test -count=1 -timeout 20m -run TestFleetServiceAnswersEverywhere -v ./test/e2e/fleet/ | grep -E 'fleet_test.go|^ *(---|ok|FAIL)'
+
+## fleet-figures: BENCHMARKS.md's fleet table for FLEET_MEMBERS members and 1,000 Services (FIGURE lines; ~5-15 min).
+fleet-figures:
+	set -o pipefail; KFED_TEST_BIN=$$(hack/test-binaries.sh | tail -n 1) KFED_FLEET_MEMBERS=$(FLEET_MEMBERS) KFED_FLEET_SERVICES=$${KFED_FLEET_SERVICES:-1000} \
+		$(GO) test -count=1 -timeout 60m -run TestFleetFigures -v ./test/e2e/fleet/ | grep --line-buffered -E 'FIGURE|fleet_test.go|^ *(---|ok|FAIL)'
 
 ## fuzz: every Go fuzz target, one at a time, FUZZTIME each (default 2m, ~40 min in all; a duration or a count).
 FUZZTIME ?= 2m

@@ -19,7 +19,6 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/transport"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -293,13 +292,6 @@ func (r *Registry) start(ctx context.Context, c *kfedv1alpha1.Cluster, cfg *rest
 	}
 	r.Logger.Info("member cache started", "member", c.Name)
 	return nil
-}
-
-// memberCacheOptions are a member cache's: no object keeps its
-// managedFields, which kfed never reads (an update without them keeps the
-// server's), so a shard costs its spec and status, not its write history.
-func memberCacheOptions() cache.Options {
-	return cache.Options{DefaultTransform: cache.TransformStripManagedFields()}
 }
 
 // CannotWatch says why cl cannot list and watch obj's kind, or "" if it can:

@@ -207,3 +207,6 @@ func KfedCorefile(z KfedZone) string {
 	}
 	return b.String()
 }
+
+// Pid is the server's process ID, for measurements.
+func (d *CoreDNS) Pid() int { return d.p.p.Pid() }

@@ -26,6 +26,7 @@ import (
 	"github.com/kfed-io/kfed/deploy/crds"
 	"github.com/kfed-io/kfed/devenv/loopbackgw"
 	"github.com/kfed-io/kfed/devenv/loopbacklb"
+	"github.com/kfed-io/kfed/inventory/access"
 	"github.com/kfed-io/kfed/manager"
 	"github.com/kfed-io/kfed/services/serviceconfig"
 )
@@ -51,6 +52,15 @@ type DevOptions struct {
 	// loopback Gateway (and so the demo Gateway) and every checker beyond
 	// the first LightCheckers members'; health is still judged, by those.
 	LightMembers bool
+	// Inventory "" joins the members as kfed join does;
+	// manager.InventoryClusterProfile lists them as ClusterProfiles
+	// instead (inventory.go), which kfed's controller federates to.
+	Inventory string
+	// CredentialPlugin is the command and arguments of the exec plugin
+	// that hands out a member's token with an Inventory (`kfed dev
+	// credential`); the dev bed adds --kubeconfig, --context and
+	// --namespace.
+	CredentialPlugin []string
 	// LBBase places member i's load balancer at 127.(LBBase+i).0.0/16.
 	LBBase int
 	// CoreDNS and Checker are the binaries of CoreDNS with the kfed plugin
@@ -81,8 +91,9 @@ type Dev struct {
 	// default/demo's global name and the demo Gateway's HTTPRoute host.
 	Demo, Shop string
 
-	opts DevOptions
-	bg   *background
+	opts   DevOptions
+	bg     *background
+	access *access.Config // the access provider file, with an Inventory
 }
 
 // LightCheckers is how many members run a health checker with
@@ -212,7 +223,17 @@ func (d *Dev) federate(ctx context.Context) error {
 		return err
 	}
 	d.runLoopbacks()
-	if err := joinMembers(ctx, d.Env, fed, d.Federation); err != nil {
+	switch d.opts.Inventory {
+	case "":
+		err = joinMembers(ctx, d.Env, fed, d.Federation)
+	case manager.InventoryClusterProfile:
+		if d.access, err = d.writeProviderFile(); err == nil {
+			err = d.listProfiles(ctx, fed)
+		}
+	default:
+		err = fmt.Errorf("unknown inventory %q (want %q)", d.opts.Inventory, manager.InventoryClusterProfile)
+	}
+	if err != nil {
 		return err
 	}
 	log := d.opts.Log.WithName("kfed-controller")
@@ -264,6 +285,7 @@ func (d *Dev) newManager() (starter, error) {
 		Federation: d.opts.Federation, Domain: d.opts.Domain,
 		HealthFreshness: 8 * time.Second, // four of the checkers' 2 s heartbeats
 		SharedProcess:   true,            // a replaced manager's controllers keep their names
+		Inventory:       d.inventoryOptions(),
 	})
 }
 

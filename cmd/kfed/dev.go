@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,11 +15,13 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/textlogger"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/kfed-io/kfed/devenv"
+	"github.com/kfed-io/kfed/manager"
 )
 
 // devOptions are the flags of kfed dev up.
@@ -36,6 +39,8 @@ type devOptions struct {
 	// light starts light members (devenv.DevOptions.LightMembers); unless
 	// set on the command line, above three members.
 	light bool
+	// inventory is "" or "clusterprofile" (devenv.DevOptions.Inventory).
+	inventory string
 }
 
 // maxDevMembers bounds --members. Each member is a kube-apiserver process
@@ -50,6 +55,9 @@ const maxDevMembers = 30
 func (o *devOptions) validate() error {
 	if o.members < 1 || o.members > maxDevMembers {
 		return fmt.Errorf("--members %d: want 1 to %d (each member is a kube-apiserver and a CoreDNS on this machine)", o.members, maxDevMembers)
+	}
+	if o.inventory != "" && o.inventory != manager.InventoryClusterProfile {
+		return fmt.Errorf("--inventory %q: want %q or nothing", o.inventory, manager.InventoryClusterProfile)
 	}
 	// Member i's load balancer has 127.(lb-base+i).0.0/16, and 127.0.0.0/16
 	// holds the servers themselves.
@@ -83,13 +91,22 @@ Members are cluster-1 … cluster-N, placed in turn as the default three: cluste
 Light members (--light; the default above three members) have only what federated Services and their
 DNS need: the API server, the Cluster registration, the loopback load balancer and the CoreDNS. They run
 no scheduler, controller manager, KWOK nor Gateway (so there is no demo Gateway), and only the first three
-members run a health checker; those three judge every endpoint by quorum, as in the three-member bed.`,
+members run a health checker; those three judge every endpoint by quorum, as in the three-member bed.
+
+With --inventory clusterprofile the members are not joined: each is listed as a ClusterProfile (Cluster
+Inventory API) in the namespace kfed-fleet of the control plane, with its region and zones as properties,
+ControlPlaneHealthy, and the access provider kfed-dev: an exec plugin (kfed dev credential) that reads
+the member's ServiceAccount token from the Secret kfed-fleet-tokens/<member>. kfed's controller reads
+the profiles through the provider file DIR/clusterprofile-providers.json and federates to them the same way.`,
 		Example: `  # Three members, then in another shell:
   kfed dev up
   set -a; . .kfed-dev/env; set +a; kfed status
 
   # Ten light members in another folder:
-  kfed dev up --members 10 --dir /tmp/kfed-10`,
+  kfed dev up --members 10 --dir /tmp/kfed-10
+
+  # The members listed only as ClusterProfiles, as a fleet manager lists them:
+  kfed dev up --inventory clusterprofile`,
 		Args: maxArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !cmd.Flags().Changed("light") {
@@ -100,6 +117,7 @@ members run a health checker; those three judge every endpoint by quorum, as in 
 	}
 	up.Flags().IntVar(&o.members, "members", 3, "how many member clusters to start, 1 to 30")
 	up.Flags().BoolVar(&o.light, "light", false, "light members: no workloads, Gateways, or checkers beyond the first three (default: on above 3 members)")
+	up.Flags().StringVar(&o.inventory, "inventory", "", "clusterprofile: list the members as ClusterProfiles reached through an exec plugin instead of joining them")
 	up.Flags().StringVar(&o.dir, "dir", ".kfed-dev", "folder for the kubeconfig, env file, data and logs")
 	up.Flags().StringVar(&o.binDir, "bin-dir", os.Getenv("KFED_BIN"), "folder with kube-apiserver, etcd, kubectl, … (default: $KFED_BIN, else hack/test-binaries.sh --print)")
 	up.Flags().StringVar(&o.federation, "federation", "dev", "federation name, the F in S.N.F.svc.D")
@@ -108,8 +126,44 @@ members run a health checker; those three judge every endpoint by quorum, as in 
 	up.Flags().IntVar(&o.lbBase, "lb-base", 100, "member i's load balancer gives out 127.(lb-base+i).0.0/16")
 	up.Flags().StringVar(&o.coredns, "coredns", "", "CoreDNS built with the kfed plugin (default: coredns beside the kfed binary; make dev builds it)")
 	up.Flags().StringVar(&o.checker, "healthcheck", "", "the kfed-healthcheck agent (default: kfed-healthcheck beside the kfed binary; make dev builds it)")
-	dev.AddCommand(up)
+	dev.AddCommand(up, newDevCredentialCommand())
 	return dev
+}
+
+// newDevCredentialCommand is the dev bed's exec credential plugin for its
+// ClusterProfiles' access provider (KEP-5339), hidden: client-go runs it
+// with KUBERNETES_EXEC_INFO, whose spec.cluster.config names the member,
+// and it prints an ExecCredential with the member's token from the
+// control plane's Secret NAMESPACE/<member>.
+func newDevCredentialCommand() *cobra.Command {
+	var kf kubeconfigFlags
+	var namespace string
+	cmd := &cobra.Command{
+		Use:    "credential",
+		Short:  "Print a member's token as an ExecCredential (the dev bed's access provider plugin)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := kf.restConfig()
+			if err != nil {
+				return err
+			}
+			cs, err := kubernetes.NewForConfig(cfg)
+			if err != nil {
+				return err
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Second)
+			defer cancel()
+			cred, err := devenv.ExecCredential(ctx, cs, namespace, []byte(os.Getenv("KUBERNETES_EXEC_INFO")))
+			if err != nil {
+				return err
+			}
+			return json.NewEncoder(cmd.OutOrStdout()).Encode(cred)
+		},
+	}
+	kf.add(cmd, "context")
+	cmd.Flags().StringVar(&namespace, "namespace", devenv.TokenNamespace, "the namespace of the tokens' Secrets")
+	return cmd
 }
 
 // devUp starts the environment (devenv.StartDev), reports it ready, and
@@ -128,16 +182,25 @@ func devUp(ctx context.Context, out io.Writer, o devOptions) error {
 		return err
 	}
 	defer closeLog()
+	self, err := os.Executable() // the credential plugin of an inventory
+	if err != nil {
+		return err
+	}
 	fmt.Fprintf(out, "kfed dev: starting etcd and %d API servers in %s\n", o.members+1, dir)
 	d, err := devenv.StartDev(ctx, devenv.DevOptions{
 		Dir: dir, BinDir: o.binDir, Members: o.members, Federation: o.federation, Domain: o.domain,
 		Workloads: o.workloads, LightMembers: o.light, LBBase: o.lbBase, CoreDNS: o.coredns, Checker: o.checker, Log: log,
+		Inventory: o.inventory, CredentialPlugin: []string{self, "dev", "credential"},
 	})
 	if err != nil {
 		return err
 	}
 	defer d.Stop()
 	printNextSteps(out, d, o.workloads && !o.light)
+	if o.inventory != "" {
+		fmt.Fprintf(out, "  members listed as ClusterProfiles: kubectl get clusterprofiles -n %s (access providers: %s)\n",
+			devenv.ProfileNamespace, filepath.Join(dir, devenv.ProviderFile))
+	}
 	printEdge(out, d.Edge, d.Demo)
 	fmt.Fprintf(out, "kfed dev: ready in %s; Ctrl-C stops everything\n", time.Since(start).Round(100*time.Millisecond))
 	if err := d.Wait(ctx); err != nil {

@@ -4,21 +4,21 @@
 // spec.cluster.config (the profile's client.authentication.k8s.io/exec
 // extension) names the cluster; it reads the token of that name from the
 // Secret KFED_TOKEN_NAMESPACE/<clusterName> (key "token") through $KUBECONFIG,
-// and prints an ExecCredential.
+// and prints an ExecCredential. `kfed dev credential` is the same plugin
+// for kfed dev up --inventory clusterprofile (devenv.ExecCredential).
 package main
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	clientauthv1 "k8s.io/client-go/pkg/apis/clientauthentication/v1"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kfed-io/kfed/devenv"
 )
 
 func main() {
@@ -29,19 +29,6 @@ func main() {
 }
 
 func run(ctx context.Context) error {
-	var info clientauthv1.ExecCredential
-	if err := json.Unmarshal([]byte(os.Getenv("KUBERNETES_EXEC_INFO")), &info); err != nil {
-		return fmt.Errorf("reading KUBERNETES_EXEC_INFO: %w", err)
-	}
-	if info.Spec.Cluster == nil || len(info.Spec.Cluster.Config.Raw) == 0 {
-		return errors.New("no spec.cluster.config: the plugin needs provideClusterInfo and the profile's exec extension")
-	}
-	var cluster struct {
-		ClusterName string `json:"clusterName"`
-	}
-	if err := json.Unmarshal(info.Spec.Cluster.Config.Raw, &cluster); err != nil || cluster.ClusterName == "" {
-		return fmt.Errorf("spec.cluster.config %s names no clusterName", info.Spec.Cluster.Config.Raw)
-	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", os.Getenv("KUBECONFIG"))
 	if err != nil {
 		return err
@@ -52,18 +39,9 @@ func run(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	ns := os.Getenv("KFED_TOKEN_NAMESPACE")
-	s, err := cs.CoreV1().Secrets(ns).Get(ctx, cluster.ClusterName, metav1.GetOptions{})
+	out, err := devenv.ExecCredential(ctx, cs, os.Getenv("KFED_TOKEN_NAMESPACE"), []byte(os.Getenv("KUBERNETES_EXEC_INFO")))
 	if err != nil {
 		return err
-	}
-	token := string(s.Data["token"])
-	if token == "" {
-		return fmt.Errorf("secret %s/%s has no token", ns, cluster.ClusterName)
-	}
-	out := clientauthv1.ExecCredential{
-		TypeMeta: metav1.TypeMeta{APIVersion: clientauthv1.SchemeGroupVersion.String(), Kind: "ExecCredential"},
-		Status:   &clientauthv1.ExecCredentialStatus{Token: token},
 	}
 	return json.NewEncoder(os.Stdout).Encode(out)
 }

@@ -255,7 +255,7 @@ func TestFailoverFollowsTheCheckersQuorum(t *testing.T) {
 		}
 	})
 	t.Run("a checker cut off from the serving place alone switches nothing", func(t *testing.T) {
-		cut := nftDropTo(t, b.sources[0], []string{loopbacklb.Block(b.f.LBBase, 2).String()}, lb[2])
+		cut := fedtest.DropFrom(t, b.sources[0], []string{loopbacklb.Block(b.f.LBBase, 2).String()}, lb[2])
 		fedtest.Steady(t, fedtest.HCBound+fedtest.HCFreshness, "cluster-3 keeps serving while checker-cluster-1 cannot reach it", answers(lb[2]))
 		cut()
 	})

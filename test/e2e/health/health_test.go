@@ -192,19 +192,7 @@ func (b *healthBed) bindAnswers(t *testing.T, want ...string) error {
 // ("" switches it back), through the member's API as a user would.
 func (b *healthBed) fail(t *testing.T, i int, mode string) {
 	t.Helper()
-	c := b.f.Client(b.f.Members[i].Name)
-	framework.Eventually(t, 10*time.Second, func(ctx context.Context) error {
-		var s corev1.Service
-		if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "web"}, &s); err != nil {
-			return err
-		}
-		if mode == "" {
-			delete(s.Annotations, loopbacklb.FailureAnnotation)
-		} else {
-			s.Annotations[loopbacklb.FailureAnnotation] = mode
-		}
-		return c.Update(ctx, &s)
-	})
+	fedtest.SetFailure(t, b.f.Client(b.f.Members[i].Name), "default", "web", mode)
 }
 
 // within waits for check to pass, fails the test if that takes longer than
@@ -317,37 +305,7 @@ func nftDrop(t *testing.T, src netip.Addr, f *framework.Federation, probe string
 	for i := range f.Members {
 		blocks = append(blocks, loopbacklb.Block(f.LBBase, i).String())
 	}
-	return nftDropTo(t, src, blocks, probe)
-}
-
-// nftDropTo is nftDrop for the address blocks given only.
-func nftDropTo(t *testing.T, src netip.Addr, blocks []string, probe string) func() {
-	t.Helper()
-	table := fmt.Sprintf("kfed_e2e_%d", rand.IntN(1<<30))
-	script := fmt.Sprintf("add table inet %[1]s\nadd chain inet %[1]s out { type filter hook output priority 0; }\n"+
-		"add rule inet %[1]s out ip saddr %[2]s ip daddr { %[3]s } drop\n", table, src, strings.Join(blocks, ", "))
-	cmd := exec.Command("nft", "-f", "-")
-	cmd.Stdin = strings.NewReader(script)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("nft (hack/install-nftables.sh installs it; the test needs root): %v\n%s", err, out)
-	}
-	removed := false
-	remove := func() {
-		if !removed {
-			removed = true
-			if out, err := exec.Command("nft", "delete", "table", "inet", table).CombinedOutput(); err != nil {
-				t.Errorf("removing nftables table %s: %v\n%s", table, err, out)
-			}
-		}
-	}
-	t.Cleanup(remove)
-	// The cut is real: a connection from src to a load balancer goes nowhere.
-	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: src.AsSlice()}, Timeout: 300 * time.Millisecond}
-	if c, err := d.Dial("tcp", net.JoinHostPort(probe, "8080")); err == nil {
-		c.Close()
-		t.Fatal("the nftables rule lets a probe through")
-	}
-	return remove
+	return fedtest.DropFrom(t, src, blocks, probe)
 }
 
 func TestHealthVerdictsSurviveAControllerKilledMidReport(t *testing.T) {

@@ -176,21 +176,7 @@ func slow(t *testing.T, b *healthBed, i int, mode string) {
 	t.Helper()
 	c := b.f.Client(b.f.Members[i].Name)
 	for _, name := range []string{"web", "steady"} {
-		framework.Eventually(t, 10*time.Second, func(ctx context.Context) error {
-			var s corev1.Service
-			if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: name}, &s); err != nil {
-				return err
-			}
-			if s.Annotations == nil {
-				s.Annotations = map[string]string{}
-			}
-			if mode == "" {
-				delete(s.Annotations, loopbacklb.FailureAnnotation)
-			} else {
-				s.Annotations[loopbacklb.FailureAnnotation] = mode
-			}
-			return c.Update(ctx, &s)
-		})
+		fedtest.SetFailure(t, c, "default", name, mode)
 	}
 }
 

@@ -1,0 +1,227 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kfed-io/kfed/test/fedtest"
+	"github.com/kfed-io/kfed/test/framework"
+)
+
+// TestFleetFigures measures BENCHMARKS.md's fleet table on a bed of
+// KFED_FLEET_MEMBERS light members with KFED_FLEET_SERVICES federated
+// Services (skipped unless that is set): after every Service answers in
+// every member, a quiet minute (KFED_FLEET_QUIET) gives the probes, the
+// controller's CPU and memory, the control plane's writes and the members'
+// CoreDNS memory; then 40 more Services, one every half second, give the
+// time from created to answering in every member. Lines begin FIGURE.
+func TestFleetFigures(t *testing.T) {
+	services, _ := strconv.Atoi(os.Getenv("KFED_FLEET_SERVICES"))
+	if services <= 0 {
+		t.Skip("KFED_FLEET_SERVICES is not set (make fleet-figures)")
+	}
+	quiet := time.Minute
+	if s := os.Getenv("KFED_FLEET_QUIET"); s != "" {
+		var err error
+		if quiet, err = time.ParseDuration(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := members(t)
+	f := startFleet(t, n)
+	ctx := context.Background()
+	figure := func(format string, args ...any) {
+		t.Logf("FIGURE members=%d services=%d "+format, append([]any{n, services}, args...)...)
+	}
+
+	start := time.Now()
+	names := make([]string, services)
+	g := errgroup.Group{}
+	g.SetLimit(8)
+	for i := range names {
+		names[i] = fmt.Sprintf("svc-%04d", i)
+		g.Go(func() error { return f.fed.Create(ctx, fedtest.FederatedService("default", names[i])) })
+	}
+	if err := g.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	// Every name answers with n addresses in every member.
+	pending := slices.Clone(names)
+	framework.Eventually(t, 10*time.Minute, func(context.Context) error {
+		pending = slices.DeleteFunc(pending, func(name string) bool { return f.answeredEverywhere(global(name)) })
+		if len(pending) > 0 {
+			return fmt.Errorf("%d Services not yet answered in every member", len(pending))
+		}
+		return nil
+	})
+	figure("all_answered_s=%.0f", time.Since(start).Seconds())
+
+	// The quiet minute: nothing changes but heartbeats.
+	time.Sleep(10 * time.Second) // the last writes of the load settle
+	writes0 := f.controlPlaneWrites(t)
+	probes0 := f.checkerProbes(t)
+	cpu0 := processCPU()
+	time.Sleep(quiet)
+	writes1 := f.controlPlaneWrites(t)
+	probes1 := f.checkerProbes(t)
+	cpu1 := processCPU()
+	var all, leases float64
+	var other []string
+	for k, v := range writes1 {
+		d := v - writes0[k]
+		if d == 0 {
+			continue
+		}
+		all += d
+		if strings.HasSuffix(k, "/leases") {
+			leases += d
+		} else {
+			other = append(other, fmt.Sprintf("%s:%.0f", k, d*float64(time.Minute)/float64(quiet)))
+		}
+	}
+	slices.Sort(other)
+	perMin := func(v float64) float64 { return v * float64(time.Minute) / float64(quiet) }
+	figure("cp_writes_per_min=%.0f leases_per_min=%.0f others=%v", perMin(all), perMin(leases), other)
+	endpoints := float64(services+1) * float64(n) // and the demo Service
+	var probes float64
+	for i := range probes1 {
+		probes += probes1[i] - probes0[i]
+	}
+	perChecker := probes / float64(len(probes1)) / quiet.Seconds()
+	figure("checkers=%d probes_per_checker_per_s=%.0f probes_per_endpoint_per_interval=%.2f",
+		len(probes1), perChecker, probes/quiet.Seconds()*2/endpoints) // the bed's interval is 2 s
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	figure("controller_cpu_cores=%.3f heap_inuse_mb=%.0f rss_mb=%.0f (the test process: controller, loopback load balancers)",
+		(cpu1-cpu0).Seconds()/quiet.Seconds(), float64(ms.HeapInuse)/1e6, rssMB(os.Getpid()))
+	var rss []float64
+	for _, c := range f.d.CoreDNS {
+		rss = append(rss, rssMB(c.Pid()))
+	}
+	slices.Sort(rss)
+	figure("coredns_rss_mb_median=%.0f max=%.0f", rss[len(rss)/2], rss[len(rss)-1])
+
+	// Time from a Service created to its name answering in every member.
+	const samples = 40
+	took := make([]time.Duration, samples)
+	var wg sync.WaitGroup
+	for i := range samples {
+		name := fmt.Sprintf("late-%02d", i)
+		created := time.Now()
+		if err := f.fed.Create(ctx, fedtest.FederatedService("default", name)); err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() {
+			for time.Since(created) < time.Minute && !f.answeredEverywhere(global(name)) {
+				time.Sleep(50 * time.Millisecond)
+			}
+			took[i] = time.Since(created)
+		})
+		time.Sleep(500 * time.Millisecond)
+	}
+	wg.Wait()
+	slices.Sort(took)
+	figure("answer_everywhere_p50_s=%.2f p95_s=%.2f max_s=%.2f",
+		took[samples/2].Seconds(), took[samples*95/100].Seconds(), took[samples-1].Seconds())
+}
+
+// answeredEverywhere reports whether every member's CoreDNS answers name
+// with one address a member.
+func (f *fleet) answeredEverywhere(name string) bool {
+	for _, addr := range f.d.DNS {
+		if got, err := addresses(addr, name); err != nil || len(got) != len(f.d.DNS) {
+			return false
+		}
+	}
+	return true
+}
+
+// controlPlaneWrites are the control plane's apiserver_request_total of
+// the writing verbs, by group/resource.
+func (f *fleet) controlPlaneWrites(t *testing.T) map[string]float64 {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(f.d.ControlPlane.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := cs.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for line := range strings.Lines(string(raw)) {
+		rest, ok := strings.CutPrefix(line, "apiserver_request_total{")
+		if !ok {
+			continue
+		}
+		labelText, value, _ := strings.Cut(rest, "} ")
+		labels := map[string]string{}
+		for kv := range strings.SplitSeq(labelText, ",") {
+			if k, v, ok := strings.Cut(kv, "="); ok {
+				labels[k] = strings.Trim(v, `"`)
+			}
+		}
+		switch labels["verb"] {
+		case "POST", "PUT", "PATCH", "APPLY", "DELETE", "DELETECOLLECTION":
+		default:
+			continue
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		if err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		out[labels["group"]+"/"+labels["resource"]] += v
+	}
+	return out
+}
+
+// checkerProbes are each checker's kfed_healthcheck_probes_total.
+func (f *fleet) checkerProbes(t *testing.T) []float64 {
+	t.Helper()
+	var out []float64
+	for _, c := range f.d.Checkers {
+		v, err := metric("http://"+c.MetricsAddr+"/metrics", "kfed_healthcheck_probes_total")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// processCPU is the CPU time this process has used, user and system.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// rssMB is process pid's resident memory in MB, 0 if unknown.
+func rssMB(pid int) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(data)) {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			return kb / 1000
+		}
+	}
+	return 0
+}
