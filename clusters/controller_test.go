@@ -62,7 +62,11 @@ func TestPlaceChangedSeesALocationChange(t *testing.T) {
 	}
 	member := func(c *kfedv1alpha1.Cluster) Member {
 		region, zones := c.Location()
-		return Member{Region: region, Zones: zones, Location: coordinates(c)}
+		return Member{Region: region, Zones: zones, Location: coordinates(c), Drained: c.Spec.Drained}
+	}
+	drained := func(c *kfedv1alpha1.Cluster) *kfedv1alpha1.Cluster {
+		c.Spec.Drained = true
+		return c
 	}
 	tests := []struct {
 		name     string
@@ -74,6 +78,8 @@ func TestPlaceChangedSeesALocationChange(t *testing.T) {
 		{"a location moved", at("x", "40.71", "-74.01"), at("x", "50.11", "8.68"), true},
 		{"a location taken away from a region the table does not know", at("x", "40.71", "-74.01"), at("x", "", ""), true},
 		{"the same place written differently", at("x", "40.710", "-74.01"), at("x", "40.71", "-74.010"), false},
+		{"drained", at("us-east1", "", ""), drained(at("us-east1", "", "")), true},
+		{"undrained", drained(at("us-east1", "", "")), at("us-east1", "", ""), true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -103,5 +109,24 @@ func TestStatusLocationIsWhereTheClusterIs(t *testing.T) {
 				t.Errorf("status.location %+v, want %+v", c.Status.Location, tt.want)
 			}
 		})
+	}
+}
+
+func TestDrainCondition(t *testing.T) {
+	cluster := &kfedv1alpha1.Cluster{}
+	drainCondition(cluster)
+	if len(cluster.Status.Conditions) != 0 {
+		t.Fatalf("a cluster never drained has %v", cluster.Status.Conditions)
+	}
+	for _, step := range []struct {
+		drained bool
+		want    string
+	}{{true, "True/Drained"}, {false, "False/Undrained"}, {true, "True/Drained"}} {
+		cluster.Spec.Drained = step.drained
+		drainCondition(cluster)
+		c := meta.FindStatusCondition(cluster.Status.Conditions, kfedv1alpha1.ClusterDrained)
+		if c == nil || string(c.Status)+"/"+c.Reason != step.want {
+			t.Errorf("drained %v: condition %+v, want %s", step.drained, c, step.want)
+		}
 	}
 }

@@ -39,6 +39,8 @@ type Member struct {
 	// Location is where the member is (Cluster.Coordinates), nil when
 	// unknown.
 	Location *geo.Point
+	// Drained is the Cluster's spec.drained (kfed drain).
+	Drained bool
 	// Client reads from the member's cache and writes to its API server.
 	Client client.Client
 	// Reader reads from the member's API server, for what its cache does
@@ -200,7 +202,7 @@ func (r *Registry) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 		if placeChanged(cur.Member, &c) {
 			region, zones := c.Location()
 			r.mu.Lock()
-			cur.Region, cur.Zones, cur.Labels, cur.Location = region, slices.Clone(zones), c.Labels, coordinates(&c)
+			cur.Region, cur.Zones, cur.Labels, cur.Location, cur.Drained = region, slices.Clone(zones), c.Labels, coordinates(&c), c.Spec.Drained
 			r.mu.Unlock()
 			r.notify()
 		}
@@ -286,7 +288,7 @@ func (r *Registry) start(ctx context.Context, c *kfedv1alpha1.Cluster, cfg *rest
 	region, zones := c.Location()
 	r.members[c.Name] = &running{
 		Member: Member{
-			Name: c.Name, Region: region, Zones: slices.Clone(zones), Labels: c.Labels, Location: coordinates(c),
+			Name: c.Name, Region: region, Zones: slices.Clone(zones), Labels: c.Labels, Location: coordinates(c), Drained: c.Spec.Drained,
 			Client: cl.GetClient(), Reader: cl.GetAPIReader(), unwatched: unwatched,
 		},
 		configHash: hash, cancel: cancel, done: done,
@@ -361,11 +363,12 @@ func (r *Registry) notify() {
 
 // placeChanged reports whether c is somewhere else than m was: another
 // region, zones, labels or location, which changes what Services publish
-// (a location moves the cluster in proximity order).
+// (a location moves the cluster in proximity order), or it was drained or
+// undrained.
 func placeChanged(m Member, c *kfedv1alpha1.Cluster) bool {
 	region, zones := c.Location()
 	loc := coordinates(c)
-	return m.Region != region || !slices.Equal(m.Zones, zones) || !mapsEqual(m.Labels, c.Labels) ||
+	return m.Drained != c.Spec.Drained || m.Region != region || !slices.Equal(m.Zones, zones) || !mapsEqual(m.Labels, c.Labels) ||
 		(m.Location == nil) != (loc == nil) || (loc != nil && *m.Location != *loc)
 }
 

@@ -138,6 +138,32 @@ func TestDecide(t *testing.T) {
 			conds:    []string{"kfed.io/Valid True Valid", "kfed.io/Placed True Placed", "kfed.io/HostnamesPublished True Published", "kfed.io/Healthy True Healthy"},
 		},
 		{
+			name: "a drained cluster leaves the hostname and keeps its row",
+			o: observation{verdicts: shop, placed: drainedIn(three, "cluster-1"), ttl: 30, members: map[string]memberCopy{
+				"cluster-1": serving("127.1.200.1"), "cluster-2": serving("127.2.200.1"), "cluster-3": serving("127.3.200.1"),
+			}},
+			records:  []string{"shop.example.com A 127.2.200.1,127.3.200.1"},
+			clusters: []string{"cluster-1", "cluster-2", "cluster-3"},
+			conds:    []string{"kfed.io/Valid True Valid", "kfed.io/Placed True Placed", "kfed.io/HostnamesPublished True Published", "kfed.io/Drained True DrainedClustersOut"},
+		},
+		{
+			name: "an object only in drained clusters keeps them and says so",
+			o: observation{verdicts: shop, placed: drainedIn(map[string]place{"cluster-1": {}}, "cluster-1"), ttl: 30,
+				members: map[string]memberCopy{"cluster-1": serving("127.1.200.1")}},
+			records:  []string{"shop.example.com A 127.1.200.1"},
+			clusters: []string{"cluster-1"},
+			conds:    []string{"kfed.io/Valid True Valid", "kfed.io/Placed True Placed", "kfed.io/HostnamesPublished True Published", "kfed.io/Drained False OnlyDrainedClusters"},
+		},
+		{
+			name: "a drained cluster stays while the others are found down",
+			o: observation{verdicts: shop, placed: drainedIn(map[string]place{"cluster-1": {}, "cluster-2": {}}, "cluster-1"), ttl: 30, judged: true,
+				unhealthy: map[string]string{"cluster-2": "timeout"},
+				members:   map[string]memberCopy{"cluster-1": serving("127.1.200.1"), "cluster-2": serving("127.2.200.1")}},
+			records:  []string{"shop.example.com A 127.1.200.1"},
+			clusters: []string{"cluster-1", "cluster-2"},
+			conds:    []string{"kfed.io/Valid True Valid", "kfed.io/Placed True Placed", "kfed.io/HostnamesPublished True Published", "kfed.io/Healthy False EndpointsUnhealthy", "kfed.io/Drained False OnlyDrainedClusters"},
+		},
+		{
 			name:  "object without hostnames publishes nothing and says so",
 			o:     observation{placed: map[string]place{"cluster-1": {}}, members: map[string]memberCopy{"cluster-1": serving("127.1.200.1")}},
 			conds: []string{"kfed.io/Valid True Valid", "kfed.io/Placed True Placed", "kfed.io/HostnamesPublished False NoHostname"},
@@ -164,6 +190,17 @@ func TestDecide(t *testing.T) {
 			}
 		})
 	}
+}
+
+// drainedIn is places with the named clusters drained.
+func drainedIn(places map[string]place, names ...string) map[string]place {
+	out := maps.Clone(places)
+	for _, n := range names {
+		p := out[n]
+		p.drained = true
+		out[n] = p
+	}
+	return out
 }
 
 // TestDecideTable: the cluster table carries what the plugin and the

@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kfed-io/kfed/publish"
 )
 
 // Condition types kfed sets on a federated Gateway (in its status) or
@@ -108,6 +110,9 @@ func conditions(d decision, placed int, gen int64) []metav1.Condition {
 		out = append(out, cond(CondHealthy, false, reasonUnhealthy, fmt.Sprintf("%d of %d clusters healthy; out of DNS: %s",
 			len(d.serving)-len(d.down), len(d.serving), strings.Join(d.down, "; "))))
 	}
+	if c := d.drain.Condition(gen); c != nil {
+		out = append(out, *c)
+	}
 	return out
 }
 
@@ -119,6 +124,9 @@ func (r *reconciler) setStatus(ctx context.Context, obj client.Object, addrs []n
 	merged := slices.Clone(old)
 	for _, c := range conds {
 		meta.SetStatusCondition(&merged, c)
+	}
+	if !slices.ContainsFunc(conds, func(c metav1.Condition) bool { return c.Type == publish.CondDrained }) {
+		meta.RemoveStatusCondition(&merged, publish.CondDrained) // no cluster of it is drained (any more)
 	}
 	inMetadata := r.k.setStatus(obj, addrs, hostnames, merged)
 	if equality.Semantic.DeepEqual(before, obj) {

@@ -14,6 +14,7 @@ import (
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/failover"
 	"github.com/kfed-io/kfed/healthcheck"
+	"github.com/kfed-io/kfed/publish"
 )
 
 // Condition types kfed sets on a federated Service.
@@ -87,6 +88,9 @@ type status struct {
 	// state before it
 	failoverDecision *failover.Decision
 	failoverPrev     failover.State
+
+	// drain is how the Service's drained clusters stand
+	drain publish.Drain
 }
 
 // endpointVerdict is the checkers' verdict on one cluster's endpoint.
@@ -200,6 +204,7 @@ func (s *status) apply(svc *corev1.Service) {
 	s.applyHealth(set)
 	s.applyDNS(set)
 	s.applyFailover(svc)
+	s.drain.SetCondition(&svc.Status.Conditions, s.gen)
 }
 
 // applyFailover turns the failover decision into CondFailover, which is
