@@ -41,6 +41,8 @@ func newRootCommand() *cobra.Command {
 		newStatusCommand(),
 		newDNSCommand(),
 		newFailoverCommand(),
+		newDrainCommand(),
+		newUndrainCommand(),
 		newPlanCommand(),
 		newCheckCommand(),
 		newVersionCommand(),
