@@ -84,6 +84,10 @@ type decision struct {
 	health map[string]string
 	// drain is how the object's drained clusters stand.
 	drain publish.Drain
+	// publishers are what the DNS providers reported on the DNSEndpoint
+	// published last, of generation epGen.
+	publishers []extdnsv1alpha1.PublisherStatus
+	epGen      int64
 }
 
 // decide computes the records of one federated Gateway or Ingress: each
@@ -122,6 +126,9 @@ func decide(o observation) decision {
 	}
 	slices.Sort(d.published)
 	d.problems = append(d.problems, unknownProblem(o.unknown)...)
+	if o.endpoint != nil {
+		d.publishers, d.epGen = o.endpoint.Status.Publishers, o.endpoint.Generation
+	}
 
 	var table []dnsendpoint.Cluster
 	d.judged = o.judged

@@ -164,6 +164,18 @@ func TestDecide(t *testing.T) {
 			conds:    []string{"kfed.io/Valid True Valid", "kfed.io/Placed True Placed", "kfed.io/HostnamesPublished True Published", "kfed.io/Healthy False EndpointsUnhealthy", "kfed.io/Drained False OnlyDrainedClusters"},
 		},
 		{
+			name: "each DNS provider has its own condition",
+			o: observation{verdicts: shop, placed: map[string]place{"cluster-1": {}}, ttl: 30,
+				members: map[string]memberCopy{"cluster-1": serving("127.1.200.1")},
+				endpoint: &extdnsv1alpha1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Generation: 2}, Status: extdnsv1alpha1.DNSEndpointStatus{
+					Publishers: []extdnsv1alpha1.PublisherStatus{{Provider: "rfc2136", ObservedGeneration: 2}, {Provider: "route53", ObservedGeneration: 1, Error: "InvalidChangeBatch"}},
+				}}},
+			records:  []string{"shop.example.com A 127.1.200.1"},
+			clusters: []string{"cluster-1"},
+			conds: []string{"kfed.io/Valid True Valid", "kfed.io/Placed True Placed", "kfed.io/HostnamesPublished True Published",
+				"kfed.io/Programmed-rfc2136 True Programmed", "kfed.io/Programmed-route53 False ProviderError"},
+		},
+		{
 			name:  "object without hostnames publishes nothing and says so",
 			o:     observation{placed: map[string]place{"cluster-1": {}}, members: map[string]memberCopy{"cluster-1": serving("127.1.200.1")}},
 			conds: []string{"kfed.io/Valid True Valid", "kfed.io/Placed True Placed", "kfed.io/HostnamesPublished False NoHostname"},

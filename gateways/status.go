@@ -113,6 +113,9 @@ func conditions(d decision, placed int, gen int64) []metav1.Condition {
 	if c := d.drain.Condition(gen); c != nil {
 		out = append(out, *c)
 	}
+	if len(d.serving) > 0 {
+		out = append(out, publish.ProgrammedConditions(d.publishers, d.epGen, gen)...)
+	}
 	return out
 }
 
@@ -127,6 +130,11 @@ func (r *reconciler) setStatus(ctx context.Context, obj client.Object, addrs []n
 	}
 	if !slices.ContainsFunc(conds, func(c metav1.Condition) bool { return c.Type == publish.CondDrained }) {
 		meta.RemoveStatusCondition(&merged, publish.CondDrained) // no cluster of it is drained (any more)
+	}
+	for _, c := range slices.Clone(merged) {
+		if strings.HasPrefix(c.Type, publish.CondProgrammedPrefix) && !slices.ContainsFunc(conds, func(w metav1.Condition) bool { return w.Type == c.Type }) {
+			meta.RemoveStatusCondition(&merged, c.Type) // a provider that no longer reports
+		}
 	}
 	inMetadata := r.k.setStatus(obj, addrs, hostnames, merged)
 	if equality.Semantic.DeepEqual(before, obj) {

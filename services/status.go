@@ -32,7 +32,9 @@ const (
 	CondHealthy = "kfed.io/Healthy"
 	// CondDNSPublished is True when every DNS provider kfed publishes to holds
 	// the current records, and False when one leaves a name alone because a
-	// record kfed does not own holds it. Absent when no provider is set up.
+	// record kfed does not own holds it, or failed to publish them. Absent
+	// when no provider is set up. Each provider also has its own condition
+	// (publish.CondProgrammedPrefix + provider).
 	CondDNSPublished = "kfed.io/DNSPublished"
 	// CondFailover says, for a Service routed by failover, which place
 	// serves, why and since when.
@@ -203,6 +205,7 @@ func (s *status) apply(svc *corev1.Service) {
 	}
 	s.applyHealth(set)
 	s.applyDNS(set)
+	publish.SetProgrammedConditions(&svc.Status.Conditions, s.publishers, s.generation, s.gen)
 	s.applyFailover(svc)
 	s.drain.SetCondition(&svc.Status.Conditions, s.gen)
 }
@@ -254,11 +257,13 @@ func (s *status) applyDNS(set func(typ string, ok bool, reason, msg string)) {
 	if len(s.publishers) == 0 {
 		return
 	}
-	var conflicts, pending, done []string
+	var conflicts, failed, pending, done []string
 	for _, p := range s.publishers {
 		switch {
 		case len(p.Conflicts) > 0:
 			conflicts = append(conflicts, fmt.Sprintf("%s leaves %s alone: held by records kfed does not own", p.Provider, strings.Join(p.Conflicts, ", ")))
+		case p.ObservedGeneration < s.generation && p.Error != "":
+			failed = append(failed, p.Provider+": "+p.Error)
 		case p.ObservedGeneration < s.generation:
 			pending = append(pending, p.Provider)
 		default:
@@ -268,6 +273,8 @@ func (s *status) applyDNS(set func(typ string, ok bool, reason, msg string)) {
 	switch {
 	case len(conflicts) > 0:
 		set(CondDNSPublished, false, reasonDNSConflict, strings.Join(conflicts, "; "))
+	case len(failed) > 0:
+		set(CondDNSPublished, false, publish.ReasonProviderError, "not published: "+strings.Join(failed, "; "))
 	case len(pending) > 0:
 		set(CondDNSPublished, false, reasonDNSPending, "not yet published to "+strings.Join(pending, ", "))
 	default:
