@@ -62,11 +62,7 @@ func TestPlaceChangedSeesALocationChange(t *testing.T) {
 	}
 	member := func(c *kfedv1alpha1.Cluster) Member {
 		region, zones := c.Location()
-		return Member{Region: region, Zones: zones, Location: coordinates(c), Drained: c.Spec.Drained}
-	}
-	drained := func(c *kfedv1alpha1.Cluster) *kfedv1alpha1.Cluster {
-		c.Spec.Drained = true
-		return c
+		return Member{Region: region, Zones: zones, Location: coordinates(c)}
 	}
 	tests := []struct {
 		name     string
@@ -78,8 +74,6 @@ func TestPlaceChangedSeesALocationChange(t *testing.T) {
 		{"a location moved", at("x", "40.71", "-74.01"), at("x", "50.11", "8.68"), true},
 		{"a location taken away from a region the table does not know", at("x", "40.71", "-74.01"), at("x", "", ""), true},
 		{"the same place written differently", at("x", "40.710", "-74.01"), at("x", "40.71", "-74.010"), false},
-		{"drained", at("us-east1", "", ""), drained(at("us-east1", "", "")), true},
-		{"undrained", drained(at("us-east1", "", "")), at("us-east1", "", ""), true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -127,6 +121,22 @@ func TestDrainCondition(t *testing.T) {
 		c := meta.FindStatusCondition(cluster.Status.Conditions, kfedv1alpha1.ClusterDrained)
 		if c == nil || string(c.Status)+"/"+c.Reason != step.want {
 			t.Errorf("drained %v: condition %+v, want %s", step.drained, c, step.want)
+		}
+	}
+}
+
+func TestRegistryNoticesADrainOfAnyCluster(t *testing.T) {
+	r := &Registry{}
+	for _, step := range []struct {
+		name    string
+		drained bool
+		changed bool
+	}{
+		{"cluster-1", false, false}, {"cluster-1", true, true}, {"cluster-1", true, false},
+		{"cluster-2", true, true}, {"cluster-1", false, true}, {"cluster-1", false, false},
+	} {
+		if got := r.drainChanged(step.name, step.drained); got != step.changed {
+			t.Errorf("%s drained %v: changed %v, want %v", step.name, step.drained, got, step.changed)
 		}
 	}
 }

@@ -39,8 +39,6 @@ type Member struct {
 	// Location is where the member is (Cluster.Coordinates), nil when
 	// unknown.
 	Location *geo.Point
-	// Drained is the Cluster's spec.drained (kfed drain).
-	Drained bool
 	// Client reads from the member's cache and writes to its API server.
 	Client client.Client
 	// Reader reads from the member's API server, for what its cache does
@@ -83,6 +81,10 @@ type Registry struct {
 	members map[string]*running
 	watches []watch
 	changes []chan event.GenericEvent
+	// drained are the Clusters, Ready or not, whose spec.drained was true
+	// when last reconciled: a drain or undrain changes what every
+	// publisher publishes, even for a member that cannot be reached.
+	drained map[string]bool
 }
 
 type running struct {
@@ -180,6 +182,9 @@ func (s stopAll) Start(ctx context.Context) error {
 func (r *Registry) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var c kfedv1alpha1.Cluster
 	err := r.Fed.Get(ctx, req.NamespacedName, &c)
+	if (err == nil || apierrors.IsNotFound(err)) && r.drainChanged(req.Name, err == nil && c.Spec.Drained) {
+		defer r.notify()
+	}
 	if apierrors.IsNotFound(err) || (err == nil && (c.DeletionTimestamp != nil ||
 		!meta.IsStatusConditionTrue(c.Status.Conditions, kfedv1alpha1.ClusterReady))) {
 		if r.stop(req.Name) {
@@ -202,7 +207,7 @@ func (r *Registry) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 		if placeChanged(cur.Member, &c) {
 			region, zones := c.Location()
 			r.mu.Lock()
-			cur.Region, cur.Zones, cur.Labels, cur.Location, cur.Drained = region, slices.Clone(zones), c.Labels, coordinates(&c), c.Spec.Drained
+			cur.Region, cur.Zones, cur.Labels, cur.Location = region, slices.Clone(zones), c.Labels, coordinates(&c)
 			r.mu.Unlock()
 			r.notify()
 		}
@@ -288,7 +293,7 @@ func (r *Registry) start(ctx context.Context, c *kfedv1alpha1.Cluster, cfg *rest
 	region, zones := c.Location()
 	r.members[c.Name] = &running{
 		Member: Member{
-			Name: c.Name, Region: region, Zones: slices.Clone(zones), Labels: c.Labels, Location: coordinates(c), Drained: c.Spec.Drained,
+			Name: c.Name, Region: region, Zones: slices.Clone(zones), Labels: c.Labels, Location: coordinates(c),
 			Client: cl.GetClient(), Reader: cl.GetAPIReader(), unwatched: unwatched,
 		},
 		configHash: hash, cancel: cancel, done: done,
@@ -335,6 +340,23 @@ func CannotWatch(ctx context.Context, cl cluster.Cluster, obj client.Object) str
 	return ""
 }
 
+// drainChanged notes whether Cluster name is drained, and reports whether
+// that changed since it was last noted.
+func (r *Registry) drainChanged(name string, drained bool) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.drained == nil {
+		r.drained = map[string]bool{}
+	}
+	was := r.drained[name]
+	if drained {
+		r.drained[name] = true
+	} else {
+		delete(r.drained, name)
+	}
+	return was != drained
+}
+
 // stop stops member name's cache; it reports whether one was running.
 func (r *Registry) stop(name string) bool {
 	r.mu.Lock()
@@ -363,12 +385,11 @@ func (r *Registry) notify() {
 
 // placeChanged reports whether c is somewhere else than m was: another
 // region, zones, labels or location, which changes what Services publish
-// (a location moves the cluster in proximity order), or it was drained or
-// undrained.
+// (a location moves the cluster in proximity order).
 func placeChanged(m Member, c *kfedv1alpha1.Cluster) bool {
 	region, zones := c.Location()
 	loc := coordinates(c)
-	return m.Drained != c.Spec.Drained || m.Region != region || !slices.Equal(m.Zones, zones) || !mapsEqual(m.Labels, c.Labels) ||
+	return m.Region != region || !slices.Equal(m.Zones, zones) || !mapsEqual(m.Labels, c.Labels) ||
 		(m.Location == nil) != (loc == nil) || (loc != nil && *m.Location != *loc)
 }
 

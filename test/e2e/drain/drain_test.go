@@ -144,6 +144,9 @@ func TestDrainMovesEveryAnswerOffAClusterAndUndrainRestores(t *testing.T) {
 		fedtest.WantCondition(t, fed, "cluster-1", kfedv1alpha1.ClusterDrained, "True", 10*time.Second)
 		fedtest.WantServiceCondition(t, fed, client.ObjectKeyFromObject(soloSvc), publish.CondDrained, "False", "keep cluster-1")
 		fedtest.WantServiceCondition(t, fed, client.ObjectKeyFromObject(demoSvc), publish.CondDrained, "True", "cluster-1")
+		for _, p := range []string{"rfc2136", "route53", "clouddns"} {
+			fedtest.WantServiceCondition(t, fed, client.ObjectKeyFromObject(demoSvc), publish.CondProgrammedPrefix+p, "True", p+" holds the current records")
+		}
 		framework.Eventually(t, 10*time.Second, func(ctx context.Context) error {
 			return fedtest.WantEvent(ctx, f, soloSvc, publish.ReasonOnlyDrainedClusters)
 		})
