@@ -98,3 +98,23 @@ func TestDrainPrintSaysWhereAndForHowLong(t *testing.T) {
 		}
 	}
 }
+
+func TestStatusShowsSinceWhenAMemberIsDrained(t *testing.T) {
+	since := metav1.NewTime(time.Date(2026, 11, 27, 14, 0, 0, 0, time.UTC))
+	members := []kfedv1alpha1.Cluster{
+		{ObjectMeta: metav1.ObjectMeta{Name: "cluster-1"}, Spec: kfedv1alpha1.ClusterSpec{Region: "us-east1", Drained: true},
+			Status: kfedv1alpha1.ClusterStatus{Conditions: []metav1.Condition{{Type: kfedv1alpha1.ClusterDrained, Status: metav1.ConditionTrue, LastTransitionTime: since}}}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "cluster-2"}, Spec: kfedv1alpha1.ClusterSpec{Region: "us-east1", Drained: true}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "cluster-3"}, Spec: kfedv1alpha1.ClusterSpec{Region: "europe-west1"}},
+	}
+	var b bytes.Buffer
+	if err := printMembers(&b, members, palette{}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(b.String(), "\n")
+	for i, want := range []string{"DRAINED", "since 2026-11-27T14:00:00Z", "yes", "-"} {
+		if i >= len(lines) || !strings.HasSuffix(strings.TrimSpace(lines[i]), want) {
+			t.Errorf("line %d of\n%s\ndoes not end in %q", i, b.String(), want)
+		}
+	}
+}
