@@ -155,7 +155,7 @@ func (r *reconciler) setStatus(ctx context.Context, obj client.Object, addrs []n
 	if err != nil {
 		return fmt.Errorf("writing status: %w", err)
 	}
-	for _, c := range conds {
+	for _, c := range r.k.conditions(obj) { // as written: a Gateway folds some
 		was := meta.FindStatusCondition(old, c.Type)
 		if c.Status == metav1.ConditionFalse && c.Reason != reasonWaiting && (was == nil || was.Status != c.Status || was.Message != c.Message) && r.Recorder != nil {
 			r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, c.Reason, "Reconcile", "%s", c.Message)

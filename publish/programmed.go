@@ -79,3 +79,34 @@ func hasType(conds []metav1.Condition, typ string) bool {
 	}
 	return false
 }
+
+// CondDNSProgrammed is the one condition that stands for the per-provider
+// ones on an object that cannot hold many: a Gateway's status holds at most
+// eight conditions, two of them the Gateway API's own.
+const CondDNSProgrammed = "kfed.io/DNSProgrammed"
+
+// FoldProgrammed returns conds with the per-provider conditions folded into
+// one CondDNSProgrammed naming each provider's state: False when one is
+// False, else Unknown when one is, else True. Without per-provider
+// conditions it returns conds as they are.
+func FoldProgrammed(conds []metav1.Condition) []metav1.Condition {
+	var out []metav1.Condition
+	var fold *metav1.Condition
+	var states []string
+	rank := map[metav1.ConditionStatus]int{metav1.ConditionTrue: 0, metav1.ConditionUnknown: 1, metav1.ConditionFalse: 2}
+	for _, c := range conds {
+		if !strings.HasPrefix(c.Type, CondProgrammedPrefix) {
+			out = append(out, c)
+			continue
+		}
+		states = append(states, c.Message)
+		if fold == nil || rank[c.Status] > rank[fold.Status] {
+			fold = &metav1.Condition{Type: CondDNSProgrammed, Status: c.Status, Reason: c.Reason, ObservedGeneration: c.ObservedGeneration}
+		}
+	}
+	if fold == nil {
+		return out
+	}
+	fold.Message = strings.Join(states, "; ")
+	return append(out, *fold)
+}

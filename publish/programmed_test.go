@@ -2,6 +2,7 @@ package publish
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -59,5 +60,27 @@ func TestSetProgrammedConditionsDropsProvidersThatNoLongerReport(t *testing.T) {
 	}
 	if want := []string{"kfed.io/Published True", "kfed.io/Programmed-route53 True"}; !slices.Equal(got, want) {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func TestFoldProgrammedNamesEveryProviderInOneCondition(t *testing.T) {
+	conds := append([]metav1.Condition{{Type: "kfed.io/Valid", Status: metav1.ConditionTrue}}, ProgrammedConditions([]extdnsv1alpha1.PublisherStatus{
+		{Provider: "rfc2136", ObservedGeneration: 2}, {Provider: "route53", ObservedGeneration: 1, Error: "InvalidChangeBatch"}, {Provider: "clouddns", ObservedGeneration: 1},
+	}, 2, 1)...)
+	got := FoldProgrammed(conds)
+	if len(got) != 2 || got[0].Type != "kfed.io/Valid" || got[1].Type != CondDNSProgrammed {
+		t.Fatalf("folded into %+v", got)
+	}
+	f := got[1]
+	if f.Status != metav1.ConditionFalse || f.Reason != ReasonProviderError {
+		t.Errorf("%s %s, want False %s", f.Status, f.Reason, ReasonProviderError)
+	}
+	for _, p := range []string{"rfc2136 holds", "route53 has not published the current records: InvalidChangeBatch", "clouddns is publishing"} {
+		if !strings.Contains(f.Message, p) {
+			t.Errorf("message %q lacks %q", f.Message, p)
+		}
+	}
+	if n := len(FoldProgrammed(conds[:1])); n != 1 {
+		t.Errorf("without providers: %d conditions", n)
 	}
 }

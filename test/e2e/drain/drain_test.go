@@ -14,10 +14,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	clouddnsapi "google.golang.org/api/dns/v1"
 	"google.golang.org/api/option"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/klog/v2/textlogger"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
@@ -149,6 +151,19 @@ func TestDrainMovesEveryAnswerOffAClusterAndUndrainRestores(t *testing.T) {
 		}
 		framework.Eventually(t, 10*time.Second, func(ctx context.Context) error {
 			return fedtest.WantEvent(ctx, f, soloSvc, publish.ReasonOnlyDrainedClusters)
+		})
+		// A Gateway holds at most eight conditions: the providers' are one.
+		framework.Eventually(t, 10*time.Second, func(ctx context.Context) error {
+			var gw gatewayv1.Gateway
+			if err := fed.Get(ctx, client.ObjectKey{Namespace: "default", Name: "demo-gw"}, &gw); err != nil {
+				return err
+			}
+			for typ, want := range map[string]string{publish.CondDrained: "True", publish.CondDNSProgrammed: "True"} {
+				if c := meta.FindStatusCondition(gw.Status.Conditions, typ); c == nil || string(c.Status) != want {
+					return fmt.Errorf("demo-gw's %s is %+v, want %s", typ, c, want)
+				}
+			}
+			return nil
 		})
 		status := run("status")
 		if !strings.Contains(status, "DRAINED") || !strings.Contains(status, "since ") {
