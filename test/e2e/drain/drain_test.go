@@ -12,8 +12,6 @@ import (
 
 	"github.com/miekg/dns"
 	"github.com/prometheus/client_golang/prometheus"
-	clouddnsapi "google.golang.org/api/dns/v1"
-	"google.golang.org/api/option"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/klog/v2/textlogger"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -26,7 +24,6 @@ import (
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/devenv"
 	"github.com/kfed-io/kfed/dnsprovider"
-	"github.com/kfed-io/kfed/dnsprovider/clouddns"
 	"github.com/kfed-io/kfed/dnssync"
 	"github.com/kfed-io/kfed/manager"
 	"github.com/kfed-io/kfed/publish"
@@ -348,22 +345,8 @@ func startRoute53Sync(t *testing.T, f *framework.Federation) (*route53fake.Serve
 // startCloudDNSSync is startRoute53Sync for the Cloud DNS local endpoint.
 func startCloudDNSSync(t *testing.T, f *framework.Federation) *clouddnsfake.Server {
 	t.Helper()
-	gcp := clouddnsfake.New()
-	t.Cleanup(gcp.Close)
-	gcp.AddZone("kfed-test", "kfed-test", zone+".")
-	api, err := clouddnsapi.NewService(context.Background(), option.WithEndpoint(gcp.URL+"/"), option.WithoutAuthentication())
-	if err != nil {
-		t.Fatal(err)
-	}
-	prov, err := clouddns.New(api, clouddns.Config{Project: "kfed-test", Zones: []string{"kfed-test"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg, err := dnsprovider.NewRegistry("fed", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	startSync(t, f, prov, dnsprovider.Planner{Registry: reg})
+	gcp, prov, planner := fedtest.CloudDNS(t, zone, "fed")
+	startSync(t, f, prov, planner)
 	return gcp
 }
 
