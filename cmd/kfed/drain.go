@@ -228,11 +228,11 @@ func rows(table dnsendpoint.Clusters) []dnsendpoint.Cluster {
 // long, what a drain kept, and how long resolvers may still hold the old
 // answer.
 func (s drainState) print(w io.Writer, cluster string, drained bool, took time.Duration) error {
-	where := "every member's CoreDNS"
+	where := "in every DNSEndpoint, which every member's CoreDNS watches"
 	if len(s.providers) > 0 {
-		where += " and " + strings.Join(s.providers, ", ")
+		where += ", and published to " + strings.Join(s.providers, ", ")
 	}
-	fmt.Fprintf(w, "%s of %s published to %s in %s: %d object(s) with endpoints there\n",
+	fmt.Fprintf(w, "%s of %s %s, in %s: %d object(s) with endpoints there\n",
 		verb(drained), cluster, where, took.Round(100*time.Millisecond), len(s.objects))
 	if len(s.kept) > 0 {
 		fmt.Fprintf(w, "kept in %s, as no other cluster can answer them: %s\n", cluster, strings.Join(s.kept, ", "))

@@ -91,7 +91,7 @@ func TestDrainPrintSaysWhereAndForHowLong(t *testing.T) {
 	if err := s.print(&b, "cluster-1", true, 2300*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"drain of cluster-1 published to every member's CoreDNS and rfc2136, route53 in 2.3s: 2 object(s)",
+	for _, want := range []string{"drain of cluster-1 in every DNSEndpoint, which every member's CoreDNS watches, and published to rfc2136, route53, in 2.3s: 2 object(s)",
 		"kept in cluster-1, as no other cluster can answer them: default/solo", "resolvers may still answer with cluster-1 for up to 30s"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("output\n%s\nlacks %q", b.String(), want)
