@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -104,11 +105,13 @@ func (c *Controller) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	c.place(&cluster)
 	c.apply(&cluster, v)
+	drainCondition(&cluster)
 	if changed := !equalStatus(before, &cluster); changed {
 		if err := c.Client.Status().Patch(ctx, &cluster, client.MergeFrom(before)); err != nil {
 			return ctrl.Result{}, fmt.Errorf("updating status of cluster %s: %w", cluster.Name, err)
 		}
 		c.event(before, &cluster)
+		c.drainEvent(before, &cluster)
 	}
 	return ctrl.Result{RequeueAfter: c.interval()}, nil
 }
@@ -209,6 +212,35 @@ func (c *Controller) event(before, after *kfedv1alpha1.Cluster) {
 		return
 	}
 	c.Recorder.Eventf(after, nil, corev1.EventTypeWarning, "ClusterOffline", "Probe", "cluster %s is Offline: %s", after.Name, now.Message)
+}
+
+// drainCondition keeps the Drained condition in line with spec.drained:
+// True while drained, False (Undrained) once a drained cluster is back,
+// absent for one never drained.
+func drainCondition(cluster *kfedv1alpha1.Cluster) {
+	conds := &cluster.Status.Conditions
+	switch {
+	case cluster.Spec.Drained:
+		meta.SetStatusCondition(conds, metav1.Condition{Type: kfedv1alpha1.ClusterDrained, Status: metav1.ConditionTrue,
+			Reason: kfedv1alpha1.ReasonDrained, ObservedGeneration: cluster.Generation,
+			Message: "out of every answer (kfed drain), but for names no other cluster can answer; its copies and workloads stay"})
+	case meta.FindStatusCondition(*conds, kfedv1alpha1.ClusterDrained) != nil:
+		meta.SetStatusCondition(conds, metav1.Condition{Type: kfedv1alpha1.ClusterDrained, Status: metav1.ConditionFalse,
+			Reason: kfedv1alpha1.ReasonUndrained, ObservedGeneration: cluster.Generation,
+			Message: "back in every answer (kfed undrain)"})
+	}
+}
+
+// drainEvent tells users that a cluster was drained or undrained.
+func (c *Controller) drainEvent(before, after *kfedv1alpha1.Cluster) {
+	now := meta.FindStatusCondition(after.Status.Conditions, kfedv1alpha1.ClusterDrained)
+	if c.Recorder == nil || now == nil {
+		return
+	}
+	if was := meta.FindStatusCondition(before.Status.Conditions, kfedv1alpha1.ClusterDrained); was != nil && was.Status == now.Status {
+		return
+	}
+	c.Recorder.Eventf(after, nil, corev1.EventTypeNormal, now.Reason, "Drain", "cluster %s is %s", after.Name, strings.ToLower(now.Reason))
 }
 
 func (c *Controller) forget(name string) {

@@ -105,3 +105,38 @@ func TestStatusLocationIsWhereTheClusterIs(t *testing.T) {
 		})
 	}
 }
+
+func TestDrainCondition(t *testing.T) {
+	cluster := &kfedv1alpha1.Cluster{}
+	drainCondition(cluster)
+	if len(cluster.Status.Conditions) != 0 {
+		t.Fatalf("a cluster never drained has %v", cluster.Status.Conditions)
+	}
+	for _, step := range []struct {
+		drained bool
+		want    string
+	}{{true, "True/Drained"}, {false, "False/Undrained"}, {true, "True/Drained"}} {
+		cluster.Spec.Drained = step.drained
+		drainCondition(cluster)
+		c := meta.FindStatusCondition(cluster.Status.Conditions, kfedv1alpha1.ClusterDrained)
+		if c == nil || string(c.Status)+"/"+c.Reason != step.want {
+			t.Errorf("drained %v: condition %+v, want %s", step.drained, c, step.want)
+		}
+	}
+}
+
+func TestRegistryNoticesADrainOfAnyCluster(t *testing.T) {
+	r := &Registry{}
+	for _, step := range []struct {
+		name    string
+		drained bool
+		changed bool
+	}{
+		{"cluster-1", false, false}, {"cluster-1", true, true}, {"cluster-1", true, false},
+		{"cluster-2", true, true}, {"cluster-1", false, true}, {"cluster-1", false, false},
+	} {
+		if got := r.drainChanged(step.name, step.drained); got != step.changed {
+			t.Errorf("%s drained %v: changed %v, want %v", step.name, step.drained, got, step.changed)
+		}
+	}
+}

@@ -80,6 +80,10 @@ type Registry struct {
 	members map[string]*running
 	watches []watch
 	changes []chan event.GenericEvent
+	// drained are the Clusters, Ready or not, whose spec.drained was true
+	// when last reconciled: a drain or undrain changes what every
+	// publisher publishes, even for a member that cannot be reached.
+	drained map[string]bool
 }
 
 type running struct {
@@ -177,6 +181,9 @@ func (s stopAll) Start(ctx context.Context) error {
 func (r *Registry) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var c kfedv1alpha1.Cluster
 	err := r.Fed.Get(ctx, req.NamespacedName, &c)
+	if (err == nil || apierrors.IsNotFound(err)) && r.drainChanged(req.Name, err == nil && c.Spec.Drained) {
+		defer r.notify()
+	}
 	if apierrors.IsNotFound(err) || (err == nil && (c.DeletionTimestamp != nil ||
 		!meta.IsStatusConditionTrue(c.Status.Conditions, kfedv1alpha1.ClusterReady))) {
 		if r.stop(req.Name) {
@@ -323,6 +330,23 @@ func CannotWatch(ctx context.Context, cl cluster.Cluster, obj client.Object) str
 		}
 	}
 	return ""
+}
+
+// drainChanged notes whether Cluster name is drained, and reports whether
+// that changed since it was last noted.
+func (r *Registry) drainChanged(name string, drained bool) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.drained == nil {
+		r.drained = map[string]bool{}
+	}
+	was := r.drained[name]
+	if drained {
+		r.drained[name] = true
+	} else {
+		delete(r.drained, name)
+	}
+	return was != drained
 }
 
 // stop stops member name's cache; it reports whether one was running.

@@ -147,7 +147,7 @@ func (c *Controller) syncOnce(ctx context.Context) {
 			"full", p.full, "names", p.names)
 	}
 	c.reportConflicts(ctx, p.conflicts)
-	c.statusesWritten(c.markPublished(ctx, list.Items, p.conflicts, err == nil))
+	c.statusesWritten(c.markPublished(ctx, list.Items, p.conflicts, err))
 }
 
 // sync runs one pass over the DNSEndpoints items (the cache's, in any
@@ -209,12 +209,14 @@ func (c *Controller) reportConflicts(ctx context.Context, conflicts []dnsprovide
 }
 
 // markPublished records in each DNSEndpoint's status what this provider
-// holds of it: the generation published (when the sync succeeded) and the
-// names left alone. Status is written only when that changes, so a quiet
-// federation writes nothing. eps are the cache's: an endpoint is copied
-// before its status is changed. It reports whether every status was
+// holds of it: the generation published (when the sync succeeded, syncErr
+// nil), the names left alone, and, on an object whose generation is not
+// published, the sync's error. Status is written only when that changes, so
+// a quiet federation writes nothing. eps are the cache's: an endpoint is
+// copied before its status is changed. It reports whether every status was
 // already up to date, and whether every one that was not was written.
-func (c *Controller) markPublished(ctx context.Context, eps []extdnsv1alpha1.DNSEndpoint, conflicts []dnsprovider.Conflict, ok bool) (upToDate, written bool) {
+func (c *Controller) markPublished(ctx context.Context, eps []extdnsv1alpha1.DNSEndpoint, conflicts []dnsprovider.Conflict, syncErr error) (upToDate, written bool) {
+	ok := syncErr == nil
 	upToDate, written = true, true
 	byResource := map[string][]string{}
 	for _, cf := range conflicts {
@@ -232,6 +234,9 @@ func (c *Controller) markPublished(ctx context.Context, eps []extdnsv1alpha1.DNS
 			want.ObservedGeneration = ep.Generation
 		}
 		want.Conflicts = slices.Sorted(slices.Values(byResource[ep.Namespace+"/"+ep.Name]))
+		if !ok && want.ObservedGeneration < ep.Generation {
+			want.Error = statusError(syncErr)
+		}
 		if idx >= 0 && equality.Semantic.DeepEqual(ep.Status.Publishers[idx], want) &&
 			(!ok || ep.Status.ObservedGeneration == ep.Generation) {
 			continue
@@ -253,6 +258,19 @@ func (c *Controller) markPublished(ctx context.Context, eps []extdnsv1alpha1.DNS
 		}
 	}
 	return upToDate, written
+}
+
+// maxStatusError bounds the error kept in a DNSEndpoint's status: a
+// provider's error may list every change of a large batch.
+const maxStatusError = 1024
+
+// statusError is err as a DNSEndpoint's status keeps it.
+func statusError(err error) string {
+	msg := err.Error()
+	if len(msg) > maxStatusError {
+		msg = msg[:maxStatusError] + "…"
+	}
+	return msg
 }
 
 // Metrics are the sync's Prometheus collectors, labelled by provider.

@@ -48,10 +48,11 @@ type observation struct {
 	weights publish.Weights
 }
 
-// place is where a cluster is.
+// place is where a cluster is, and whether it is drained.
 type place struct {
-	region string
-	zones  []string
+	region  string
+	zones   []string
+	drained bool
 }
 
 // decision is what the object's DNSEndpoint should hold and what its
@@ -81,6 +82,12 @@ type decision struct {
 	// health are the probe settings for the checkers, kept on the
 	// DNSEndpoint as a Service's are.
 	health map[string]string
+	// drain is how the object's drained clusters stand.
+	drain publish.Drain
+	// publishers are what the DNS providers reported on the DNSEndpoint
+	// published last, of generation epGen.
+	publishers []extdnsv1alpha1.PublisherStatus
+	epGen      int64
 }
 
 // decide computes the records of one federated Gateway or Ingress: each
@@ -99,6 +106,8 @@ type decision struct {
 //   - a cluster the health checkers' quorum finds down leaves the
 //     hostnames, unless no cluster is up: then every one stays (fail open,
 //     as for a Service's global name);
+//   - a drained cluster leaves the hostnames while another cluster can
+//     answer (publish.Drained);
 //   - a cluster's weight is its ready replicas of the federated
 //     Deployments behind the object's backends (weights.go; 1 when they
 //     select none), 0 keeping its addresses but answered last; its ports
@@ -117,9 +126,11 @@ func decide(o observation) decision {
 	}
 	slices.Sort(d.published)
 	d.problems = append(d.problems, unknownProblem(o.unknown)...)
+	if o.endpoint != nil {
+		d.publishers, d.epGen = o.endpoint.Status.Publishers, o.endpoint.Generation
+	}
 
 	var table []dnsendpoint.Cluster
-	var healthy []netip.Addr
 	d.judged = o.judged
 	for _, name := range slices.Sorted(maps.Keys(o.placed)) {
 		p := o.placed[name]
@@ -152,12 +163,10 @@ func decide(o observation) decision {
 		} else {
 			d.statusAddrs = append(d.statusAddrs, addrs...)
 		}
-		c := dnsendpoint.Cluster{Name: name, Region: p.region, Zones: p.zones, Weight: o.weights.Of(name), Addresses: addrs, Hostname: hostname}
+		c := dnsendpoint.Cluster{Name: name, Region: p.region, Zones: p.zones, Weight: o.weights.Of(name), Addresses: addrs, Hostname: hostname, Drained: p.drained}
 		if reason, down := o.unhealthy[name]; down {
 			c.Unhealthy = true
 			d.down = append(d.down, fmt.Sprintf("%s (%s)", name, reason))
-		} else {
-			healthy = append(healthy, addrs...)
 		}
 		for _, port := range o.ports {
 			c.Ports = append(c.Ports, dnsendpoint.Port{Protocol: "TCP", Port: port})
@@ -173,7 +182,15 @@ func decide(o observation) decision {
 	}
 	d.clusters = table
 	d.health = probeSettings(o.health, d.published)
-	published := d.addrs
+	d.drain = publish.Drained(table)
+	var live, healthy []netip.Addr
+	for _, c := range d.drain.Live {
+		live = append(live, c.Addresses...)
+		if !c.Unhealthy {
+			healthy = append(healthy, c.Addresses...)
+		}
+	}
+	published := live
 	if len(healthy) > 0 {
 		published = healthy
 	}

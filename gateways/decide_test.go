@@ -138,6 +138,44 @@ func TestDecide(t *testing.T) {
 			conds:    []string{"kfed.io/Valid True Valid", "kfed.io/Placed True Placed", "kfed.io/HostnamesPublished True Published", "kfed.io/Healthy True Healthy"},
 		},
 		{
+			name: "a drained cluster leaves the hostname and keeps its row",
+			o: observation{verdicts: shop, placed: drainedIn(three, "cluster-1"), ttl: 30, members: map[string]memberCopy{
+				"cluster-1": serving("127.1.200.1"), "cluster-2": serving("127.2.200.1"), "cluster-3": serving("127.3.200.1"),
+			}},
+			records:  []string{"shop.example.com A 127.2.200.1,127.3.200.1"},
+			clusters: []string{"cluster-1", "cluster-2", "cluster-3"},
+			conds:    []string{"kfed.io/Valid True Valid", "kfed.io/Placed True Placed", "kfed.io/HostnamesPublished True Published", "kfed.io/Drained True DrainedClustersOut"},
+		},
+		{
+			name: "an object only in drained clusters keeps them and says so",
+			o: observation{verdicts: shop, placed: drainedIn(map[string]place{"cluster-1": {}}, "cluster-1"), ttl: 30,
+				members: map[string]memberCopy{"cluster-1": serving("127.1.200.1")}},
+			records:  []string{"shop.example.com A 127.1.200.1"},
+			clusters: []string{"cluster-1"},
+			conds:    []string{"kfed.io/Valid True Valid", "kfed.io/Placed True Placed", "kfed.io/HostnamesPublished True Published", "kfed.io/Drained False OnlyDrainedClusters"},
+		},
+		{
+			name: "a drained cluster stays while the others are found down",
+			o: observation{verdicts: shop, placed: drainedIn(map[string]place{"cluster-1": {}, "cluster-2": {}}, "cluster-1"), ttl: 30, judged: true,
+				unhealthy: map[string]string{"cluster-2": "timeout"},
+				members:   map[string]memberCopy{"cluster-1": serving("127.1.200.1"), "cluster-2": serving("127.2.200.1")}},
+			records:  []string{"shop.example.com A 127.1.200.1"},
+			clusters: []string{"cluster-1", "cluster-2"},
+			conds:    []string{"kfed.io/Valid True Valid", "kfed.io/Placed True Placed", "kfed.io/HostnamesPublished True Published", "kfed.io/Healthy False EndpointsUnhealthy", "kfed.io/Drained False OnlyDrainedClusters"},
+		},
+		{
+			name: "each DNS provider has its own condition",
+			o: observation{verdicts: shop, placed: map[string]place{"cluster-1": {}}, ttl: 30,
+				members: map[string]memberCopy{"cluster-1": serving("127.1.200.1")},
+				endpoint: &extdnsv1alpha1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Generation: 2}, Status: extdnsv1alpha1.DNSEndpointStatus{
+					Publishers: []extdnsv1alpha1.PublisherStatus{{Provider: "rfc2136", ObservedGeneration: 2}, {Provider: "route53", ObservedGeneration: 1, Error: "InvalidChangeBatch"}},
+				}}},
+			records:  []string{"shop.example.com A 127.1.200.1"},
+			clusters: []string{"cluster-1"},
+			conds: []string{"kfed.io/Valid True Valid", "kfed.io/Placed True Placed", "kfed.io/HostnamesPublished True Published",
+				"kfed.io/Programmed-rfc2136 True Programmed", "kfed.io/Programmed-route53 False ProviderError"},
+		},
+		{
 			name:  "object without hostnames publishes nothing and says so",
 			o:     observation{placed: map[string]place{"cluster-1": {}}, members: map[string]memberCopy{"cluster-1": serving("127.1.200.1")}},
 			conds: []string{"kfed.io/Valid True Valid", "kfed.io/Placed True Placed", "kfed.io/HostnamesPublished False NoHostname"},
@@ -164,6 +202,17 @@ func TestDecide(t *testing.T) {
 			}
 		})
 	}
+}
+
+// drainedIn is places with the named clusters drained.
+func drainedIn(places map[string]place, names ...string) map[string]place {
+	out := maps.Clone(places)
+	for _, n := range names {
+		p := out[n]
+		p.drained = true
+		out[n] = p
+	}
+	return out
 }
 
 // TestDecideTable: the cluster table carries what the plugin and the

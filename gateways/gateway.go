@@ -7,6 +7,7 @@ import (
 	"github.com/kfed-io/kfed/publish"
 	"net/netip"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -272,7 +273,16 @@ func (gatewayKind) setStatus(obj client.Object, addrs []netip.Addr, hostnames []
 	for _, h := range hostnames {
 		gw.Status.Addresses = append(gw.Status.Addresses, gatewayv1.GatewayStatusAddress{Type: ptr(gatewayv1.HostnameAddressType), Value: h})
 	}
-	for _, c := range conds {
+	// A Gateway's status holds at most eight conditions, two of them the
+	// Gateway API's own: the per-provider ones are folded into one.
+	folded := publish.FoldProgrammed(conds)
+	for _, c := range slices.Clone(gw.Status.Conditions) {
+		if strings.HasPrefix(c.Type, publish.CondProgrammedPrefix) ||
+			c.Type == publish.CondDNSProgrammed && meta.FindStatusCondition(folded, c.Type) == nil {
+			meta.RemoveStatusCondition(&gw.Status.Conditions, c.Type)
+		}
+	}
+	for _, c := range folded {
 		meta.SetStatusCondition(&gw.Status.Conditions, c)
 	}
 	return false

@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kfed-io/kfed/publish"
 )
 
 // Condition types kfed sets on a federated Gateway (in its status) or
@@ -108,6 +110,12 @@ func conditions(d decision, placed int, gen int64) []metav1.Condition {
 		out = append(out, cond(CondHealthy, false, reasonUnhealthy, fmt.Sprintf("%d of %d clusters healthy; out of DNS: %s",
 			len(d.serving)-len(d.down), len(d.serving), strings.Join(d.down, "; "))))
 	}
+	if c := d.drain.Condition(gen); c != nil {
+		out = append(out, *c)
+	}
+	if len(d.serving) > 0 {
+		out = append(out, publish.ProgrammedConditions(d.publishers, d.epGen, gen)...)
+	}
 	return out
 }
 
@@ -119,6 +127,14 @@ func (r *reconciler) setStatus(ctx context.Context, obj client.Object, addrs []n
 	merged := slices.Clone(old)
 	for _, c := range conds {
 		meta.SetStatusCondition(&merged, c)
+	}
+	if !slices.ContainsFunc(conds, func(c metav1.Condition) bool { return c.Type == publish.CondDrained }) {
+		meta.RemoveStatusCondition(&merged, publish.CondDrained) // no cluster of it is drained (any more)
+	}
+	for _, c := range slices.Clone(merged) {
+		if strings.HasPrefix(c.Type, publish.CondProgrammedPrefix) && !slices.ContainsFunc(conds, func(w metav1.Condition) bool { return w.Type == c.Type }) {
+			meta.RemoveStatusCondition(&merged, c.Type) // a provider that no longer reports
+		}
 	}
 	inMetadata := r.k.setStatus(obj, addrs, hostnames, merged)
 	if equality.Semantic.DeepEqual(before, obj) {
@@ -139,7 +155,7 @@ func (r *reconciler) setStatus(ctx context.Context, obj client.Object, addrs []n
 	if err != nil {
 		return fmt.Errorf("writing status: %w", err)
 	}
-	for _, c := range conds {
+	for _, c := range r.k.conditions(obj) { // as written: a Gateway folds some
 		was := meta.FindStatusCondition(old, c.Type)
 		if c.Status == metav1.ConditionFalse && c.Reason != reasonWaiting && (was == nil || was.Status != c.Status || was.Message != c.Message) && r.Recorder != nil {
 			r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, c.Reason, "Reconcile", "%s", c.Message)

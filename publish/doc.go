@@ -11,6 +11,10 @@
 //   - resolve.go: a load balancer's hostname resolved to addresses;
 //   - keep.go: what a cluster publishes when its member could not say
 //     (Keep);
+//   - drain.go: which rows of a drained cluster (kfed drain) leave the
+//     names, and the kfed.io/Drained condition (Drained);
+//   - programmed.go: the per-provider conditions from a DNSEndpoint's
+//     status.publishers (ProgrammedConditions, FoldProgrammed);
 //   - records.go: the records of one name set (Endpoints) and the A/AAAA
 //     split every address record uses (AddressEndpoints);
 //   - write.go: the one DNSEndpoint write, with server-side apply

@@ -56,15 +56,18 @@ type Input struct {
 // does) and regions and zones fall back to the global name. Beside the
 // records it returns the cluster table (dnsendpoint.Cluster) that tells
 // kfed's readers which cluster each address is, its weight, cluster IPs and
-// verdict. The result is sorted, so equal inputs give equal outputs.
+// verdict. A drained cluster answers at no name, its own neither, unless
+// every cluster that could answer is drained (Drained); its row stays in
+// the table. The result is sorted, so equal inputs give equal outputs.
 func Endpoints(in Input) ([]extdnsv1alpha1.Endpoint, []dnsendpoint.Cluster, error) {
 	if err := validateNames(in); err != nil {
 		return nil, nil, err
 	}
 	n := in.Names
 	out := endpoints{ttl: cmp.Or(in.TTL, DefaultTTL)}
-	shards := slices.Clone(in.Clusters)
-	slices.SortFunc(shards, func(a, b dnsendpoint.Cluster) int { return strings.Compare(a.Name, b.Name) })
+	rows := slices.Clone(in.Clusters)
+	slices.SortFunc(rows, func(a, b dnsendpoint.Cluster) int { return strings.Compare(a.Name, b.Name) })
+	shards := Drained(rows).Live
 
 	serving := filter(shards, func(s dnsendpoint.Cluster) bool { return !s.Unhealthy && (in.Serving == nil || in.Serving[s.Name]) })
 	global := serving
@@ -96,8 +99,8 @@ func Endpoints(in Input) ([]extdnsv1alpha1.Endpoint, []dnsendpoint.Cluster, erro
 	slices.SortFunc(out.list, func(a, b extdnsv1alpha1.Endpoint) int {
 		return cmp.Or(strings.Compare(a.DNSName, b.DNSName), strings.Compare(a.RecordType, b.RecordType))
 	})
-	table := make([]dnsendpoint.Cluster, len(shards))
-	for i, s := range shards {
+	table := make([]dnsendpoint.Cluster, len(rows))
+	for i, s := range rows {
 		table[i] = row(s)
 	}
 	return out.list, table, nil

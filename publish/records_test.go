@@ -226,6 +226,53 @@ func TestEndpoints(t *testing.T) {
 			},
 		},
 		{
+			name: "a drained cluster leaves every name, its own and SRV too, and regions fall back",
+			in:   Input{Names: names, Regions: regions, Zones: zones, Clusters: []dnsendpoint.Cluster{drained(east1), east2, eu}},
+			want: []string{
+				"_web._tcp.web.ns.fed.svc.example.com SRV 0 1 80 c2.web.ns.fed.svc.example.com.,0 2 80 c3.web.ns.fed.svc.example.com.",
+				"c2.web.ns.fed.svc.example.com A [c2] 127.2.0.1",
+				"c3.web.ns.fed.svc.example.com A [c3] 127.3.0.1",
+				"web.ns.fed.svc.europe-west1-b.europe-west1.example.com A [c3] 127.3.0.1",
+				"web.ns.fed.svc.europe-west1.example.com A [c3] 127.3.0.1",
+				"web.ns.fed.svc.example.com A [c2] 127.2.0.1",
+				"web.ns.fed.svc.example.com A [c3] 127.3.0.1",
+				"web.ns.fed.svc.us-east1-b.us-east1.example.com CNAME web.ns.fed.svc.us-east1.example.com",
+				"web.ns.fed.svc.us-east1-c.us-east1.example.com A [c2] 127.2.0.1",
+				"web.ns.fed.svc.us-east1.example.com A [c2] 127.2.0.1",
+			},
+		},
+		{
+			name: "a name served only by a drained cluster keeps it",
+			in:   Input{Names: names, Regions: regions, Zones: zones, Clusters: []dnsendpoint.Cluster{drained(east1)}},
+			want: []string{
+				"_web._tcp.web.ns.fed.svc.example.com SRV 0 1 80 c1.web.ns.fed.svc.example.com.",
+				"c1.web.ns.fed.svc.example.com A [c1] 127.1.0.1",
+				"web.ns.fed.svc.europe-west1-b.europe-west1.example.com CNAME web.ns.fed.svc.europe-west1.example.com",
+				"web.ns.fed.svc.europe-west1.example.com CNAME web.ns.fed.svc.example.com",
+				"web.ns.fed.svc.example.com A [c1] 127.1.0.1",
+				"web.ns.fed.svc.us-east1-b.us-east1.example.com A [c1] 127.1.0.1",
+				"web.ns.fed.svc.us-east1-c.us-east1.example.com CNAME web.ns.fed.svc.us-east1.example.com",
+				"web.ns.fed.svc.us-east1.example.com A [c1] 127.1.0.1",
+			},
+		},
+		{
+			name: "a drained cluster stays while every other cluster is found down, and answers before them",
+			in: Input{Names: names, Regions: []string{"us-east1"}, Zones: zones[:2], Clusters: []dnsendpoint.Cluster{drained(east1), func() dnsendpoint.Cluster {
+				s := east2
+				s.Unhealthy = true
+				return s
+			}()}},
+			want: []string{
+				"_web._tcp.web.ns.fed.svc.example.com SRV 0 1 80 c1.web.ns.fed.svc.example.com.",
+				"c1.web.ns.fed.svc.example.com A [c1] 127.1.0.1",
+				"c2.web.ns.fed.svc.example.com A [c2] 127.2.0.1",
+				"web.ns.fed.svc.example.com A [c1] 127.1.0.1",
+				"web.ns.fed.svc.us-east1-b.us-east1.example.com A [c1] 127.1.0.1",
+				"web.ns.fed.svc.us-east1-c.us-east1.example.com CNAME web.ns.fed.svc.us-east1.example.com",
+				"web.ns.fed.svc.us-east1.example.com A [c1] 127.1.0.1",
+			},
+		},
+		{
 			name:   "a label over 63 octets is refused",
 			in:     Input{Names: NewNames("fed", "example.com", "ns", strings.Repeat("s", 64)), Clusters: []dnsendpoint.Cluster{east1}},
 			errHas: "over DNS's 63",
@@ -250,6 +297,53 @@ func TestEndpoints(t *testing.T) {
 			}
 			if r := render(t, got, table); !slices.Equal(r, tt.want) {
 				t.Errorf("got\n  %s\nwant\n  %s", strings.Join(r, "\n  "), strings.Join(tt.want, "\n  "))
+			}
+		})
+	}
+}
+
+func drained(c dnsendpoint.Cluster) dnsendpoint.Cluster {
+	c.Drained = true
+	return c
+}
+
+func TestDrainedKeepsTheRowInTheTable(t *testing.T) {
+	_, table, err := Endpoints(Input{Names: NewNames("fed", "example.com", "ns", "web"), Clusters: []dnsendpoint.Cluster{drained(east1), east2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(table) != 2 || table[0].Name != "c1" || !table[0].Drained || table[1].Drained {
+		t.Errorf("table %+v, want c1 drained and c2 not", table)
+	}
+}
+
+func TestDrained(t *testing.T) {
+	down := func(c dnsendpoint.Cluster) dnsendpoint.Cluster {
+		c.Unhealthy = true
+		return c
+	}
+	tests := []struct {
+		name            string
+		rows            []dnsendpoint.Cluster
+		live, out, kept []string
+	}{
+		{name: "nothing drained keeps every row", rows: []dnsendpoint.Cluster{east1, east2}, live: []string{"c1", "c2"}},
+		{name: "a drained cluster beside a serving one is out", rows: []dnsendpoint.Cluster{drained(east1), east2}, live: []string{"c2"}, out: []string{"c1"}},
+		{name: "the only cluster, drained, is kept", rows: []dnsendpoint.Cluster{drained(east1)}, live: []string{"c1"}, kept: []string{"c1"}},
+		{name: "every cluster drained keeps them all", rows: []dnsendpoint.Cluster{drained(east1), drained(east2)}, live: []string{"c1", "c2"}, kept: []string{"c1", "c2"}},
+		{name: "a drained cluster beside only clusters found down is kept", rows: []dnsendpoint.Cluster{drained(east1), down(east2)}, live: []string{"c1", "c2"}, kept: []string{"c1"}},
+		{name: "a drained cluster found down is out while another serves", rows: []dnsendpoint.Cluster{down(drained(east1)), east2}, live: []string{"c2"}, out: []string{"c1"}},
+		{name: "no rows", live: nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := Drained(tt.rows)
+			var live []string
+			for _, r := range d.Live {
+				live = append(live, r.Name)
+			}
+			if !slices.Equal(live, tt.live) || !slices.Equal(d.Out, tt.out) || !slices.Equal(d.Kept, tt.kept) {
+				t.Errorf("live %v out %v kept %v, want live %v out %v kept %v", live, d.Out, d.Kept, tt.live, tt.out, tt.kept)
 			}
 		})
 	}

@@ -50,7 +50,9 @@ type decision struct {
 //   - a region or zone once published keeps its name, as a CNAME fallback,
 //     after its last cluster leaves, so clients pinned to it keep resolving;
 //   - a cluster's weight is its ready replicas of the federated Deployments
-//     the Service selects (1 when it selects none).
+//     the Service selects (1 when it selects none);
+//   - a drained cluster leaves every name while another cluster can answer
+//     (publish.Drained), and failover counts it unavailable.
 func decide(o observation) (decision, error) {
 	var d decision
 	st := &d.status
@@ -87,6 +89,7 @@ func decide(o observation) (decision, error) {
 		}
 		p, had := previous[name]
 		if s, ok := publish.Keep(m.outcome, m.row, p, had); ok {
+			s.Drained = o.joined[name].Spec.Drained
 			shards = append(shards, s)
 		}
 	}
@@ -94,11 +97,13 @@ func decide(o observation) (decision, error) {
 	o.weights.Weigh(shards)
 	judge(o, previous, shards, st)
 	locate(o.joined, shards)
+	drain := publish.Drained(shards)
+	st.drain = drain
 
 	in := publish.Input{Names: o.names, TTL: o.cfg.TTL, Clusters: shards}
 	var fo *failover.Decision
 	if o.cfg.Routing == serviceconfig.RoutingFailover {
-		d := decideFailover(o, shards, st)
+		d := decideFailover(o, shards, drain.Out, st)
 		fo = &d
 		if d.State.Active != "" {
 			in.Serving = map[string]bool{}
@@ -121,7 +126,7 @@ func decide(o observation) (decision, error) {
 		st.invalid(reasonNameTooLong, err.Error())
 		return decision{status: *st}, err
 	}
-	st.published(o.names.Global(), shards, len(o.placed))
+	st.published(o.names.Global(), drain.Live, len(o.placed))
 	d.endpoints, d.clusters, d.health, d.proximity = eps, table, o.cfg.Health, o.cfg.Routing == serviceconfig.RoutingProximity
 	if fo != nil {
 		d.failover, d.due = fo.State.Encode(), fo.Due
@@ -152,8 +157,9 @@ func locate(joined map[string]*kfedv1alpha1.Cluster, shards []dnsendpoint.Cluste
 
 // decideFailover chooses the serving place of a Service routed by failover,
 // from the order, the shards' verdicts and weights, and the state published
-// with its records, and tells st.
-func decideFailover(o observation, shards []dnsendpoint.Cluster, st *status) failover.Decision {
+// with its records, and tells st. A drained cluster out of the names
+// (drainedOut) is unavailable, as one found down is.
+func decideFailover(o observation, shards []dnsendpoint.Cluster, drainedOut []string, st *status) failover.Decision {
 	var prev failover.State
 	if o.published != nil {
 		// A state kfed did not write reads as none: the order decides anew.
@@ -161,7 +167,7 @@ func decideFailover(o observation, shards []dnsendpoint.Cluster, st *status) fai
 	}
 	clusters := make([]failover.Cluster, len(shards))
 	for i, s := range shards {
-		clusters[i] = failover.Cluster{Name: s.Name, Region: s.Region, Zones: s.Zones, Healthy: !s.Unhealthy, Weight: s.Weight}
+		clusters[i] = failover.Cluster{Name: s.Name, Region: s.Region, Zones: s.Zones, Healthy: !s.Unhealthy && !slices.Contains(drainedOut, s.Name), Weight: s.Weight}
 	}
 	d := failover.Decide(o.cfg.Failover, clusters, prev, o.now)
 	if o.cfg.Within != nil {

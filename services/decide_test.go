@@ -306,7 +306,8 @@ func TestStatusConditions(t *testing.T) {
 				s.published("web.ns.fed.svc.example.com", []dnsendpoint.Cluster{east1}, 1)
 				s.providers([]extdnsv1alpha1.PublisherStatus{{Provider: "route53", ObservedGeneration: 3, Conflicts: []string{"c1.web"}}}, 3)
 			},
-			want: map[string]string{CondValid: "True/Valid", CondPlaced: "True/Placed", CondPublished: "True/Published", CondDNSPublished: "False/DNSConflict"}, global: true,
+			want: map[string]string{CondValid: "True/Valid", CondPlaced: "True/Placed", CondPublished: "True/Published", CondDNSPublished: "False/DNSConflict",
+				"kfed.io/Programmed-route53": "False/DNSConflict"}, global: true,
 		},
 		{
 			name: "a provider behind the current generation is still publishing",
@@ -314,7 +315,18 @@ func TestStatusConditions(t *testing.T) {
 				s.published("web.ns.fed.svc.example.com", []dnsendpoint.Cluster{east1}, 1)
 				s.providers([]extdnsv1alpha1.PublisherStatus{{Provider: "rfc2136", ObservedGeneration: 2}}, 3)
 			},
-			want: map[string]string{CondValid: "True/Valid", CondPlaced: "True/Placed", CondPublished: "True/Published", CondDNSPublished: "False/Publishing"}, global: true,
+			want: map[string]string{CondValid: "True/Valid", CondPlaced: "True/Placed", CondPublished: "True/Published", CondDNSPublished: "False/Publishing",
+				"kfed.io/Programmed-rfc2136": "Unknown/Publishing"}, global: true,
+		},
+		{
+			name: "one provider's error is its own: the others say they hold the records",
+			fill: func(s *status) {
+				s.published("web.ns.fed.svc.example.com", []dnsendpoint.Cluster{east1}, 1)
+				s.providers([]extdnsv1alpha1.PublisherStatus{{Provider: "rfc2136", ObservedGeneration: 3},
+					{Provider: "route53", ObservedGeneration: 2, Error: "InvalidChangeBatch: RRSet of type A with DNS name c1.web is not permitted"}}, 3)
+			},
+			want: map[string]string{CondValid: "True/Valid", CondPlaced: "True/Placed", CondPublished: "True/Published", CondDNSPublished: "False/ProviderError",
+				"kfed.io/Programmed-rfc2136": "True/Programmed", "kfed.io/Programmed-route53": "False/ProviderError"}, global: true,
 		},
 	}
 	for _, tt := range tests {

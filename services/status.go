@@ -14,6 +14,7 @@ import (
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/failover"
 	"github.com/kfed-io/kfed/healthcheck"
+	"github.com/kfed-io/kfed/publish"
 )
 
 // Condition types kfed sets on a federated Service.
@@ -31,7 +32,9 @@ const (
 	CondHealthy = "kfed.io/Healthy"
 	// CondDNSPublished is True when every DNS provider kfed publishes to holds
 	// the current records, and False when one leaves a name alone because a
-	// record kfed does not own holds it. Absent when no provider is set up.
+	// record kfed does not own holds it, or failed to publish them. Absent
+	// when no provider is set up. Each provider also has its own condition
+	// (publish.CondProgrammedPrefix + provider).
 	CondDNSPublished = "kfed.io/DNSPublished"
 	// CondFailover says, for a Service routed by failover, which place
 	// serves, why and since when.
@@ -87,6 +90,9 @@ type status struct {
 	// state before it
 	failoverDecision *failover.Decision
 	failoverPrev     failover.State
+
+	// drain is how the Service's drained clusters stand
+	drain publish.Drain
 }
 
 // endpointVerdict is the checkers' verdict on one cluster's endpoint.
@@ -199,7 +205,9 @@ func (s *status) apply(svc *corev1.Service) {
 	}
 	s.applyHealth(set)
 	s.applyDNS(set)
+	publish.SetProgrammedConditions(&svc.Status.Conditions, s.publishers, s.generation, s.gen)
 	s.applyFailover(svc)
+	s.drain.SetCondition(&svc.Status.Conditions, s.gen)
 }
 
 // applyFailover turns the failover decision into CondFailover, which is
@@ -249,11 +257,13 @@ func (s *status) applyDNS(set func(typ string, ok bool, reason, msg string)) {
 	if len(s.publishers) == 0 {
 		return
 	}
-	var conflicts, pending, done []string
+	var conflicts, failed, pending, done []string
 	for _, p := range s.publishers {
 		switch {
 		case len(p.Conflicts) > 0:
 			conflicts = append(conflicts, fmt.Sprintf("%s leaves %s alone: held by records kfed does not own", p.Provider, strings.Join(p.Conflicts, ", ")))
+		case p.ObservedGeneration < s.generation && p.Error != "":
+			failed = append(failed, p.Provider+": "+p.Error)
 		case p.ObservedGeneration < s.generation:
 			pending = append(pending, p.Provider)
 		default:
@@ -263,6 +273,8 @@ func (s *status) applyDNS(set func(typ string, ok bool, reason, msg string)) {
 	switch {
 	case len(conflicts) > 0:
 		set(CondDNSPublished, false, reasonDNSConflict, strings.Join(conflicts, "; "))
+	case len(failed) > 0:
+		set(CondDNSPublished, false, publish.ReasonProviderError, "not published: "+strings.Join(failed, "; "))
 	case len(pending) > 0:
 		set(CondDNSPublished, false, reasonDNSPending, "not yet published to "+strings.Join(pending, ", "))
 	default:

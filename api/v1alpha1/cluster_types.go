@@ -23,6 +23,13 @@ const (
 	ReasonKubeconfigInvalid = "KubeconfigInvalid"
 	ReasonSecretMissing     = "KubeconfigSecretMissing"
 	ReasonPending           = "Pending"
+
+	// ClusterDrained is True while the cluster is drained (spec.drained):
+	// out of every answer, but for names it alone serves.
+	ClusterDrained = "Drained"
+	// ReasonDrained and ReasonUndrained are its reasons.
+	ReasonDrained   = "Drained"
+	ReasonUndrained = "Undrained"
 )
 
 // Well-known labels kfed puts on objects it creates.
@@ -106,6 +113,15 @@ type ClusterSpec struct {
 	// federated endpoints.
 	// +optional
 	HealthCheck HealthCheckSpec `json:"healthCheck,omitempty"`
+
+	// Drained takes the cluster out of every answer (kfed drain): the names
+	// of every Service, Gateway and Ingress it serves stop answering with
+	// its addresses, everywhere — its own per-cluster names too — while its
+	// copies and workloads stay, still probed by the checkers. A name served
+	// by no cluster but drained ones keeps them, and says so. False (kfed
+	// undrain) brings it back.
+	// +optional
+	Drained bool `json:"drained,omitempty"`
 }
 
 // GeoLocation is a place on the Earth in decimal degrees. The numbers are
@@ -149,7 +165,8 @@ type HealthCheckSpec struct {
 
 // ClusterStatus is what kfed observed of the member.
 type ClusterStatus struct {
-	// Conditions Ready and Offline, with reasons and transition times.
+	// Conditions Ready, Offline and Drained, with reasons and transition
+	// times.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
@@ -193,6 +210,7 @@ type ClusterStatus struct {
 // +kubebuilder:printcolumn:name="Latitude",type=string,JSONPath=`.status.location.latitude`,priority=1
 // +kubebuilder:printcolumn:name="Longitude",type=string,JSONPath=`.status.location.longitude`,priority=1
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Drained",type=boolean,JSONPath=`.spec.drained`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Cluster struct {
 	metav1.TypeMeta   `json:",inline"`

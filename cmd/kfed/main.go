@@ -54,6 +54,8 @@ func newRootCommand() *cobra.Command {
 		newStatusCommand(),
 		newDNSCommand(),
 		newFailoverCommand(),
+		newDrainCommand(),
+		newUndrainCommand(),
 		newPlanCommand(),
 		newCheckCommand(),
 		newExplainCommand(),

@@ -384,14 +384,26 @@ func printMembers(w io.Writer, members []kfedv1alpha1.Cluster, p palette) error 
 		if l := c.Status.Location; l != nil {
 			where = l.Latitude + "," + l.Longitude
 		}
-		rows = append(rows, fmt.Sprintf("%s\t%s\t%s\t%s\t%s", c.Name, p.ready(meta.IsStatusConditionTrue(c.Status.Conditions, kfedv1alpha1.ClusterReady)),
-			dash(region), dash(strings.Join(zones, ",")), where))
+		rows = append(rows, fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", c.Name, p.ready(meta.IsStatusConditionTrue(c.Status.Conditions, kfedv1alpha1.ClusterReady)),
+			dash(region), dash(strings.Join(zones, ",")), where, drainedSince(c, p)))
 	}
-	if err := printTable(w, "CLUSTER\tREADY\tREGION\tZONES\tLOCATION", rows); err != nil {
+	if err := printTable(w, "CLUSTER\tREADY\tREGION\tZONES\tLOCATION\tDRAINED", rows); err != nil {
 		return err
 	}
 	_, err := fmt.Fprintln(w)
 	return err
+}
+
+// drainedSince is a member's DRAINED cell: "-", or since when it is out
+// of every answer (kfed drain), "yes" until the controller says when.
+func drainedSince(c *kfedv1alpha1.Cluster, p palette) string {
+	if !c.Spec.Drained {
+		return "-"
+	}
+	if cond := meta.FindStatusCondition(c.Status.Conditions, kfedv1alpha1.ClusterDrained); cond != nil && cond.Status == metav1.ConditionTrue {
+		return p.warn("since " + cond.LastTransitionTime.UTC().Format(time.RFC3339))
+	}
+	return p.warn("yes")
 }
 
 // printDeployments lists the federated Deployments by cluster, after a blank

@@ -94,6 +94,11 @@ type Cluster struct {
 	// (unless no cluster is healthy), and kept at its own name. It is kept
 	// here so that a verdict outlives the controller that reached it.
 	Unhealthy bool
+	// Drained says the cluster is drained (its Cluster's spec.drained): its
+	// addresses are in none of the object's names, not even its own, unless
+	// every cluster of the object is drained (publish.Live). The row stays
+	// so that readers can tell why, and undrain finds it again.
+	Drained bool
 	// Location is where the cluster is (its Cluster's spec.location, else
 	// its region's place), for ordering clusters by distance; nil when
 	// unknown.
@@ -119,6 +124,7 @@ type wireCluster struct {
 	Hostname   string          `json:"hostname,omitempty"`
 	Ports      []Port          `json:"ports,omitempty"`
 	Unhealthy  bool            `json:"unhealthy,omitempty"`
+	Drained    bool            `json:"drained,omitempty"`
 	Location   json.RawMessage `json:"location,omitempty"`
 }
 
@@ -142,7 +148,7 @@ func SetClusters(obj *extdnsv1alpha1.DNSEndpoint, clusters []Cluster) {
 	wire := make([]wireCluster, len(clusters))
 	for i, c := range clusters {
 		wire[i] = wireCluster{
-			Name: c.Name, Region: c.Region, Zones: c.Zones, Hostname: c.Hostname, Ports: c.Ports, Unhealthy: c.Unhealthy,
+			Name: c.Name, Region: c.Region, Zones: c.Zones, Hostname: c.Hostname, Ports: c.Ports, Unhealthy: c.Unhealthy, Drained: c.Drained,
 			Weight:     json.RawMessage(strconv.Itoa(c.Weight)),
 			Addresses:  addrStrings(c.Addresses),
 			ClusterIPs: addrStrings(c.ClusterIPs),
@@ -189,7 +195,7 @@ func ReadClusters(obj *extdnsv1alpha1.DNSEndpoint) (Clusters, error) {
 			errs = append(errs, fmt.Errorf("annotation %s: cluster %s is listed twice; the first counts", AnnotationClusters, w.Name))
 			continue
 		}
-		c := &Cluster{Name: w.Name, Region: w.Region, Zones: w.Zones, Hostname: w.Hostname, Ports: w.Ports, Unhealthy: w.Unhealthy}
+		c := &Cluster{Name: w.Name, Region: w.Region, Zones: w.Zones, Hostname: w.Hostname, Ports: w.Ports, Unhealthy: w.Unhealthy, Drained: w.Drained}
 		var err error
 		if c.Weight, err = ParseWeight(string(bytes.TrimSpace(w.Weight))); err != nil {
 			errs = append(errs, fmt.Errorf("cluster %s: %w", w.Name, err))

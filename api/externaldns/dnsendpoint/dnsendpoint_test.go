@@ -29,7 +29,7 @@ func withTable(table string, eps ...extdnsv1alpha1.Endpoint) *extdnsv1alpha1.DNS
 func TestClusterTableRoundTrips(t *testing.T) {
 	in := []Cluster{
 		{Name: "c2", Region: "europe-west1", Zones: []string{"europe-west1-b"}, Weight: 0, Addresses: addrs("127.2.0.1"),
-			Ports: []Port{{Name: "http", Protocol: "TCP", Port: 80}, {Protocol: "UDP", Port: 53}}, Unhealthy: true},
+			Ports: []Port{{Name: "http", Protocol: "TCP", Port: 80}, {Protocol: "UDP", Port: 53}}, Unhealthy: true, Drained: true},
 		{Name: "c1", Region: "us-east1", Zones: []string{"us-east1-b", "us-east1-c"}, Weight: 7,
 			Addresses: addrs("127.1.0.1", "fd00::1"), ClusterIPs: addrs("10.96.0.1", "fd00:10::1"), Hostname: "lb-1.elb.amazonaws.com",
 			Location: &geo.Point{Latitude: 33.2, Longitude: -80.01}},

@@ -70,6 +70,10 @@ type PublisherStatus struct {
 	// +listType=set
 	// +optional
 	Conflicts []string `json:"conflicts,omitempty"`
+	// Error is the provider's error from the last sync, kept while the
+	// object's current generation is not published there: why it is not.
+	// +optional
+	Error string `json:"error,omitempty"`
 }
 
 // DNSEndpoint is the desired DNS state of one federated Service.

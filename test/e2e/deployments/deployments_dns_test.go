@@ -11,8 +11,6 @@ import (
 	"github.com/kfed-io/kfed/test/fedtest"
 
 	"github.com/miekg/dns"
-	clouddnsapi "google.golang.org/api/dns/v1"
-	"google.golang.org/api/option"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -20,13 +18,10 @@ import (
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/devenv"
-	"github.com/kfed-io/kfed/dnsprovider"
-	"github.com/kfed-io/kfed/dnsprovider/clouddns"
 	"github.com/kfed-io/kfed/dnssync"
 	"github.com/kfed-io/kfed/manager"
 	"github.com/kfed-io/kfed/services/serviceconfig"
 	"github.com/kfed-io/kfed/tenancy"
-	"github.com/kfed-io/kfed/test/clouddnsfake"
 	"github.com/kfed-io/kfed/test/framework"
 	"github.com/kfed-io/kfed/test/route53fake"
 )
@@ -139,26 +134,12 @@ func TestFederatedDeploymentWeightsReachTheProviders(t *testing.T) {
 	})
 
 	t.Run("Cloud DNS holds a weighted round robin item per cluster with its ready replicas", func(t *testing.T) {
-		gcp := clouddnsfake.New()
-		t.Cleanup(gcp.Close)
-		gcp.AddZone("kfed-test", "kfed-test", zone+".")
-		api, err := clouddnsapi.NewService(context.Background(), option.WithEndpoint(gcp.URL+"/"), option.WithoutAuthentication())
-		if err != nil {
-			t.Fatal(err)
-		}
-		prov, err := clouddns.New(api, clouddns.Config{Project: "kfed-test", Zones: []string{"kfed-test"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		reg, err := dnsprovider.NewRegistry("fed", "")
-		if err != nil {
-			t.Fatal(err)
-		}
+		gcp, prov, planner := fedtest.CloudDNS(t, zone, "fed")
 		var eps extdnsv1alpha1.DNSEndpointList
 		if err := fed.List(context.Background(), &eps); err != nil {
 			t.Fatal(err)
 		}
-		s := &dnssync.Syncer{Provider: prov, Planner: dnsprovider.Planner{Registry: reg}}
+		s := &dnssync.Syncer{Provider: prov, Planner: planner}
 		if _, err := s.Sync(context.Background(), dnssync.Desired(tenancy.NewEndpoints("fed", nil), eps.Items), false); err != nil {
 			t.Fatal(err)
 		}
