@@ -72,9 +72,6 @@ type World struct {
 	Owner func(*extdnsv1alpha1.DNSEndpoint) (Owner, bool)
 	// TTL is the plugin's TTL for endpoints without their own (30).
 	TTL uint32
-	// Drain is what explain says of drained clusters: a Cluster has no
-	// drain field yet, so nothing is drained.
-	Drain string
 }
 
 // Owner is the federated object that a DNSEndpoint publishes.
@@ -98,7 +95,6 @@ type Explanation struct {
 	// Steps are the names followed, the asked name first, then each CNAME
 	// target in the federation's records.
 	Steps []Step `json:"steps"`
-	Drain string `json:"drain,omitempty"`
 	// Refused are endpoints at the names that the tenancy rule keeps out.
 	Refused []string `json:"refused,omitempty"`
 }
@@ -145,7 +141,10 @@ type Cluster struct {
 	Addresses []string `json:"addresses"`
 	// Healthy is the verdict the DNSEndpoint carries, Verdict how the
 	// checkers reach it now, and Votes each checker's ballot.
-	Healthy bool   `json:"healthy"`
+	Healthy bool `json:"healthy"`
+	// Drained says an operator drained the cluster (kfed drain): out of
+	// every name while another cluster can answer (publish.Drained).
+	Drained bool   `json:"drained,omitempty"`
 	Verdict string `json:"verdict,omitempty"`
 	Votes   []Vote `json:"votes,omitempty"`
 	// Reason is what the first checker that finds it down says.
@@ -215,7 +214,7 @@ func Explain(q Query, w World, intn func(int) int) (*Explanation, error) {
 	if q.From == "" && q.Location != nil {
 		v = x.At(*q.Location)
 	}
-	e := &Explanation{Name: name, Type: dns.TypeToString[q.Type], Vantage: vantage(q), Rcode: "NOERROR", Drain: w.Drain}
+	e := &Explanation{Name: name, Type: dns.TypeToString[q.Type], Vantage: vantage(q), Rcode: "NOERROR"}
 	for hop := 0; ; hop++ {
 		e.Refused = append(e.Refused, refusalsAt(refused, name)...)
 		records, exists := x.Lookup(name)

@@ -64,6 +64,9 @@ func TestExplainSaysWhatThePluginAnswersAndWhy(t *testing.T) {
 	c3 := shard("cluster-3", "europe-west1", "europe-west1-b", "127.0.1.3", 1)
 	down := c2
 	down.Unhealthy = true
+	drained, drainedDown := c1, c3
+	drained.Drained = true
+	drainedDown.Drained, drainedDown.Unhealthy = true, true
 	proximity := map[string]string{dnsendpoint.AnnotationRouting: dnsendpoint.RoutingProximity}
 	tokyo := &geo.Point{Latitude: 35.68, Longitude: 139.69}
 	newYork := &geo.Point{Latitude: 40.71, Longitude: -74.01}
@@ -92,7 +95,7 @@ func TestExplainSaysWhatThePluginAnswersAndWhy(t *testing.T) {
 			[]string{"10.96.0.1", "127.0.1.2", "127.0.1.3"},
 			[]string{"cluster-1's CoreDNS", "#1 cluster-1 10.96.0.1: this CoreDNS's own cluster, first, by its cluster IPs",
 				"#2 cluster-2 127.0.1.2: own region, weight 2", "#3 cluster-3 127.0.1.3: elsewhere", "no health checkers",
-				"provider rfc2136 has the latest records", "drain: no drain field"}},
+				"provider rfc2136 has the latest records"}},
 		{"at the edge from Tokyo: Europe first, by distance",
 			Query{Name: names.Global(), Type: dns.TypeA, Subnet: netip.MustParsePrefix("203.0.113.0/24"), Location: tokyo},
 			[]extdnsv1alpha1.DNSEndpoint{demo(t, proximity, nil, c1, c2, c3)}, map[string]string{serviceconfig.AnnotationRouting: "proximity"}, publish.Health{},
@@ -112,6 +115,14 @@ func TestExplainSaysWhatThePluginAnswersAndWhy(t *testing.T) {
 			[]string{"10.96.0.3", "127.0.1.1"},
 			[]string{"cluster-2 (us-east1 us-east1-c) weight 2, unhealthy: 2 of 2 fresh checkers see it down",
 				"votes: checker-a down, checker-b down, checker-c stale (not counted)", "unhealthy by the checkers' verdict: left out of the shared names, kept at its own name (a checker says: connection refused)"}},
+		{"a drained cluster leaves every name while another can answer",
+			Query{Name: names.Global(), Type: dns.TypeA, From: "cluster-1"}, []extdnsv1alpha1.DNSEndpoint{demo(t, nil, nil, drained, c2, c3)}, nil, publish.Health{},
+			[]string{"127.0.1.2", "127.0.1.3"},
+			[]string{"cluster-1 (us-east1 us-east1-b) weight 1, healthy, drained", "drained (kfed drain): out of every name while another cluster can answer"}},
+		{"a name only drained clusters can answer keeps them",
+			Query{Name: names.Global(), Type: dns.TypeA}, []extdnsv1alpha1.DNSEndpoint{demo(t, nil, nil, drained, drainedDown)}, nil, publish.Health{},
+			[]string{"127.0.1.1"},
+			[]string{"drained (kfed drain), but kept: no other cluster that is neither drained nor down can answer"}},
 		{"a region without a serving cluster falls back to the global name",
 			Query{Name: names.Region("us-east1"), Type: dns.TypeA}, []extdnsv1alpha1.DNSEndpoint{failed}, map[string]string{
 				serviceconfig.AnnotationRouting: "failover", serviceconfig.AnnotationFailoverOrder: "us-east1,europe-west1", serviceconfig.AnnotationFailoverPin: "europe-west1"},
@@ -126,8 +137,7 @@ func TestExplainSaysWhatThePluginAnswersAndWhy(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := World{Federation: "dev", Trusted: []string{"kfed-system"}, Endpoints: tt.eps, Health: tt.health,
-				Drain: "no drain field on Cluster yet: no cluster is drained"}
+			w := World{Federation: "dev", Trusted: []string{"kfed-system"}, Endpoints: tt.eps, Health: tt.health}
 			if tt.owner != nil {
 				w.Owner = func(ep *extdnsv1alpha1.DNSEndpoint) (Owner, bool) {
 					return Owner{Kind: "Service", Namespace: ep.Namespace, Name: ep.Name, Annotations: tt.owner}, true

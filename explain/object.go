@@ -66,7 +66,7 @@ func object(name, key string, ep *extdnsv1alpha1.DNSEndpoint, w World) Object {
 // cluster explains one cluster of ep's table at a name whose addresses are
 // at.
 func cluster(c *dnsendpoint.Cluster, ep *extdnsv1alpha1.DNSEndpoint, at map[netip.Addr]bool, o Object, w World) Cluster {
-	out := Cluster{Name: c.Name, Region: c.Region, Zones: c.Zones, Weight: c.Weight, Healthy: !c.Unhealthy}
+	out := Cluster{Name: c.Name, Region: c.Region, Zones: c.Zones, Weight: c.Weight, Healthy: !c.Unhealthy, Drained: c.Drained}
 	for _, a := range c.Addresses {
 		out.Addresses = append(out.Addresses, a.String())
 		out.Answered = out.Answered || at[a]
@@ -85,7 +85,11 @@ func cluster(c *dnsendpoint.Cluster, ep *extdnsv1alpha1.DNSEndpoint, at map[neti
 	switch {
 	case out.Answered && c.Weight == 0:
 		out.Why = "weight 0 (no ready replicas): answered after every cluster with a weight"
+	case out.Answered && c.Drained:
+		out.Why = "drained (kfed drain), but kept: no other cluster that is neither drained nor down can answer"
 	case out.Answered:
+	case c.Drained:
+		out.Why = "drained (kfed drain): out of every name while another cluster can answer"
 	case c.Unhealthy:
 		out.Why = "unhealthy by the checkers' verdict: left out of the shared names, kept at its own name"
 		if out.Reason != "" {
@@ -137,9 +141,6 @@ func (e *Explanation) String() string {
 		b.WriteString("\n")
 		s.write(&b, i+1)
 	}
-	if e.Drain != "" {
-		fmt.Fprintf(&b, "\ndrain: %s\n", e.Drain)
-	}
 	return b.String()
 }
 
@@ -169,6 +170,9 @@ func (s Step) write(b *strings.Builder, n int) {
 			state := "healthy"
 			if !c.Healthy {
 				state = "unhealthy"
+			}
+			if c.Drained {
+				state += ", drained"
 			}
 			fmt.Fprintf(b, "   - %s (%s %s) weight %d, %s: %s\n", c.Name, c.Region, strings.Join(c.Zones, ","), c.Weight, state, c.Verdict)
 			if len(c.Votes) > 0 {

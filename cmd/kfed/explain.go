@@ -168,8 +168,7 @@ func runExplain(ctx context.Context, fed client.Client, q explain.Query, f *expl
 		return nil, err
 	}
 	w := explain.World{Federation: federation, Trusted: trusted, TTL: 30,
-		Owner: func(ep *extdnsv1alpha1.DNSEndpoint) (explain.Owner, bool) { return ownerOf(ctx, fed, ep) },
-		Drain: "kfed has no drain field on Cluster yet: no cluster is drained"}
+		Owner: func(ep *extdnsv1alpha1.DNSEndpoint) (explain.Owner, bool) { return ownerOf(ctx, fed, ep) }}
 	for _, ep := range list.Items {
 		if ep.Labels[kfedv1alpha1.LabelFederation] == federation {
 			w.Endpoints = append(w.Endpoints, ep)
