@@ -62,6 +62,7 @@ func cliRows() []cliRow {
 			want: []string{"--members 31: want 1 to 30"}},
 		{name: "dev up with a bad flag value", args: []string{"dev", "up", "--members", "three"}, bed: "offline",
 			want: []string{`invalid argument "three" for "--members"`, "see kfed dev up --help"}},
+		{name: "dev credential without a kubeconfig", args: []string{"dev", "credential"}, bed: "offline", want: noKubeconfig},
 		{name: "dev --help", args: []string{"dev", "--help"}, bed: "offline", ok: true, want: []string{"kfed dev up"}},
 		{name: "dev with an unknown command", args: []string{"dev", "down"}, bed: "offline",
 			want: []string{`unknown command "down" for "kfed dev"`}},
@@ -145,6 +146,16 @@ func cliRows() []cliRow {
 			want: []string{"1 of 1 checks failed", "$SERVER", `(context "federation") does not answer`, "kubectl --context federation get --raw /readyz"}},
 		{name: "check without a kubeconfig", args: []string{"check", "-o", "yaml"}, bed: "offline",
 			want: []string{"1 of 1 checks failed", "no kubeconfig", "give --kubeconfig FILE or set KUBECONFIG"}},
+
+		// kfed drain and kfed undrain
+		{name: "drain without CLUSTER", args: []string{"drain", "--wait"}, bed: "offline",
+			want: []string{"missing CLUSTER", "kfed drain CLUSTER", "see kfed drain --help"}},
+		{name: "undrain of two clusters", args: []string{"undrain", "cluster-1", "cluster-2"}, bed: "offline",
+			want: []string{"kfed undrain takes only CLUSTER", `["cluster-1" "cluster-2"]`}},
+		{name: "drain with a bad --timeout", args: []string{"drain", "cluster-1", "--timeout", "soon"}, bed: "offline",
+			want: []string{`invalid argument "soon" for "--timeout"`, "see kfed drain --help"}},
+		{name: "drain with an unreachable federation", args: []string{"drain", "cluster-1"}, bed: "unreachable", want: unreachable},
+		{name: "undrain without a kubeconfig", args: []string{"undrain", "cluster-1"}, bed: "offline", want: noKubeconfig},
 
 		// kfed explain
 		{name: "explain without NAME", args: []string{"explain", "--from", "cluster-1"}, bed: "offline",

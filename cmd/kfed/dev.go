@@ -139,10 +139,13 @@ func newDevCredentialCommand() *cobra.Command {
 	var kf kubeconfigFlags
 	var namespace string
 	cmd := &cobra.Command{
-		Use:    "credential",
-		Short:  "Print a member's token as an ExecCredential (the dev bed's access provider plugin)",
+		Use:   "credential",
+		Short: "Print a member's token as an ExecCredential (the dev bed's access provider plugin)",
+		Example: `  # as client-go runs it for the access provider kfed-dev (DIR/clusterprofile-providers.json)
+  KUBERNETES_EXEC_INFO='{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","spec":{"interactive":false,"cluster":{"server":"https://127.0.0.1:6443","config":{"clusterName":"cluster-1"}}}}' \
+    kfed dev credential --kubeconfig .kfed-dev/kubeconfig --context federation`,
 		Hidden: true,
-		Args:   cobra.NoArgs,
+		Args:   maxArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := kf.restConfig()
 			if err != nil {

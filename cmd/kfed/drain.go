@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
@@ -28,25 +29,31 @@ says so (condition kfed.io/Drained False, reason OnlyDrainedClusters, and a Warn
 routing counts a drained place as unavailable. The drain is spec.drained on the Cluster; its Drained
 condition and kfed status show it. --wait returns once every DNSEndpoint says so and every provider
 has published it, and prints how long resolvers may still hold the old answer (the records' TTL).
-kfed undrain brings the cluster back.`)
+kfed undrain brings the cluster back.`, `  # take cluster-2 out for an upgrade, and wait until every provider has it
+  kfed drain cluster-2 --wait
+
+  # what a client in cluster-1 now gets for the demo Service, and why
+  kfed explain demo.default.dev.svc.kfed.test --from cluster-1`)
 }
 
 func newUndrainCommand() *cobra.Command {
 	return drainCommand(false, "undrain CLUSTER [--wait]", "Bring a drained member cluster back into every answer",
 		`Undrain brings a cluster taken out by kfed drain back into every answer (spec.drained false on the
 Cluster). --wait returns once every DNSEndpoint says so and every DNS provider has published it, and
-prints how long resolvers may still answer without it (the records' TTL).`)
+prints how long resolvers may still answer without it (the records' TTL).`, `  # bring cluster-2 back after its upgrade
+  kfed undrain cluster-2 --wait`)
 }
 
-func drainCommand(drain bool, use, short, long string) *cobra.Command {
+func drainCommand(drain bool, use, short, long, example string) *cobra.Command {
 	var (
 		kf      kubeconfigFlags
 		wait    bool
 		timeout time.Duration
 	)
 	cmd := &cobra.Command{
-		Use: use, Short: short, Long: long,
-		Args: cobra.ExactArgs(1),
+		Use: use, Short: short, Long: long, Example: example,
+		Args:              exactArgs("CLUSTER"),
+		ValidArgsFunction: completeClusters(&kf),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			_, fed, err := kf.load()
 			if err != nil {
@@ -91,7 +98,9 @@ func verb(drain bool) string {
 // changed.
 func setDrained(ctx context.Context, fed client.Client, name string, drained bool) (bool, error) {
 	var c kfedv1alpha1.Cluster
-	if err := fed.Get(ctx, client.ObjectKey{Name: name}, &c); err != nil {
+	if err := fed.Get(ctx, client.ObjectKey{Name: name}, &c); apierrors.IsNotFound(err) {
+		return false, fmt.Errorf("no cluster %s is joined to this federation (kfed status lists the members)", name)
+	} else if err != nil {
 		return false, fmt.Errorf("cluster %s: %w", name, err)
 	}
 	if c.Spec.Drained == drained {
