@@ -12,6 +12,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 )
 
@@ -59,6 +60,10 @@ type Source struct {
 	// Ingress, for a Service of type LoadBalancer with ingress IPs, is how
 	// another cluster reaches it without a flat pod network.
 	Ingress []Endpoints
+	// Unhealthy is the health checkers' verdict on the cluster's load
+	// balancer (as the federation's names take it, failing open): other
+	// clusters' slices hold its ingress not ready and not serving.
+	Unhealthy bool
 }
 
 // Endpoints are addresses of one type sharing ports.
@@ -324,11 +329,25 @@ func ingress(s *corev1.Service) []Endpoints {
 // clusters reach each other through load balancers; else the other
 // cluster's pods, which a flat pod network (Submariner, Cilium cluster
 // mesh) reaches, as headless imports always need (ADR 0011).
+//
+// A load balancer the checkers find down is written not ready and not
+// serving, so kube-proxy routes around it.
 func (imp *Import) EndpointsIn(member string, s Source) []Endpoints {
 	if s.Cluster == member || imp.Spec.Type == mcsv1beta1.Headless || len(s.Ingress) == 0 {
 		return s.Pods
 	}
-	return s.Ingress
+	if !s.Unhealthy {
+		return s.Ingress
+	}
+	out := make([]Endpoints, len(s.Ingress))
+	for i, eps := range s.Ingress {
+		out[i] = Endpoints{AddressType: eps.AddressType, Ports: eps.Ports}
+		for _, ep := range eps.Endpoints {
+			ep.Conditions = discoveryv1.EndpointConditions{Ready: ptr.To(false), Serving: ptr.To(false), Terminating: ptr.To(false)}
+			out[i].Endpoints = append(out[i].Endpoints, ep)
+		}
+	}
+	return out
 }
 
 // setConditions sets want on have, keeping each unchanged condition's
