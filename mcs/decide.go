@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"net/netip"
 	"reflect"
 	"slices"
 	"strings"
@@ -304,7 +305,7 @@ func ingress(s *corev1.Service) []Endpoints {
 	ready := true
 	var out []Endpoints
 	for _, in := range s.Status.LoadBalancer.Ingress {
-		if in.IP == "" {
+		if !endpointIP(in.IP) {
 			continue
 		}
 		t := discoveryv1.AddressTypeIPv4
@@ -321,6 +322,15 @@ func ingress(s *corev1.Service) []Endpoints {
 		})
 	}
 	return out
+}
+
+// endpointIP reports whether an EndpointSlice may hold ip: the API server
+// refuses an unspecified, loopback or link-local address, and one would
+// fail the whole import (a loopback load balancer, as kfed dev up's, is
+// reached from no other cluster anyway).
+func endpointIP(ip string) bool {
+	a, err := netip.ParseAddr(ip)
+	return err == nil && !a.IsUnspecified() && !a.IsLoopback() && !a.IsLinkLocalUnicast() && !a.IsLinkLocalMulticast()
 }
 
 // EndpointsIn are the endpoints member (a cluster ID) routes to for one

@@ -187,7 +187,7 @@ func TestDecideGlobal(t *testing.T) {
 func TestEndpointsInMarksAnUnhealthyLoadBalancer(t *testing.T) {
 	lbSvc := service(func(s *corev1.Service) {
 		s.Spec.Type = corev1.ServiceTypeLoadBalancer
-		s.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "127.0.5.1"}}
+		s.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "192.0.2.5"}}
 	})
 	d := Decide([]Export{export("c1", 0, lbSvc, "10.1.0.1"), export("c2", 1, lbSvc, "10.2.0.1")})
 	d.Import.Sources[1].Unhealthy = true // c2
