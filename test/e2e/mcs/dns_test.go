@@ -27,31 +27,9 @@ import (
 // plugin) answers its name as the MCS DNS specification says, and the
 // name is NXDOMAIN in every member once both exports go.
 func TestExportResolvesInEveryMembersCoreDNS(t *testing.T) {
-	bin := t.TempDir()
-	build := exec.Command("go", "build", "-o", bin+"/", "./cmd/coredns", "./cmd/kfed-healthcheck")
-	build.Dir = framework.RepoRoot(t)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building CoreDNS: %v\n%s", err, out)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	d, err := devenv.StartDev(ctx, devenv.DevOptions{
-		Dir: t.TempDir(), BinDir: framework.BinDir(t), Members: 3, Federation: "dev", Domain: "kfed.test",
-		LBBase: 16 + rand.IntN(200), CoreDNS: filepath.Join(bin, "coredns"), Checker: filepath.Join(bin, "kfed-healthcheck"),
-		Log: logr.Discard(),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(d.Stop)
-	clients := map[string]client.Client{}
-	for _, m := range d.Members {
-		c, err := client.New(m.Config, client.Options{Scheme: framework.NewScheme(t)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		clients[m.Name] = c
-	}
+	d, clients := startDevBed(ctx, t)
 	for _, m := range []string{"cluster-1", "cluster-2"} {
 		for _, o := range []client.Object{
 			&corev1.Service{
@@ -132,4 +110,34 @@ func TestExportResolvesInEveryMembersCoreDNS(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// startDevBed starts `kfed dev up`'s bed of three members, with CoreDNS and
+// a health checker in each, and returns it with a client of each member.
+func startDevBed(ctx context.Context, t *testing.T) (*devenv.Dev, map[string]client.Client) {
+	t.Helper()
+	bin := t.TempDir()
+	build := exec.Command("go", "build", "-o", bin+"/", "./cmd/coredns", "./cmd/kfed-healthcheck")
+	build.Dir = framework.RepoRoot(t)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building CoreDNS: %v\n%s", err, out)
+	}
+	d, err := devenv.StartDev(ctx, devenv.DevOptions{
+		Dir: t.TempDir(), BinDir: framework.BinDir(t), Members: 3, Federation: "dev", Domain: "kfed.test",
+		LBBase: 16 + rand.IntN(200), CoreDNS: filepath.Join(bin, "coredns"), Checker: filepath.Join(bin, "kfed-healthcheck"),
+		Log: logr.Discard(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Stop)
+	clients := map[string]client.Client{}
+	for _, m := range d.Members {
+		c, err := client.New(m.Config, client.Options{Scheme: framework.NewScheme(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		clients[m.Name] = c
+	}
+	return d, clients
 }
