@@ -117,7 +117,7 @@ func decideGlobal(in globalInput) globalDecision {
 		}
 	}
 
-	previous := previousRows(in.published)
+	previous := publish.Previous(in.published)
 	rows, unhealthy := judgedRows(in, exports, previous)
 
 	pin := publish.Input{Names: in.names, TTL: cfg.TTL, Clusters: rows}
@@ -140,7 +140,7 @@ func decideGlobal(in globalInput) globalDecision {
 		}
 		routing = "; failover: " + fo.Message
 	}
-	pin.Regions, pin.Zones = places(in.joined, in.published, in.names)
+	pin.Regions, pin.Zones = publish.Places(in.joined, in.published, in.names)
 	eps, table, err := publish.Endpoints(pin)
 	if err != nil {
 		// A name DNS cannot hold publishes nothing new; what was published
@@ -200,35 +200,6 @@ func decideFailover(cfg serviceconfig.Config, rows []dnsendpoint.Cluster, publis
 	return failover.Decide(cfg.Failover, clusters, prev, now)
 }
 
-// places are the regions and zones ("zone/region") of the joined clusters
-// and those the published DNSEndpoint has names for, so that a place keeps
-// its name, as a CNAME fallback, after its last cluster leaves.
-func places(joined map[string]*kfedv1alpha1.Cluster, published *extdnsv1alpha1.DNSEndpoint, n publish.Names) (regions, zones []string) {
-	for _, cl := range joined {
-		region, zs := cl.Location()
-		if region == "" {
-			continue // not located yet: no place of its own
-		}
-		regions = append(regions, region)
-		for _, z := range zs {
-			zones = append(zones, z+"/"+region)
-		}
-	}
-	if published == nil {
-		return regions, zones
-	}
-	for _, e := range published.Spec.Endpoints {
-		switch z, r, ok := n.Place(e.DNSName); {
-		case !ok:
-		case z == "":
-			regions = append(regions, r)
-		default:
-			zones = append(zones, z+"/"+r)
-		}
-	}
-	return regions, zones
-}
-
 // readyEndpoints is the weight of a cluster's export: its Service's ready
 // endpoints, or the default weight when it has no EndpointSlice.
 func readyEndpoints(slices []discoveryv1.EndpointSlice) int {
@@ -244,19 +215,6 @@ func readyEndpoints(slices []discoveryv1.EndpointSlice) int {
 		}
 	}
 	return min(n, dnsendpoint.MaxWeight)
-}
-
-// previousRows reads the cluster table of the published DNSEndpoint, so a
-// cluster that cannot be read keeps what it had.
-func previousRows(published *extdnsv1alpha1.DNSEndpoint) map[string]dnsendpoint.Cluster {
-	previous := map[string]dnsendpoint.Cluster{}
-	if published != nil {
-		table, _ := dnsendpoint.ReadClusters(published)
-		for name, c := range table {
-			previous[name] = *c
-		}
-	}
-	return previous
 }
 
 // judgedRows are the rows of the exports (publish.Keep) and of the joined
