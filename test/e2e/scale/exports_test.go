@@ -3,7 +3,6 @@ package scale
 import (
 	"context"
 	"fmt"
-	"maps"
 	"os"
 	"os/exec"
 	"slices"
@@ -119,13 +118,7 @@ func TestScaleExportsAnswerQuicklyAndStayQuiet(t *testing.T) {
 	after := scrapeAll(t, f, clusterNames)
 	report("quiet window of %v: controller %.2f CPU seconds", steady, ctrl.cpu(t)-cpuQuiet)
 	for _, c := range clusterNames {
-		d := diff(before[c], after[c])
-		var writes []string
-		for _, k := range slices.SortedFunc(maps.Keys(d), requestKey.less) {
-			if k.mutating() && k.resource != "leases" {
-				writes = append(writes, fmt.Sprintf("%s %s: %v", k.verb, k.resourcePath(), d[k]))
-			}
-		}
+		writes := writesButLeases(diff(before[c], after[c]))
 		if len(writes) > 0 {
 			t.Errorf("%s: writes while nothing changed: %s", c, strings.Join(writes, ", "))
 		}
