@@ -40,7 +40,8 @@ type Controller struct {
 	// Federation marks what kfed writes in members.
 	Federation string
 	Logger     logr.Logger
-	// Workers is how many names are reconciled at once; 4 when zero.
+	// Workers is how many names are reconciled at once; 8 when zero, as
+	// for federated Services: a reconcile waits on members' API servers.
 	Workers int
 
 	// Fed is the federation's control plane (reading from the manager's
@@ -82,7 +83,7 @@ func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
 		Named("mcs").
 		WatchesRawSource(clusters.ChannelSource(c.events, &handler.EnqueueRequestForObject{})).
 		WatchesRawSource(source.Channel(c.Members.Changes(), handler.EnqueueRequestsFromMapFunc(c.all))).
-		WithOptions(controller.Options{MaxConcurrentReconciles: cmp.Or(c.Workers, 4)})
+		WithOptions(controller.Options{MaxConcurrentReconciles: cmp.Or(c.Workers, 8)})
 	if c.Fed != nil {
 		// The exports' DNSEndpoints, and the checkers' verdicts on them.
 		b = b.Watches(&extdnsv1alpha1.DNSEndpoint{}, handler.EnqueueRequestsFromMapFunc(c.ownDNSEndpoint))
