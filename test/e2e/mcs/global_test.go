@@ -27,6 +27,9 @@ import (
 // cluster IP, the others by their load balancers); a load balancer that
 // refuses connections leaves the answers until it comes back; the oldest export's routing annotations
 // route the name; and it is NXDOMAIN once both exports go.
+//
+// It is one function over 80 lines: its steps share a bed that takes a
+// minute to start, and read in order as the story they check.
 func TestLoadBalancerExportGetsAGlobalNameThatFollowsHealthAndRouting(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()

@@ -29,6 +29,9 @@ import (
 // dev bed's loopback ones cannot be in an EndpointSlice (its e2e,
 // TestLoadBalancerExportGetsAGlobalNameThatFollowsHealthAndRouting, has real
 // checkers and DNS).
+//
+// It is one function over 80 lines: its steps share a bed that takes a
+// minute to start, and read in order as the story they check.
 func TestAnUnhealthyLoadBalancerIsNotReadyInOtherMembersImports(t *testing.T) {
 	f := framework.Start(t, framework.Members(3), framework.MemberCRDs())
 	f.JoinAll()

@@ -37,6 +37,9 @@ const exportsNamespace = "mcs-scale"
 // A in all three CoreDNS; the controller's CPU and memory; over a quiet
 // window (KFED_SCALE_STEADY) no write but leases on any API server; then
 // every export is deleted, and each name's time to NXDOMAIN in all three.
+//
+// It is one function over 80 lines: its steps share a bed that takes a
+// minute to start, and read in order as the story they check.
 func TestScaleExportsAnswerQuicklyAndStayQuiet(t *testing.T) {
 	n := 20
 	if v := os.Getenv("KFED_SCALE_EXPORTS"); v != "" {
