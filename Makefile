@@ -2,7 +2,7 @@
 SHELL := /usr/bin/env bash
 GO ?= go
 
-.PHONY: dev test fleet fleet-figures test-unit conformance generate verify build version release bench bench-health bench-failover chart reliability images scale fuzz fuzz-long
+.PHONY: dev test fleet fleet-figures test-unit conformance generate verify build version release bench bench-health bench-failover chart reliability images scale scale-exports fuzz fuzz-long
 
 # The version every binary reports (--version, kfed version, kfed_build_info)
 # and images are tagged with: the nearest v* tag, else the commit; -dirty
@@ -103,6 +103,14 @@ fleet:
 fleet-figures:
 	set -o pipefail; KFED_TEST_BIN=$$(hack/test-binaries.sh | tail -n 1) KFED_FLEET_MEMBERS=$(FLEET_MEMBERS) KFED_FLEET_SERVICES=$${KFED_FLEET_SERVICES:-1000} \
 		$(GO) test -count=1 -timeout 60m -run TestFleetFigures -v ./test/e2e/fleet/ | grep --line-buffered -E 'FIGURE|fleet_test.go|^ *(---|ok|FAIL)'
+
+## scale-exports: Multi-Cluster Services: 100 exports (created -> answered in every member, deleted -> NXDOMAIN,
+## p50/p95), then 1,000 (controller CPU and RSS), each with a quiet minute with no writes (~15 min on 2 cores).
+scale-exports:
+	set -o pipefail; for n in $${KFED_SCALE_EXPORTS:-100 1000}; do \
+		KFED_TEST_BIN=$$(hack/test-binaries.sh | tail -n 1) KFED_SCALE_EXPORTS=$$n KFED_SCALE_STEADY=$${KFED_SCALE_STEADY:-1m} \
+		$(GO) test -count=1 -timeout 60m -run TestScaleExportsAnswerQuicklyAndStayQuiet -v ./test/e2e/scale/ \
+		| tee $${TMPDIR:-/tmp}/kfed-scale-exports-$$n.log | grep -E 'exports:|^(---|ok|FAIL)' || exit 1; done
 
 ## fuzz: every Go fuzz target, one at a time, FUZZTIME each (default 2m, ~40 min in all; a duration or a count).
 FUZZTIME ?= 2m

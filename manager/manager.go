@@ -303,9 +303,16 @@ func addGateways(mgr ctrl.Manager, o Options, members *clusters.Registry) error 
 }
 
 // addMCS registers the Multi-Cluster Services controller: ServiceExports
-// in members become ServiceImports in every member.
+// in members become ServiceImports in every member, and the exports of
+// LoadBalancer Services the federation's names.
 func addMCS(mgr ctrl.Manager, o Options, members *clusters.Registry) error {
-	mc := &mcs.Controller{Members: members, Federation: o.Federation, Logger: o.Logger.WithName("mcs")}
+	mc := &mcs.Controller{
+		Members: members, Federation: o.Federation, Logger: o.Logger.WithName("mcs"),
+		// The exports of LoadBalancer Services get the federation's names.
+		Fed: mgr.GetClient(), Live: mgr.GetAPIReader(), Domain: o.Domain, Namespace: o.Namespace,
+		Freshness: o.HealthFreshness, Resolver: o.Resolver,
+		Tenancy: tenancy.NewEndpoints(o.Federation, o.TrustedNamespaces),
+	}
 	if err := mc.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the MCS controller: %w", err)
 	}

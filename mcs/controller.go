@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -15,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -23,7 +25,10 @@ import (
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	aboutv1alpha1 "github.com/kfed-io/kfed/api/about/v1alpha1"
+	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/publish"
+	"github.com/kfed-io/kfed/tenancy"
 )
 
 // Controller turns the ServiceExports of every member into ServiceImports,
@@ -35,8 +40,28 @@ type Controller struct {
 	// Federation marks what kfed writes in members.
 	Federation string
 	Logger     logr.Logger
-	// Workers is how many names are reconciled at once; 4 when zero.
+	// Workers is how many names are reconciled at once; 8 when zero, as
+	// for federated Services: a reconcile waits on members' API servers.
 	Workers int
+
+	// Fed is the federation's control plane (reading from the manager's
+	// cache), where the exports of Services of type LoadBalancer publish
+	// the federation's names, as a federated Service does; nil publishes
+	// none. Live reads its API server (publish.Publisher).
+	Fed  client.Client
+	Live client.Reader
+	// Domain is the D of S.N.F.svc.D; Namespace is kfed's, where the
+	// checkers report (kfedv1alpha1.DefaultNamespace when empty).
+	Domain, Namespace string
+	// Freshness is how long a checker's heartbeat counts
+	// (publish.DefaultFreshness when zero).
+	Freshness time.Duration
+	// Resolver resolves a load balancer's hostname; the system's when nil.
+	Resolver publish.Resolver
+	// Tenancy is the rule every published name is checked against: an
+	// export in namespace N publishes only N's names.
+	Tenancy tenancy.Endpoints
+	Clock   clock.PassiveClock
 
 	events *clusters.Channel[client.Object]
 }
@@ -54,12 +79,22 @@ func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
 	c.Members.WatchOptional(&discoveryv1.EndpointSlice{}, c.sendIfExported(sliceKey))
 	c.Members.WatchOptional(&aboutv1alpha1.ClusterProperty{}, func(string, client.Object) { c.sendAll(context.Background()) })
 	c.Members.Watch(&corev1.Service{}, c.sendIfExported(serviceKey))
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named("mcs").
 		WatchesRawSource(clusters.ChannelSource(c.events, &handler.EnqueueRequestForObject{})).
 		WatchesRawSource(source.Channel(c.Members.Changes(), handler.EnqueueRequestsFromMapFunc(c.all))).
-		WithOptions(controller.Options{MaxConcurrentReconciles: cmp.Or(c.Workers, 4)}).
-		Complete(c)
+		WithOptions(controller.Options{MaxConcurrentReconciles: cmp.Or(c.Workers, 8)})
+	if c.Fed != nil {
+		// The exports' DNSEndpoints, and the checkers' verdicts on them.
+		b = b.Watches(&extdnsv1alpha1.DNSEndpoint{}, handler.EnqueueRequestsFromMapFunc(c.ownDNSEndpoint))
+		if err := mgr.Add(&publish.HealthWatch{
+			Cache: mgr.GetCache(), Federation: c.Federation, Freshness: c.Freshness, Clock: c.clock(),
+			Enqueue: c.enqueueEndpoint, All: c.sendAll,
+		}); err != nil {
+			return err
+		}
+	}
+	return b.Complete(c)
 }
 
 // The name an event of each kind is about.
@@ -187,7 +222,9 @@ type member struct {
 }
 
 // Reconcile observes every member's export and import of a name, decides
-// the import, writes it to every member and reports on every export.
+// the import and the federation's names of its LoadBalancer exports,
+// writes the import to every member and the names to the control plane,
+// and reports on every export.
 func (c *Controller) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	key := req.NamespacedName
 	members, err := c.observe(ctx, key)
@@ -199,9 +236,15 @@ func (c *Controller) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		exports = append(exports, m.export)
 	}
 	d := Decide(exports)
+	global, err := c.observeGlobal(ctx, key, members, d)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	markHealth(d.Import, members, global)
 	outcome := c.write(ctx, key, members, d)
-	err = c.report(ctx, members, d, outcome)
-	return ctrl.Result{}, errors.Join(outcome.err(), err)
+	cond, again, gerr := c.writeGlobal(ctx, key, global)
+	err = c.report(ctx, members, d, outcome, global, cond)
+	return ctrl.Result{RequeueAfter: again}, errors.Join(outcome.err(), gerr, err)
 }
 
 // observe reads, from the members' caches, what each Ready member serving

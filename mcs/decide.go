@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"net/netip"
 	"reflect"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 )
 
@@ -59,6 +61,10 @@ type Source struct {
 	// Ingress, for a Service of type LoadBalancer with ingress IPs, is how
 	// another cluster reaches it without a flat pod network.
 	Ingress []Endpoints
+	// Unhealthy is the health checkers' verdict on the cluster's load
+	// balancer (as the federation's names take it, failing open): other
+	// clusters' slices hold its ingress not ready and not serving.
+	Unhealthy bool
 }
 
 // Endpoints are addresses of one type sharing ports.
@@ -299,7 +305,7 @@ func ingress(s *corev1.Service) []Endpoints {
 	ready := true
 	var out []Endpoints
 	for _, in := range s.Status.LoadBalancer.Ingress {
-		if in.IP == "" {
+		if !endpointIP(in.IP) {
 			continue
 		}
 		t := discoveryv1.AddressTypeIPv4
@@ -318,17 +324,40 @@ func ingress(s *corev1.Service) []Endpoints {
 	return out
 }
 
+// endpointIP reports whether an EndpointSlice may hold ip: the API server
+// refuses an unspecified, loopback or link-local address, and one would
+// fail the whole import (a loopback load balancer, as kfed dev up's, is
+// reached from no other cluster anyway).
+func endpointIP(ip string) bool {
+	a, err := netip.ParseAddr(ip)
+	return err == nil && !a.IsUnspecified() && !a.IsLoopback() && !a.IsLinkLocalUnicast() && !a.IsLinkLocalMulticast()
+}
+
 // EndpointsIn are the endpoints member (a cluster ID) routes to for one
 // source cluster: its own pods; another cluster's load balancer when the
 // import has a ClusterSetIP and that cluster's Service has one, as
 // clusters reach each other through load balancers; else the other
 // cluster's pods, which a flat pod network (Submariner, Cilium cluster
 // mesh) reaches, as headless imports always need (ADR 0011).
+//
+// A load balancer the checkers find down is written not ready and not
+// serving, so kube-proxy routes around it.
 func (imp *Import) EndpointsIn(member string, s Source) []Endpoints {
 	if s.Cluster == member || imp.Spec.Type == mcsv1beta1.Headless || len(s.Ingress) == 0 {
 		return s.Pods
 	}
-	return s.Ingress
+	if !s.Unhealthy {
+		return s.Ingress
+	}
+	out := make([]Endpoints, len(s.Ingress))
+	for i, eps := range s.Ingress {
+		out[i] = Endpoints{AddressType: eps.AddressType, Ports: eps.Ports}
+		for _, ep := range eps.Endpoints {
+			ep.Conditions = discoveryv1.EndpointConditions{Ready: ptr.To(false), Serving: ptr.To(false), Terminating: ptr.To(false)}
+			out[i].Endpoints = append(out[i].Endpoints, ep)
+		}
+	}
+	return out
 }
 
 // setConditions sets want on have, keeping each unchanged condition's

@@ -176,7 +176,7 @@ var keyHello = types.NamespacedName{Namespace: "ns", Name: "hello"}
 func TestEndpointSlicesPerMember(t *testing.T) {
 	lb := service(func(s *corev1.Service) {
 		s.Spec.Type = corev1.ServiceTypeLoadBalancer
-		s.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "127.0.5.1"}}
+		s.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "192.0.2.5"}}
 	})
 	for _, tc := range []struct {
 		name    string
@@ -189,19 +189,28 @@ func TestEndpointSlicesPerMember(t *testing.T) {
 			name:    "a member routes its own pods and another cluster's load balancer",
 			exports: []Export{export("c1", 0, service(), "10.1.0.1"), export("c2", 1, lb, "10.2.0.1", "10.2.0.2")},
 			member:  "c1",
-			want:    map[string][]string{"hello-c1-ipv4": {"10.1.0.1"}, "hello-c2-ipv4": {"127.0.5.1"}},
+			want:    map[string][]string{"hello-c1-ipv4": {"10.1.0.1"}, "hello-c2-ipv4": {"192.0.2.5"}},
 		},
 		{
 			name:    "another cluster's pods where it has no load balancer (a flat pod network), its load balancer where it has",
 			exports: []Export{export("c1", 0, service(), "10.1.0.1"), export("c2", 1, lb, "10.2.0.1", "10.2.0.2")},
 			member:  "c3",
-			want:    map[string][]string{"hello-c1-ipv4": {"10.1.0.1"}, "hello-c2-ipv4": {"127.0.5.1"}},
+			want:    map[string][]string{"hello-c1-ipv4": {"10.1.0.1"}, "hello-c2-ipv4": {"192.0.2.5"}},
 		},
 		{
 			name:    "the exporting cluster routes its own pods, not its load balancer",
 			exports: []Export{export("c2", 1, lb, "10.2.0.1", "10.2.0.2")},
 			member:  "c2",
 			want:    map[string][]string{"hello-c2-ipv4": {"10.2.0.1", "10.2.0.2"}},
+		},
+		{
+			name: "a load balancer address no EndpointSlice may hold (loopback, link-local) is left out, not the import",
+			exports: []Export{export("c1", 0, service(), "10.1.0.1"), export("c2", 1, service(func(s *corev1.Service) {
+				s.Spec.Type = corev1.ServiceTypeLoadBalancer
+				s.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "127.0.5.1"}, {IP: "169.254.0.1"}, {IP: "192.0.2.1"}}
+			}), "10.2.0.1")},
+			member: "c1",
+			want:   map[string][]string{"hello-c1-ipv4": {"10.1.0.1"}, "hello-c2-ipv4": {"192.0.2.1"}},
 		},
 		{
 			name: "a headless import holds every cluster's pods",

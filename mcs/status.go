@@ -15,9 +15,10 @@ import (
 )
 
 // report sets each export's conditions: Valid and Conflict as d says,
-// Ready as writing the import went. It writes an export's status only when
-// a condition changed.
-func (c *Controller) report(ctx context.Context, members []*member, d Decision, o *outcome) error {
+// Ready as writing the import went, and CondGlobalName (global) on the
+// exports of LoadBalancer Services g publishes. It writes an export's
+// status only when a condition changed.
+func (c *Controller) report(ctx context.Context, members []*member, d Decision, o *outcome, g *globalState, global *metav1.Condition) error {
 	var errs []error
 	for _, m := range members {
 		se := m.export.Export
@@ -34,6 +35,11 @@ func (c *Controller) report(ctx context.Context, members []*member, d Decision, 
 			return c.Type == string(mcsv1beta1.ServiceExportConditionConflict)
 		}) && meta.RemoveStatusCondition(&have.Status.Conditions, string(mcsv1beta1.ServiceExportConditionConflict)) {
 			changed = true // an invalid export conflicts with none
+		}
+		if g != nil && g.exporters[m.id] && global != nil {
+			changed = setConditions(&have.Status.Conditions, []metav1.Condition{*global}, se.Generation) || changed
+		} else if meta.RemoveStatusCondition(&have.Status.Conditions, CondGlobalName) {
+			changed = true // no longer a LoadBalancer's export, or not exported
 		}
 		if !changed {
 			continue
@@ -54,7 +60,8 @@ func (c *Controller) report(ctx context.Context, members []*member, d Decision, 
 func warnings(before, now []metav1.Condition) []metav1.Condition {
 	bad := func(c metav1.Condition) bool {
 		return (c.Type == string(mcsv1beta1.ServiceExportConditionValid) && c.Status == metav1.ConditionFalse) ||
-			(c.Type == string(mcsv1beta1.ServiceExportConditionConflict) && c.Status == metav1.ConditionTrue)
+			(c.Type == string(mcsv1beta1.ServiceExportConditionConflict) && c.Status == metav1.ConditionTrue) ||
+			(c.Type == CondGlobalName && c.Status == metav1.ConditionFalse)
 	}
 	var out []metav1.Condition
 	for _, c := range now {

@@ -8,7 +8,11 @@
 //     verdicts they may change (HealthWatch);
 //   - weights.go: each cluster's DNS weight from the federated Deployments
 //     an object's pods are selected from (WeightsOf);
-//   - resolve.go: a load balancer's hostname resolved to addresses;
+//   - resolve.go: a load balancer's hostname resolved to addresses, and
+//     ingress.go, the cluster row a member's LoadBalancer Service gives
+//     (ServiceRow);
+//   - places.go: the regions and zones an object's names are published for
+//     (Places) and the rows it published last (Previous);
 //   - keep.go: what a cluster publishes when its member could not say
 //     (Keep);
 //   - drain.go: which rows of a drained cluster (kfed drain) leave the

@@ -82,7 +82,7 @@ func TestPreviousCopiesRoundTrip(t *testing.T) {
 		published := &extdnsv1alpha1.DNSEndpoint{Spec: extdnsv1alpha1.DNSEndpointSpec{Endpoints: eps}}
 		dnsendpoint.SetClusters(published, table)
 		var again []dnsendpoint.Cluster
-		for _, s := range previousClusters(published) {
+		for _, s := range publish.Previous(published) {
 			again = append(again, s)
 		}
 		eps2, table2, err := publish.Endpoints(publish.Input{Names: names, Clusters: again, Regions: regions, Zones: zones})

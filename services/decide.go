@@ -59,7 +59,7 @@ func decide(o observation) (decision, error) {
 	if len(o.unknown) > 0 {
 		st.placementWarning(fmt.Sprintf("annotation %s names clusters that are not joined: %s", AnnotationClusters, strings.Join(o.unknown, ", ")))
 	}
-	previous := previousClusters(o.published)
+	previous := publish.Previous(o.published)
 	var shards []dnsendpoint.Cluster
 	placed := slices.Sorted(func(yield func(string) bool) {
 		for name := range o.placed {
@@ -112,15 +112,7 @@ func decide(o observation) (decision, error) {
 			}
 		}
 	}
-	for _, cl := range o.joined {
-		region, zones := cl.Location()
-		in.Regions = append(in.Regions, region)
-		for _, z := range zones {
-			in.Zones = append(in.Zones, z+"/"+region)
-		}
-	}
-	regions, zones := publishedPlaces(o.published, o.names)
-	in.Regions, in.Zones = append(in.Regions, regions...), append(in.Zones, zones...)
+	in.Regions, in.Zones = publish.Places(o.joined, o.published, o.names)
 	eps, table, err := publish.Endpoints(in)
 	if err != nil {
 		st.invalid(reasonNameTooLong, err.Error())
@@ -214,40 +206,6 @@ func place(cfg serviceconfig.Config, joined map[string]*kfedv1alpha1.Cluster) (m
 		}
 	}
 	return placed, unknown
-}
-
-// previousClusters reads the cluster table of a published DNSEndpoint, so
-// a cluster that cannot be read keeps what it had.
-func previousClusters(published *extdnsv1alpha1.DNSEndpoint) map[string]dnsendpoint.Cluster {
-	out := map[string]dnsendpoint.Cluster{}
-	if published == nil {
-		return out
-	}
-	// A table kfed wrote itself reads back whole; whatever could not be read
-	// is simply not kept.
-	table, _ := dnsendpoint.ReadClusters(published)
-	for name, c := range table {
-		out[name] = *c
-	}
-	return out
-}
-
-// publishedPlaces lists the regions and zones ("zone/region") that have a
-// name in the published DNSEndpoint.
-func publishedPlaces(published *extdnsv1alpha1.DNSEndpoint, n publish.Names) (regions, zones []string) {
-	if published == nil {
-		return nil, nil
-	}
-	for _, e := range published.Spec.Endpoints {
-		switch z, r, ok := n.Place(e.DNSName); {
-		case !ok:
-		case z == "":
-			regions = append(regions, r)
-		default:
-			zones = append(zones, z+"/"+r)
-		}
-	}
-	return regions, zones
 }
 
 // copyAction is what decideCopies says to do with one Ready member's

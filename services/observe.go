@@ -2,9 +2,7 @@ package services
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/netip"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -132,34 +130,8 @@ func (c *Controller) observe(ctx context.Context, svc *corev1.Service, cfg servi
 	return o, nil
 }
 
-// readIngress reads a shard's ingress into its cluster row, resolving a hostname
-// ingress.
+// readIngress reads a shard's ingress into its cluster row, resolving a
+// hostname ingress (publish.ServiceRow).
 func (c *Controller) readIngress(ctx context.Context, m clusters.Member, shard *corev1.Service) (dnsendpoint.Cluster, error) {
-	s := dnsendpoint.Cluster{Name: m.Name, Region: m.Region, Zones: m.Zones, Weight: 1}
-	for _, ip := range shard.Spec.ClusterIPs {
-		if a, err := netip.ParseAddr(ip); err == nil {
-			s.ClusterIPs = append(s.ClusterIPs, a)
-		}
-	}
-	for _, p := range shard.Spec.Ports {
-		s.Ports = append(s.Ports, dnsendpoint.Port{Name: p.Name, Protocol: string(p.Protocol), Port: p.Port})
-	}
-	var errs []error
-	for _, ing := range shard.Status.LoadBalancer.Ingress {
-		if a, err := netip.ParseAddr(ing.IP); err == nil {
-			s.Addresses = append(s.Addresses, a)
-			continue
-		}
-		if ing.Hostname != "" && s.Hostname == "" {
-			var addrs []netip.Addr
-			var err error
-			s.Hostname, addrs, err = publish.ResolveHostname(ctx, c.Resolver, ing.Hostname)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("resolving ingress hostname %s of cluster %s: %w", s.Hostname, m.Name, err))
-				continue
-			}
-			s.Addresses = append(s.Addresses, addrs...)
-		}
-	}
-	return s, errors.Join(errs...)
+	return publish.ServiceRow(ctx, c.Resolver, m, shard)
 }

@@ -36,7 +36,9 @@ func newDNSCommand() *cobra.Command {
 // record is one row of `kfed dns plan`.
 type record struct {
 	// Service is the federated object the records are of: namespace/name of
-	// a Service, or "Gateway namespace/name", "Ingress namespace/name".
+	// a Service, or "Gateway namespace/name", "Ingress namespace/name",
+	// "ServiceExport namespace/name" (the exports of a LoadBalancer Service
+	// in the members).
 	Service string `json:"service"`
 	Name    string `json:"name"`
 	Type    string `json:"type"`
@@ -63,9 +65,11 @@ func newDNSPlanCommand() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "plan [SERVICE]",
-		Short: "Print the DNS records kfed wants for a federated Service, or for all",
-		Long: `Plan prints the desired DNS records kfed computed for federated Services (their DNSEndpoint
-objects in the control plane): every name, type, cluster, TTL, weight and targets.
+		Short: "Print the DNS records kfed wants for a federated or exported Service, or for all",
+		Long: `Plan prints the desired DNS records kfed computed for federated Services, Gateways and Ingresses, and
+for Services of type LoadBalancer exported from the members with a ServiceExport (their DNSEndpoint objects in
+the control plane; an export's rows say "ServiceExport NAMESPACE/NAME"): every name, type, cluster, TTL, weight
+and targets.
 With --provider it prints instead what a sync would change in that provider's zones (creates, updates,
 deletes, and names left alone because kfed does not own them), and changes nothing.
 Without SERVICE it prints the records of every federated Service of the namespace (-n, default the
@@ -134,7 +138,7 @@ context's namespace), or of all namespaces with -A.`,
 		},
 	}
 	kf.add(cmd, "context")
-	addNamespaceFlags(cmd, &kf, &namespace, &allNamespaces, "namespace of the Services (default: the context's namespace, else default)")
+	addNamespaceFlags(cmd, &kf, &namespace, &allNamespaces, "namespace of the federated and exported Services (default: the context's namespace, else default)")
 	output.add(cmd, "table", "wide", "json", "yaml")
 	tenancy.add(cmd)
 	provFlags := flag.NewFlagSet("provider", flag.ContinueOnError)
@@ -220,7 +224,7 @@ func toRecords(eps []extdnsv1alpha1.DNSEndpoint, placed map[dnsprovider.Key]bool
 }
 
 // owner names the federated object a DNSEndpoint holds the records of: the
-// Service of the same name, or the Gateway or Ingress its
+// Service of the same name, or the Gateway, Ingress or ServiceExport its
 // kfed.io/hostnames-of annotation names.
 func owner(ep *extdnsv1alpha1.DNSEndpoint) string {
 	if of := ep.Annotations[publish.AnnotationOrigin]; of != "" {

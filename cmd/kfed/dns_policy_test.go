@@ -5,11 +5,13 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/failover"
 	"github.com/kfed-io/kfed/geo/regions"
+	"github.com/kfed-io/kfed/mcs"
 	"github.com/kfed-io/kfed/publish"
 )
 
@@ -29,6 +31,8 @@ func TestPlanNamesPolicyAndOwner(t *testing.T) {
 		{"by failover, no place up", ep(map[string]string{dnsendpoint.AnnotationFailover: failover.State{}.Encode()}),
 			"failover (no place up: all)", "default/db"},
 		{"a Gateway's names", ep(map[string]string{publish.AnnotationOrigin: "Gateway shop/front"}), "weighted", "Gateway shop/front"},
+		{"the names of a LoadBalancer Service's exports", ep(map[string]string{publish.AnnotationOrigin: mcs.Origin(types.NamespacedName{Namespace: "default", Name: "db"})}),
+			"weighted", "ServiceExport default/db"},
 	}
 	for _, tt := range tests {
 		if got := policy(tt.ep); got != tt.policy {

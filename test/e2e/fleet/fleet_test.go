@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -62,11 +61,9 @@ func members(t *testing.T) int {
 
 func startFleet(t *testing.T, n int) *fleet {
 	t.Helper()
-	bin := t.TempDir()
-	build := exec.Command("go", "build", "-o", bin+"/", "./cmd/coredns", "./cmd/kfed-healthcheck")
-	build.Dir = framework.RepoRoot(t)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building CoreDNS and kfed-healthcheck: %v\n%s", err, out)
+	bin, err := framework.Build(t, "./cmd/coredns", "./cmd/kfed-healthcheck")
+	if err != nil {
+		t.Fatal(err)
 	}
 	// Thirty members' API servers take minutes to start side by side.
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute+time.Duration(n)*10*time.Second)

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
+	"github.com/kfed-io/kfed/devenv"
 	"github.com/kfed-io/kfed/test/fedtest"
 	"github.com/kfed-io/kfed/test/framework"
 )
@@ -23,17 +24,9 @@ import (
 // plugin) answers its name as the MCS DNS specification says, and the
 // name is NXDOMAIN in every member once both exports go.
 func TestExportResolvesInEveryMembersCoreDNS(t *testing.T) {
-	d, _ := fedtest.StartDevBed(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	clients := map[string]client.Client{}
-	for _, m := range d.Members {
-		c, err := client.New(m.Config, client.Options{Scheme: framework.NewScheme(t)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		clients[m.Name] = c
-	}
+	d, clients := startDevBed(t)
 	for _, m := range []string{"cluster-1", "cluster-2"} {
 		for _, o := range []client.Object{
 			&corev1.Service{
@@ -114,4 +107,20 @@ func TestExportResolvesInEveryMembersCoreDNS(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// startDevBed starts `kfed dev up`'s bed of three members, with CoreDNS and
+// a health checker in each, and returns it with a client of each member.
+func startDevBed(t *testing.T) (*devenv.Dev, map[string]client.Client) {
+	t.Helper()
+	d, _ := fedtest.StartDevBed(t)
+	clients := map[string]client.Client{}
+	for _, m := range d.Members {
+		c, err := client.New(m.Config, client.Options{Scheme: framework.NewScheme(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		clients[m.Name] = c
+	}
+	return d, clients
 }

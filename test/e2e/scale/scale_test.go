@@ -283,13 +283,7 @@ func TestScaleServicesPublishQuicklyAndStayQuiet(t *testing.T) {
 		cfg.steady, int(cfg.steady/interval), ctrl.cpu(t)-cpuQuiet, dnsAfter-dnsBefore, serialBefore, serialAfter)
 	for _, c := range clusterNames {
 		d := diff(quietBefore[c], quietAfter[c])
-		var writes []string
-		for _, k := range slices.SortedFunc(maps.Keys(d), requestKey.less) {
-			if k.mutating() && k.resource != "leases" {
-				writes = append(writes, fmt.Sprintf("%s %s: %v", k.verb, k.resourcePath(), d[k]))
-			}
-		}
-		if len(writes) > 0 {
+		if writes := writesButLeases(d); len(writes) > 0 {
 			t.Errorf("%s: writes while nothing changed: %s", c, strings.Join(writes, ", "))
 		}
 		report("steady state, %s: every request %s", c, formatCounts(d))
@@ -643,6 +637,19 @@ func (k requestKey) mutating() bool {
 		return true
 	}
 	return false
+}
+
+// writesButLeases lists the writes among the requests d counts, leases
+// aside (leader election and API server identity heartbeats), as "VERB
+// resource: count".
+func writesButLeases(d map[requestKey]float64) []string {
+	var writes []string
+	for _, k := range slices.SortedFunc(maps.Keys(d), requestKey.less) {
+		if k.mutating() && k.resource != "leases" {
+			writes = append(writes, fmt.Sprintf("%s %s: %v", k.verb, k.resourcePath(), d[k]))
+		}
+	}
+	return writes
 }
 
 func (k requestKey) resourcePath() string {

@@ -1,0 +1,190 @@
+package mcs
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
+
+	"github.com/kfed-io/kfed/devenv/loopbacklb"
+	"github.com/kfed-io/kfed/mcs"
+	"github.com/kfed-io/kfed/test/fedtest"
+	"github.com/kfed-io/kfed/test/framework"
+)
+
+// TestLoadBalancerExportGetsAGlobalNameThatFollowsHealthAndRouting runs on
+// `kfed dev up`'s bed: a Service of type LoadBalancer exported in cluster-1
+// and cluster-2 gets the federation's name shop.default.dev.svc.kfed.test,
+// answered in every member's CoreDNS (a member's own cluster by its
+// cluster IP, the others by their load balancers); a load balancer that
+// refuses connections leaves the answers until it comes back; the oldest export's routing annotations
+// route the name; and it is NXDOMAIN once both exports go.
+//
+// It is one function over 80 lines: its steps share a bed that takes a
+// minute to start, and read in order as the story they check.
+func TestLoadBalancerExportGetsAGlobalNameThatFollowsHealthAndRouting(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	d, clients := startDevBed(t)
+	exporters := []string{"cluster-1", "cluster-2"}
+	for _, m := range exporters {
+		for _, o := range []client.Object{
+			&corev1.Service{
+				ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "shop"},
+				Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": "shop"},
+					Ports: []corev1.ServicePort{{Name: "http", Port: 80, Protocol: corev1.ProtocolTCP}}},
+			},
+			&mcsv1beta1.ServiceExport{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "shop"}},
+		} {
+			if err := clients[m].Create(ctx, o); err != nil {
+				t.Fatalf("creating %T in %s: %v", o, m, err)
+			}
+		}
+		time.Sleep(1100 * time.Millisecond) // cluster-1's export is the older by a second
+	}
+	// Each exporter's load balancer and cluster IP.
+	lb, clusterIP := map[string]string{}, map[string]string{}
+	framework.Eventually(t, 60*time.Second, func(ctx context.Context) error {
+		for _, m := range exporters {
+			var s corev1.Service
+			if err := clients[m].Get(ctx, client.ObjectKey{Namespace: "default", Name: "shop"}, &s); err != nil {
+				return err
+			}
+			if len(s.Status.LoadBalancer.Ingress) == 0 {
+				return fmt.Errorf("no load balancer address in %s yet", m)
+			}
+			lb[m], clusterIP[m] = s.Status.LoadBalancer.Ingress[0].IP, s.Spec.ClusterIP
+		}
+		return nil
+	})
+	const global = "shop.default.dev.svc.kfed.test."
+	// everywhere checks that every member's CoreDNS answers the name with
+	// the clusters up: its own by cluster IP, the others by load balancer.
+	everywhere := func(up ...string) func(context.Context) error {
+		return func(context.Context) error {
+			for i, m := range d.Members {
+				var want []string
+				for _, c := range up {
+					if c == m.Name {
+						want = append(want, "A "+clusterIP[c])
+					} else {
+						want = append(want, "A "+lb[c])
+					}
+				}
+				if err := wantA(d.DNS[i], global, want); err != nil {
+					return fmt.Errorf("%s's CoreDNS: %w", m.Name, err)
+				}
+			}
+			return nil
+		}
+	}
+	start := time.Now()
+	framework.Eventually(t, 60*time.Second, everywhere("cluster-1", "cluster-2"))
+	t.Logf("the global name answered both exports in every member %v after their load balancers had addresses", time.Since(start).Round(10*time.Millisecond))
+	wantCondition(ctx, t, clients["cluster-2"], mcs.CondGlobalName, "True", "answers clusters cluster-1, cluster-2")
+	// The dev bed's load balancers are loopback addresses, which no
+	// EndpointSlice may hold: the import is made without them.
+	wantCondition(ctx, t, clients["cluster-2"], string(mcsv1beta1.ServiceExportConditionReady), "True", "imported in clusters cluster-1, cluster-2, cluster-3")
+
+	t.Run("a load balancer that refuses connections leaves the answers, and comes back", func(t *testing.T) {
+		setAnnotation(ctx, t, clients["cluster-2"], &corev1.Service{}, loopbacklb.FailureAnnotation, "refuse")
+		defer setAnnotation(ctx, t, clients["cluster-2"], &corev1.Service{}, loopbacklb.FailureAnnotation, "")
+		framework.Eventually(t, 30*time.Second, everywhere("cluster-1"))
+		wantCondition(ctx, t, clients["cluster-1"], mcs.CondGlobalName, "True", "unhealthy: cluster-2")
+		setAnnotation(ctx, t, clients["cluster-2"], &corev1.Service{}, loopbacklb.FailureAnnotation, "")
+		framework.Eventually(t, 30*time.Second, everywhere("cluster-1", "cluster-2"))
+	})
+
+	t.Run("the oldest export's routing annotations route the name", func(t *testing.T) {
+		// The younger export's annotation changes nothing, and is reported.
+		setAnnotation(ctx, t, clients["cluster-2"], &mcsv1beta1.ServiceExport{}, "kfed.io/routing", "proximity")
+		wantCondition(ctx, t, clients["cluster-2"], mcs.CondGlobalName, "True", "exports in clusters cluster-2 differ from the oldest export's, cluster cluster-1's")
+		setAnnotation(ctx, t, clients["cluster-1"], &mcsv1beta1.ServiceExport{}, "kfed.io/failover-order", "cluster-2,cluster-1")
+		setAnnotation(ctx, t, clients["cluster-1"], &mcsv1beta1.ServiceExport{}, "kfed.io/routing", "failover")
+		framework.Eventually(t, 30*time.Second, everywhere("cluster-2"))
+	})
+
+	for _, m := range exporters {
+		if err := clients[m].Delete(ctx, &mcsv1beta1.ServiceExport{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "shop"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	framework.Eventually(t, 60*time.Second, func(context.Context) error {
+		for i := range d.DNS {
+			if err := fedtest.WantRcode(d.DNS[i], global, dns.RcodeNameError); err != nil {
+				return fmt.Errorf("cluster-%d's CoreDNS, once both exports went: %w", i+1, err)
+			}
+		}
+		return nil
+	})
+}
+
+// wantA checks that the server at addr answers name's A query with exactly
+// want ("A 1.2.3.4" each), in any order.
+func wantA(addr, name string, want []string) error {
+	var ips []string
+	for _, w := range want {
+		ips = append(ips, strings.TrimPrefix(w, "A "))
+	}
+	r, err := fedtest.Query(addr, "udp", name, dns.TypeA)
+	if err != nil {
+		return err
+	}
+	var got []string
+	for _, rr := range r.Answer {
+		if a, ok := rr.(*dns.A); ok {
+			got = append(got, a.A.String())
+		}
+	}
+	if strings.Join(fedtest.Sorted(got), ",") != strings.Join(fedtest.Sorted(ips), ",") {
+		return fmt.Errorf("%s answered %v (%s), want %v", name, got, dns.RcodeToString[r.Rcode], ips)
+	}
+	return nil
+}
+
+// setAnnotation sets (or, with "", removes) an annotation of default/shop
+// of obj's kind in a member, as a user would.
+func setAnnotation(ctx context.Context, t *testing.T, c client.Client, obj client.Object, key, value string) {
+	t.Helper()
+	framework.Eventually(t, 10*time.Second, func(ctx context.Context) error {
+		if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "shop"}, obj); err != nil {
+			return err
+		}
+		a := obj.GetAnnotations()
+		if a == nil {
+			a = map[string]string{}
+		}
+		if value == "" {
+			delete(a, key)
+		} else {
+			a[key] = value
+		}
+		obj.SetAnnotations(a)
+		return c.Update(ctx, obj)
+	})
+}
+
+// wantCondition waits for the export default/shop in a member to have the
+// condition typ with status and a message holding msgHas.
+func wantCondition(ctx context.Context, t *testing.T, c client.Client, typ, status, msgHas string) {
+	t.Helper()
+	framework.Eventually(t, 30*time.Second, func(ctx context.Context) error {
+		var se mcsv1beta1.ServiceExport
+		if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "shop"}, &se); err != nil {
+			return err
+		}
+		cond := meta.FindStatusCondition(se.Status.Conditions, typ)
+		if cond == nil || string(cond.Status) != status || !strings.Contains(cond.Message, msgHas) {
+			return fmt.Errorf("condition %s: %+v, want %s with %q", typ, cond, status, msgHas)
+		}
+		return nil
+	})
+}
