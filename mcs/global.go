@@ -193,9 +193,11 @@ func decideFailover(cfg serviceconfig.Config, rows []dnsendpoint.Cluster, publis
 		// A state kfed did not write reads as none: the order decides anew.
 		prev, _ = failover.ParseState(published.Annotations[dnsendpoint.AnnotationFailover])
 	}
+	// A drained place is unavailable to failover, as for a federated Service.
+	drainedOut := publish.Drained(rows).Out
 	clusters := make([]failover.Cluster, len(rows))
 	for i, r := range rows {
-		clusters[i] = failover.Cluster{Name: r.Name, Region: r.Region, Zones: r.Zones, Healthy: !r.Unhealthy, Weight: r.Weight}
+		clusters[i] = failover.Cluster{Name: r.Name, Region: r.Region, Zones: r.Zones, Healthy: !r.Unhealthy && !slices.Contains(drainedOut, r.Name), Weight: r.Weight}
 	}
 	return failover.Decide(cfg.Failover, clusters, prev, now)
 }
@@ -249,6 +251,9 @@ func judgedRows(in globalInput, exports []lbExport, previous map[string]dnsendpo
 	weights.Weigh(rows)
 	for i := range rows {
 		r := &rows[i]
+		// A drained cluster (kfed drain) leaves the names while another
+		// can answer: publish.Endpoints applies publish.Drained.
+		r.Drained = in.joined[r.Name] != nil && in.joined[r.Name].Spec.Drained
 		was := true
 		if p, had := previous[r.Name]; had {
 			was = !p.Unhealthy

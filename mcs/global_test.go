@@ -45,6 +45,14 @@ func down(clusters ...string) publish.Health {
 	return publish.NewHealth(cs, 0)
 }
 
+// drained is joined with the clusters in out drained (kfed drain).
+func drained(j map[string]*kfedv1alpha1.Cluster, out ...string) map[string]*kfedv1alpha1.Cluster {
+	for _, n := range out {
+		j[n].Spec.Drained = true
+	}
+	return j
+}
+
 func joined(names ...string) map[string]*kfedv1alpha1.Cluster {
 	out := map[string]*kfedv1alpha1.Cluster{}
 	for _, n := range names {
@@ -126,6 +134,25 @@ func TestDecideGlobal(t *testing.T) {
 				joined: joined("c1"), ready: map[string]bool{"c1": true}},
 			publish: true, answers: []string{"127.1.0.1"}, reason: ReasonPublished,
 			annotates: map[string]string{dnsendpoint.AnnotationRouting: dnsendpoint.RoutingProximity},
+		},
+		{
+			name: "a drained cluster leaves the global name while another can answer",
+			in: globalInput{exports: []lbExport{lb("c1", "us-east1", 0, "127.1.0.1", nil), lb("c2", "europe-west1", 5, "127.2.0.1", nil)},
+				joined: drained(joined("c1", "c2"), "c1"), ready: map[string]bool{"c1": true, "c2": true}},
+			publish: true, answers: []string{"127.2.0.1"}, reason: ReasonPublished,
+		},
+		{
+			name: "a name only drained clusters serve keeps them",
+			in: globalInput{exports: []lbExport{lb("c1", "us-east1", 0, "127.1.0.1", nil)},
+				joined: drained(joined("c1", "c2"), "c1"), ready: map[string]bool{"c1": true, "c2": true}},
+			publish: true, answers: []string{"127.1.0.1"}, reason: ReasonPublished,
+		},
+		{
+			name: "failover counts a drained place unavailable",
+			in: globalInput{exports: []lbExport{lb("c1", "us-east1", 0, "127.1.0.1", failover), lb("c2", "europe-west1", 5, "127.2.0.1", failover)},
+				joined: drained(joined("c1", "c2"), "c1"), ready: map[string]bool{"c1": true, "c2": true}, now: t0},
+			publish: true, answers: []string{"127.2.0.1"}, reason: ReasonPublished,
+			annotates: map[string]string{dnsendpoint.AnnotationFailover: `{"active":"europe-west1"`},
 		},
 		{
 			name: "a member that is not Ready keeps the row it had",

@@ -26,7 +26,7 @@ import (
 func TestExportResolvesInEveryMembersCoreDNS(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	d, clients := startDevBed(t)
+	d, clients, _ := startDevBed(t)
 	for _, m := range []string{"cluster-1", "cluster-2"} {
 		for _, o := range []client.Object{
 			&corev1.Service{
@@ -110,10 +110,11 @@ func TestExportResolvesInEveryMembersCoreDNS(t *testing.T) {
 }
 
 // startDevBed starts `kfed dev up`'s bed of three members, with CoreDNS and
-// a health checker in each, and returns it with a client of each member.
-func startDevBed(t *testing.T) (*devenv.Dev, map[string]client.Client) {
+// a health checker in each, and returns it with a client of each member and
+// the folder of kfed's binaries (the CLI among them).
+func startDevBed(t *testing.T) (*devenv.Dev, map[string]client.Client, string) {
 	t.Helper()
-	d, _ := fedtest.StartDevBed(t)
+	d, bin := fedtest.StartDevBed(t, "./cmd/kfed")
 	clients := map[string]client.Client{}
 	for _, m := range d.Members {
 		c, err := client.New(m.Config, client.Options{Scheme: framework.NewScheme(t)})
@@ -122,5 +123,5 @@ func startDevBed(t *testing.T) (*devenv.Dev, map[string]client.Client) {
 		}
 		clients[m.Name] = c
 	}
-	return d, clients
+	return d, clients, bin
 }

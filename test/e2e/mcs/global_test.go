@@ -3,6 +3,8 @@ package mcs
 import (
 	"context"
 	"fmt"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -26,14 +28,15 @@ import (
 // answered in every member's CoreDNS (a member's own cluster by its
 // cluster IP, the others by their load balancers); a load balancer that
 // refuses connections leaves the answers until it comes back; the oldest export's routing annotations
-// route the name; and it is NXDOMAIN once both exports go.
+// route the name; kfed drain takes a cluster off it and undrain brings it
+// back; and it is NXDOMAIN once both exports go.
 //
 // It is one function over 80 lines: its steps share a bed that takes a
 // minute to start, and read in order as the story they check.
 func TestLoadBalancerExportGetsAGlobalNameThatFollowsHealthAndRouting(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
-	d, clients := startDevBed(t)
+	d, clients, bin := startDevBed(t)
 	exporters := []string{"cluster-1", "cluster-2"}
 	for _, m := range exporters {
 		for _, o := range []client.Object{
@@ -101,6 +104,21 @@ func TestLoadBalancerExportGetsAGlobalNameThatFollowsHealthAndRouting(t *testing
 		wantCondition(ctx, t, clients["cluster-1"], mcs.CondGlobalName, "True", "unhealthy: cluster-2")
 		setAnnotation(ctx, t, clients["cluster-2"], &corev1.Service{}, loopbacklb.FailureAnnotation, "")
 		framework.Eventually(t, 30*time.Second, everywhere("cluster-1", "cluster-2"))
+	})
+
+	t.Run("kfed drain takes a cluster's export off the name, and undrain brings it back", func(t *testing.T) {
+		kfed := func(args ...string) {
+			t.Helper()
+			cmd := exec.CommandContext(ctx, filepath.Join(bin, "kfed"), append(args, "--kubeconfig", d.Kubeconfig, "--context", "federation")...)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("kfed %v: %v\n%s", args, err, out)
+			}
+		}
+		kfed("drain", "cluster-1", "--wait", "--timeout", "60s")
+		// --wait returned: every member's CoreDNS has it within its watch.
+		framework.Eventually(t, 10*time.Second, everywhere("cluster-2"))
+		kfed("undrain", "cluster-1", "--wait", "--timeout", "60s")
+		framework.Eventually(t, 10*time.Second, everywhere("cluster-1", "cluster-2"))
 	})
 
 	t.Run("the oldest export's routing annotations route the name", func(t *testing.T) {
