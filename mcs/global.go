@@ -148,9 +148,12 @@ func decideGlobal(in globalInput) globalDecision {
 		return globalDecision{keep: true, condition: globalCondition(metav1.ConditionFalse, ReasonNotPublished, err.Error())}
 	}
 	d.endpoints, d.clusters = eps, table
+	// The import's slices take the load balancers of clusters the names
+	// leave out, found down or drained, as not ready (markHealth).
 	d.healthy = map[string]bool{}
+	drainedOut := publish.Drained(rows).Out
 	for _, r := range rows {
-		d.healthy[r.Name] = !r.Unhealthy
+		d.healthy[r.Name] = !r.Unhealthy && !slices.Contains(drainedOut, r.Name)
 	}
 	if len(unhealthy) == len(rows) {
 		for name := range d.healthy {

@@ -139,13 +139,13 @@ func TestDecideGlobal(t *testing.T) {
 			name: "a drained cluster leaves the global name while another can answer",
 			in: globalInput{exports: []lbExport{lb("c1", "us-east1", 0, "127.1.0.1", nil), lb("c2", "europe-west1", 5, "127.2.0.1", nil)},
 				joined: drained(joined("c1", "c2"), "c1"), ready: map[string]bool{"c1": true, "c2": true}},
-			publish: true, answers: []string{"127.2.0.1"}, reason: ReasonPublished,
+			publish: true, answers: []string{"127.2.0.1"}, healthy: map[string]bool{"c1": false, "c2": true}, reason: ReasonPublished,
 		},
 		{
 			name: "a name only drained clusters serve keeps them",
 			in: globalInput{exports: []lbExport{lb("c1", "us-east1", 0, "127.1.0.1", nil)},
 				joined: drained(joined("c1", "c2"), "c1"), ready: map[string]bool{"c1": true, "c2": true}},
-			publish: true, answers: []string{"127.1.0.1"}, reason: ReasonPublished,
+			publish: true, answers: []string{"127.1.0.1"}, healthy: map[string]bool{"c1": true}, reason: ReasonPublished,
 		},
 		{
 			name: "failover counts a drained place unavailable",

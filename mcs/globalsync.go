@@ -106,9 +106,9 @@ func (c *Controller) lbExport(ctx context.Context, m *member) lbExport {
 	return e
 }
 
-// markHealth takes the clusters the global name leaves out for their
-// health out of the import's EndpointSlices: their load balancers' endpoints
-// are written not ready (EndpointsIn).
+// markHealth takes the clusters the global name leaves out, found down or
+// drained, out of the import's EndpointSlices: their load balancers'
+// endpoints are written not ready (EndpointsIn).
 func markHealth(imp *Import, members []*member, st *globalState) {
 	if imp == nil || st == nil || st.decision.healthy == nil {
 		return
