@@ -84,6 +84,7 @@ type Cluster struct {
 
 	apiserver *child
 	workloads []*child
+	node      *RealNode // with real nodes
 }
 
 // Env is a running local federation.
@@ -428,6 +429,9 @@ func (e *Env) Stop() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if c.node != nil {
+				c.node.Stop()
+			}
 			for _, p := range c.workloads {
 				p.stop(3 * time.Second)
 			}
