@@ -97,8 +97,9 @@ func cniConfig(n nodeNet, dataDir string) string {
 // the node's CNI configuration and the sandbox image built here. The VM
 // forbids lowering oom_score_adj, which the kubelet asks for sandboxes, so
 // restrict_oom_score_adj clamps it (without it every sandbox fails:
-// "can't get final child's PID from pipe: EOF"). NRI is off: its socket is
-// one per machine.
+// "can't get final child's PID from pipe: EOF"). Pods' network namespaces
+// are mounted under state, not /run/netns, so that Stop finds them. NRI is
+// off: its socket is one per machine.
 func containerdConfig(root, state, sock, runc, cniBin, cniConf string, n nodeNet) string {
 	return fmt.Sprintf(`version = 3
 root = %q
@@ -122,7 +123,7 @@ state = %q
 
 [plugins.'io.containerd.cri.v1.runtime']
   restrict_oom_score_adj = true
-  netns_mounts_under = %q
+  netns_mounts_under_state_dir = true
   [plugins.'io.containerd.cri.v1.runtime'.containerd]
     default_runtime_name = "runc"
     [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
@@ -134,7 +135,7 @@ state = %q
   [plugins.'io.containerd.cri.v1.runtime'.cni]
     bin_dirs = [%q]
     conf_dir = %q
-`, root, state, sock, n.NodeIP.String(), SandboxImage, filepath.Join(state, "netns"),
+`, root, state, sock, n.NodeIP.String(), SandboxImage,
 		runc, filepath.Join(state, "runc"), cniBin, cniConf)
 }
 

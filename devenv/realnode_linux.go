@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,8 +45,8 @@ type RealNode struct {
 	Started time.Duration
 
 	net      nodeNet
-	dir      string // files, containerd's root, the kubelet's root
-	state    string // containerd's state and socket, short (unix socket paths)
+	dir      string // files, logs, containerd's root
+	state    string // containerd's state and socket, the kubelet's root: short, for unix socket paths
 	sock     string
 	ctr      string
 	procs    []*child // containerd first, stopped last
@@ -129,9 +130,10 @@ func run(name string, args ...string) error {
 	return nil
 }
 
-// makeNetwork creates the node's namespace and veth pair, a dummy device
-// that routes the Service range (so that the node's own connections to a
-// Service reach kube-proxy's rules), and the loopback forwarder.
+// makeNetwork creates the node's namespace and veth pair, a route for the
+// Service range (the node's own connections to a Service need one to reach
+// kube-proxy's rules; this kernel has no dummy devices), and the loopback
+// forwarder.
 func (n *RealNode) makeNetwork() error {
 	nn := n.net
 	ns := []string{"netns", "exec", nn.Netns, "ip"}
@@ -143,12 +145,18 @@ func (n *RealNode) makeNetwork() error {
 		append(ns, "link", "set", "lo", "up"),
 		append(ns, "addr", "add", nn.NodeIP.String()+"/24", "dev", "eth0"),
 		append(ns, "link", "set", "eth0", "up"),
-		append(ns, "link", "add", "services", "type", "dummy"),
-		append(ns, "link", "set", "services", "up"),
-		append(ns, "route", "add", ServiceCIDR, "dev", "services"),
+		append(ns, "route", "add", ServiceCIDR, "dev", "eth0"),
 	}
 	for _, s := range steps {
 		if err := run("ip", s...); err != nil {
+			return err
+		}
+	}
+	// The veth carries nothing but to the host's end: a Service address
+	// kube-proxy did not translate is dropped, not sent to the host.
+	link := netip.PrefixFrom(nn.HostIP, 24).Masked().String()
+	for _, chain := range []string{"OUTPUT", "FORWARD"} {
+		if err := run("ip", "netns", "exec", nn.Netns, "iptables", "-w", "-A", chain, "-o", "eth0", "!", "-d", link, "-j", "DROP"); err != nil {
 			return err
 		}
 	}
@@ -420,7 +428,7 @@ func (n *RealNode) startKubelet(logDir string, o RealNodeOptions, c *Cluster, ku
 		labels = append(labels, corev1.LabelTopologyZone+"="+c.Zones[0])
 	}
 	path, args := n.inNode(filepath.Join(o.KubeletDir, "kubelet"),
-		"--config="+cfg, "--kubeconfig="+kubeconfig, "--root-dir="+filepath.Join(n.dir, "kubelet"),
+		"--config="+cfg, "--kubeconfig="+kubeconfig, "--root-dir="+filepath.Join(n.state, "kubelet"),
 		"--hostname-override="+n.Name, "--node-ip="+n.NodeIP,
 		"--node-labels="+strings.Join(labels, ","),
 		// The simulated workloads keep to KWOK's nodes; a pod that names
@@ -431,7 +439,7 @@ func (n *RealNode) startKubelet(logDir string, o RealNodeOptions, c *Cluster, ku
 	if err := p.start(); err != nil {
 		return err
 	}
-	n.procs = append(n.procs, p)
+	n.procs, n.kubelet = append(n.procs, p), p
 	return nil
 }
 
@@ -681,4 +689,39 @@ func removeLogLinks(dir string) {
 			_ = os.Remove(p)
 		}
 	}
+}
+
+// Usage is what the node's own processes (containerd, kubelet, kube-proxy
+// and the cluster DNS; not the shims nor the containers) hold and have
+// used: their resident memory now and their CPU time since they started.
+func (n *RealNode) Usage() (rss int64, cpu time.Duration, err error) {
+	for _, p := range n.procs {
+		if !p.running() {
+			continue
+		}
+		pid := strconv.Itoa(p.p.Pid())
+		status, err := os.ReadFile(filepath.Join("/proc", pid, "status"))
+		if err != nil {
+			return 0, 0, err
+		}
+		for _, line := range strings.Split(string(status), "\n") {
+			if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+				kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+				rss += kb << 10
+			}
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", pid, "stat"))
+		if err != nil {
+			return 0, 0, err
+		}
+		// Fields 14 and 15 (utime, stime) in clock ticks of 1/100 s, counted
+		// after the command's closing parenthesis.
+		f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+		if len(f) > 12 {
+			ut, _ := strconv.ParseInt(f[11], 10, 64)
+			st, _ := strconv.ParseInt(f[12], 10, 64)
+			cpu += time.Duration(ut+st) * 10 * time.Millisecond
+		}
+	}
+	return rss, cpu, nil
 }

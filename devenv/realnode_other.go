@@ -21,3 +21,6 @@ func (e *Env) StartRealNode(context.Context, *Cluster, int, RealNodeOptions, Kfe
 
 // Stop does nothing.
 func (n *RealNode) Stop() {}
+
+// Usage is zero.
+func (n *RealNode) Usage() (int64, time.Duration, error) { return 0, 0, nil }
