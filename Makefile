@@ -2,7 +2,7 @@
 SHELL := /usr/bin/env bash
 GO ?= go
 
-.PHONY: dev test fleet fleet-figures test-unit conformance generate verify build version release bench bench-health bench-failover chart reliability images scale scale-exports fuzz fuzz-long
+.PHONY: dev dev-nodes test-nodes test fleet fleet-figures test-unit conformance generate verify build version release bench bench-health bench-failover chart reliability images scale scale-exports fuzz fuzz-long
 
 # The version every binary reports (--version, kfed version, kfed_build_info)
 # and images are tagged with: the nearest v* tag, else the commit; -dirty
@@ -15,6 +15,19 @@ LDFLAGS := -X github.com/kfed-io/kfed/buildinfo.version=$(VERSION) -X github.com
 dev:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/kfed ./cmd/coredns ./cmd/kfed-healthcheck
 	KFED_BIN=$$(hack/test-binaries.sh | tail -n 1) bin/kfed dev up
+
+## dev-nodes: make dev with a real node per member (kubelet, containerd, runc, CNI, kube-proxy, cluster DNS); Linux, root.
+dev-nodes:
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/kfed ./cmd/coredns ./cmd/kfed-healthcheck
+	$(GO) build -tags kubernetes -ldflags "$(LDFLAGS)" -o bin/coredns-kubernetes ./cmd/coredns
+	hack/install-cni.sh >/dev/null && $(GO) run ./hack/nodeimages -out bin/nodeimages
+	KFED_BIN=$$(hack/test-binaries.sh | tail -n 1) KFED_RUNC=$$(hack/install-runc.sh) \
+	KFED_KUBELET_BIN=$$(dirname $$(hack/kubelet.sh | tail -n 1)) KFED_CONTAINERD_BIN=$$(dirname $$(hack/containerd.sh | tail -n 1)) \
+	bin/kfed dev up --real-nodes
+
+## test-nodes: pods on real nodes resolve and reach the demo through their cluster DNS (root; test/e2e/nodes).
+test-nodes:
+	KFED_TEST_BIN=$$(hack/test-binaries.sh | tail -n 1) KFED_REAL_NODES=1 $(GO) test -count=1 -timeout 20m -v ./test/e2e/nodes/
 
 ## test: every test, unit and end-to-end against real servers.
 test:

@@ -142,6 +142,9 @@ type KfedZone struct {
 	// Clusterset, if set, adds a server block for the member's
 	// clusterset zone (ClustersetCorefile).
 	Clusterset *ClustersetZone
+	// Bind is the address the server blocks listen on; 127.0.0.1 when
+	// empty.
+	Bind string
 }
 
 // ClustersetZone is a member's clusterset zone, served by the clusterset
@@ -152,14 +155,17 @@ type ClustersetZone struct {
 	// Kubeconfig and Context reach the member cluster.
 	Kubeconfig string
 	Context    string
+	// Bind is the address the server block listens on; 127.0.0.1 when
+	// empty.
+	Bind string
 }
 
-// ClustersetCorefile is a server block that serves z on 127.0.0.1 with the
-// clusterset plugin.
+// ClustersetCorefile is a server block that serves z on 127.0.0.1 (or
+// z.Bind) with the clusterset plugin.
 func ClustersetCorefile(z ClustersetZone) string {
 	zone := cmpOr(z.Zone, "clusterset.local")
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s {\n\tbind 127.0.0.1\n\terrors\n\tclusterset %s {\n", zone, zone)
+	fmt.Fprintf(&b, "%s {\n\tbind %s\n\terrors\n\tclusterset %s {\n", zone, cmpOr(z.Bind, "127.0.0.1"), zone)
 	if z.Kubeconfig != "" {
 		fmt.Fprintf(&b, "\t\tkubeconfig %q", z.Kubeconfig)
 		if z.Context != "" {
@@ -171,12 +177,12 @@ func ClustersetCorefile(z ClustersetZone) string {
 	return b.String()
 }
 
-// KfedCorefile is a server block that serves z on 127.0.0.1 with the kfed
+// KfedCorefile is a server block that serves z on 127.0.0.1 (or z.Bind) with the kfed
 // plugin, for CoreDNSOptions.Corefile, followed with z.Clusterset by the
 // clusterset zone's.
 func KfedCorefile(z KfedZone) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s {\n\tbind 127.0.0.1\n\terrors\n", z.Zone)
+	fmt.Fprintf(&b, "%s {\n\tbind %s\n\terrors\n", z.Zone, cmpOr(z.Bind, "127.0.0.1"))
 	for _, l := range z.Extra {
 		fmt.Fprintf(&b, "\t%s\n", l)
 	}

@@ -2,6 +2,7 @@ package devenv
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -70,6 +71,9 @@ type DevOptions struct {
 	// Log is where the in-process components (controller, load balancers,
 	// Gateways) log.
 	Log logr.Logger
+	// RealNodes, if set, gives each member a real node (StartRealNode)
+	// once the demo Service resolves.
+	RealNodes *RealNodeOptions
 }
 
 // Dev is a running `kfed dev up` environment: the servers, kfed's
@@ -90,6 +94,9 @@ type Dev struct {
 	// Demo and Shop are the sample names: the federated Service
 	// default/demo's global name and the demo Gateway's HTTPRoute host.
 	Demo, Shop string
+	// Nodes are the members' real nodes, in member order, with
+	// DevOptions.RealNodes.
+	Nodes []*RealNode
 
 	opts   DevOptions
 	bg     *background
@@ -148,10 +155,34 @@ func StartDev(ctx context.Context, o DevOptions) (_ *Dev, err error) {
 			return nil, err
 		}
 	}
+	if o.RealNodes != nil {
+		if err := d.startRealNodes(ctx, *o.RealNodes); err != nil {
+			return nil, err
+		}
+	}
 	if err := d.writeEnvFile(); err != nil {
 		return nil, err
 	}
 	return d, nil
+}
+
+// startRealNodes starts the members' real nodes side by side, each with
+// its cluster DNS standing for its member as the member's CoreDNS does.
+func (d *Dev) startRealNodes(ctx context.Context, o RealNodeOptions) error {
+	d.Nodes = make([]*RealNode, len(d.Members))
+	errs := make([]error, len(d.Members))
+	var wg sync.WaitGroup
+	for i, m := range d.Members {
+		wg.Go(func() {
+			d.Nodes[i], errs[i] = d.StartRealNode(ctx, m, i, o, KfedZone{
+				Zone: d.opts.Domain, Federation: d.opts.Federation, Cluster: m.Name,
+				Kubeconfig: d.Kubeconfig, Context: ControlPlaneName,
+				Clusterset: &ClustersetZone{Kubeconfig: d.Kubeconfig, Context: m.Name},
+			})
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // Wait runs until ctx ends (nil) or a component running in the background

@@ -84,6 +84,7 @@ type Cluster struct {
 
 	apiserver *child
 	workloads []*child
+	node      *RealNode // with real nodes
 }
 
 // Env is a running local federation.
@@ -305,6 +306,9 @@ func (e *Env) startAPIServer(ctx context.Context, c *Cluster) error {
 			"--service-account-signing-key-file="+e.saKey,
 			"--service-cluster-ip-range=10.96.0.0/16",
 			"--endpoint-reconciler-type=none",
+			// A real node (StartRealNode) is reached for exec and logs at
+			// its address: its name resolves nowhere.
+			"--kubelet-preferred-address-types=InternalIP",
 			"--authorization-mode=RBAC",
 			// New nodes get a not-ready taint that only the node lifecycle
 			// controller lifts; KWOK's nodes run without it (see workloads.go).
@@ -428,6 +432,9 @@ func (e *Env) Stop() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if c.node != nil {
+				c.node.Stop()
+			}
 			for _, p := range c.workloads {
 				p.stop(3 * time.Second)
 			}

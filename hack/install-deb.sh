@@ -6,6 +6,8 @@
 #   hack/install-deb.sh COMMAND[,COMMAND...] PACKAGE...
 #
 # e.g. hack/install-deb.sh knotd knot; hack/install-deb.sh nft nftables.
+# A COMMAND that is an absolute path (a plugin outside PATH, such as
+# /usr/lib/cni/bridge) must exist there.
 set -euo pipefail
 
 if [ $# -lt 2 ]; then
@@ -16,6 +18,7 @@ IFS=, read -r -a commands <<<"$1"
 shift
 
 find_cmd() {
+	case $1 in /*) [ -x "$1" ] && { echo "$1"; return 0; }; return 1 ;; esac
 	command -v "$1" 2>/dev/null && return 0
 	[ -x "/usr/sbin/$1" ] && { echo "/usr/sbin/$1"; return 0; }
 	return 1

@@ -41,6 +41,9 @@ type devOptions struct {
 	light bool
 	// inventory is "" or "clusterprofile" (devenv.DevOptions.Inventory).
 	inventory string
+	// realNodes gives each member a real node (devenv.RealNodeOptions,
+	// found by realNodeOptions).
+	realNodes bool
 }
 
 // maxDevMembers bounds --members. Each member is a kube-apiserver process
@@ -106,7 +109,10 @@ the profiles through the provider file DIR/clusterprofile-providers.json and fed
   kfed dev up --members 10 --dir /tmp/kfed-10
 
   # The members listed only as ClusterProfiles, as a fleet manager lists them:
-  kfed dev up --inventory clusterprofile`,
+  kfed dev up --inventory clusterprofile
+
+  # A real node in each member (kubelet, containerd, cluster DNS; Linux, as root):
+  make dev-nodes`,
 		Args: maxArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !cmd.Flags().Changed("light") {
@@ -125,6 +131,7 @@ the profiles through the provider file DIR/clusterprofile-providers.json and fed
 	up.Flags().BoolVar(&o.workloads, "workloads", true, "run schedulers, controller managers and KWOK nodes so Deployments get Pods")
 	up.Flags().IntVar(&o.lbBase, "lb-base", 100, "member i's load balancer gives out 127.(lb-base+i).0.0/16")
 	up.Flags().StringVar(&o.coredns, "coredns", "", "CoreDNS built with the kfed plugin (default: coredns beside the kfed binary; make dev builds it)")
+	up.Flags().BoolVar(&o.realNodes, "real-nodes", false, "give each member a real node: kubelet, containerd, runc, CNI, kube-proxy and the member's cluster DNS (Linux, root; make dev-nodes builds them)")
 	up.Flags().StringVar(&o.checker, "healthcheck", "", "the kfed-healthcheck agent (default: kfed-healthcheck beside the kfed binary; make dev builds it)")
 	dev.AddCommand(up, newDevCredentialCommand())
 	return dev
@@ -189,11 +196,18 @@ func devUp(ctx context.Context, out io.Writer, o devOptions) error {
 	if err != nil {
 		return err
 	}
+	var nodes *devenv.RealNodeOptions
+	if o.realNodes {
+		if nodes, err = realNodeOptions(); err != nil {
+			return err
+		}
+	}
 	fmt.Fprintf(out, "kfed dev: starting etcd and %d API servers in %s\n", o.members+1, dir)
 	d, err := devenv.StartDev(ctx, devenv.DevOptions{
 		Dir: dir, BinDir: o.binDir, Members: o.members, Federation: o.federation, Domain: o.domain,
 		Workloads: o.workloads, LightMembers: o.light, LBBase: o.lbBase, CoreDNS: o.coredns, Checker: o.checker, Log: log,
 		Inventory: o.inventory, CredentialPlugin: []string{self, "dev", "credential"},
+		RealNodes: nodes,
 	})
 	if err != nil {
 		return err
@@ -203,6 +217,10 @@ func devUp(ctx context.Context, out io.Writer, o devOptions) error {
 	if o.inventory != "" {
 		fmt.Fprintf(out, "  members listed as ClusterProfiles: kubectl get clusterprofiles -n %s (access providers: %s)\n",
 			devenv.ProfileNamespace, filepath.Join(dir, devenv.ProviderFile))
+	}
+	for _, n := range d.Nodes {
+		fmt.Fprintf(out, "  node %s in %s: Ready in %s, cluster DNS %s:53 (kube-dns %s); ip netns exec %s ...\n",
+			n.Name, n.Cluster, n.Started.Round(100*time.Millisecond), n.NodeIP, devenv.ClusterDNSIP, n.Netns)
 	}
 	printEdge(out, d.Edge, d.Demo)
 	fmt.Fprintf(out, "kfed dev: ready in %s; Ctrl-C stops everything\n", time.Since(start).Round(100*time.Millisecond))
@@ -235,6 +253,43 @@ func (o *devOptions) complete() (dir string, err error) {
 		}
 	}
 	return dir, nil
+}
+
+// realNodeOptions finds what --real-nodes runs, as make dev-nodes lays it
+// out: the kubelet and kube-proxy in $KFED_KUBELET_BIN (hack/kubelet.sh),
+// containerd, its shim and ctr in $KFED_CONTAINERD_BIN (hack/containerd.sh),
+// runc at $KFED_RUNC or on PATH, the CNI plugins in $KFED_CNI_BIN or
+// /usr/lib/cni, and beside the kfed binary coredns-kubernetes (CoreDNS
+// built with -tags kubernetes) and the node images (nodeimages/: pause,
+// netshoot, socat, from hack/nodeimages).
+func realNodeOptions() (*devenv.RealNodeOptions, error) {
+	o := &devenv.RealNodeOptions{
+		KubeletDir: os.Getenv("KFED_KUBELET_BIN"), ContainerdDir: os.Getenv("KFED_CONTAINERD_BIN"),
+		Runc: os.Getenv("KFED_RUNC"), CNIDir: os.Getenv("KFED_CNI_BIN"),
+	}
+	if o.KubeletDir == "" || o.ContainerdDir == "" {
+		return nil, errors.New("--real-nodes: set KFED_KUBELET_BIN and KFED_CONTAINERD_BIN (make dev-nodes does, from hack/kubelet.sh and hack/containerd.sh)")
+	}
+	if o.CNIDir == "" {
+		o.CNIDir = "/usr/lib/cni"
+	}
+	var err error
+	if o.Runc == "" {
+		if o.Runc, err = exec.LookPath("runc"); err != nil {
+			return nil, fmt.Errorf("--real-nodes: no runc (hack/install-runc.sh installs it): %w", err)
+		}
+	}
+	if o.CoreDNS, err = besideExecutable("coredns-kubernetes"); err != nil {
+		return nil, err
+	}
+	images, err := besideExecutable("nodeimages")
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range []string{"pause", "netshoot", "socat"} {
+		o.Images = append(o.Images, filepath.Join(images, name))
+	}
+	return o, nil
 }
 
 // openDevLog creates DIR/logs/kfed.log, where the in-process components
