@@ -158,7 +158,7 @@ func TestExplainMatchesEveryCoreDNS(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, want := range []string{"published by DNSEndpoint default/demo for Service default/demo", "routing: proximity",
-			"votes: ", "#1 cluster-1", "this CoreDNS's own cluster, first, by its cluster IPs", "own region", "elsewhere", "drain: "} {
+			"votes: ", "#1 cluster-1", "this CoreDNS's own cluster, first, by its cluster IPs", "own region", "elsewhere"} {
 			if !strings.Contains(string(out), want) {
 				t.Errorf("kfed explain does not say %q:\n%s", want, out)
 			}
