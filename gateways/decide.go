@@ -48,11 +48,13 @@ type observation struct {
 	weights publish.Weights
 }
 
-// place is where a cluster is, and whether it is drained.
+// place is where a cluster is, whether it is drained, and whether its
+// inventory withdrew it (ControlPlaneHealthy=False).
 type place struct {
-	region  string
-	zones   []string
-	drained bool
+	region    string
+	zones     []string
+	drained   bool
+	withdrawn bool
 }
 
 // decision is what the object's DNSEndpoint should hold and what its
@@ -136,10 +138,15 @@ func decide(o observation) decision {
 		p := o.placed[name]
 		m, ready := o.members[name]
 		if !ready {
+			// Not Ready keeps the row it had; withdrawn by the inventory
+			// takes it out at once, as for a federated Service.
 			m.outcome = publish.Offline
+			if p.withdrawn {
+				m.outcome = publish.Withdrawn
+			}
 		}
 		switch m.outcome {
-		case publish.Offline:
+		case publish.Offline, publish.Withdrawn:
 			d.offline = append(d.offline, name)
 		case publish.WriteFailed, publish.Unresolved, publish.LeftAlone:
 			d.problems = append(d.problems, m.problem)

@@ -83,6 +83,15 @@ func TestDecide(t *testing.T) {
 			conds:    []string{"kfed.io/Valid True Valid", "kfed.io/Placed True Placed", "kfed.io/HostnamesPublished True Published"},
 		},
 		{
+			name: "cluster its inventory withdrew (ControlPlaneHealthy=False) leaves at once",
+			o: observation{verdicts: shop, placed: map[string]place{"cluster-1": {}, "cluster-2": {withdrawn: true}}, ttl: 30,
+				members:  map[string]memberCopy{"cluster-1": serving("127.1.200.1")},
+				previous: dnsendpoint.Clusters{"cluster-2": {Name: "cluster-2", Addresses: addrs("127.2.200.7")}}},
+			records:  []string{"shop.example.com A 127.1.200.1"},
+			clusters: []string{"cluster-1"},
+			conds:    []string{"kfed.io/Valid True Valid", "kfed.io/Placed True Placed", "kfed.io/HostnamesPublished True Published"},
+		},
+		{
 			name: "copy that could not be written keeps its addresses and the problem is told",
 			o: observation{verdicts: shop, placed: map[string]place{"cluster-1": {}}, ttl: 30,
 				members:  map[string]memberCopy{"cluster-1": {outcome: publish.WriteFailed, problem: "cluster-1 rejected it"}},

@@ -33,7 +33,7 @@ func (r *reconciler) observe(ctx context.Context, obj client.Object, cfg service
 		}
 		region, zones := cl.Location()
 		if cfg.Placement.Places(cl.Name, region, cl.Labels) {
-			o.placed[cl.Name] = place{region: region, zones: zones, drained: cl.Spec.Drained}
+			o.placed[cl.Name] = place{region: region, zones: zones, drained: cl.Spec.Drained, withdrawn: cl.Withdrawn()}
 		}
 	}
 	for _, name := range cfg.Placement.Names {

@@ -8,19 +8,24 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	inventoryv1alpha1 "github.com/kfed-io/kfed/api/inventory/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/deployments"
 	"github.com/kfed-io/kfed/deployments/deploymentconfig"
+	"github.com/kfed-io/kfed/gateways"
 	"github.com/kfed-io/kfed/placement"
 	"github.com/kfed-io/kfed/planner"
 	"github.com/kfed-io/kfed/services"
@@ -32,17 +37,20 @@ const SchedulerName = "kfed"
 // +kubebuilder:rbac:groups=multicluster.x-k8s.io,resources=placementdecisions,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=gateways,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=get;list;watch;update;patch
 
-// Decisions keeps, for each federated object of one kind (Services or
-// Deployments), the PlacementDecision "<kind>-<name>" that lists the clusters
-// kfed places it in, and carries out the PlacementDecision the object names
-// (placement.AnnotationPlacementDecision) by recording its clusters on the
-// object (placement.AnnotationDecided), which every controller that places
-// the object reads through package placement.
+// Decisions keeps, for each federated object of one kind (Services,
+// Deployments, Gateways or Ingresses), the PlacementDecision "<kind>-<name>"
+// that lists the clusters kfed places it in, and carries out the
+// PlacementDecision the object names (placement.AnnotationPlacementDecision)
+// by recording its clusters on the object (placement.AnnotationDecided),
+// which every controller that places the object reads through package
+// placement.
 type Decisions struct {
 	Fed      client.Client
 	Recorder events.EventRecorder
-	// Kind is "service" or "deployment".
+	// Kind is "service", "deployment", "gateway" or "ingress".
 	Kind string
 	// ProfileNamespace is where the profiles of joined clusters are (the
 	// Exporter's namespace); a cluster from the inventory names its own.
@@ -50,52 +58,64 @@ type Decisions struct {
 }
 
 // NewDecisions returns the Decisions controllers of Services and
-// Deployments.
-func NewDecisions(fed client.Client, rec events.EventRecorder, profileNamespace string) []*Decisions {
-	return []*Decisions{
-		{Fed: fed, Recorder: rec, Kind: "service", ProfileNamespace: profileNamespace},
-		{Fed: fed, Recorder: rec, Kind: "deployment", ProfileNamespace: profileNamespace},
+// Deployments, and of Gateways and Ingresses where kfed federates them
+// (the control plane serves them and kfed may watch them).
+func NewDecisions(fed client.Client, rec events.EventRecorder, profileNamespace string, gateways, ingresses bool) []*Decisions {
+	kinds := []string{"service", "deployment"}
+	if gateways {
+		kinds = append(kinds, "gateway")
 	}
+	if ingresses {
+		kinds = append(kinds, "ingress")
+	}
+	var out []*Decisions
+	for _, k := range kinds {
+		out = append(out, &Decisions{Fed: fed, Recorder: rec, Kind: k, ProfileNamespace: profileNamespace})
+	}
+	return out
 }
 
-func (d *Decisions) newObject() client.Object {
-	if d.Kind == "service" {
-		return &corev1.Service{}
-	}
-	return &appsv1.Deployment{}
+// objectKind is what Decisions needs of a kind of federated object: a new
+// object, its list, and whether one is federated.
+type objectKind struct {
+	newObject func() client.Object
+	newList   func() client.ObjectList
+	federated func(client.Object) bool
 }
+
+func kindOf(kind string) objectKind {
+	switch kind {
+	case "deployment":
+		return objectKind{func() client.Object { return &appsv1.Deployment{} }, func() client.ObjectList { return &appsv1.DeploymentList{} },
+			func(o client.Object) bool { d, ok := o.(*appsv1.Deployment); return ok && deployments.IsFederated(d) }}
+	case "gateway":
+		return objectKind{func() client.Object { return &gatewayv1.Gateway{} }, func() client.ObjectList { return &gatewayv1.GatewayList{} }, optedIn}
+	case "ingress":
+		return objectKind{func() client.Object { return &networkingv1.Ingress{} }, func() client.ObjectList { return &networkingv1.IngressList{} }, optedIn}
+	}
+	return objectKind{func() client.Object { return &corev1.Service{} }, func() client.ObjectList { return &corev1.ServiceList{} },
+		func(o client.Object) bool { s, ok := o.(*corev1.Service); return ok && services.IsFederated(s) }}
+}
+
+// optedIn reports whether a Gateway or Ingress opted in to federation.
+func optedIn(o client.Object) bool { return o.GetAnnotations()[gateways.AnnotationFederated] == "true" }
+
+func (d *Decisions) newObject() client.Object { return kindOf(d.Kind).newObject() }
 
 func (d *Decisions) list(ctx context.Context, opts ...client.ListOption) ([]client.Object, error) {
-	var out []client.Object
-	if d.Kind == "service" {
-		var l corev1.ServiceList
-		if err := d.Fed.List(ctx, &l, opts...); err != nil {
-			return nil, err
-		}
-		for i := range l.Items {
-			out = append(out, &l.Items[i])
-		}
-		return out, nil
-	}
-	var l appsv1.DeploymentList
-	if err := d.Fed.List(ctx, &l, opts...); err != nil {
+	l := kindOf(d.Kind).newList()
+	if err := d.Fed.List(ctx, l, opts...); err != nil {
 		return nil, err
 	}
-	for i := range l.Items {
-		out = append(out, &l.Items[i])
-	}
-	return out, nil
+	var out []client.Object
+	err := meta.EachListItem(l, func(o runtime.Object) error {
+		out = append(out, o.(client.Object))
+		return nil
+	})
+	return out, err
 }
 
-func (d *Decisions) federated(o client.Object) bool {
-	switch o := o.(type) {
-	case *corev1.Service:
-		return services.IsFederated(o)
-	case *appsv1.Deployment:
-		return deployments.IsFederated(o)
-	}
-	return false
-}
+func (d *Decisions) federated(o client.Object) bool { return kindOf(d.Kind).federated(o) }
 
 // SetupWithManager registers the controller.
 func (d *Decisions) SetupWithManager(mgr ctrl.Manager) error {
@@ -139,7 +159,8 @@ func (d *Decisions) all(ctx context.Context, _ client.Object) []ctrl.Request {
 }
 
 // DecisionName is the name of the PlacementDecision kfed writes for the
-// federated object of kind ("service" or "deployment") named name.
+// federated object of kind ("service", "deployment", "gateway" or
+// "ingress") named name.
 func DecisionName(kind, name string) string { return kind + "-" + name }
 
 // Reconcile records the decision the object names, then writes the one

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"time"
 
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	inventoryv1alpha1 "github.com/kfed-io/kfed/api/inventory/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
@@ -87,7 +89,11 @@ func addInventory(mgr ctrl.Manager, o Options, _ *clusters.Registry) error {
 		o.Logger.Info("not writing PlacementDecisions", "reason", decisions)
 		return nil
 	}
-	for _, d := range inventory.NewDecisions(mgr.GetClient(), mgr.GetEventRecorder("kfed-placement"), ns) {
+	// Gateways and Ingresses as addGateways federates them: where kfed can
+	// watch them.
+	gws := clusters.CannotWatch(ctx, mgr, &gatewayv1.Gateway{}) == ""
+	ingresses := clusters.CannotWatch(ctx, mgr, &networkingv1.Ingress{}) == ""
+	for _, d := range inventory.NewDecisions(mgr.GetClient(), mgr.GetEventRecorder("kfed-placement"), ns, gws, ingresses) {
 		if err := d.SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("setting up the %s PlacementDecisions: %w", d.Kind, err)
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/miekg/dns"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -35,7 +36,9 @@ import (
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/devenv"
+	"github.com/kfed-io/kfed/devenv/loopbackgw"
 	"github.com/kfed-io/kfed/devenv/loopbacklb"
+	"github.com/kfed-io/kfed/gateways"
 	"github.com/kfed-io/kfed/inventory"
 	"github.com/kfed-io/kfed/inventory/access"
 	"github.com/kfed-io/kfed/manager"
@@ -233,6 +236,32 @@ func TestClusterProfilesAreMembers(t *testing.T) {
 		b.wantShards(t, "picked", 30*time.Second, "cluster-2")
 		b.wantDecision(t, inventory.DecisionName("service", "picked"), "fleet/cluster-2")
 	})
+
+	t.Run("an Ingress placed by a PlacementDecision follows it", func(t *testing.T) {
+		pd := &inventoryv1alpha1.PlacementDecision{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "fleet-pick-site"},
+			Decisions:  decisions("cluster-1"), SchedulerName: "test-fleet",
+		}
+		if err := b.cp.Create(ctx, pd); err != nil {
+			t.Fatal(err)
+		}
+		class := loopbackgw.IngressClassName
+		ing := &networkingv1.Ingress{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "site", Annotations: map[string]string{
+				gateways.AnnotationFederated: "true", placement.AnnotationPlacementDecision: "fleet-pick-site"}},
+			Spec: networkingv1.IngressSpec{IngressClassName: &class, Rules: []networkingv1.IngressRule{{Host: "www.example.com"}}},
+		}
+		if err := b.cp.Create(ctx, ing); err != nil {
+			t.Fatal(err)
+		}
+		b.wantIngressCopies(t, "site", 30*time.Second, "cluster-1")
+		pd.Decisions = decisions("cluster-3")
+		if err := b.cp.Update(ctx, pd); err != nil {
+			t.Fatal(err)
+		}
+		b.wantIngressCopies(t, "site", 30*time.Second, "cluster-3")
+		b.wantDecision(t, inventory.DecisionName("ingress", "site"), "fleet/cluster-3")
+	})
 }
 
 // providerFile writes the access provider file: the secretreader plugin of
@@ -370,6 +399,28 @@ func (b *bed) wantShards(t *testing.T, name string, within time.Duration, want .
 		}
 		if !slices.Equal(got, want) {
 			return fmt.Errorf("shards of %s in %v, want %v", name, got, want)
+		}
+		return nil
+	})
+}
+
+// wantIngressCopies waits until the Ingress default/name has copies in
+// exactly the members named.
+func (b *bed) wantIngressCopies(t *testing.T, name string, within time.Duration, want ...string) {
+	t.Helper()
+	framework.Eventually(t, within, func(ctx context.Context) error {
+		var got []string
+		for _, m := range b.f.Members {
+			var ing networkingv1.Ingress
+			err := b.f.Client(m.Name).Get(ctx, client.ObjectKey{Namespace: "default", Name: name}, &ing)
+			if err == nil {
+				got = append(got, m.Name)
+			} else if !apierrors.IsNotFound(err) {
+				return err
+			}
+		}
+		if !slices.Equal(got, want) {
+			return fmt.Errorf("copies of Ingress %s in %v, want %v", name, got, want)
 		}
 		return nil
 	})
