@@ -60,12 +60,12 @@ type Decisions struct {
 // NewDecisions returns the Decisions controllers of Services and
 // Deployments, and of Gateways and Ingresses where kfed federates them
 // (the control plane serves them and kfed may watch them).
-func NewDecisions(fed client.Client, rec events.EventRecorder, profileNamespace string, gateways, ingresses bool) []*Decisions {
+func NewDecisions(fed client.Client, rec events.EventRecorder, profileNamespace string, withGateways, withIngresses bool) []*Decisions {
 	kinds := []string{"service", "deployment"}
-	if gateways {
+	if withGateways {
 		kinds = append(kinds, "gateway")
 	}
-	if ingresses {
+	if withIngresses {
 		kinds = append(kinds, "ingress")
 	}
 	var out []*Decisions
