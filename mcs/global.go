@@ -120,6 +120,7 @@ func decideGlobal(in globalInput) globalDecision {
 	previous := publish.Previous(in.published)
 	rows, unhealthy := judgedRows(in, exports, previous)
 
+	drainedOut := publish.Drained(rows).Out
 	pin := publish.Input{Names: in.names, TTL: cfg.TTL, Clusters: rows}
 	d := globalDecision{publish: true, annotations: maps.Clone(cfg.Health)}
 	if d.annotations == nil {
@@ -130,7 +131,7 @@ func decideGlobal(in globalInput) globalDecision {
 	case serviceconfig.RoutingProximity:
 		d.annotations[dnsendpoint.AnnotationRouting] = dnsendpoint.RoutingProximity
 	case serviceconfig.RoutingFailover:
-		fo := decideFailover(cfg, rows, in.published, in.now)
+		fo := decideFailover(cfg, rows, drainedOut, in.published, in.now)
 		d.annotations[dnsendpoint.AnnotationFailover], d.due = fo.State.Encode(), fo.Due
 		if fo.State.Active != "" {
 			pin.Serving = map[string]bool{}
@@ -151,7 +152,6 @@ func decideGlobal(in globalInput) globalDecision {
 	// The import's slices take the load balancers of clusters the names
 	// leave out, found down or drained, as not ready (markHealth).
 	d.healthy = map[string]bool{}
-	drainedOut := publish.Drained(rows).Out
 	for _, r := range rows {
 		d.healthy[r.Name] = !r.Unhealthy && !slices.Contains(drainedOut, r.Name)
 	}
@@ -189,15 +189,14 @@ func kfedAnnotations(a map[string]string) map[string]string {
 
 // decideFailover chooses the serving place of a name routed by failover,
 // from the order, the rows' verdicts and weights, and the state published
-// with its records.
-func decideFailover(cfg serviceconfig.Config, rows []dnsendpoint.Cluster, published *extdnsv1alpha1.DNSEndpoint, now time.Time) failover.Decision {
+// with its records. A drained place (drainedOut, publish.Drained) is
+// unavailable, as for a federated Service.
+func decideFailover(cfg serviceconfig.Config, rows []dnsendpoint.Cluster, drainedOut []string, published *extdnsv1alpha1.DNSEndpoint, now time.Time) failover.Decision {
 	var prev failover.State
 	if published != nil {
 		// A state kfed did not write reads as none: the order decides anew.
 		prev, _ = failover.ParseState(published.Annotations[dnsendpoint.AnnotationFailover])
 	}
-	// A drained place is unavailable to failover, as for a federated Service.
-	drainedOut := publish.Drained(rows).Out
 	clusters := make([]failover.Cluster, len(rows))
 	for i, r := range rows {
 		clusters[i] = failover.Cluster{Name: r.Name, Region: r.Region, Zones: r.Zones, Healthy: !r.Unhealthy && !slices.Contains(drainedOut, r.Name), Weight: r.Weight}
