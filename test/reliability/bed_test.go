@@ -108,8 +108,9 @@ type bed struct {
 
 	churn *churn
 
-	mu      sync.Mutex
-	figures []string
+	mu       sync.Mutex
+	figures  []string
+	failures []string // what check found, said again at the very end
 }
 
 // figure records one measured figure of the run, for docs/reliability.md.
@@ -124,6 +125,15 @@ func (b *bed) figure(scenario, format string, args ...any) {
 func startBed(t *testing.T, fm form) *bed {
 	t.Helper()
 	b := &bed{t: t, form: fm}
+	// Registered first, so it runs last: after every process's logs, the
+	// end of the output (what CI keeps) says what failed.
+	t.Cleanup(func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if t.Failed() && len(b.failures) > 0 {
+			t.Logf("what failed, again:\n%s", strings.Join(b.failures, "\n"))
+		}
+	})
 	b.bind = bindtest.Start(t, zone)
 	b.r53 = route53fake.New()
 	t.Cleanup(b.r53.Close)

@@ -59,7 +59,11 @@ func (b *bed) check(t *testing.T, scenario string) time.Duration {
 	}
 	took := time.Since(start)
 	if err != nil {
-		t.Errorf("%s: not converged after %v: %v", scenario, b.form.converge, err)
+		msg := fmt.Sprintf("%s: not converged after %v: %v", scenario, b.form.converge, err)
+		t.Error(msg)
+		b.mu.Lock()
+		b.failures = append(b.failures, msg)
+		b.mu.Unlock()
 	} else {
 		b.figure(scenario, "converged in %v", took.Round(100*time.Millisecond))
 	}

@@ -46,7 +46,7 @@ func newProc(t *testing.T, name, path string, args ...string) *proc {
 	t.Cleanup(func() {
 		p.stop()
 		if t.Failed() {
-			t.Logf("%s: %d runs, logs in %s", p.name, p.run, p.dir)
+			t.Logf("%s: %d runs, logs in %s; its last errors:\n%s", p.name, p.run, p.dir, strings.Join(p.lastErrors(10), "\n"))
 		}
 	})
 	return p
@@ -156,6 +156,24 @@ func (p *proc) logFiles() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]string(nil), p.logs...)
+}
+
+// lastErrors returns the last n error lines (klog's E prefix) of every
+// run, each prefixed with its file's name: the temporary logs are gone
+// once a failed test ends.
+func (p *proc) lastErrors(n int) []string {
+	var out []string
+	for _, name := range p.logFiles() {
+		b, _ := os.ReadFile(name)
+		var errs []string
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(line, "E") {
+				errs = append(errs, filepath.Base(name)+": "+line)
+			}
+		}
+		out = append(out, errs[max(0, len(errs)-n):]...)
+	}
+	return out
 }
 
 // crashes returns the lines of files that show a Go panic or a fatal
