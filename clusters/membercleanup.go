@@ -124,8 +124,7 @@ func (m *MemberCleanup) cleanup(ctx context.Context, c *kfedv1alpha1.Cluster) er
 					errs = append(errs, err)
 				}
 			case Adopted:
-				Release(obj)
-				if err := member.Update(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
+				if err := LetGo(ctx, member, obj); err != nil {
 					errs = append(errs, err)
 				}
 			}

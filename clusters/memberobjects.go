@@ -1,9 +1,11 @@
 package clusters
 
 import (
+	"context"
 	"reflect"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -96,6 +98,19 @@ func Release(obj client.Object) {
 	}
 	obj.SetLabels(labels)
 	obj.SetAnnotations(annotations)
+}
+
+// LetGo releases obj in the member c reaches, written as a merge patch: a
+// member's own controllers keep writing such objects (a Deployment's
+// status), and an update would conflict with them until a later reconcile.
+// An object already gone is let go of.
+func LetGo(ctx context.Context, c client.Client, obj client.Object) error {
+	patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
+	Release(obj)
+	if err := c.Patch(ctx, obj, patch); err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	return nil
 }
 
 // Origin is the control-plane object a member object of federation was made

@@ -76,10 +76,6 @@ func withoutHash(a map[string]string) map[string]string {
 	return out
 }
 
-// release removes kfed's marks from a copy, which then is an ordinary
-// Deployment of its cluster.
-func release(c *appsv1.Deployment) { clusters.Release(c) }
-
 // current reports whether copy c runs the spec hash names: it carries the
 // hash and its Deployment controller has seen its latest generation.
 func current(c *appsv1.Deployment, hash string) bool {

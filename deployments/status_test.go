@@ -192,7 +192,7 @@ func TestCopies(t *testing.T) {
 		}
 	}
 	existing := c.DeepCopy()
-	release(existing)
+	clusters.Release(existing)
 	if clusters.Classify(existing, "ns/web", "fed") != clusters.Foreign {
 		t.Error("a released copy still reads as kfed's")
 	}

@@ -139,8 +139,7 @@ func (c *Controller) removeCopy(ctx context.Context, m clusters.Member, cur *app
 		}
 		c.Metrics.write(m.Name, "delete")
 	case state == clusters.Ours || state == clusters.Adopted:
-		release(cur)
-		if err := m.Client.Update(ctx, cur); err != nil && !apierrors.IsNotFound(err) {
+		if err := clusters.LetGo(ctx, m.Client, cur); err != nil {
 			return fmt.Errorf("letting go of the copy in cluster %s: %w", m.Name, err)
 		}
 		c.Metrics.write(m.Name, "release")

@@ -79,6 +79,3 @@ func desiredCopy(svc *corev1.Service, federation string) *corev1.Service {
 	shard.Spec = *spec
 	return shard
 }
-
-// releaseCopy removes kfed's marks from an adopted shard.
-func releaseCopy(s *corev1.Service) { clusters.Release(s) }

@@ -185,8 +185,7 @@ func (c *Controller) deleteCopy(ctx context.Context, m clusters.Member, key type
 		}
 		c.Metrics.copyOp(m.Name, "delete")
 	case clusters.Adopted:
-		releaseCopy(&cur)
-		if err := m.Client.Update(ctx, &cur); err != nil && !apierrors.IsNotFound(err) {
+		if err := clusters.LetGo(ctx, m.Client, &cur); err != nil {
 			return fmt.Errorf("releasing adopted shard in %s: %w", m.Name, err)
 		}
 		c.Metrics.copyOp(m.Name, "release")
