@@ -114,6 +114,9 @@ type decision struct {
 //     Deployments behind the object's backends (weights.go; 1 when they
 //     select none), 0 keeping its addresses but answered last; its ports
 //     are the listeners'.
+//
+// It is one function of about 90 lines because the rules above apply in
+// that order to the same maps; split, each part would take them all.
 func decide(o observation) decision {
 	var d decision
 	for _, v := range o.verdicts {

@@ -61,7 +61,8 @@ type Controller struct {
 	// Tenancy is the rule every published name is checked against: an
 	// export in namespace N publishes only N's names.
 	Tenancy tenancy.Endpoints
-	Clock   clock.PassiveClock
+	// Clock tells the time; the real one when nil at SetupWithManager.
+	Clock clock.PassiveClock
 
 	events *clusters.Channel[client.Object]
 }
@@ -70,6 +71,9 @@ type Controller struct {
 // member: ServiceExports, ServiceImports, Services, EndpointSlices and the
 // cluster ID. A member that does not serve the MCS API is left out.
 func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
+	if c.Clock == nil {
+		c.Clock = clock.RealClock{}
+	}
 	var err error
 	if c.events, err = clusters.NewChannel[client.Object](mgr); err != nil {
 		return err
@@ -88,7 +92,7 @@ func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
 		// The exports' DNSEndpoints, and the checkers' verdicts on them.
 		b = b.Watches(&extdnsv1alpha1.DNSEndpoint{}, handler.EnqueueRequestsFromMapFunc(c.ownDNSEndpoint))
 		if err := mgr.Add(&publish.HealthWatch{
-			Cache: mgr.GetCache(), Federation: c.Federation, Freshness: c.Freshness, Clock: c.clock(),
+			Cache: mgr.GetCache(), Federation: c.Federation, Freshness: c.Freshness, Clock: c.Clock,
 			Enqueue: c.enqueueEndpoint, All: c.sendAll,
 		}); err != nil {
 			return err

@@ -9,7 +9,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
@@ -46,7 +45,7 @@ func (c *Controller) observeGlobal(ctx context.Context, key types.NamespacedName
 	st := &globalState{exporters: map[string]bool{}}
 	in := globalInput{
 		names: publish.NewNames(c.Federation, c.Domain, key.Namespace, key.Name), key: key,
-		joined: map[string]*kfedv1alpha1.Cluster{}, ready: map[string]bool{}, now: c.clock().Now(),
+		joined: map[string]*kfedv1alpha1.Cluster{}, ready: map[string]bool{}, now: c.Clock.Now(),
 	}
 	var cur extdnsv1alpha1.DNSEndpoint
 	switch err := c.Fed.Get(ctx, key, &cur); {
@@ -177,13 +176,6 @@ func (c *Controller) namespace() string {
 		return c.Namespace
 	}
 	return kfedv1alpha1.DefaultNamespace
-}
-
-func (c *Controller) clock() clock.PassiveClock {
-	if c.Clock != nil {
-		return c.Clock
-	}
-	return clock.RealClock{}
 }
 
 // ownDNSEndpoint maps a DNSEndpoint of the control plane to the name it

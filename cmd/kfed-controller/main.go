@@ -29,6 +29,8 @@ import (
 	"github.com/kfed-io/kfed/tenancy"
 )
 
+// main is long because it declares every flag of the controller, one
+// line each, in the order `--help` lists them.
 func main() {
 	// A flag set of our own: controller-runtime registers --kubeconfig on
 	// the global one when imported.

@@ -54,6 +54,8 @@ type record struct {
 	Targets []string `json:"targets"`
 }
 
+// newDNSPlanCommand is `kfed dns plan`. It is long because most of it is
+// the command's help, examples and flags, which read best in one place.
 func newDNSPlanCommand() *cobra.Command {
 	var (
 		kf            kubeconfigFlags
