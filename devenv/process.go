@@ -22,6 +22,7 @@ type child struct {
 	name string
 	path string
 	args []string
+	env  []string // added to this process's environment
 	log  string
 	p    *process.Process // the current run; nil before the first
 }
@@ -39,6 +40,9 @@ func (c *child) start() error {
 	// once it started.
 	defer f.Close()
 	cmd := exec.Command(c.path, c.args...)
+	if c.env != nil {
+		cmd.Env = append(os.Environ(), c.env...)
+	}
 	cmd.Stdout, cmd.Stderr = f, f
 	p, err := process.Start(cmd)
 	if err != nil {

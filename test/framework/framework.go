@@ -104,6 +104,8 @@ func Start(t testing.TB, opts ...Option) *Federation {
 		cfg.opts.MemberCRDs = crds.Member()
 	}
 	cfg.opts.BinDir = BinDir(t)
+	// Tests run several beds of four API servers on a few cores.
+	cfg.opts.APIServerProcs = 1
 	cfg.opts.Dir = t.TempDir()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
