@@ -756,6 +756,15 @@ func validate(rs RecordSet, zoneName, field string) *apiError {
 	if name := canonical(rs.Name); name != zoneName && !strings.HasSuffix(name, "."+zoneName) {
 		return invalid("name '%s' is not in the zone '%s'", rs.Name, zoneName)
 	}
+	// A DNS name's labels hold at most 63 octets, the name 255 (RFC 1035
+	// 2.3.4): Cloud DNS refuses another name as an invalid value.
+	tooLong := len(rs.Name) > 255
+	for _, l := range strings.Split(strings.TrimSuffix(rs.Name, "."), ".") {
+		tooLong = tooLong || len(l) > 63
+	}
+	if tooLong {
+		return errorf(http.StatusBadRequest, "invalid", "Invalid value for '%s.name': '%s'", field, rs.Name)
+	}
 	switch rs.Type {
 	case "A", "AAAA", "CNAME", "SRV", "TXT", "MX", "NS", "PTR", "CAA", "SOA", "SPF", "DS":
 	default:

@@ -643,6 +643,16 @@ func validate(rs RecordSet, zoneName string) (string, string) {
 	if rs.Name != zoneName && !strings.HasSuffix(rs.Name, "."+zoneName) {
 		return fmt.Sprintf("RRSet with DNS name %s is not permitted in zone %s", rs.Name, zoneName), "InvalidChangeBatch"
 	}
+	// Labels of at most 63 bytes, names of at most 255 (the developer
+	// guide's "DNS domain name format").
+	for _, l := range strings.Split(strings.TrimSuffix(rs.Name, "."), ".") {
+		if len(l) > 63 {
+			return "FATAL problem: DomainLabelTooLong (Domain label is too long) encountered with '" + l + "'", "InvalidChangeBatch"
+		}
+	}
+	if len(rs.Name) > 255 {
+		return "FATAL problem: DomainNameTooLong (Domain name is too long) encountered with '" + rs.Name + "'", "InvalidChangeBatch"
+	}
 	hasAlias, hasRecords := rs.AliasTarget != nil, rs.TTL != nil || len(rs.ResourceRecords) > 0
 	if hasAlias == hasRecords {
 		return fmt.Sprintf("Invalid request: Expected exactly one of [AliasTarget, all of [TTL, and ResourceRecords]], but found %s in Change with [Action=?, Name=%s, Type=%s, SetIdentifier=%s]",
