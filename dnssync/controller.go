@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
@@ -49,6 +50,9 @@ type Controller struct {
 	// Debounce gathers bursts of changes into one sync; a second when zero.
 	Debounce time.Duration
 	Metrics  *Metrics
+	// APIReader reads a DNSEndpoint afresh when a status write conflicts;
+	// Fed when nil.
+	APIReader client.Reader
 
 	conflicts map[string]bool // "name resource" already reported
 	refusals  map[string]bool // "name resource" already reported
@@ -300,18 +304,45 @@ func (c *Controller) markPublished(ctx context.Context, eps []extdnsv1alpha1.DNS
 
 // writePublisher sets this provider's entry of ep's status.publishers to
 // want and, when published, status.observedGeneration to ep's generation.
+// Several controllers (one per provider) write the same list, so the patch
+// carries ep's resourceVersion: a merge patch replaces the whole list, and
+// without the lock one provider's write could drop another's entry. On a
+// conflict the object is read again and the entry set on what it holds.
 func (c *Controller) writePublisher(ctx context.Context, ep *extdnsv1alpha1.DNSEndpoint, want extdnsv1alpha1.PublisherStatus, published bool) error {
-	patch := client.MergeFrom(ep)
-	ep = ep.DeepCopy()
-	if idx := slices.IndexFunc(ep.Status.Publishers, func(p extdnsv1alpha1.PublisherStatus) bool { return p.Provider == want.Provider }); idx >= 0 {
-		ep.Status.Publishers[idx] = want
-	} else {
-		ep.Status.Publishers = append(ep.Status.Publishers, want)
+	for attempt := 0; ; attempt++ {
+		patch := client.MergeFromWithOptions(ep, client.MergeFromWithOptimisticLock{})
+		ep = ep.DeepCopy()
+		if idx := slices.IndexFunc(ep.Status.Publishers, func(p extdnsv1alpha1.PublisherStatus) bool { return p.Provider == want.Provider }); idx >= 0 {
+			ep.Status.Publishers[idx] = want
+		} else {
+			ep.Status.Publishers = append(ep.Status.Publishers, want)
+		}
+		if published {
+			ep.Status.ObservedGeneration = ep.Generation
+		}
+		err := c.Fed.Status().Patch(ctx, ep, patch)
+		if !apierrors.IsConflict(err) || attempt >= 4 {
+			return err
+		}
+		fresh := &extdnsv1alpha1.DNSEndpoint{}
+		if err := c.apiReader().Get(ctx, client.ObjectKeyFromObject(ep), fresh); err != nil {
+			return err
+		}
+		if fresh.Generation != ep.Generation {
+			// The spec changed meanwhile: the next pass publishes it.
+			return nil
+		}
+		ep = fresh
 	}
-	if published {
-		ep.Status.ObservedGeneration = ep.Generation
+}
+
+// apiReader reads from the API server itself, not the cache, which may not
+// have seen the write that made a patch conflict yet.
+func (c *Controller) apiReader() client.Reader {
+	if c.APIReader != nil {
+		return c.APIReader
 	}
-	return c.Fed.Status().Patch(ctx, ep, patch)
+	return c.Fed
 }
 
 // maxStatusError bounds the error kept in a DNSEndpoint's status: a
