@@ -4,7 +4,8 @@
 // (1,000 additions, 1,000 deletions and 100,000 bytes of record data per
 // change), and in the fewest that fit otherwise, never splitting the changes
 // to one name. 429 and 5xx answers are retried with exponential backoff and
-// full jitter.
+// full jitter. A change Cloud DNS refuses for what it asks (see classify) is
+// split until the names to blame are found, and the rest is applied.
 //
 // Cloud DNS has no update: a change deletes record sets and adds others,
 // atomically, and a deletion must match the record set exactly. kfed deletes

@@ -3,7 +3,9 @@
 // are listed by AXFR; changes to one name go in one UPDATE message whose
 // prerequisites say what the zone held when it was listed, so a concurrent
 // change makes the server refuse the message (YXRRSET/NXRRSET) rather than
-// be overwritten. Changes are packed into as few messages as fit.
+// be overwritten. Changes are packed into as few messages as fit; a message
+// the server refuses for what it asks (see rcodeError) is split until the
+// names to blame are found, and the rest is applied.
 //
 // Plain DNS has no weighted routing: record sets that differ only by set
 // identifier are merged into one (see Provider.Adjust).

@@ -7,7 +7,9 @@
 // every tool in it, so one client-side rate limiter paces all zones, and
 // Throttling and PriorRequestNotComplete answers, and 5xx, are retried with
 // exponential backoff and full jitter (the SDK's own retryer is switched off
-// so that every retry is counted).
+// so that every retry is counted). A batch Route53 refuses for what it asks
+// (see classify) is split until the names to blame are found, and the rest
+// is applied.
 //
 // A proximity policy (record sets with a Location) is published with
 // Route53's geoproximity routing: one record set per cluster, its

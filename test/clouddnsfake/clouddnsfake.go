@@ -9,7 +9,8 @@
 // rrdatas and routing policy) or the whole change fails with 412
 // conditionNotMet (404 notFound when there is nothing to delete); then
 // additions, which fail with 409 alreadyExists over an existing record set;
-// then a CNAME beside other data at its name is refused with 400. Cloud DNS's
+// then a CNAME beside other data at its name is refused with 400, as is a
+// name with a label over 63 octets. Cloud DNS's
 // documented limits ("Quotas and limits": 1,000 additions and 1,000 deletions
 // per change, 100,000 bytes of record data per change, 100 records per record
 // set, 10,000 record sets per zone) are enforced. Weighted round robin

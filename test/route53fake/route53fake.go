@@ -7,7 +7,9 @@
 // all-or-nothing batches, checked as the whole batch leaves the zone; one
 // routing policy per name and type; geoproximity record sets with exactly
 // one of AWSRegion, LocalZoneGroup and Coordinates, coordinates as the API
-// reference's patterns and ranges allow, a bias within ±99; InvalidChangeBatch
+// reference's patterns and ranges allow, a bias within ±99; labels of at most
+// 63 bytes and names of at most 255 (DomainLabelTooLong, DomainNameTooLong);
+// InvalidChangeBatch
 // with its <InvalidChangeBatch><Messages> body) and GetChange. Throttling and
 // PriorRequestNotComplete can be switched on, for a number of requests or as
 // a rate limit like Route53's five requests per second, and any of them or a
