@@ -288,6 +288,9 @@ func (c *Controller) markPublished(ctx context.Context, eps []extdnsv1alpha1.DNS
 			want.Error = statusError(syncErr)
 		case len(refusals) > 0:
 			want.Error = statusError(errors.New(strings.Join(refusals, "; ")))
+			// Published once, the generation no longer is whole (the zone
+			// lost a record the provider will not take back).
+			want.ObservedGeneration = min(want.ObservedGeneration, ep.Generation-1)
 		}
 		if idx >= 0 && equality.Semantic.DeepEqual(ep.Status.Publishers[idx], want) &&
 			(!ok || ep.Status.ObservedGeneration == ep.Generation) {
