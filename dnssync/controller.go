@@ -142,6 +142,7 @@ func (c *Controller) syncOnce(ctx context.Context) {
 	}
 	c.lastConflicts = len(p.conflicts)
 	c.Metrics.observe(c.Syncer.Provider.Name(), before, c.Syncer.Provider.Stats(), len(p.conflicts), time.Since(start), err)
+	c.Metrics.refusedNames(c.Syncer.Provider.Name(), len(p.Refused))
 	if err != nil {
 		c.Logger.Error(err, "DNS sync", "provider", c.Syncer.Provider.Name())
 		if errors.Is(err, dnsprovider.ErrPrecondition) {
@@ -365,6 +366,7 @@ func statusError(err error) string {
 type Metrics struct {
 	requests, changes, throttled *prometheus.CounterVec
 	lastSuccess, conflicts       *prometheus.GaugeVec
+	refused                      *prometheus.GaugeVec
 	syncs                        *prometheus.CounterVec   // provider, result
 	duration                     *prometheus.HistogramVec // provider
 }
@@ -383,6 +385,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		throttled:   counter("throttled_retries_total", "Requests retried because the provider asked to slow down."),
 		lastSuccess: gauge("last_success_timestamp_seconds", "When a sync last completed without error."),
 		conflicts:   gauge("conflicts", "Desired names left alone because a record kfed does not own holds them."),
+		refused:     gauge("refused", "Desired names the provider refuses for bad input, not published while the rest is."),
 		syncs: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "kfed", Subsystem: "dns", Name: "syncs_total",
 			Help: "Sync passes (list DNSEndpoints, plan, apply) by result: success or error."}, []string{"provider", "result"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: "kfed", Subsystem: "dns", Name: "sync_duration_seconds",
@@ -405,6 +408,9 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	if m.conflicts, err = promreg.Register(reg, m.conflicts); err != nil {
 		return nil, err
 	}
+	if m.refused, err = promreg.Register(reg, m.refused); err != nil {
+		return nil, err
+	}
 	if m.syncs, err = promreg.Register(reg, m.syncs); err != nil {
 		return nil, err
 	}
@@ -425,6 +431,13 @@ func (m *Metrics) observe(provider string, before, after dnsprovider.Stats, conf
 	m.conflicts.WithLabelValues(provider).Set(float64(conflicts))
 	if err == nil {
 		m.lastSuccess.WithLabelValues(provider).SetToCurrentTime()
+	}
+}
+
+// refusedNames sets how many names the provider refuses.
+func (m *Metrics) refusedNames(provider string, n int) {
+	if m != nil {
+		m.refused.WithLabelValues(provider).Set(float64(n))
 	}
 }
 
