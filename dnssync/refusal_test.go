@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -14,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
@@ -103,7 +105,8 @@ func TestOneRefusedNameDoesNotHideTheOthers(t *testing.T) {
 				object("bad", "192.0.2.2", "fine."+refusalZone, pv.bad),
 				object("last", "192.0.2.3", "last."+refusalZone),
 			).Build()
-			c := &Controller{Syncer: &Syncer{Provider: prov, Planner: dnsprovider.Planner{Registry: reg}}, Fed: fed, Federation: "fed",
+			now := clocktesting.NewFakePassiveClock(time.Now())
+			c := &Controller{Syncer: &Syncer{Provider: prov, Planner: dnsprovider.Planner{Registry: reg}, Clock: now}, Fed: fed, Federation: "fed",
 				Tenancy: tenancy.NewEndpoints("fed", []string{"ns"}), Logger: testr.New(t)}
 			get := func(name string) *extdnsv1alpha1.DNSEndpoint {
 				t.Helper()
@@ -210,6 +213,17 @@ func TestOneRefusedNameDoesNotHideTheOthers(t *testing.T) {
 				t.Errorf("a pass after the bad object changed sent %d requests, want its names sent again", n)
 			}
 			check("the bad object changed")
+
+			// Once the listing is due again (Relist), the zone is listed and
+			// the refused name sent once more.
+			c.syncOnce(ctx)
+			now.SetTime(now.Now().Add(2 * time.Hour))
+			before = prov.Stats().Requests
+			c.syncOnce(ctx)
+			if n := prov.Stats().Requests - before; n < 2 {
+				t.Errorf("the pass at Relist sent %d requests, want the zone listed and the refused name sent again", n)
+			}
+			check("at Relist")
 		})
 	}
 }
