@@ -6,7 +6,8 @@ import (
 )
 
 // Apply sends a plan's changes to zone z in one change set. An empty plan
-// sends nothing.
+// sends nothing. Refused(err) names the groups the provider refused for bad
+// input when it applied the rest.
 func Apply(ctx context.Context, z Zone, p Plan) error {
 	if p.Empty() {
 		return nil

@@ -56,8 +56,10 @@ type Changeset interface {
 	Add(changes ...Change)
 	// Empty reports whether the change set holds no change of any kind.
 	Empty() bool
-	// Apply sends the changes. Groups already sent stay applied when a later
-	// request fails; the error says which.
+	// Apply sends the changes. A group the provider refuses for bad input
+	// (ErrRejected) is skipped and the others applied: Apply then returns a
+	// *RefusedError naming the refused. Any other error stops it; groups
+	// already sent stay applied, and the error says which.
 	Apply(ctx context.Context) error
 }
 

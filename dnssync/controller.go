@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
@@ -49,8 +50,12 @@ type Controller struct {
 	// Debounce gathers bursts of changes into one sync; a second when zero.
 	Debounce time.Duration
 	Metrics  *Metrics
+	// APIReader reads a DNSEndpoint afresh when a status write conflicts;
+	// Fed when nil.
+	APIReader client.Reader
 
 	conflicts map[string]bool // "name resource" already reported
+	refusals  map[string]bool // "name resource" already reported
 
 	// state is what the passes since the last full plan published; nil
 	// until the first pass succeeds, and after any error, failed status
@@ -137,6 +142,7 @@ func (c *Controller) syncOnce(ctx context.Context) {
 	}
 	c.lastConflicts = len(p.conflicts)
 	c.Metrics.observe(c.Syncer.Provider.Name(), before, c.Syncer.Provider.Stats(), len(p.conflicts), time.Since(start), err)
+	c.Metrics.refusedNames(c.Syncer.Provider.Name(), len(p.Refused))
 	if err != nil {
 		c.Logger.Error(err, "DNS sync", "provider", c.Syncer.Provider.Name())
 		if errors.Is(err, dnsprovider.ErrPrecondition) {
@@ -147,7 +153,8 @@ func (c *Controller) syncOnce(ctx context.Context) {
 			"full", p.full, "names", p.names)
 	}
 	c.reportConflicts(ctx, p.conflicts)
-	c.statusesWritten(c.markPublished(ctx, list.Items, p.conflicts, err))
+	c.reportRefusals(ctx, list.Items, p.Refused)
+	c.statusesWritten(c.markPublished(ctx, list.Items, p.conflicts, p.Refused, err))
 }
 
 // sync runs one pass over the DNSEndpoints items (the cache's, in any
@@ -208,23 +215,66 @@ func (c *Controller) reportConflicts(ctx context.Context, conflicts []dnsprovide
 	c.conflicts = seen
 }
 
+// reportRefusals tells each DNSEndpoint behind a name the provider newly
+// refused, with a Warning Event, the provider's words. eps are the cache's.
+func (c *Controller) reportRefusals(_ context.Context, eps []extdnsv1alpha1.DNSEndpoint, refused []Refusal) {
+	seen := map[string]bool{}
+	byKey := map[string]*extdnsv1alpha1.DNSEndpoint{}
+	for i := range eps {
+		byKey[eps[i].Namespace+"/"+eps[i].Name] = &eps[i]
+	}
+	for _, r := range refused {
+		if len(r.Resources) == 0 {
+			c.Logger.Error(r.Err, "DNS provider refused a name no DNSEndpoint asks for", "provider", c.Syncer.Provider.Name(), "name", r.Name)
+		}
+		for _, res := range r.Resources {
+			key := r.Name + " " + res
+			seen[key] = true
+			ep := byKey[res]
+			if c.refusals[key] || ep == nil {
+				continue
+			}
+			c.Logger.Info("DNS provider refused a name", "provider", c.Syncer.Provider.Name(), "name", r.Name, "dnsendpoint", res, "error", r.Err.Error())
+			if c.Recorder != nil {
+				c.Recorder.Eventf(ep, nil, corev1.EventTypeWarning, ReasonDNSRefused, "Publish",
+					"%s not published to %s: %s", r.Name, c.Syncer.Provider.Name(), statusError(r.Err))
+			}
+		}
+	}
+	c.refusals = seen
+}
+
+// ReasonDNSRefused is the reason of the Warning Event on a DNSEndpoint one
+// of whose names a provider refused for bad input.
+const ReasonDNSRefused = "DNSRefused"
+
 // markPublished records in each DNSEndpoint's status what this provider
 // holds of it: the generation published (when the sync succeeded, syncErr
-// nil), the names left alone, and, on an object whose generation is not
-// published, the sync's error. Status is written only when that changes, so
-// a quiet federation writes nothing. eps are the cache's: an endpoint is
-// copied before its status is changed. It reports whether every status was
-// already up to date, and whether every one that was not was written.
-func (c *Controller) markPublished(ctx context.Context, eps []extdnsv1alpha1.DNSEndpoint, conflicts []dnsprovider.Conflict, syncErr error) (upToDate, written bool) {
-	ok := syncErr == nil
+// nil, and the provider refused none of its names), the names left alone,
+// and, on an object whose generation is not published, why: the sync's
+// error, or the provider's words on each name of it refused. Status is
+// written only when that changes, so a quiet federation writes nothing. eps
+// are the cache's: an endpoint is copied before its status is changed. It
+// reports whether every status was already up to date, and whether every
+// one that was not was written.
+func (c *Controller) markPublished(ctx context.Context, eps []extdnsv1alpha1.DNSEndpoint, conflicts []dnsprovider.Conflict, refused []Refusal, syncErr error) (upToDate, written bool) {
 	upToDate, written = true, true
 	byResource := map[string][]string{}
 	for _, cf := range conflicts {
 		byResource[cf.Resource] = append(byResource[cf.Resource], cf.Name)
 	}
+	refusedOf := map[string][]string{}
+	for _, r := range refused {
+		for _, res := range r.Resources {
+			refusedOf[res] = append(refusedOf[res], r.Err.Error())
+		}
+	}
 	provider := c.Syncer.Provider.Name()
 	for i := range eps {
 		ep := &eps[i]
+		resource := ep.Namespace + "/" + ep.Name
+		refusals := refusedOf[resource]
+		ok := syncErr == nil && len(refusals) == 0
 		want := extdnsv1alpha1.PublisherStatus{Provider: provider}
 		idx := slices.IndexFunc(ep.Status.Publishers, func(p extdnsv1alpha1.PublisherStatus) bool { return p.Provider == provider })
 		if idx >= 0 {
@@ -233,31 +283,70 @@ func (c *Controller) markPublished(ctx context.Context, eps []extdnsv1alpha1.DNS
 		if ok {
 			want.ObservedGeneration = ep.Generation
 		}
-		want.Conflicts = slices.Sorted(slices.Values(byResource[ep.Namespace+"/"+ep.Name]))
-		if !ok && want.ObservedGeneration < ep.Generation {
+		want.Conflicts = slices.Sorted(slices.Values(byResource[resource]))
+		switch {
+		case syncErr != nil && want.ObservedGeneration < ep.Generation:
 			want.Error = statusError(syncErr)
+		case len(refusals) > 0:
+			want.Error = statusError(errors.New(strings.Join(refusals, "; ")))
+			// Published once, the generation no longer is whole (the zone
+			// lost a record the provider will not take back).
+			want.ObservedGeneration = min(want.ObservedGeneration, ep.Generation-1)
 		}
 		if idx >= 0 && equality.Semantic.DeepEqual(ep.Status.Publishers[idx], want) &&
 			(!ok || ep.Status.ObservedGeneration == ep.Generation) {
 			continue
 		}
 		upToDate = false
-		patch := client.MergeFrom(ep)
-		ep = ep.DeepCopy()
-		if idx >= 0 {
-			ep.Status.Publishers[idx] = want
-		} else {
-			ep.Status.Publishers = append(ep.Status.Publishers, want)
-		}
-		if ok {
-			ep.Status.ObservedGeneration = ep.Generation
-		}
-		if err := c.Fed.Status().Patch(ctx, ep, patch); client.IgnoreNotFound(err) != nil {
+		if err := c.writePublisher(ctx, ep, want, ok); client.IgnoreNotFound(err) != nil {
 			c.Logger.Error(err, "recording publish status", "dnsendpoint", client.ObjectKeyFromObject(ep))
 			written = false
 		}
 	}
 	return upToDate, written
+}
+
+// writePublisher sets this provider's entry of ep's status.publishers to
+// want and, when published, status.observedGeneration to ep's generation.
+// Several controllers (one per provider) write the same list, so the patch
+// carries ep's resourceVersion: a merge patch replaces the whole list, and
+// without the lock one provider's write could drop another's entry. On a
+// conflict the object is read again and the entry set on what it holds.
+func (c *Controller) writePublisher(ctx context.Context, ep *extdnsv1alpha1.DNSEndpoint, want extdnsv1alpha1.PublisherStatus, published bool) error {
+	for attempt := 0; ; attempt++ {
+		patch := client.MergeFromWithOptions(ep, client.MergeFromWithOptimisticLock{})
+		ep = ep.DeepCopy()
+		if idx := slices.IndexFunc(ep.Status.Publishers, func(p extdnsv1alpha1.PublisherStatus) bool { return p.Provider == want.Provider }); idx >= 0 {
+			ep.Status.Publishers[idx] = want
+		} else {
+			ep.Status.Publishers = append(ep.Status.Publishers, want)
+		}
+		if published {
+			ep.Status.ObservedGeneration = ep.Generation
+		}
+		err := c.Fed.Status().Patch(ctx, ep, patch)
+		if !apierrors.IsConflict(err) || attempt >= 4 {
+			return err
+		}
+		fresh := &extdnsv1alpha1.DNSEndpoint{}
+		if err := c.apiReader().Get(ctx, client.ObjectKeyFromObject(ep), fresh); err != nil {
+			return err
+		}
+		if fresh.Generation != ep.Generation {
+			// The spec changed meanwhile: the next pass publishes it.
+			return nil
+		}
+		ep = fresh
+	}
+}
+
+// apiReader reads from the API server itself, not the cache, which may not
+// have seen the write that made a patch conflict yet.
+func (c *Controller) apiReader() client.Reader {
+	if c.APIReader != nil {
+		return c.APIReader
+	}
+	return c.Fed
 }
 
 // maxStatusError bounds the error kept in a DNSEndpoint's status: a
@@ -277,6 +366,7 @@ func statusError(err error) string {
 type Metrics struct {
 	requests, changes, throttled *prometheus.CounterVec
 	lastSuccess, conflicts       *prometheus.GaugeVec
+	refused                      *prometheus.GaugeVec
 	syncs                        *prometheus.CounterVec   // provider, result
 	duration                     *prometheus.HistogramVec // provider
 }
@@ -295,6 +385,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		throttled:   counter("throttled_retries_total", "Requests retried because the provider asked to slow down."),
 		lastSuccess: gauge("last_success_timestamp_seconds", "When a sync last completed without error."),
 		conflicts:   gauge("conflicts", "Desired names left alone because a record kfed does not own holds them."),
+		refused:     gauge("refused", "Desired names the provider refuses for bad input, not published while the rest is."),
 		syncs: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "kfed", Subsystem: "dns", Name: "syncs_total",
 			Help: "Sync passes (list DNSEndpoints, plan, apply) by result: success or error."}, []string{"provider", "result"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: "kfed", Subsystem: "dns", Name: "sync_duration_seconds",
@@ -317,6 +408,9 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	if m.conflicts, err = promreg.Register(reg, m.conflicts); err != nil {
 		return nil, err
 	}
+	if m.refused, err = promreg.Register(reg, m.refused); err != nil {
+		return nil, err
+	}
 	if m.syncs, err = promreg.Register(reg, m.syncs); err != nil {
 		return nil, err
 	}
@@ -337,6 +431,13 @@ func (m *Metrics) observe(provider string, before, after dnsprovider.Stats, conf
 	m.conflicts.WithLabelValues(provider).Set(float64(conflicts))
 	if err == nil {
 		m.lastSuccess.WithLabelValues(provider).SetToCurrentTime()
+	}
+}
+
+// refusedNames sets how many names the provider refuses.
+func (m *Metrics) refusedNames(provider string, n int) {
+	if m != nil {
+		m.refused.WithLabelValues(provider).Set(float64(n))
 	}
 }
 

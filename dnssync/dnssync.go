@@ -6,12 +6,20 @@
 // The controller plans only the names of the DNSEndpoints that changed
 // since its last pass while it can trust what it remembers of that pass, and
 // every name otherwise.
+//
+// A name the provider refuses for bad input (dnsprovider.ErrRejected) costs
+// only that name: the rest of the pass is applied and published, the
+// DNSEndpoints asking for it carry the provider's words in their status, and
+// it is not sent again until its DNSEndpoint or what it asks changes, or the
+// zone is listed again. Any other error (an outage, a failed precondition)
+// stops the provider's pass and drops the cached listing.
 package dnssync
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -93,6 +101,28 @@ type Syncer struct {
 	mu    sync.Mutex
 	zones []dnsprovider.Zone
 	cache map[string]*listing
+	// refused holds, by name, the groups of changes the provider refused
+	// for bad input: a later plan that asks the same of that name is not
+	// sent again until the zone is listed again (every Relist, or after an
+	// error) or Forget, so that a refused name costs no request a pass.
+	refused map[string]*refusal
+}
+
+// refusal is a group of changes the provider refused, in a zone.
+type refusal struct {
+	zone      string
+	changes   []dnsprovider.Change
+	err       error
+	resources []string
+}
+
+// Refusal is a name whose changes the provider refused for bad input
+// (dnsprovider.ErrRejected), and the DNSEndpoints (namespace/name) asking
+// for it. The provider has the rest of the pass.
+type Refusal struct {
+	Name      string
+	Resources []string
+	Err       error
 }
 
 // listing is a zone's records by name, so that a pass can plan a few names
@@ -154,6 +184,9 @@ type Result struct {
 	Unplaced []dnsprovider.RecordSet
 	// Listed counts the zones listed (not served from the cache).
 	Listed int
+	// Refused are the names the provider refuses, sorted: those it refused
+	// in this sync and those held back since (see Syncer), with every zone.
+	Refused []Refusal
 }
 
 // Changes counts the changes of all plans.
@@ -203,10 +236,11 @@ func (s *Syncer) Sync(ctx context.Context, desired []dnsprovider.RecordSet, dryR
 		if dryRun {
 			continue
 		}
-		if err := s.apply(ctx, z, p); err != nil {
+		if err := s.apply(ctx, z, p, nil, byZone[z.Name()]); err != nil {
 			errs = append(errs, err)
 		}
 	}
+	res.Refused = s.refusals()
 	return res, errors.Join(errs...)
 }
 
@@ -241,10 +275,11 @@ func (s *Syncer) SyncNames(ctx context.Context, desired []dnsprovider.RecordSet,
 			continue
 		}
 		res.Plans = append(res.Plans, p)
-		if err := s.apply(ctx, z, p); err != nil {
+		if err := s.apply(ctx, z, p, names, byZone[z.Name()]); err != nil {
 			errs = append(errs, err)
 		}
 	}
+	res.Refused = s.refusals()
 	return res, errors.Join(errs...)
 }
 
@@ -326,18 +361,89 @@ func (s *Syncer) split(desired []dnsprovider.RecordSet) (map[string][]dnsprovide
 	return byZone, res
 }
 
-// apply applies plan p to zone z and to its cached listing.
-func (s *Syncer) apply(ctx context.Context, z dnsprovider.Zone, p dnsprovider.Plan) error {
-	if p.Empty() {
+// apply applies plan p to zone z and to its cached listing. planned are
+// the names p was planned for (nil: every name of the zone), desired the
+// zone's desired record sets, which say who asks for a name.
+//
+// A group of changes the provider refuses for bad input is remembered and
+// not recorded as applied; the rest of p is applied and recorded, and apply
+// succeeds. A later plan asking the same of that name holds it back
+// unsent; a plan of that name that asks something else, or nothing, forgets
+// the refusal. Any other error is an outage: nothing cached is trusted.
+func (s *Syncer) apply(ctx context.Context, z dnsprovider.Zone, p dnsprovider.Plan, planned map[string]bool, desired []dnsprovider.RecordSet) error {
+	groups := dnsprovider.GroupChanges(p.Changes)
+	byGroup := make(map[string][]dnsprovider.Change, len(groups))
+	for _, g := range groups {
+		byGroup[g[0].Group] = g
+	}
+	send := p
+	send.Changes = nil
+	for name, r := range s.refused {
+		if r.zone == z.Name() && (planned == nil || planned[name]) && !sameChanges(byGroup[name], r.changes) {
+			delete(s.refused, name)
+		}
+	}
+	for _, g := range groups {
+		if s.refused[g[0].Group] == nil {
+			send.Changes = append(send.Changes, g...)
+		}
+	}
+	if send.Empty() {
 		return nil
 	}
-	if err := dnsprovider.Apply(ctx, z, p); err != nil {
+	err := dnsprovider.Apply(ctx, z, send)
+	refused := dnsprovider.Refused(err)
+	if err != nil && refused == nil {
 		// Some groups may have been applied: trust nothing cached.
 		delete(s.cache, z.Name())
 		return err
 	}
-	s.record(z.Name(), p)
+	if refused != nil {
+		if s.refused == nil {
+			s.refused = map[string]*refusal{}
+		}
+		askedBy := map[string][]string{}
+		for _, d := range desired {
+			n := dnsprovider.NormalizeName(d.Name)
+			if d.Resource != "" && !slices.Contains(askedBy[n], d.Resource) {
+				askedBy[n] = append(askedBy[n], d.Resource)
+			}
+		}
+		for _, r := range refused.Refusals {
+			s.refused[r.Group] = &refusal{zone: z.Name(), changes: r.Changes, err: r.Err, resources: askedBy[r.Group]}
+		}
+		send.Changes = slices.DeleteFunc(send.Changes, func(c dnsprovider.Change) bool { return s.refused[c.Group] != nil })
+	}
+	s.record(z.Name(), send)
 	return nil
+}
+
+// sameChanges reports whether a and b change the same record sets the same
+// way.
+func sameChanges(a, b []dnsprovider.Change) bool {
+	return slices.EqualFunc(a, b, func(x, y dnsprovider.Change) bool {
+		return x.Action == y.Action && x.Group == y.Group && x.Old.Equal(y.Old) && x.New.Equal(y.New)
+	})
+}
+
+// refusals lists the refusals held, by name.
+func (s *Syncer) refusals() []Refusal {
+	out := make([]Refusal, 0, len(s.refused))
+	for _, name := range slices.Sorted(maps.Keys(s.refused)) {
+		r := s.refused[name]
+		out = append(out, Refusal{Name: name, Resources: r.resources, Err: r.err})
+	}
+	return out
+}
+
+// Forget drops the refusals of names, so that the next plan of each sends
+// its changes again (its DNSEndpoint changed).
+func (s *Syncer) Forget(names []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, n := range names {
+		delete(s.refused, n)
+	}
 }
 
 // current returns zone z's records, from the cache when it is fresh.
@@ -352,6 +458,13 @@ func (s *Syncer) current(ctx context.Context, z dnsprovider.Zone) ([]dnsprovider
 		return nil, false, fmt.Errorf("listing zone %s: %w", z.Name(), err)
 	}
 	l := newListing(recs, now)
+	// Listed again, the zone is trusted again, and so is every refused
+	// name of it: each is sent once more.
+	for name, r := range s.refused {
+		if r.zone == z.Name() {
+			delete(s.refused, name)
+		}
+	}
 	if s.cache == nil {
 		s.cache = map[string]*listing{}
 	}

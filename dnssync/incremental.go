@@ -31,9 +31,10 @@ type published struct {
 }
 
 type publishedEndpoint struct {
-	version string
-	names   []string
-	seen    uint64 // the pass that last listed it
+	version    string
+	generation int64
+	names      []string
+	seen       uint64 // the pass that last listed it
 }
 
 // newPublished is what a full plan of eps published.
@@ -66,7 +67,7 @@ func endpointNames(ep *extdnsv1alpha1.DNSEndpoint) []string {
 
 func (p *published) add(ep *extdnsv1alpha1.DNSEndpoint) {
 	names := endpointNames(ep)
-	p.eps[ep.UID] = &publishedEndpoint{version: ep.ResourceVersion, names: names, seen: p.pass}
+	p.eps[ep.UID] = &publishedEndpoint{version: ep.ResourceVersion, generation: ep.Generation, names: names, seen: p.pass}
 	for _, n := range names {
 		p.holders[n] = append(p.holders[n], ep.UID)
 	}
@@ -217,6 +218,13 @@ type pass struct {
 func (c *Controller) publish(ctx context.Context, rule tenancy.Endpoints, eps []*extdnsv1alpha1.DNSEndpoint, changed []*extdnsv1alpha1.DNSEndpoint, removed []types.UID) (pass, error) {
 	if st := c.state; st != nil {
 		names, holders := st.affected(changed, removed)
+		// A DNSEndpoint whose spec changed has its refused names sent
+		// again, even where what it asks of them is the same.
+		for _, ep := range changed {
+			if e := st.eps[ep.UID]; e == nil || e.generation != ep.Generation {
+				c.Syncer.Forget(endpointNames(ep))
+			}
+		}
 		var desired []dnsprovider.RecordSet
 		for _, ep := range eps {
 			if holders[ep.UID] {

@@ -47,7 +47,7 @@ func TestMarkPublishedKeepsTheErrorUntilTheGenerationIsPublished(t *testing.T) {
 		return l.Items
 	}
 
-	if _, written := c.markPublished(ctx, list(), nil, errors.New("zone kfed.test refused the batch")); !written {
+	if _, written := c.markPublished(ctx, list(), nil, nil, errors.New("zone kfed.test refused the batch")); !written {
 		t.Fatal("statuses not written")
 	}
 	if p := read("web"); p.ObservedGeneration != 0 || !strings.Contains(p.Error, "refused the batch") {
@@ -56,7 +56,7 @@ func TestMarkPublishedKeepsTheErrorUntilTheGenerationIsPublished(t *testing.T) {
 	if p := read("db"); p.ObservedGeneration != 1 || p.Error != "" {
 		t.Errorf("db, published before, after a failed sync: %+v, want generation 1 and no error", p)
 	}
-	c.markPublished(ctx, list(), nil, nil)
+	c.markPublished(ctx, list(), nil, nil, nil)
 	if p := read("web"); p.ObservedGeneration != 2 || p.Error != "" {
 		t.Errorf("web after a sync: %+v, want generation 2 and no error", p)
 	}

@@ -367,7 +367,7 @@ func addDNS(mgr ctrl.Manager, o Options, _ *clusters.Registry) error {
 	}
 	return mgr.Add(&dnssync.Controller{
 		Syncer: &dnssync.Syncer{Provider: prov, Planner: planner},
-		Fed:    mgr.GetClient(), Cache: mgr.GetCache(), Recorder: mgr.GetEventRecorder("kfed-dns-sync"),
+		Fed:    mgr.GetClient(), APIReader: mgr.GetAPIReader(), Cache: mgr.GetCache(), Recorder: mgr.GetEventRecorder("kfed-dns-sync"),
 		Federation: o.Federation, Tenancy: rule, Logger: o.Logger.WithName("dns-sync"), Interval: o.DNSInterval, Metrics: dm,
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -125,6 +126,10 @@ func syncOnce(ctx context.Context, out io.Writer, fed client.Client, s *dnssync.
 			fmt.Fprintln(out, cf.String())
 		}
 		errs = append(errs, fmt.Errorf("%d names are held by records kfed does not own and were left alone", len(c)))
+	}
+	// The rest was published; each name the provider refused is an error.
+	for _, r := range res.Refused {
+		errs = append(errs, fmt.Errorf("%s (%s) refused: %w", r.Name, strings.Join(r.Resources, ", "), r.Err))
 	}
 	return errors.Join(errs...)
 }

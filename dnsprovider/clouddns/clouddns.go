@@ -4,7 +4,8 @@
 // (1,000 additions, 1,000 deletions and 100,000 bytes of record data per
 // change), and in the fewest that fit otherwise, never splitting the changes
 // to one name. 429 and 5xx answers are retried with exponential backoff and
-// full jitter.
+// full jitter. A change Cloud DNS refuses for what it asks (see classify) is
+// split until the names to blame are found, and the rest is applied.
 //
 // Cloud DNS has no update: a change deletes record sets and adds others,
 // atomically, and a deletion must match the record set exactly. kfed deletes
@@ -343,6 +344,7 @@ var _ dnsprovider.Changeset = (*changeset)(nil)
 type unit struct {
 	changes              int // dnsprovider changes it carries
 	group                string
+	source               []dnsprovider.Change // those changes
 	additions, deletions []*dns.ResourceRecordSet
 	after                map[nameType]*rrset // the zone's record sets once applied; nil values are deleted
 }
@@ -360,9 +362,12 @@ func (u unit) cost() (additions, deletions, bytes int) {
 }
 
 // Apply sends the changes in the fewest changes.create requests that fit
-// Cloud DNS's limits, one when they fit. Requests already accepted stay
-// applied if a later one fails; a refusal because the zone changed since it
-// was listed wraps dnsprovider.ErrPrecondition.
+// Cloud DNS's limits, one when they fit. A request refused for bad input
+// (see classify) is split until the names Cloud DNS refuses are found alone
+// (dnsprovider.SendIsolating); the others are applied, and Apply returns a
+// *dnsprovider.RefusedError naming the refused. Any other error stops it:
+// requests already accepted stay applied; a refusal because the zone
+// changed since it was listed wraps dnsprovider.ErrPrecondition.
 func (cs *changeset) Apply(ctx context.Context) error {
 	z, p := cs.zone, cs.zone.p
 	z.mu.Lock()
@@ -379,38 +384,60 @@ func (cs *changeset) Apply(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("clouddns: zone %s: %w", z.name, err)
 	}
+	var refused []dnsprovider.Refusal
 	for i, b := range batches {
-		change := &dns.Change{}
-		n := 0
-		for _, u := range b {
-			change.Deletions = append(change.Deletions, u.deletions...)
-			change.Additions = append(change.Additions, u.additions...)
-			n += u.changes
-		}
-		err := p.call(ctx, func(ctx context.Context) error {
-			_, err := p.svc.Changes.Create(p.cfg.Project, z.id, change).Context(ctx).Do()
-			return err
-		})
+		r, err := dnsprovider.SendIsolating(ctx, b, z.send, func(u unit) (string, []dnsprovider.Change) { return u.group, u.source })
+		refused = append(refused, r...)
 		if err != nil {
-			// What the zone holds is no longer known for these names.
+			n := 0
 			for _, u := range b {
-				for k := range u.after {
-					delete(z.listed, k)
-				}
+				n += u.changes
 			}
-			return fmt.Errorf("clouddns: zone %s: request %d of %d (%d changes, from %s): %w", z.name, i+1, len(batches), n, b[0].group, classify(err))
+			return fmt.Errorf("clouddns: zone %s: request %d of %d (%d changes, from %s): %w", z.name, i+1, len(batches), n, b[0].group, err)
 		}
-		for _, u := range b {
-			for k, st := range u.after {
-				if st == nil {
-					delete(z.listed, k)
-				} else {
-					z.listed[k] = st
-				}
-			}
-		}
-		p.Applied(n)
 	}
+	if len(refused) > 0 {
+		return &dnsprovider.RefusedError{Refusals: refused}
+	}
+	return nil
+}
+
+// send applies units in one changes.create; z.mu is held.
+func (z *zone) send(ctx context.Context, b []unit) error {
+	p := z.p
+	change := &dns.Change{}
+	n := 0
+	for _, u := range b {
+		change.Deletions = append(change.Deletions, u.deletions...)
+		change.Additions = append(change.Additions, u.additions...)
+		n += u.changes
+	}
+	err := p.call(ctx, func(ctx context.Context) error {
+		_, err := p.svc.Changes.Create(p.cfg.Project, z.id, change).Context(ctx).Do()
+		return err
+	})
+	if err != nil {
+		// What the zone holds is no longer known for these names.
+		for _, u := range b {
+			for k := range u.after {
+				delete(z.listed, k)
+			}
+		}
+		if len(b) == 1 {
+			return fmt.Errorf("clouddns: zone %s: changes to %s: %w", z.name, b[0].group, classify(err))
+		}
+		return classify(err)
+	}
+	for _, u := range b {
+		for k, st := range u.after {
+			if st == nil {
+				delete(z.listed, k)
+			} else {
+				z.listed[k] = st
+			}
+		}
+	}
+	p.Applied(n)
 	return nil
 }
 
@@ -459,7 +486,7 @@ func (p *Provider) pack(units []unit) ([][]unit, error) {
 // disagree the deletion follows the planner, and Cloud DNS refuses it if the
 // zone does not match.
 func (z *zone) encodeGroup(changes []dnsprovider.Change) (unit, error) {
-	u := unit{changes: len(changes), group: changes[0].Group, after: map[nameType]*rrset{}}
+	u := unit{changes: len(changes), group: changes[0].Group, source: changes, after: map[nameType]*rrset{}}
 	byNT := map[nameType][]dnsprovider.Change{}
 	var order []nameType
 	for _, c := range changes {
@@ -555,10 +582,17 @@ func sameMembers(list []dnsprovider.RecordSet, m map[string]dnsprovider.RecordSe
 	return true
 }
 
-// classify wraps ErrPrecondition into the answers that mean the zone
-// changed since it was listed: a deletion that no longer matches (412
-// conditionNotMet) or finds nothing (404 on an entity of the change), or an
-// addition over a record set that now exists (409 alreadyExists).
+// classify tells what an error of changes.create means. A deletion that no
+// longer matches (412 conditionNotMet) or finds nothing (404 on an entity
+// of the change), or an addition over a record set that now exists (409
+// alreadyExists), means the zone changed since it was listed: it wraps
+// dnsprovider.ErrPrecondition. Any other 4xx but 401, 403, 404, 408 and 429
+// is Cloud DNS refusing what was asked (400 invalid, invalidValue,
+// cnameResourceRecordSetConflict, 413 a request too large, …) and wraps
+// dnsprovider.ErrRejected: sent again it is refused again. Everything else —
+// 401 and 403 (credentials, permissions, a rate limit once retries are
+// spent), 404 of the managed zone, 408, 429, 5xx, the network — is an outage
+// and is returned as it is.
 func classify(err error) error {
 	var ge *googleapi.Error
 	if !errors.As(err, &ge) {
@@ -569,6 +603,9 @@ func classify(err error) error {
 		ge.Code == http.StatusConflict,
 		ge.Code == http.StatusNotFound && strings.Contains(ge.Message, "entity.change"):
 		return fmt.Errorf("%w: %w", err, dnsprovider.ErrPrecondition)
+	case ge.Code >= 400 && ge.Code < 500 && !slices.Contains([]int{http.StatusUnauthorized, http.StatusForbidden,
+		http.StatusNotFound, http.StatusRequestTimeout, http.StatusTooManyRequests}, ge.Code):
+		return fmt.Errorf("%w: %w", err, dnsprovider.ErrRejected)
 	}
 	return err
 }

@@ -3,7 +3,9 @@
 // are listed by AXFR; changes to one name go in one UPDATE message whose
 // prerequisites say what the zone held when it was listed, so a concurrent
 // change makes the server refuse the message (YXRRSET/NXRRSET) rather than
-// be overwritten. Changes are packed into as few messages as fit.
+// be overwritten. Changes are packed into as few messages as fit; a message
+// the server refuses for what it asks (see rcodeError) is split until the
+// names to blame are found, and the rest is applied.
 //
 // Plain DNS has no weighted routing: record sets that differ only by set
 // identifier are merged into one (see Provider.Adjust).
@@ -11,11 +13,9 @@ package rfc2136
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -324,54 +324,69 @@ func (u update) size() int {
 }
 
 // Apply sends the changes in as few UPDATE messages as fit in
-// MaxMessageSize, never splitting the changes to one name across messages. A
-// message the server refuses for a failed prerequisite wraps
-// dnsprovider.ErrPrecondition; messages sent before it stay applied.
-//
-// A change that cannot be written as asked (see rrs) is left out with every
-// other change to its name, and named in the error Apply returns after the
-// rest is sent: one record zone-file syntax cannot carry must not hold back
-// the whole zone.
+// MaxMessageSize, never splitting the changes to one name across messages.
+// A message the server refuses for bad input (see rcodeError) is split
+// until the names it refuses are found alone (dnsprovider.SendIsolating);
+// the others are applied, and Apply returns a *dnsprovider.RefusedError
+// naming the refused. A change that cannot be written as asked (see rrs) is
+// refused the same way without being sent, with every other change to its
+// name: one record zone-file syntax cannot carry must not hold back the
+// whole zone. Any other error stops it: messages sent before stay applied;
+// a failed prerequisite wraps dnsprovider.ErrPrecondition.
 func (cs *changeset) Apply(ctx context.Context) error {
 	z, p := cs.zone, cs.zone.p
-	var refused []error
-	unwritable := map[string]bool{}
+	var refused []dnsprovider.Refusal
+	unwritable := map[string]error{}
 	for _, c := range cs.Changes() {
-		if _, err := encode(c); err != nil {
-			unwritable[c.Group] = true
-			refused = append(refused, err)
+		if _, err := encode(c); err != nil && unwritable[c.Group] == nil {
+			unwritable[c.Group] = fmt.Errorf("%w: %w", err, dnsprovider.ErrRejected)
 		}
 	}
-	changes := slices.DeleteFunc(slices.Clone(cs.Changes()), func(c dnsprovider.Change) bool { return unwritable[c.Group] })
+	var groups [][]dnsprovider.Change
+	for _, g := range dnsprovider.GroupChanges(cs.Changes()) {
+		if err := unwritable[g[0].Group]; err != nil {
+			refused = append(refused, dnsprovider.Refusal{Group: g[0].Group, Changes: g, Err: err})
+			continue
+		}
+		groups = append(groups, g)
+	}
 	// The header and question (the zone's name) are in every message.
 	room := p.cfg.MaxMessageSize - 12 - len(dns.Fqdn(z.name)) - 6
 	size := func(c dnsprovider.Change) []int {
 		u, _ := encode(c)
 		return []int{u.size()}
 	}
-	batches, err := dnsprovider.Batch(dnsprovider.GroupChanges(changes), []int{room}, size)
+	batches, err := dnsprovider.Batch(groups, []int{room}, size)
 	if err != nil {
-		return errors.Join(append(refused, fmt.Errorf("rfc2136: zone %s: %w", z.name, err))...)
+		return fmt.Errorf("rfc2136: zone %s: %w", z.name, err)
 	}
 	for i, b := range batches {
-		if err := z.send(ctx, b); err != nil {
-			return errors.Join(append(refused, fmt.Errorf("rfc2136: zone %s: message %d of %d (%d changes, from %s): %w", z.name, i+1, len(batches), len(b), b[0].Group, err))...)
+		r, err := dnsprovider.SendIsolating(ctx, dnsprovider.GroupChanges(b), z.send, func(g []dnsprovider.Change) (string, []dnsprovider.Change) { return g[0].Group, g })
+		refused = append(refused, r...)
+		if err != nil {
+			return fmt.Errorf("rfc2136: zone %s: message %d of %d (%d changes, from %s): %w", z.name, i+1, len(batches), len(b), b[0].Group, err)
 		}
-		p.Applied(len(b))
 	}
-	return errors.Join(refused...)
+	if len(refused) > 0 {
+		return &dnsprovider.RefusedError{Refusals: refused}
+	}
+	return nil
 }
 
-// send applies one batch in one UPDATE message over TCP.
-func (z *zone) send(ctx context.Context, batch []dnsprovider.Change) error {
+// send applies groups in one UPDATE message over TCP.
+func (z *zone) send(ctx context.Context, groups [][]dnsprovider.Change) error {
 	p := z.p
 	m := new(dns.Msg)
 	m.SetUpdate(dns.Fqdn(z.name))
-	for _, c := range batch {
-		u, _ := encode(c)
-		m.Answer = append(m.Answer, u.prereq...)
-		m.Ns = append(m.Ns, u.del...)
-		m.Ns = append(m.Ns, u.ins...)
+	n := 0
+	for _, g := range groups {
+		for _, c := range g {
+			u, _ := encode(c)
+			m.Answer = append(m.Answer, u.prereq...)
+			m.Ns = append(m.Ns, u.del...)
+			m.Ns = append(m.Ns, u.ins...)
+		}
+		n += len(g)
 	}
 	p.sign(m)
 	client := &dns.Client{Net: "tcp", Timeout: p.cfg.Timeout, TsigSecret: p.tsigSecret()}
@@ -380,12 +395,34 @@ func (z *zone) send(ctx context.Context, batch []dnsprovider.Change) error {
 	if err != nil {
 		return fmt.Errorf("sending update: %w", err)
 	}
-	switch r.Rcode {
+	if err := rcodeError(r.Rcode); err != nil {
+		if len(groups) == 1 {
+			return fmt.Errorf("rfc2136: zone %s: update of %s: %w", z.name, groups[0][0].Group, err)
+		}
+		return err
+	}
+	p.Applied(n)
+	return nil
+}
+
+// rcodeError tells what an UPDATE's response code means (RFC 2136 2.2). A
+// failed prerequisite (YXDOMAIN, YXRRSET, NXDOMAIN, NXRRSET) means the zone
+// changed since it was listed: dnsprovider.ErrPrecondition. FORMERR (the
+// server could not take the message as written), NOTZONE (a name outside
+// the zone) and REFUSED (refused by policy: BIND answers it when its
+// update-policy denies one of the names, and for a key allowed nothing) are
+// the server refusing what was asked and wrap dnsprovider.ErrRejected: sent
+// again they are refused again, and SendIsolating finds the names to blame.
+// SERVFAIL, NOTIMP, NOTAUTH (not authoritative, or the TSIG key refused) and
+// any other code are an outage.
+func rcodeError(rcode int) error {
+	switch rcode {
 	case dns.RcodeSuccess:
 		return nil
 	case dns.RcodeYXRrset, dns.RcodeNXRrset, dns.RcodeYXDomain, dns.RcodeNameError:
-		return fmt.Errorf("server answered %s: %w", dns.RcodeToString[r.Rcode], dnsprovider.ErrPrecondition)
-	default:
-		return fmt.Errorf("server answered %s", dns.RcodeToString[r.Rcode])
+		return fmt.Errorf("server answered %s: %w", dns.RcodeToString[rcode], dnsprovider.ErrPrecondition)
+	case dns.RcodeFormatError, dns.RcodeNotZone, dns.RcodeRefused:
+		return fmt.Errorf("server answered %s: %w", dns.RcodeToString[rcode], dnsprovider.ErrRejected)
 	}
+	return fmt.Errorf("server answered %s", dns.RcodeToString[rcode])
 }

@@ -7,7 +7,9 @@
 // every tool in it, so one client-side rate limiter paces all zones, and
 // Throttling and PriorRequestNotComplete answers, and 5xx, are retried with
 // exponential backoff and full jitter (the SDK's own retryer is switched off
-// so that every retry is counted).
+// so that every retry is counted). A batch Route53 refuses for what it asks
+// (see classify) is split until the names to blame are found, and the rest
+// is applied.
 //
 // A proximity policy (record sets with a Location) is published with
 // Route53's geoproximity routing: one record set per cluster, its
@@ -418,8 +420,11 @@ func cost(c dnsprovider.Change) []int {
 }
 
 // Apply sends the changes in the fewest ChangeResourceRecordSets requests
-// that fit Route53's limits, one when they fit. Requests already accepted
-// stay applied if a later one fails; an InvalidChangeBatch caused by a
+// that fit Route53's limits, one when they fit. A request refused for bad
+// input (rejected) is split until the names Route53 refuses are found alone
+// (dnsprovider.SendIsolating); the others are applied, and Apply returns a
+// *dnsprovider.RefusedError naming the refused. Any other error stops it:
+// requests already accepted stay applied; an InvalidChangeBatch caused by a
 // record set that changed since listing wraps dnsprovider.ErrPrecondition.
 func (cs *changeset) Apply(ctx context.Context) error {
 	z, p := cs.zone, cs.zone.p
@@ -430,44 +435,88 @@ func (cs *changeset) Apply(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("route53: zone %s: %w", z.name, err)
 	}
+	var refused []dnsprovider.Refusal
 	for i, b := range batches {
-		var changes []types.Change
-		for _, c := range b {
-			changes = append(changes, encode(c, z.foreign)...)
-		}
-		in := &route53.ChangeResourceRecordSetsInput{
-			HostedZoneId: aws.String(z.id),
-			ChangeBatch:  &types.ChangeBatch{Changes: changes, Comment: aws.String("kfed")},
-		}
-		err := p.call(ctx, func(ctx context.Context) error {
-			_, err := p.client.ChangeResourceRecordSets(ctx, in, noSDKRetries)
-			return err
-		})
+		r, err := dnsprovider.SendIsolating(ctx, dnsprovider.GroupChanges(b), z.send, changesOf)
+		refused = append(refused, r...)
 		if err != nil {
-			return fmt.Errorf("route53: zone %s: request %d of %d (%d changes, from %s): %w", z.name, i+1, len(batches), len(b), b[0].Group, classify(err))
+			return fmt.Errorf("route53: zone %s: request %d of %d (%d changes, from %s): %w", z.name, i+1, len(batches), len(b), b[0].Group, err)
 		}
-		for _, c := range b {
-			if c.Action != dnsprovider.Create {
-				delete(z.foreign, c.Old.Key()) // kfed wrote it anew, or deleted it
-			}
-		}
-		p.Applied(len(b))
+	}
+	if len(refused) > 0 {
+		return &dnsprovider.RefusedError{Refusals: refused}
 	}
 	return nil
 }
 
-// classify wraps ErrPrecondition into errors that mean the zone changed
-// since it was listed.
-func classify(err error) error {
-	var icb *types.InvalidChangeBatch
-	if !errors.As(err, &icb) {
-		return err
+func changesOf(g []dnsprovider.Change) (string, []dnsprovider.Change) { return g[0].Group, g }
+
+// send applies groups in one ChangeResourceRecordSets request; z.mu is held.
+func (z *zone) send(ctx context.Context, groups [][]dnsprovider.Change) error {
+	p := z.p
+	var changes []types.Change
+	n := 0
+	for _, g := range groups {
+		for _, c := range g {
+			changes = append(changes, encode(c, z.foreign)...)
+		}
+		n += len(g)
 	}
-	for _, m := range icb.Messages {
-		if strings.Contains(m, "but it already exists") || strings.Contains(m, "but it was not found") ||
-			strings.Contains(m, "do not match the current values") {
-			return fmt.Errorf("%s: %w", strings.Join(icb.Messages, "; "), dnsprovider.ErrPrecondition)
+	in := &route53.ChangeResourceRecordSetsInput{
+		HostedZoneId: aws.String(z.id),
+		ChangeBatch:  &types.ChangeBatch{Changes: changes, Comment: aws.String("kfed")},
+	}
+	err := p.call(ctx, func(ctx context.Context) error {
+		_, err := p.client.ChangeResourceRecordSets(ctx, in, noSDKRetries)
+		return err
+	})
+	if err != nil {
+		if len(groups) == 1 {
+			return fmt.Errorf("route53: zone %s: changes to %s: %w", z.name, groups[0][0].Group, classify(err))
+		}
+		return classify(err)
+	}
+	for _, g := range groups {
+		for _, c := range g {
+			if c.Action != dnsprovider.Create {
+				delete(z.foreign, c.Old.Key()) // kfed wrote it anew, or deleted it
+			}
 		}
 	}
-	return fmt.Errorf("%s: %w", strings.Join(icb.Messages, "; "), err)
+	p.Applied(n)
+	return nil
+}
+
+// classify tells what an error of ChangeResourceRecordSets means. An
+// InvalidChangeBatch whose messages say a record set changed since it was
+// listed (it already exists, was not found, or its values differ) wraps
+// dnsprovider.ErrPrecondition. Any other InvalidChangeBatch (a name not
+// permitted in the zone, a malformed value, a label too long, a CNAME
+// beside other data), InvalidInput (a request Route53 could not take: a
+// value out of range, a policy it does not allow) and InvalidDomainName
+// are Route53 refusing what was asked, and wrap dnsprovider.ErrRejected:
+// sent again they are refused again. Everything else — throttling
+// (Throttling, PriorRequestNotComplete, once retries are spent), 5xx,
+// NoSuchHostedZone, credentials (AccessDenied, InvalidClientTokenId,
+// SignatureDoesNotMatch, ExpiredToken), the network — is an outage and is
+// returned as it is.
+func classify(err error) error {
+	var icb *types.InvalidChangeBatch
+	if errors.As(err, &icb) {
+		for _, m := range icb.Messages {
+			if strings.Contains(m, "but it already exists") || strings.Contains(m, "but it was not found") ||
+				strings.Contains(m, "do not match the current values") {
+				return fmt.Errorf("%s: %w", strings.Join(icb.Messages, "; "), dnsprovider.ErrPrecondition)
+			}
+		}
+		return fmt.Errorf("InvalidChangeBatch: %s: %w", strings.Join(icb.Messages, "; "), dnsprovider.ErrRejected)
+	}
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		switch ae.ErrorCode() {
+		case "InvalidInput", "InvalidDomainName":
+			return fmt.Errorf("%s: %s: %w", ae.ErrorCode(), ae.ErrorMessage(), dnsprovider.ErrRejected)
+		}
+	}
+	return err
 }

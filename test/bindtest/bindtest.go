@@ -69,13 +69,22 @@ func Named() (string, error) {
 // address in it, and waits until it answers the zone's SOA.
 func Start(t testing.TB, zone string) *Server {
 	t.Helper()
+	return StartDenying(t, zone)
+}
+
+// StartDenying is Start with an update-policy that refuses updates of the
+// names denied (any type, the key allowed every other name of the zone): an
+// update touching one of them is answered REFUSED, whole, as BIND answers
+// what its policy denies.
+func StartDenying(t testing.TB, zone string, denied ...string) *Server {
+	t.Helper()
 	named, err := Named()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var last error
 	for range 3 { // a free port can be taken between choosing and binding
-		s, err := start(t, named, zone)
+		s, err := start(t, named, zone, denied)
 		if err == nil {
 			return s
 		}
@@ -85,7 +94,22 @@ func Start(t testing.TB, zone string) *Server {
 	return nil
 }
 
-func start(t testing.TB, named, zone string) (*Server, error) {
+// updatePolicy is the zone's statement allowing the key's updates: every
+// name but those denied.
+func updatePolicy(denied []string) string {
+	if len(denied) == 0 {
+		return fmt.Sprintf("allow-update { key %q; };", KeyName)
+	}
+	var b strings.Builder
+	b.WriteString("update-policy {")
+	for _, n := range denied {
+		fmt.Fprintf(&b, " deny %q name %q ANY;", KeyName, strings.TrimSuffix(n, ".")+".")
+	}
+	fmt.Fprintf(&b, " grant %q zonesub ANY; };", KeyName)
+	return b.String()
+}
+
+func start(t testing.TB, named, zone string, denied []string) (*Server, error) {
 	dir := t.TempDir()
 	port, err := freePort()
 	if err != nil {
@@ -117,10 +141,10 @@ key %[3]q { algorithm hmac-sha256; secret %[4]q; };
 zone %[5]q {
 	type primary;
 	file %[6]q;
-	allow-update { key %[3]q; };
+	%[7]s
 	allow-transfer { key %[3]q; };
 };
-`, dir, port, KeyName, s.Secret, zone, filepath.Join(dir, "zone.db"))
+`, dir, port, KeyName, s.Secret, zone, filepath.Join(dir, "zone.db"), updatePolicy(denied))
 	zoneFile := fmt.Sprintf(`$TTL 300
 @ IN SOA ns.%[1]s. hostmaster.%[1]s. 1 3600 600 86400 30
 @ IN NS ns.%[1]s.

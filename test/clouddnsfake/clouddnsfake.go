@@ -9,7 +9,8 @@
 // rrdatas and routing policy) or the whole change fails with 412
 // conditionNotMet (404 notFound when there is nothing to delete); then
 // additions, which fail with 409 alreadyExists over an existing record set;
-// then a CNAME beside other data at its name is refused with 400. Cloud DNS's
+// then a CNAME beside other data at its name is refused with 400, as is a
+// name with a label over 63 octets. Cloud DNS's
 // documented limits ("Quotas and limits": 1,000 additions and 1,000 deletions
 // per change, 100,000 bytes of record data per change, 100 records per record
 // set, 10,000 record sets per zone) are enforced. Weighted round robin
@@ -755,6 +756,15 @@ func validate(rs RecordSet, zoneName, field string) *apiError {
 	}
 	if name := canonical(rs.Name); name != zoneName && !strings.HasSuffix(name, "."+zoneName) {
 		return invalid("name '%s' is not in the zone '%s'", rs.Name, zoneName)
+	}
+	// A DNS name's labels hold at most 63 octets, the name 255 (RFC 1035
+	// 2.3.4): Cloud DNS refuses another name as an invalid value.
+	tooLong := len(rs.Name) > 255
+	for _, l := range strings.Split(strings.TrimSuffix(rs.Name, "."), ".") {
+		tooLong = tooLong || len(l) > 63
+	}
+	if tooLong {
+		return errorf(http.StatusBadRequest, "invalid", "Invalid value for '%s.name': '%s'", field, rs.Name)
 	}
 	switch rs.Type {
 	case "A", "AAAA", "CNAME", "SRV", "TXT", "MX", "NS", "PTR", "CAA", "SOA", "SPF", "DS":

@@ -7,7 +7,9 @@
 // all-or-nothing batches, checked as the whole batch leaves the zone; one
 // routing policy per name and type; geoproximity record sets with exactly
 // one of AWSRegion, LocalZoneGroup and Coordinates, coordinates as the API
-// reference's patterns and ranges allow, a bias within ±99; InvalidChangeBatch
+// reference's patterns and ranges allow, a bias within ±99; labels of at most
+// 63 bytes and names of at most 255 (DomainLabelTooLong, DomainNameTooLong);
+// InvalidChangeBatch
 // with its <InvalidChangeBatch><Messages> body) and GetChange. Throttling and
 // PriorRequestNotComplete can be switched on, for a number of requests or as
 // a rate limit like Route53's five requests per second, and any of them or a
@@ -642,6 +644,16 @@ func (s *Server) invalidBatch(w http.ResponseWriter, msgs []string) {
 func validate(rs RecordSet, zoneName string) (string, string) {
 	if rs.Name != zoneName && !strings.HasSuffix(rs.Name, "."+zoneName) {
 		return fmt.Sprintf("RRSet with DNS name %s is not permitted in zone %s", rs.Name, zoneName), "InvalidChangeBatch"
+	}
+	// Labels of at most 63 bytes, names of at most 255 (the developer
+	// guide's "DNS domain name format").
+	for _, l := range strings.Split(strings.TrimSuffix(rs.Name, "."), ".") {
+		if len(l) > 63 {
+			return "FATAL problem: DomainLabelTooLong (Domain label is too long) encountered with '" + l + "'", "InvalidChangeBatch"
+		}
+	}
+	if len(rs.Name) > 255 {
+		return "FATAL problem: DomainNameTooLong (Domain name is too long) encountered with '" + rs.Name + "'", "InvalidChangeBatch"
 	}
 	hasAlias, hasRecords := rs.AliasTarget != nil, rs.TTL != nil || len(rs.ResourceRecords) > 0
 	if hasAlias == hasRecords {

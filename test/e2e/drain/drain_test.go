@@ -11,28 +11,20 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
-	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/klog/v2/textlogger"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/devenv"
-	"github.com/kfed-io/kfed/dnsprovider"
-	"github.com/kfed-io/kfed/dnssync"
 	"github.com/kfed-io/kfed/manager"
 	"github.com/kfed-io/kfed/publish"
 	"github.com/kfed-io/kfed/services"
 	"github.com/kfed-io/kfed/test/bindtest"
-	"github.com/kfed-io/kfed/test/clouddnsfake"
 	"github.com/kfed-io/kfed/test/fedtest"
 	"github.com/kfed-io/kfed/test/framework"
-	"github.com/kfed-io/kfed/test/route53fake"
 )
 
 const zone = "kfed.test"
@@ -62,8 +54,9 @@ func TestDrainMovesEveryAnswerOffAClusterAndUndrainRestores(t *testing.T) {
 	f := fedtest.StartGatewayFederation(t, manager.Options{
 		Domain: zone, DNSInterval: 500 * time.Millisecond, DNS: fedtest.BindProvider(srv, zone, "fed"),
 	}, framework.LoadBalancer())
-	r53, r53Zone := startRoute53Sync(t, f)
-	gcp := startCloudDNSSync(t, f)
+	cp := fedtest.ControlPlane{Config: f.ControlPlane.Config, Scheme: f.Scheme, Federation: "fed"}
+	r53, r53Zone := fedtest.StartRoute53Sync(t, cp, zone)
+	gcp := fedtest.StartCloudDNSSync(t, cp, zone)
 	fed := f.Client("federation")
 	ctx := context.Background()
 
@@ -87,9 +80,11 @@ func TestDrainMovesEveryAnswerOffAClusterAndUndrainRestores(t *testing.T) {
 	all := addressesByCluster(t, fed)
 	views := func(t *testing.T) map[string]func(string) []string {
 		out := map[string]func(string) []string{
-			"BIND":      func(name string) []string { return srv.Answers(t, name, dns.TypeA) },
-			"Route53":   func(name string) []string { return route53Targets(r53.RecordSets(r53Zone), name) },
-			"Cloud DNS": func(name string) []string { return cloudDNSTargets(gcp.RecordSets("kfed-test", "kfed-test"), name) },
+			"BIND":    func(name string) []string { return srv.Answers(t, name, dns.TypeA) },
+			"Route53": func(name string) []string { return fedtest.Route53Targets(r53.RecordSets(r53Zone), name) },
+			"Cloud DNS": func(name string) []string {
+				return fedtest.CloudDNSTargets(gcp.RecordSets("kfed-test", "kfed-test"), name)
+			},
 		}
 		for i, addr := range coredns {
 			out["CoreDNS of "+fedtest.MemberNames[i]] = func(name string) []string { return coreDNSAnswers(addr, name, all.clusterIPs) }
@@ -280,105 +275,4 @@ func coreDNSAnswers(addr, name string, alias map[string]string) []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-// route53Targets are the A values of every record set at name (one per
-// cluster when weighted), sorted.
-func route53Targets(sets []route53fake.RecordSet, name string) []string {
-	var out []string
-	for _, rs := range sets {
-		if strings.TrimSuffix(rs.Name, ".") == name && rs.Type == "A" {
-			for _, r := range rs.ResourceRecords {
-				out = append(out, r.Value)
-			}
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
-// cloudDNSTargets are the A data at name, plain or in a routing policy's
-// items, sorted.
-func cloudDNSTargets(sets []clouddnsfake.RecordSet, name string) []string {
-	var out []string
-	for _, rs := range sets {
-		if strings.TrimSuffix(rs.Name, ".") != name || rs.Type != "A" {
-			continue
-		}
-		out = append(out, rs.Rrdatas...)
-		if p := rs.RoutingPolicy; p != nil && p.Wrr != nil {
-			for _, it := range p.Wrr.Items {
-				out = append(out, it.Rrdatas...)
-			}
-		}
-		if p := rs.RoutingPolicy; p != nil && p.Geo != nil {
-			for _, it := range p.Geo.Items {
-				out = append(out, it.Rrdatas...)
-			}
-		}
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
-}
-
-// startRoute53Sync runs the DNS sync controller kfed-controller runs, for
-// the Route53 local endpoint, beside the controller's own (to BIND), so
-// that the federation has three providers.
-func startRoute53Sync(t *testing.T, f *framework.Federation) (*route53fake.Server, string) {
-	t.Helper()
-	r53 := route53fake.New()
-	t.Cleanup(r53.Close)
-	zoneID := r53.AddZone(zone, false)
-	for k, v := range map[string]string{"AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE",
-		"AWS_SECRET_ACCESS_KEY": "fake", "AWS_EC2_METADATA_DISABLED": "true"} {
-		t.Setenv(k, v)
-	}
-	pf := dnssync.ProviderFlags{Provider: "route53", OwnerID: "fed", Route53Endpoint: r53.URL, Route53ZoneID: zoneID}
-	prov, planner, err := pf.New(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	startSync(t, f, prov, planner)
-	return r53, zoneID
-}
-
-// startCloudDNSSync is startRoute53Sync for the Cloud DNS local endpoint.
-func startCloudDNSSync(t *testing.T, f *framework.Federation) *clouddnsfake.Server {
-	t.Helper()
-	gcp, prov, planner := fedtest.CloudDNS(t, zone, "fed")
-	startSync(t, f, prov, planner)
-	return gcp
-}
-
-// startSync runs a dnssync.Controller for prov in a manager of its own
-// until the test ends.
-func startSync(t *testing.T, f *framework.Federation, prov dnsprovider.Provider, planner dnsprovider.Planner) {
-	t.Helper()
-	logger := textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(framework.LogWriter(t)))).WithName(prov.Name() + "-sync")
-	mgr, err := ctrl.NewManager(f.ControlPlane.Config, ctrl.Options{
-		Scheme: f.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
-		Logger: logger,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := dnssync.NewMetrics(prometheus.NewRegistry())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := mgr.Add(&dnssync.Controller{
-		Syncer: &dnssync.Syncer{Provider: prov, Planner: planner}, Fed: mgr.GetClient(), Cache: mgr.GetCache(),
-		Federation: "fed", Logger: logger, Interval: 500 * time.Millisecond, Metrics: m,
-	}); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := mgr.Start(ctx); err != nil && ctx.Err() == nil {
-			t.Errorf("%s sync: %v", prov.Name(), err)
-		}
-	}()
-	t.Cleanup(func() { cancel(); <-done })
 }

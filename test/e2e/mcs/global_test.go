@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,8 +17,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
+	"github.com/kfed-io/kfed/devenv"
 	"github.com/kfed-io/kfed/devenv/loopbacklb"
 	"github.com/kfed-io/kfed/mcs"
+	"github.com/kfed-io/kfed/test/bindtest"
 	"github.com/kfed-io/kfed/test/fedtest"
 	"github.com/kfed-io/kfed/test/framework"
 )
@@ -28,8 +31,10 @@ import (
 // answered in every member's CoreDNS (a member's own cluster by its
 // cluster IP, the others by their load balancers); a load balancer that
 // refuses connections leaves the answers until it comes back; the oldest export's routing annotations
-// route the name; kfed drain takes a cluster off it and undrain brings it
-// back; and it is NXDOMAIN once both exports go.
+// route the name; kfed drain takes a cluster off it, in every member's
+// CoreDNS and at BIND and the Route53 and Cloud DNS local endpoints (each
+// published to by a DNS sync of its own), and undrain brings it back; and
+// it is NXDOMAIN once both exports go.
 //
 // It is one function over 80 lines: its steps share a bed that takes a
 // minute to start, and read in order as the story they check.
@@ -37,6 +42,7 @@ func TestLoadBalancerExportGetsAGlobalNameThatFollowsHealthAndRouting(t *testing
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	d, clients, bin := startDevBed(t)
+	providers := startProviders(t, d)
 	exporters := []string{"cluster-1", "cluster-2"}
 	for _, m := range exporters {
 		for _, o := range []client.Object{
@@ -114,10 +120,31 @@ func TestLoadBalancerExportGetsAGlobalNameThatFollowsHealthAndRouting(t *testing
 				t.Fatalf("kfed %v: %v\n%s", args, err, out)
 			}
 		}
+		// atProviders checks that every provider holds the name with the
+		// load balancers of the clusters up.
+		atProviders := func(up ...string) func(context.Context) error {
+			return func(context.Context) error {
+				var want []string
+				for _, c := range up {
+					want = append(want, lb[c])
+				}
+				slices.Sort(want)
+				for name, answers := range providers {
+					if got := answers(strings.TrimSuffix(global, ".")); !slices.Equal(got, want) {
+						return fmt.Errorf("%s holds %s with %v, want %v", name, global, got, want)
+					}
+				}
+				return nil
+			}
+		}
+		framework.Eventually(t, 30*time.Second, atProviders("cluster-1", "cluster-2"))
 		kfed("drain", "cluster-1", "--wait", "--timeout", "60s")
-		// --wait returned: every member's CoreDNS has it within its watch.
+		// --wait returned: every provider has it, and every member's
+		// CoreDNS within its watch.
+		framework.Eventually(t, 3*time.Second, atProviders("cluster-2"))
 		framework.Eventually(t, 10*time.Second, everywhere("cluster-2"))
 		kfed("undrain", "cluster-1", "--wait", "--timeout", "60s")
+		framework.Eventually(t, 3*time.Second, atProviders("cluster-1", "cluster-2"))
 		framework.Eventually(t, 10*time.Second, everywhere("cluster-1", "cluster-2"))
 	})
 
@@ -143,6 +170,32 @@ func TestLoadBalancerExportGetsAGlobalNameThatFollowsHealthAndRouting(t *testing
 		}
 		return nil
 	})
+}
+
+// startProviders publishes the dev bed's DNSEndpoints to BIND and to the
+// Route53 and Cloud DNS local endpoints, each through a DNS sync
+// controller of its own as kfed-controller runs it, and returns how to
+// read each one's A values at a name, sorted.
+func startProviders(t *testing.T, d *devenv.Dev) map[string]func(name string) []string {
+	t.Helper()
+	const zone = "kfed.test"
+	srv := bindtest.Start(t, zone)
+	cp := fedtest.ControlPlane{Config: d.ControlPlane.Config, Scheme: framework.NewScheme(t), Federation: "dev"}
+	pf := fedtest.BindProvider(srv, zone, cp.Federation)
+	prov, planner, err := pf.New(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fedtest.StartDNSSync(t, cp, prov, planner)
+	r53, r53Zone := fedtest.StartRoute53Sync(t, cp, zone)
+	gcp := fedtest.StartCloudDNSSync(t, cp, zone)
+	return map[string]func(string) []string{
+		"BIND":    func(name string) []string { return srv.Answers(t, name, dns.TypeA) },
+		"Route53": func(name string) []string { return fedtest.Route53Targets(r53.RecordSets(r53Zone), name) },
+		"Cloud DNS": func(name string) []string {
+			return fedtest.CloudDNSTargets(gcp.RecordSets("kfed-test", "kfed-test"), name)
+		},
+	}
 }
 
 // wantA checks that the server at addr answers name's A query with exactly
