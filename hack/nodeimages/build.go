@@ -87,18 +87,21 @@ func Build(ctx context.Context, out string) ([]Built, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Entrypoint and command as the originals have them: netshoot has no
+	// entrypoint (a pod's args are the whole command, as the suite's
+	// request pod passes them), socat's is socat.
 	specs := []struct {
-		name, ref  string
-		files      []file
-		entrypoint []string
+		name, ref       string
+		files           []file
+		entrypoint, cmd []string
 	}{
-		{"pause", "registry.k8s.io/pause:3.10", []file{{Name: "pause", Src: pause, Mode: 0o755}}, []string{"/pause"}},
-		{"netshoot", "docker.io/nicolaka/netshoot:v0.15", tools, []string{"/bin/sh"}},
-		{"socat", "docker.io/alpine/socat:1.7.4.4", tools, []string{"/usr/bin/socat"}},
+		{"pause", "registry.k8s.io/pause:3.10", []file{{Name: "pause", Src: pause, Mode: 0o755}}, []string{"/pause"}, nil},
+		{"netshoot", "docker.io/nicolaka/netshoot:v0.15", tools, nil, []string{"/bin/sh"}},
+		{"socat", "docker.io/alpine/socat:1.7.4.4", tools, []string{"/usr/bin/socat"}, nil},
 	}
 	var built []Built
 	for _, s := range specs {
-		img, err := image(s.files, s.entrypoint)
+		img, err := image(s.files, s.entrypoint, s.cmd)
 		if err != nil {
 			return nil, fmt.Errorf("image %s: %w", s.ref, err)
 		}
@@ -184,7 +187,7 @@ func sharedLibraries(bin string) ([]string, error) {
 // image is one layer of files on an empty base, for this machine's
 // platform, running as root (the suite's commands bind ports and read raw
 // sockets as the originals do).
-func image(files []file, entrypoint []string) (v1.Image, error) {
+func image(files []file, entrypoint, cmd []string) (v1.Image, error) {
 	layer, err := filesLayer(files)
 	if err != nil {
 		return nil, err
@@ -203,6 +206,7 @@ func image(files []file, entrypoint []string) (v1.Image, error) {
 	cf.Created = v1.Time{Time: time.Unix(0, 0).UTC()}
 	cf.Config = v1.Config{
 		Entrypoint: entrypoint,
+		Cmd:        cmd,
 		Env:        []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
 		WorkingDir: "/",
 	}
