@@ -168,7 +168,7 @@ func demoFromCluster2(ctx context.Context, t *testing.T, d *devenv.Dev, lbBase i
 	name := d.Demo + "."
 	cluster1 := fmt.Sprintf("127.%d.", lbBase)
 	var addrs []string
-	var first string
+	var lb1 string // cluster-1's load balancer
 	for _, p := range []*corev1.Pod{pod, hostPod} {
 		framework.Eventually(t, 60*time.Second, func(ctx context.Context) error {
 			out, err := m.run(ctx, "exec", p.Name, "--", "nslookup", name)
@@ -176,13 +176,13 @@ func demoFromCluster2(ctx context.Context, t *testing.T, d *devenv.Dev, lbBase i
 				return fmt.Errorf("nslookup in %s: %v\n%s", p.Name, err, out)
 			}
 			addrs = nslookupAddresses(out)
-			first = ""
+			lb1 = ""
 			for _, a := range addrs {
 				if strings.HasPrefix(a, cluster1) {
-					first = a
+					lb1 = a
 				}
 			}
-			if len(addrs) != 3 || addrs[0] != shard.Spec.ClusterIP || first == "" {
+			if len(addrs) != 3 || addrs[0] != shard.Spec.ClusterIP || lb1 == "" {
 				return fmt.Errorf("%s in %s: want cluster-2's cluster IP %s first, and cluster-1's %s* among three; got %v\n%s",
 					name, p.Name, shard.Spec.ClusterIP, cluster1, addrs, out)
 			}
@@ -200,9 +200,9 @@ func demoFromCluster2(ctx context.Context, t *testing.T, d *devenv.Dev, lbBase i
 	// cluster-1's address is its loopback load balancer's on the host: a
 	// pod's own loopback is not the host's, so only a host-network pod
 	// reaches it (through the node's forwarder).
-	page, err := m.httpGet(ctx, hostPod.Name, first, 8080)
+	page, err := m.httpGet(ctx, hostPod.Name, lb1, 8080)
 	if err != nil || !strings.Contains(page, "cluster-1 default/demo") {
-		t.Fatalf("the demo page from cluster-1's %s: %v: %q", first, err, page)
+		t.Fatalf("the demo page from cluster-1's %s: %v: %q", lb1, err, page)
 	}
 }
 
