@@ -2,7 +2,7 @@
 SHELL := /usr/bin/env bash
 GO ?= go
 
-.PHONY: dev dev-nodes test-nodes test fleet fleet-figures test-unit conformance generate verify build version release bench bench-health bench-failover chart reliability images scale scale-exports fuzz fuzz-long
+.PHONY: dev dev-nodes test-nodes test fleet fleet-figures test-unit conformance conformance-nodes generate verify build version release bench bench-health bench-failover chart reliability images scale scale-exports fuzz fuzz-long
 
 # The version every binary reports (--version, kfed version, kfed_build_info)
 # and images are tagged with: the nearest v* tag, else the commit; -dirty
@@ -36,6 +36,10 @@ test:
 ## conformance: the MCS API conformance suite against kfed dev up's three members (~10 min); report in bin/conformance/.
 conformance:
 	hack/conformance.sh
+
+## conformance-nodes: the same suite on kfed dev up --real-nodes, with the tests that exec into pods (DNS, connectivity, "should be inaccessible"); root; report in bin/conformance-nodes/.
+conformance-nodes:
+	KFED_CONFORMANCE_REAL_NODES=1 hack/conformance.sh
 
 ## generate: deepcopy and CRD manifests from api/ with controller-gen.
 generate:

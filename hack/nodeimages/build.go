@@ -6,10 +6,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -29,15 +31,43 @@ type Built struct {
 	Dir  string
 }
 
-// file is one entry of a layer: a regular file copied from Src, a symlink
-// to Link, or a directory.
+// file is one entry of a layer: a regular file copied from Src or holding
+// Data, a symlink to Link, or a directory.
 type file struct {
 	Name string // path in the image, without a leading slash
 	Src  string
+	Data []byte
 	Link string
 	Dir  bool
 	Mode int64
 }
+
+// ncScript is the stand-ins' nc: the netcat options the MCS conformance
+// suite passes (echo hi | nc -v -w 2 -4 NAME PORT), the connection made by
+// socat. busybox-static's nc takes none of -v, -4 and -6, and no static
+// busybox applet can resolve a name (its glibc would load NSS modules);
+// socat's shared glibc resolves through the pod's resolv.conf.
+const ncScript = `#!/bin/sh
+# nc of kfed's stand-in image (hack/nodeimages): socat under netcat's options.
+usage() { echo "usage: nc [-v] [-w SEC] [-4|-6] [-u] HOST PORT" >&2; exit 2; }
+w=10 fam= proto=TCP verbose=
+while getopts vw:46u o; do
+	case $o in
+	v) verbose=1 ;;
+	w) w=$OPTARG ;;
+	4) fam=4 ;;
+	6) fam=6 ;;
+	u) proto=UDP ;;
+	*) usage ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ $# -eq 2 ] || usage
+opts=
+[ "$proto" = TCP ] && opts=,connect-timeout=$w
+[ -n "$verbose" ] && echo "nc: $proto$fam to $1 port $2 (socat)" >&2
+exec socat -T "$w" -t "$w" - "$proto$fam:$1:$2$opts"
+`
 
 // Build writes the three layouts under out.
 func Build(ctx context.Context, out string) ([]Built, error) {
@@ -57,18 +87,21 @@ func Build(ctx context.Context, out string) ([]Built, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Entrypoint and command as the originals have them: netshoot has no
+	// entrypoint (a pod's args are the whole command, as the suite's
+	// request pod passes them), socat's is socat.
 	specs := []struct {
-		name, ref  string
-		files      []file
-		entrypoint []string
+		name, ref       string
+		files           []file
+		entrypoint, cmd []string
 	}{
-		{"pause", "registry.k8s.io/pause:3.10", []file{{Name: "pause", Src: pause, Mode: 0o755}}, []string{"/pause"}},
-		{"netshoot", "docker.io/nicolaka/netshoot:v0.15", tools, []string{"/bin/sh"}},
-		{"socat", "docker.io/alpine/socat:1.7.4.4", tools, []string{"/usr/bin/socat"}},
+		{"pause", "registry.k8s.io/pause:3.10", []file{{Name: "pause", Src: pause, Mode: 0o755}}, []string{"/pause"}, nil},
+		{"netshoot", "docker.io/nicolaka/netshoot:v0.15", tools, nil, []string{"/bin/sh"}},
+		{"socat", "docker.io/alpine/socat:1.7.4.4", tools, []string{"/usr/bin/socat"}, nil},
 	}
 	var built []Built
 	for _, s := range specs {
-		img, err := image(s.files, s.entrypoint)
+		img, err := image(s.files, s.entrypoint, s.cmd)
 		if err != nil {
 			return nil, fmt.Errorf("image %s: %w", s.ref, err)
 		}
@@ -82,8 +115,11 @@ func Build(ctx context.Context, out string) ([]Built, error) {
 }
 
 // toolFiles is the stand-ins' file system: busybox with a link per applet
-// in /bin, socat with every shared library ldd names, /tmp and the files a
-// shell and a resolver read.
+// in /bin but sh and nc, Debian's dash as /bin/sh, the nc script
+// (ncScript), socat, with every shared library ldd names for dash and
+// socat, and /tmp. The shell is not busybox's: Debian builds busybox-static
+// to run its own applets before anything on PATH, so its sh would never run
+// the nc script.
 func toolFiles() ([]file, error) {
 	busybox, err := exec.LookPath("busybox")
 	if err != nil {
@@ -93,6 +129,10 @@ func toolFiles() ([]file, error) {
 	if err != nil {
 		return nil, fmt.Errorf("socat (hack/install-cni.sh installs it): %w", err)
 	}
+	dash, err := exec.LookPath("dash")
+	if err != nil {
+		return nil, fmt.Errorf("dash (Debian's /bin/sh): %w", err)
+	}
 	list, err := exec.Command(busybox, "--list").Output()
 	if err != nil {
 		return nil, fmt.Errorf("busybox --list: %w", err)
@@ -100,18 +140,26 @@ func toolFiles() ([]file, error) {
 	fs := []file{
 		{Name: "bin", Dir: true, Mode: 0o755}, {Name: "tmp", Dir: true, Mode: 0o1777},
 		{Name: "bin/busybox", Src: busybox, Mode: 0o755},
+		{Name: "bin/sh", Src: dash, Mode: 0o755},
+		{Name: "bin/nc", Data: []byte(ncScript), Mode: 0o755},
 		{Name: "usr/bin/socat", Src: socat, Mode: 0o755},
 	}
 	for _, applet := range strings.Fields(string(list)) {
-		if applet != "busybox" {
+		if applet != "busybox" && applet != "sh" && applet != "nc" {
 			fs = append(fs, file{Name: "bin/" + applet, Link: "busybox"})
 		}
 	}
-	libs, err := sharedLibraries(socat)
-	if err != nil {
-		return nil, err
+	libs := map[string]bool{}
+	for _, bin := range []string{socat, dash} {
+		l, err := sharedLibraries(bin)
+		if err != nil {
+			return nil, err
+		}
+		for _, lib := range l {
+			libs[lib] = true
+		}
 	}
-	for _, l := range libs {
+	for _, l := range slices.Sorted(maps.Keys(libs)) {
 		fs = append(fs, file{Name: strings.TrimPrefix(l, "/"), Src: l, Mode: 0o755})
 	}
 	return fs, nil
@@ -139,7 +187,7 @@ func sharedLibraries(bin string) ([]string, error) {
 // image is one layer of files on an empty base, for this machine's
 // platform, running as root (the suite's commands bind ports and read raw
 // sockets as the originals do).
-func image(files []file, entrypoint []string) (v1.Image, error) {
+func image(files []file, entrypoint, cmd []string) (v1.Image, error) {
 	layer, err := filesLayer(files)
 	if err != nil {
 		return nil, err
@@ -158,6 +206,7 @@ func image(files []file, entrypoint []string) (v1.Image, error) {
 	cf.Created = v1.Time{Time: time.Unix(0, 0).UTC()}
 	cf.Config = v1.Config{
 		Entrypoint: entrypoint,
+		Cmd:        cmd,
 		Env:        []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
 		WorkingDir: "/",
 	}
@@ -189,6 +238,8 @@ func filesLayer(files []file) (v1.Layer, error) {
 			h.Typeflag, h.Name = tar.TypeDir, f.Name+"/"
 		case f.Link != "":
 			h.Typeflag, h.Linkname, h.Mode = tar.TypeSymlink, f.Link, 0o777
+		case f.Data != nil:
+			h.Typeflag, h.Size, body = tar.TypeReg, int64(len(f.Data)), f.Data
 		default:
 			b, err := os.ReadFile(f.Src)
 			if err != nil {

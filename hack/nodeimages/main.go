@@ -7,11 +7,12 @@
 //	OUT/socat/     docker.io/alpine/socat:1.7.4.4, a stand-in
 //
 // The stand-ins are not those images: they hold what the Multi-Cluster
-// Services conformance suite runs in them (sh, nslookup, nc, grep, wget and
-// the rest of Debian's busybox-static, and Debian's socat with the shared
-// libraries it loads), tagged under their names so that pods asking for them
-// with imagePullPolicy IfNotPresent start. hack/install-cni.sh installs
-// busybox-static and socat.
+// Services conformance suite runs in them (nslookup, grep, awk, tr, wget and
+// the rest of Debian's busybox-static; Debian's dash as sh; socat with the
+// shared libraries it and dash load; an nc script taking netcat's -v, -w,
+// -4 and -6 and connecting with socat), tagged under their names so that
+// pods asking for them with imagePullPolicy IfNotPresent start.
+// hack/install-cni.sh installs busybox-static and socat.
 //
 //	go run ./hack/nodeimages -out bin/nodeimages
 package main

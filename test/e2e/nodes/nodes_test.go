@@ -2,7 +2,8 @@
 // a kubelet, containerd and runc, CNI and kube-proxy per member, with the
 // member's cluster DNS (kfed's CoreDNS with the kubernetes plugin) behind
 // the kube-dns Service, and checks what a user checks first from inside a
-// cluster: that a pod resolves and reaches a federated name.
+// cluster: that a pod resolves and reaches a federated name, and an
+// export's clusterset.local name through its ClusterSetIP.
 //
 // It needs root, cgroups, network namespaces and the node binaries, and
 // costs minutes, so it runs only with KFED_REAL_NODES=1 (make test-nodes).
@@ -24,9 +25,14 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	"github.com/kfed-io/kfed/devenv"
+	"github.com/kfed-io/kfed/manager"
+	"github.com/kfed-io/kfed/mcs"
 	"github.com/kfed-io/kfed/test/framework"
 )
 
@@ -71,14 +77,12 @@ func realNodeOptions(t *testing.T, bin string) devenv.RealNodeOptions {
 	return o
 }
 
-// TestPodResolvesAndReachesTheDemoThroughItsClusterDNS: in cluster-2, a pod
-// in its own network namespace resolves the demo Service's global name
-// through the resolv.conf the kubelet wrote (nameserver: the kube-dns
-// Service, which kube-proxy sends to the member's CoreDNS), gets cluster-2's
-// endpoint first (its shard's cluster IP) and fetches the demo page through
-// it, from a pod behind it; a host-network pod resolves the same and reaches
-// cluster-1's endpoint, a loopback load balancer on the host.
-func TestPodResolvesAndReachesTheDemoThroughItsClusterDNS(t *testing.T) {
+// TestPodsResolveAndReachThroughTheirClusterDNS starts one bed of three
+// members with a real node each and checks, from pods on those nodes, what
+// a user checks first: that a federated Service's global name and an
+// export's clusterset.local name resolve through the pod's own resolv.conf
+// and that what they name answers.
+func TestPodsResolveAndReachThroughTheirClusterDNS(t *testing.T) {
 	if os.Getenv("KFED_REAL_NODES") == "" {
 		t.Skip("real nodes need root and minutes: KFED_REAL_NODES=1 (make test-nodes)")
 	}
@@ -92,11 +96,11 @@ func TestPodResolvesAndReachesTheDemoThroughItsClusterDNS(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()
 	lbBase := 16 + rand.IntN(200)
-	// Two members are enough for cluster-2 to have its own endpoint first,
-	// and without simulated workloads (no controller manager, scheduler
-	// or KWOK) the bed is lighter: the pods name their node.
+	// Without simulated workloads (no controller manager, scheduler or
+	// KWOK) the bed is lighter: the pods name their node, and the test
+	// writes the EndpointSlices of its Services itself.
 	d, err := devenv.StartDev(ctx, devenv.DevOptions{
-		Dir: t.TempDir(), BinDir: framework.BinDir(t), Members: 2, Federation: "dev", Domain: "kfed.test",
+		Dir: t.TempDir(), BinDir: framework.BinDir(t), Members: 3, Federation: "dev", Domain: "kfed.test",
 		LBBase:  lbBase,
 		CoreDNS: filepath.Join(bin, "coredns"), Checker: filepath.Join(bin, "kfed-healthcheck"),
 		Log: logr.Discard(), RealNodes: &nodes,
@@ -106,7 +110,7 @@ func TestPodResolvesAndReachesTheDemoThroughItsClusterDNS(t *testing.T) {
 	}
 	t.Cleanup(d.Stop)
 	// BENCHMARKS.md, "Real nodes": each node's start, and what its own
-	// processes hold and used by then and a minute later, idle.
+	// processes hold and used by then and at the end.
 	usage := func(when string) {
 		for _, n := range d.Nodes {
 			rss, cpu, err := n.Usage()
@@ -121,34 +125,217 @@ func TestPodResolvesAndReachesTheDemoThroughItsClusterDNS(t *testing.T) {
 	}
 	usage("once Ready")
 	defer usage("at the end")
-	member := d.Members[1]
-	node := d.Nodes[1]
-	cs, err := kubernetes.NewForConfig(member.Config)
+	t.Run("a pod in cluster-2 resolves the demo's global name and fetches the page", func(t *testing.T) {
+		demoFromCluster2(ctx, t, d, lbBase)
+	})
+	t.Run("a pod in cluster-3 resolves an export's clusterset.local name and connects through the ClusterSetIP", func(t *testing.T) {
+		clustersetFromCluster3(ctx, t, d)
+	})
+}
+
+// demoFromCluster2: in cluster-2, a pod in its own network namespace
+// resolves the demo Service's global name through the resolv.conf the
+// kubelet wrote (nameserver: the kube-dns Service, which kube-proxy sends
+// to the member's CoreDNS), gets cluster-2's endpoint first (its shard's
+// cluster IP) and fetches the demo page through it, from a pod behind it;
+// a host-network pod resolves the same and reaches cluster-1's endpoint, a
+// loopback load balancer on the host.
+func demoFromCluster2(ctx context.Context, t *testing.T, d *devenv.Dev, lbBase int) {
+	m := onNode(t, d, 1)
+	// The demo's page in cluster-2 comes from a pod on the real node
+	// behind the shard's cluster IP.
+	backend := toolsPod("demo", m.node.Name, false)
+	backend.Labels = map[string]string{"app": "demo"}
+	backend.Spec.Containers[0].Command = serve("cluster-2 default/demo")
+	pod := toolsPod("resolver", m.node.Name, false)
+	hostPod := toolsPod("fetcher", m.node.Name, true)
+	running := m.start(ctx, t, backend, pod, hostPod)
+	shard, err := m.cs.CoreV1().Services("default").Get(ctx, "demo", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The demo's page in cluster-2 comes from a pod on the real node
-	// behind the shard's cluster IP. No controller manager runs here, so
-	// the test writes the shard's EndpointSlice itself.
-	backend := toolsPod("demo", node.Name, false)
-	backend.Labels = map[string]string{"app": "demo"}
-	backend.Spec.Containers[0].Command = []string{"sh", "-c",
-		`printf 'HTTP/1.0 200 OK\r\n\r\ncluster-2 default/demo\n' >/tmp/page && exec socat TCP-LISTEN:8080,fork,reuseaddr 'SYSTEM:cat /tmp/page'`}
-	pod := toolsPod("resolver", node.Name, false)
-	hostPod := toolsPod("fetcher", node.Name, true)
-	// No controller manager makes the namespace's ServiceAccount; the
-	// pods mount no token.
-	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: "default"}}
-	if _, err := cs.CoreV1().ServiceAccounts("default").Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	m.endpoints(ctx, t, "demo", running["demo"])
+	resolv, err := m.run(ctx, "exec", pod.Name, "--", "cat", "/etc/resolv.conf")
+	if err != nil {
+		t.Fatalf("reading the pod's resolv.conf: %v\n%s", err, resolv)
+	}
+	if !strings.Contains(resolv, "nameserver "+devenv.ClusterDNSIP) || !strings.Contains(resolv, "search default.svc.cluster.local") {
+		t.Fatalf("the pod's resolv.conf does not name the cluster DNS:\n%s", resolv)
+	}
+	// Inside cluster-2 its own endpoint is its shard's cluster IP (so that
+	// its clients stay inside it), first; cluster-1's and cluster-3's
+	// load-balancer addresses (127.(lbBase+i).0.0/16) follow.
+	name := d.Demo + "."
+	cluster1 := fmt.Sprintf("127.%d.", lbBase)
+	var addrs []string
+	var lb1 string // cluster-1's load balancer
+	for _, p := range []*corev1.Pod{pod, hostPod} {
+		framework.Eventually(t, 60*time.Second, func(ctx context.Context) error {
+			out, err := m.run(ctx, "exec", p.Name, "--", "nslookup", name)
+			if err != nil {
+				return fmt.Errorf("nslookup in %s: %v\n%s", p.Name, err, out)
+			}
+			addrs = nslookupAddresses(out)
+			lb1 = ""
+			for _, a := range addrs {
+				if strings.HasPrefix(a, cluster1) {
+					lb1 = a
+				}
+			}
+			if len(addrs) != 3 || addrs[0] != shard.Spec.ClusterIP || lb1 == "" {
+				return fmt.Errorf("%s in %s: want cluster-2's cluster IP %s first, and cluster-1's %s* among three; got %v\n%s",
+					name, p.Name, shard.Spec.ClusterIP, cluster1, addrs, out)
+			}
+			return nil
+		})
+	}
+	// The first address, through kube-proxy, from the pod's own network.
+	framework.Eventually(t, 30*time.Second, func(ctx context.Context) error {
+		page, err := m.httpGet(ctx, pod.Name, addrs[0], 8080)
+		if err != nil || !strings.Contains(page, "cluster-2 default/demo") {
+			return fmt.Errorf("the demo page from %s: %v: %q", addrs[0], err, page)
+		}
+		return nil
+	})
+	// cluster-1's address is its loopback load balancer's on the host: a
+	// pod's own loopback is not the host's, so only a host-network pod
+	// reaches it (through the node's forwarder).
+	page, err := m.httpGet(ctx, hostPod.Name, lb1, 8080)
+	if err != nil || !strings.Contains(page, "cluster-1 default/demo") {
+		t.Fatalf("the demo page from cluster-1's %s: %v: %q", lb1, err, page)
+	}
+}
+
+// clustersetFromCluster3: cluster-3 exports a Service of type ClusterIP
+// whose endpoint is a pod on its real node; kfed imports it in every
+// member, with a derived Service holding the ClusterSetIP in each (ADR
+// 0011). A pod in cluster-3 resolves echo.default.svc.clusterset.local
+// through its own resolv.conf (the clusterset plugin of the member's
+// cluster DNS), gets the ClusterSetIP, and connects to it: only
+// kube-proxy's rules for the derived Service take it to the pod (the
+// node's namespace drops any Service address they do not translate).
+// The export is cluster-3's own: another member's pod addresses, which a
+// ClusterSetIP import routes to for a ClusterIP export, are on another
+// node's bridge, which no node reaches here (no flat pod network).
+func clustersetFromCluster3(ctx context.Context, t *testing.T, d *devenv.Dev) {
+	m := onNode(t, d, 2)
+	backend := toolsPod("echo", m.node.Name, false)
+	backend.Labels = map[string]string{"app": "echo"}
+	backend.Spec.Containers[0].Command = serve("cluster-3 default/echo")
+	pod := toolsPod("client", m.node.Name, false)
+	running := m.start(ctx, t, backend, pod)
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "echo", Namespace: "default"},
+		Spec: corev1.ServiceSpec{
+			Selector: map[string]string{"app": "echo"},
+			// The Service's port is not the pod's: the ClusterSetIP serves
+			// the Service's.
+			Ports: []corev1.ServicePort{{Name: "http", Port: 80, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(8080)}},
+		},
+	}
+	svc, err := m.cs.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{})
+	if err != nil {
 		t.Fatal(err)
 	}
+	m.endpoints(ctx, t, "echo", running["echo"])
+	scheme, err := manager.NewScheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(m.member.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	export := &mcsv1beta1.ServiceExport{ObjectMeta: metav1.ObjectMeta{Name: "echo", Namespace: "default"}}
+	if err := c.Create(ctx, export); err != nil {
+		t.Fatal(err)
+	}
+	// The import's ClusterSetIP is the derived Service's cluster IP, not
+	// the exported Service's.
+	var ip string
+	framework.Eventually(t, 60*time.Second, func(ctx context.Context) error {
+		var imp mcsv1beta1.ServiceImport
+		if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "echo"}, &imp); err != nil {
+			return fmt.Errorf("the import in cluster-3: %w", err)
+		}
+		var derived corev1.Service
+		if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: mcs.DerivedName("echo")}, &derived); err != nil {
+			return fmt.Errorf("the derived Service in cluster-3: %w", err)
+		}
+		if len(imp.Spec.IPs) == 0 || imp.Spec.IPs[0] != derived.Spec.ClusterIP || imp.Spec.IPs[0] == svc.Spec.ClusterIP {
+			return fmt.Errorf("import ips %v, derived Service's cluster IP %s, the Service's %s",
+				imp.Spec.IPs, derived.Spec.ClusterIP, svc.Spec.ClusterIP)
+		}
+		ip = imp.Spec.IPs[0]
+		return nil
+	})
+	// The name as an application writes it: relative, through the
+	// resolv.conf's search list and ndots to the absolute name.
+	name := "echo.default.svc.clusterset.local"
+	framework.Eventually(t, 60*time.Second, func(ctx context.Context) error {
+		out, err := m.run(ctx, "exec", pod.Name, "--", "nslookup", name)
+		if err != nil {
+			return fmt.Errorf("nslookup in %s: %v\n%s", pod.Name, err, out)
+		}
+		if addrs := nslookupAddresses(out); len(addrs) != 1 || addrs[0] != ip {
+			return fmt.Errorf("%s in %s: want the ClusterSetIP %s, got %v\n%s", name, pod.Name, ip, addrs, out)
+		}
+		return nil
+	})
+	framework.Eventually(t, 30*time.Second, func(ctx context.Context) error {
+		page, err := m.httpGet(ctx, pod.Name, ip, 80)
+		if err != nil || !strings.Contains(page, "cluster-3 default/echo") {
+			return fmt.Errorf("the echo page through the ClusterSetIP %s:80: %v: %q", ip, err, page)
+		}
+		return nil
+	})
+	// And by name, as the MCS conformance suite connects: the stand-in's
+	// nc, whose resolver (glibc's) walks the search list itself.
+	out, err := m.run(ctx, "exec", pod.Name, "--", "sh", "-c", "echo hi | nc -v -w 3 -4 "+name+" 80 2>&1")
+	if err != nil || !strings.Contains(out, "cluster-3 default/echo") {
+		t.Fatalf("nc to %s:80: %v: %q", name, err, out)
+	}
+}
+
+// memberNode is a member with its real node, as the test uses them.
+type memberNode struct {
+	d       *devenv.Dev
+	member  *devenv.Cluster
+	node    *devenv.RealNode
+	cs      kubernetes.Interface
+	kubectl string // its path
+}
+
+// onNode is member i (0-based) and its node, with the default namespace's
+// ServiceAccount, which no controller manager makes here (the pods mount
+// no token, but the API server wants the account).
+func onNode(t *testing.T, d *devenv.Dev, i int) *memberNode {
+	t.Helper()
+	m := &memberNode{d: d, member: d.Members[i], node: d.Nodes[i], kubectl: filepath.Join(framework.BinDir(t), "kubectl")}
+	cs, err := kubernetes.NewForConfig(m.member.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.cs = cs
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: "default"}}
+	if _, err := cs.CoreV1().ServiceAccounts("default").Create(context.Background(), sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// start creates the pods and returns them once each is Running, by name.
+func (m *memberNode) start(ctx context.Context, t *testing.T, pods ...*corev1.Pod) map[string]*corev1.Pod {
+	t.Helper()
 	running := map[string]*corev1.Pod{}
-	for _, p := range []*corev1.Pod{backend, pod, hostPod} {
-		if _, err := cs.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{}); err != nil {
+	for _, p := range pods {
+		if _, err := m.cs.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
+	}
+	for _, p := range pods {
 		framework.Eventually(t, 2*time.Minute, func(ctx context.Context) error {
-			got, err := cs.CoreV1().Pods("default").Get(ctx, p.Name, metav1.GetOptions{})
+			got, err := m.cs.CoreV1().Pods(p.Namespace).Get(ctx, p.Name, metav1.GetOptions{})
 			if err != nil {
 				return err
 			}
@@ -159,77 +346,48 @@ func TestPodResolvesAndReachesTheDemoThroughItsClusterDNS(t *testing.T) {
 			return nil
 		})
 	}
-	shard, err := cs.CoreV1().Services("default").Get(ctx, "demo", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	return running
+}
+
+// endpoints writes the EndpointSlice of Service name that a controller
+// manager would: the pod, ready, on port 8080 named http.
+func (m *memberNode) endpoints(ctx context.Context, t *testing.T, name string, pod *corev1.Pod) {
+	t.Helper()
 	ready, port, proto, portName := true, int32(8080), corev1.ProtocolTCP, "http"
 	slice := &discoveryv1.EndpointSlice{
-		ObjectMeta: metav1.ObjectMeta{Name: "demo-real-node", Namespace: "default",
-			Labels: map[string]string{discoveryv1.LabelServiceName: "demo", discoveryv1.LabelManagedBy: "test.kfed.io"}},
+		ObjectMeta: metav1.ObjectMeta{Name: name + "-real-node", Namespace: pod.Namespace,
+			Labels: map[string]string{discoveryv1.LabelServiceName: name, discoveryv1.LabelManagedBy: "test.kfed.io"}},
 		AddressType: discoveryv1.AddressTypeIPv4,
-		Endpoints: []discoveryv1.Endpoint{{Addresses: []string{running["demo"].Status.PodIP},
-			Conditions: discoveryv1.EndpointConditions{Ready: &ready}, NodeName: &node.Name}},
+		Endpoints: []discoveryv1.Endpoint{{Addresses: []string{pod.Status.PodIP},
+			Conditions: discoveryv1.EndpointConditions{Ready: &ready}, NodeName: &m.node.Name, TargetRef: &corev1.ObjectReference{
+				Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID}}},
 		Ports: []discoveryv1.EndpointPort{{Name: &portName, Protocol: &proto, Port: &port}},
 	}
-	if _, err := cs.DiscoveryV1().EndpointSlices("default").Create(ctx, slice, metav1.CreateOptions{}); err != nil {
+	if _, err := m.cs.DiscoveryV1().EndpointSlices(pod.Namespace).Create(ctx, slice, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	kubectl := func(args ...string) (string, error) {
-		cmd := exec.CommandContext(ctx, filepath.Join(framework.BinDir(t), "kubectl"),
-			append([]string{"--kubeconfig", d.Kubeconfig, "--context", member.Name}, args...)...)
-		out, err := cmd.CombinedOutput()
-		return string(out), err
-	}
+}
 
-	// An HTTP GET with socat: Debian's static busybox wget crashes
-	// (SIGSEGV) in a container without glibc's NSS modules.
-	httpGet := func(pod, addr string) (string, error) {
-		return kubectl("exec", pod, "--", "sh", "-c",
-			`printf 'GET / HTTP/1.0\r\n\r\n' | socat -T 3 - TCP:`+addr+`:8080`)
-	}
-	resolv, err := kubectl("exec", pod.Name, "--", "cat", "/etc/resolv.conf")
-	if err != nil {
-		t.Fatalf("reading the pod's resolv.conf: %v\n%s", err, resolv)
-	}
-	if !strings.Contains(resolv, "nameserver "+devenv.ClusterDNSIP) || !strings.Contains(resolv, "search default.svc.cluster.local") {
-		t.Fatalf("the pod's resolv.conf does not name the cluster DNS:\n%s", resolv)
-	}
-	// Inside cluster-2 its own endpoint is its shard's cluster IP (so that
-	// its clients stay inside it), first; cluster-1's load-balancer address
-	// (127.(lbBase).0.0/16) follows.
-	name := d.Demo + "."
-	other := fmt.Sprintf("127.%d.", lbBase)
-	var addrs []string
-	for _, p := range []*corev1.Pod{pod, hostPod} {
-		framework.Eventually(t, 60*time.Second, func(context.Context) error {
-			out, err := kubectl("exec", p.Name, "--", "nslookup", name)
-			if err != nil {
-				return fmt.Errorf("nslookup in %s: %v\n%s", p.Name, err, out)
-			}
-			addrs = nslookupAddresses(out)
-			if len(addrs) != 2 || addrs[0] != shard.Spec.ClusterIP || !strings.HasPrefix(addrs[1], other) {
-				return fmt.Errorf("%s in %s: want cluster-2's cluster IP %s, then cluster-1's %s*; got %v\n%s",
-					name, p.Name, shard.Spec.ClusterIP, other, addrs, out)
-			}
-			return nil
-		})
-	}
-	// The first address, through kube-proxy, from the pod's own network.
-	framework.Eventually(t, 30*time.Second, func(context.Context) error {
-		page, err := httpGet(pod.Name, addrs[0])
-		if err != nil || !strings.Contains(page, "cluster-2 default/demo") {
-			return fmt.Errorf("the demo page from %s: %v: %q", addrs[0], err, page)
-		}
-		return nil
-	})
-	// cluster-1's address is its loopback load balancer's on the host: a
-	// pod's own loopback is not the host's, so only a host-network pod
-	// reaches it (through the node's forwarder).
-	page, err := httpGet(hostPod.Name, addrs[1])
-	if err != nil || !strings.Contains(page, "cluster-1 default/demo") {
-		t.Fatalf("the demo page from cluster-1's %s: %v: %q", addrs[1], err, page)
-	}
+// run runs kubectl on the member.
+func (m *memberNode) run(ctx context.Context, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, m.kubectl,
+		append([]string{"--kubeconfig", m.d.Kubeconfig, "--context", m.member.Name}, args...)...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// httpGet is an HTTP GET from pod with socat: Debian's static busybox wget
+// crashes (SIGSEGV) in a container without glibc's NSS modules.
+func (m *memberNode) httpGet(ctx context.Context, pod, addr string, port int) (string, error) {
+	return m.run(ctx, "exec", pod, "--", "sh", "-c",
+		fmt.Sprintf(`printf 'GET / HTTP/1.0\r\n\r\n' | socat -T 3 - TCP:%s:%d`, addr, port))
+}
+
+// serve is a tools pod's command answering every connection on port 8080
+// with an HTTP page saying text.
+func serve(text string) []string {
+	return []string{"sh", "-c",
+		`printf 'HTTP/1.0 200 OK\r\n\r\n` + text + `\n' >/tmp/page && exec socat TCP-LISTEN:8080,fork,reuseaddr 'SYSTEM:cat /tmp/page'`}
 }
 
 // toolsPod is a pod of the netshoot stand-in that sleeps on node, in its
