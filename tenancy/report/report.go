@@ -19,6 +19,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
@@ -67,8 +68,27 @@ func (r *Reporter) SetupWithManager(mgr ctrl.Manager, reg prometheus.Registerer)
 	})
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("dnsendpoint-tenancy").
-		For(&extdnsv1alpha1.DNSEndpoint{}, builder.WithPredicates(ours, predicate.GenerationChangedPredicate{})).
+		For(&extdnsv1alpha1.DNSEndpoint{}, builder.WithPredicates(ours, predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, conditionLost))).
 		Complete(r)
+}
+
+// conditionLost passes an update that dropped CondNamesAdmitted: ExternalDNS
+// (v0.22) marks a generation observed by updating the whole status from its
+// own type, which has no conditions, and the refusal must not vanish until
+// the next change of the object.
+var conditionLost = predicate.Funcs{
+	CreateFunc:  func(event.CreateEvent) bool { return false },
+	DeleteFunc:  func(event.DeleteEvent) bool { return false },
+	GenericFunc: func(event.GenericEvent) bool { return false },
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		had, has := admittedCondition(e.ObjectOld), admittedCondition(e.ObjectNew)
+		return had && !has
+	},
+}
+
+func admittedCondition(o client.Object) bool {
+	ep, ok := o.(*extdnsv1alpha1.DNSEndpoint)
+	return ok && meta.FindStatusCondition(ep.Status.Conditions, CondNamesAdmitted) != nil
 }
 
 // Reconcile reports what the rule refuses of one DNSEndpoint.

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/tenancy"
@@ -71,5 +72,30 @@ func TestEventNoteFitsAnEvent(t *testing.T) {
 	}
 	if one := eventNote(refused[:1]); !strings.Contains(one, "namespace default") || strings.Contains(one, "more") {
 		t.Errorf("a one-endpoint note %q does not name the rule", one)
+	}
+}
+
+func TestConditionLostTriggersAReport(t *testing.T) {
+	with := func(conds ...metav1.Condition) *extdnsv1alpha1.DNSEndpoint {
+		return &extdnsv1alpha1.DNSEndpoint{Status: extdnsv1alpha1.DNSEndpointStatus{Conditions: conds}}
+	}
+	admitted := metav1.Condition{Type: CondNamesAdmitted, Status: metav1.ConditionFalse, Reason: ReasonNameNotOwned}
+	other := metav1.Condition{Type: "kfed.io/Other", Status: metav1.ConditionTrue, Reason: "X"}
+	tests := []struct {
+		name     string
+		old, new *extdnsv1alpha1.DNSEndpoint
+		want     bool
+	}{
+		{"a status written whole without the condition (ExternalDNS) is reported again", with(admitted, other), with(), true},
+		{"the condition kept", with(admitted), with(admitted, other), false},
+		{"never had it", with(other), with(), false},
+		{"gaining it", with(), with(admitted), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := conditionLost.Update(event.UpdateEvent{ObjectOld: tt.old, ObjectNew: tt.new}); got != tt.want {
+				t.Errorf("conditionLost = %v, want %v", got, tt.want)
+			}
+		})
 	}
 }

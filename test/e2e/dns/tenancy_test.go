@@ -212,6 +212,25 @@ func TestTenantCannotPublishAnotherNamespacesNames(t *testing.T) {
 			}
 			return nil
 		})
+		// ExternalDNS marks a generation observed by updating the whole
+		// status from its own type, without kfed's conditions.
+		var ep extdnsv1alpha1.DNSEndpoint
+		if err := fed.Get(context.Background(), client.ObjectKeyFromObject(intruder), &ep); err != nil {
+			t.Fatal(err)
+		}
+		ep.Status = extdnsv1alpha1.DNSEndpointStatus{ObservedGeneration: ep.Generation}
+		if err := fed.Status().Update(context.Background(), &ep); err != nil {
+			t.Fatal(err)
+		}
+		framework.Eventually(t, 20*time.Second, func(ctx context.Context) error {
+			if err := fed.Get(ctx, client.ObjectKeyFromObject(intruder), &ep); err != nil {
+				return err
+			}
+			if c := meta.FindStatusCondition(ep.Status.Conditions, report.CondNamesAdmitted); c == nil || c.Status != metav1.ConditionFalse {
+				return fmt.Errorf("after a status update without it, the condition is %+v, want False again", c)
+			}
+			return nil
+		})
 	})
 
 	t.Run("the tenant's Service gets its own names, not demo's", func(t *testing.T) {
