@@ -74,13 +74,13 @@ release:
 ## bench-health: health-check detection latency, 20 trials at 1 s/fall 2 and at the defaults (~25 min).
 bench-health:
 	KFED_TEST_BIN=$$(hack/test-binaries.sh | tail -n 1) KFED_HEALTH_TRIALS=20 KFED_HEALTH_DEFAULTS=1 \
-		$(GO) test -count=1 -timeout 60m -run TestHealthDetectionLatency -v ./test/e2e/health/ | grep -E 'trials|^(---|ok|FAIL)'
+		$(GO) test -count=1 -timeout 60m -run 'TestHealthOnOneBed/TestHealthDetectionLatency' -v ./test/e2e/health/ | grep -E 'trials|^(---|ok|FAIL)'
 
 ## bench-failover: failover as a client sees it, through Unbound: 20 trials at failover-within 10s and at the defaults (~30 min).
 bench-failover:
 	hack/install-unbound.sh >/dev/null
 	KFED_TEST_BIN=$$(hack/test-binaries.sh | tail -n 1) KFED_FAILOVER_TRIALS=20 KFED_FAILOVER_DEFAULTS=1 \
-		$(GO) test -count=1 -timeout 90m -run TestFailoverAsAClientSeesIt -v ./test/e2e/health/ | grep -E 'trials|^(---|ok|FAIL)'
+		$(GO) test -count=1 -timeout 90m -run 'TestHealthOnOneBed/TestFailoverAsAClientSeesIt' -v ./test/e2e/health/ | grep -E 'trials|^(---|ok|FAIL)'
 
 ## chart: helm lint and helm template of the chart for every values example, no servers (helm from hack/helm.sh).
 chart:

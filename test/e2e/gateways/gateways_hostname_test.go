@@ -26,23 +26,16 @@ import (
 	"github.com/kfed-io/kfed/test/framework"
 )
 
-// TestFederatedGatewayHostnameAddress: a member whose Gateway gives its
-// address as a hostname (an AWS NLB's name; here the loopback
-// implementation told so, the name served by a real CoreDNS) has the name
-// resolved by kfed every sync: its addresses are published under the
-// Gateway's hostname beside the other clusters', the name kept in the
-// cluster table (for providers that alias it) and in the federated
-// Gateway's status. When the name moves, the records follow; when it stops
-// resolving, the cluster keeps the addresses it had and the Gateway says
-// why. Two members: one that names its address, one that gives an IP.
-func TestFederatedGatewayHostnameAddress(t *testing.T) {
-	f := framework.Start(t, framework.Members(2))
-	if err := gatewayv1.Install(f.Scheme); err != nil {
-		t.Fatal(err)
-	}
-	f.InstallGatewayAPI("federation", "cluster-1", "cluster-2")
-	f.StartLoopbackGateways()
-	f.JoinAll()
+// federatedGatewayHostnameAddress (TestFederatedGatewayHostnameAddress): a
+// member whose Gateway gives its address as a hostname (an AWS NLB's name; here
+// the loopback implementation told so, the name served by a real CoreDNS) has
+// the name resolved by kfed every sync: its addresses are published under the
+// Gateway's hostname beside the other clusters', the name kept in the cluster
+// table (for providers that alias it) and in the federated Gateway's status.
+// When the name moves, the records follow; when it stops resolving, the cluster
+// keeps the addresses it had and the Gateway says why. cluster-1 names its
+// address, the other members give IPs.
+func federatedGatewayHostnameAddress(t *testing.T, f *framework.Federation) {
 
 	// The load balancers' zone, elb.test, in a CoreDNS of its own; the
 	// file plugin reloads the zone when its serial grows.
@@ -71,17 +64,20 @@ func TestFederatedGatewayHostnameAddress(t *testing.T) {
 	resolver := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
 		return dialer.DialContext(ctx, network, elb.Addr)
 	}}
-	f.StartController(manager.Options{Resolver: resolver, HostnameResync: time.Second})
+	startController(t, f, manager.Options{Resolver: resolver, HostnameResync: time.Second})
 
 	fed := f.Client("federation")
-	fedtest.Create(t, fed, framework.Namespace("shop"), fedtest.FederatedGateway("shop", "front", "shop.example.com"))
-	all := fedtest.PublishedAddresses(t, f, "gateway.shop.front", "shop.example.com", 2)
+	const ns = "named"
+	front := fedtest.FederatedGateway(ns, "front", "shop.example.com")
+	deleteAtEnd(t, f, front)
+	fedtest.Create(t, fed, framework.Namespace(ns), front)
+	all := fedtest.PublishedAddresses(t, f, "gateway."+ns+".front", "shop.example.com", len(f.Members))
 
 	// cluster-1's Gateway now gives the name nlb-1.elb.test, which
 	// resolves to the address it listens on.
 	c1 := f.Client("cluster-1")
 	var gw gatewayv1.Gateway
-	if err := c1.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "front"}, &gw); err != nil {
+	if err := c1.Get(ctx, client.ObjectKey{Namespace: ns, Name: "front"}, &gw); err != nil {
 		t.Fatal(err)
 	}
 	if len(gw.Status.Addresses) != 1 {
@@ -101,7 +97,7 @@ func TestFederatedGatewayHostnameAddress(t *testing.T) {
 		want := slices.Sorted(slices.Values(append(slices.DeleteFunc(slices.Clone(all), func(a string) bool { return a == own }), addrs...)))
 		framework.Eventually(t, 30*time.Second, func(ctx context.Context) error {
 			var ep extdnsv1alpha1.DNSEndpoint
-			if err := fed.Get(ctx, client.ObjectKey{Namespace: "kfed-system", Name: "gateway.shop.front"}, &ep); err != nil {
+			if err := fed.Get(ctx, client.ObjectKey{Namespace: "kfed-system", Name: "gateway." + ns + ".front"}, &ep); err != nil {
 				return err
 			}
 			table, err := dnsendpoint.ReadClusters(&ep)
@@ -121,7 +117,7 @@ func TestFederatedGatewayHostnameAddress(t *testing.T) {
 	published(own)
 	framework.Eventually(t, 10*time.Second, func(ctx context.Context) error {
 		var cur gatewayv1.Gateway
-		if err := fed.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "front"}, &cur); err != nil {
+		if err := fed.Get(ctx, client.ObjectKey{Namespace: ns, Name: "front"}, &cur); err != nil {
 			return err
 		}
 		var names, ips int
@@ -133,8 +129,8 @@ func TestFederatedGatewayHostnameAddress(t *testing.T) {
 				ips++
 			}
 		}
-		if names != 1 || ips != 1 || len(cur.Status.Addresses) != 2 {
-			return fmt.Errorf("the federated Gateway's addresses %v: want cluster-1's name and cluster-2's IP", cur.Status.Addresses)
+		if names != 1 || ips != len(f.Members)-1 || len(cur.Status.Addresses) != len(f.Members) {
+			return fmt.Errorf("the federated Gateway's addresses %v: want cluster-1's name and the other members' IPs", cur.Status.Addresses)
 		}
 		return nil
 	})
@@ -148,7 +144,7 @@ func TestFederatedGatewayHostnameAddress(t *testing.T) {
 	setZone()
 	framework.Eventually(t, 30*time.Second, func(ctx context.Context) error {
 		var cur gatewayv1.Gateway
-		if err := fed.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "front"}, &cur); err != nil {
+		if err := fed.Get(ctx, client.ObjectKey{Namespace: ns, Name: "front"}, &cur); err != nil {
 			return err
 		}
 		c := meta.FindStatusCondition(cur.Status.Conditions, gateways.CondPlaced)

@@ -31,20 +31,31 @@ import (
 	"github.com/kfed-io/kfed/test/framework"
 )
 
-// TestGatewayAPICRDs: the test bed installs the Gateway API standard CRDs
-// in the control plane and every member.
-func TestGatewayAPICRDs(t *testing.T) {
-	f := framework.Start(t, framework.Members(1))
-	f.InstallGatewayAPI("federation", "cluster-1")
+// gatewayAPICRDs (TestGatewayAPICRDs): the test bed installs the Gateway
+// API standard CRDs in the control plane and every member, which then serve
+// Gateways and routes.
+func gatewayAPICRDs(t *testing.T, f *framework.Federation) {
+	names := []string{"federation"}
+	for _, m := range f.Members {
+		names = append(names, m.Name)
+	}
+	for _, name := range names {
+		for _, l := range []client.ObjectList{&gatewayv1.GatewayList{}, &gatewayv1.HTTPRouteList{}, &gatewayv1.GRPCRouteList{}} {
+			if err := f.Client(name).List(context.Background(), l); err != nil {
+				t.Errorf("%s serves no %T: %v", name, l, err)
+			}
+		}
+	}
 }
 
-// TestFederatedGateway: a federated Gateway with an HTTPRoute for
-// shop.example.com reaches every member; its DNSEndpoint publishes the
-// hostname with every cluster's address; a request with that Host to each
-// address reaches the route in that cluster. A second namespace claiming
-// the hostname later gets the condition, and the name stays the first's.
-func TestFederatedGateway(t *testing.T) {
-	f := fedtest.StartGatewayFederation(t, manager.Options{})
+// federatedGateway (TestFederatedGateway): a federated Gateway with an
+// HTTPRoute for shop.example.com reaches every member; its DNSEndpoint
+// publishes the hostname with every cluster's address; a request with that Host
+// to each address reaches the route in that cluster. A second namespace
+// claiming the hostname later gets the condition, and the name stays the
+// first's.
+func federatedGateway(t *testing.T, f *framework.Federation) {
+	startController(t, f, manager.Options{})
 	ctx := context.Background()
 	fed := f.Client("federation")
 	for _, ns := range []string{"shop", "late"} {
@@ -52,6 +63,9 @@ func TestFederatedGateway(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	deleteAtEnd(t, f, fedtest.FederatedGateway("shop", "front", ""), fedtest.FederatedGateway("late", "front", ""),
+		&gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "shop"}},
+		&gatewayv1.GRPCRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "api"}})
 	if err := fed.Create(ctx, fedtest.FederatedGateway("shop", "front", "")); err != nil {
 		t.Fatal(err)
 	}
@@ -181,9 +195,10 @@ func TestFederatedGateway(t *testing.T) {
 	})
 }
 
-// TestFederatedIngress: the same for an Ingress of the loopback class.
-func TestFederatedIngress(t *testing.T) {
-	f := fedtest.StartGatewayFederation(t, manager.Options{})
+// federatedIngress (TestFederatedIngress): the same for an Ingress of the
+// loopback class.
+func federatedIngress(t *testing.T, f *framework.Federation) {
+	startController(t, f, manager.Options{})
 	ctx := context.Background()
 	fed := f.Client("federation")
 	if err := fed.Create(ctx, framework.Namespace("web")); err != nil {
@@ -197,6 +212,7 @@ func TestFederatedIngress(t *testing.T) {
 			Rules:            []networkingv1.IngressRule{{Host: "www.example.com"}},
 		},
 	}
+	deleteAtEnd(t, f, ing)
 	if err := fed.Create(ctx, ing); err != nil {
 		t.Fatal(err)
 	}
@@ -267,24 +283,28 @@ func hostGet(t *testing.T, addr, host string) string {
 	return body
 }
 
-// TestFederatedGatewayHealth: with a checker in each member, a cluster
-// whose Gateway refuses connections leaves the hostname within the health
-// bound, the Gateway says so, and the cluster comes back once it answers.
-func TestFederatedGatewayHealth(t *testing.T) {
-	f := fedtest.StartGatewayFederation(t, manager.Options{HealthFreshness: fedtest.HCFreshness})
+// federatedGatewayHealth (TestFederatedGatewayHealth): with a checker in each
+// member, a cluster whose Gateway refuses connections leaves the hostname
+// within the health bound, the Gateway says so, and the cluster comes back once
+// it answers.
+func federatedGatewayHealth(t *testing.T, f *framework.Federation) {
+	startController(t, f, manager.Options{HealthFreshness: fedtest.HCFreshness})
 	ctx := context.Background()
 	fed := f.Client("federation")
-	if err := fed.Create(ctx, framework.Namespace("shop")); err != nil {
+	const ns = "health"
+	if err := fed.Create(ctx, framework.Namespace(ns)); err != nil {
 		t.Fatal(err)
 	}
-	if err := fed.Create(ctx, fedtest.FederatedGateway("shop", "front", "shop.example.com")); err != nil {
+	gw := fedtest.FederatedGateway(ns, "front", "shop.example.com")
+	deleteAtEnd(t, f, gw)
+	if err := fed.Create(ctx, gw); err != nil {
 		t.Fatal(err)
 	}
 	startCheckers(t, f)
-	all := fedtest.PublishedAddresses(t, f, "gateway.shop.front", "shop.example.com", 3)
+	all := fedtest.PublishedAddresses(t, f, "gateway."+ns+".front", "shop.example.com", 3)
 	condition := func(ctx context.Context) (*metav1.Condition, error) {
 		var gw gatewayv1.Gateway
-		if err := fed.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "front"}, &gw); err != nil {
+		if err := fed.Get(ctx, client.ObjectKey{Namespace: ns, Name: "front"}, &gw); err != nil {
 			return nil, err
 		}
 		return meta.FindStatusCondition(gw.Status.Conditions, gateways.CondHealthy), nil
@@ -302,7 +322,7 @@ func TestFederatedGatewayHealth(t *testing.T) {
 		t.Helper()
 		var gw gatewayv1.Gateway
 		c2 := f.Client("cluster-2")
-		if err := c2.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "front"}, &gw); err != nil {
+		if err := c2.Get(ctx, client.ObjectKey{Namespace: ns, Name: "front"}, &gw); err != nil {
 			t.Fatal(err)
 		}
 		patch := client.MergeFrom(gw.DeepCopy())
@@ -318,7 +338,7 @@ func TestFederatedGatewayHealth(t *testing.T) {
 	var down string
 	framework.Eventually(t, 5*time.Second, func(ctx context.Context) error {
 		var gw gatewayv1.Gateway
-		if err := f.Client("cluster-2").Get(ctx, client.ObjectKey{Namespace: "shop", Name: "front"}, &gw); err != nil {
+		if err := f.Client("cluster-2").Get(ctx, client.ObjectKey{Namespace: ns, Name: "front"}, &gw); err != nil {
 			return err
 		}
 		if len(gw.Status.Addresses) == 0 {
@@ -332,7 +352,7 @@ func TestFederatedGatewayHealth(t *testing.T) {
 	want := slices.DeleteFunc(slices.Clone(all), func(a string) bool { return a == down })
 	framework.Eventually(t, fedtest.HCBound+10*time.Second, func(ctx context.Context) error {
 		var ep extdnsv1alpha1.DNSEndpoint
-		if err := fed.Get(ctx, client.ObjectKey{Namespace: "kfed-system", Name: "gateway.shop.front"}, &ep); err != nil {
+		if err := fed.Get(ctx, client.ObjectKey{Namespace: "kfed-system", Name: "gateway." + ns + ".front"}, &ep); err != nil {
 			return err
 		}
 		if len(ep.Spec.Endpoints) != 1 || !slices.Equal(ep.Spec.Endpoints[0].Targets, want) {
@@ -352,41 +372,44 @@ func TestFederatedGatewayHealth(t *testing.T) {
 	})
 
 	refuse(false)
-	if got := fedtest.PublishedAddresses(t, f, "gateway.shop.front", "shop.example.com", 3); !slices.Equal(got, all) {
+	if got := fedtest.PublishedAddresses(t, f, "gateway."+ns+".front", "shop.example.com", 3); !slices.Equal(got, all) {
 		t.Errorf("after recovery, published %v, want %v", got, all)
 	}
 }
 
-// TestFederatedGatewayProbesAskForTheHostname: a federated Gateway asking
+// federatedGatewayProbesAskForTheHostname
+// (TestFederatedGatewayProbesAskForTheHostname): a federated Gateway asking
 // for http health checks is probed with its hostname as the Host header,
 // so the checkers reach its route (the loopback implementation answers 404
 // to any other host) and every cluster stays in DNS.
-func TestFederatedGatewayProbesAskForTheHostname(t *testing.T) {
-	f := fedtest.StartGatewayFederation(t, manager.Options{HealthFreshness: fedtest.HCFreshness})
+func federatedGatewayProbesAskForTheHostname(t *testing.T, f *framework.Federation) {
+	startController(t, f, manager.Options{HealthFreshness: fedtest.HCFreshness})
 	ctx := context.Background()
 	fed := f.Client("federation")
-	if err := fed.Create(ctx, framework.Namespace("shop")); err != nil {
+	const ns = "probes"
+	if err := fed.Create(ctx, framework.Namespace(ns)); err != nil {
 		t.Fatal(err)
 	}
-	gw := fedtest.FederatedGateway("shop", "front", "")
+	gw := fedtest.FederatedGateway(ns, "front", "")
 	gw.Annotations[healthcheck.AnnotationCheck] = "http"
 	route := &gatewayv1.HTTPRoute{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "shop"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shop"},
 		Spec: gatewayv1.HTTPRouteSpec{
 			CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: "front"}}},
 			Hostnames:       []gatewayv1.Hostname{"shop.example.com"},
 		},
 	}
+	deleteAtEnd(t, f, gw, route)
 	for _, o := range []client.Object{gw, route} {
 		if err := fed.Create(ctx, o); err != nil {
 			t.Fatal(err)
 		}
 	}
 	startCheckers(t, f)
-	fedtest.PublishedAddresses(t, f, "gateway.shop.front", "shop.example.com", 3)
+	fedtest.PublishedAddresses(t, f, "gateway."+ns+".front", "shop.example.com", 3)
 	framework.Eventually(t, 30*time.Second, func(ctx context.Context) error {
 		var ep extdnsv1alpha1.DNSEndpoint
-		if err := fed.Get(ctx, client.ObjectKey{Namespace: "kfed-system", Name: "gateway.shop.front"}, &ep); err != nil {
+		if err := fed.Get(ctx, client.ObjectKey{Namespace: "kfed-system", Name: "gateway." + ns + ".front"}, &ep); err != nil {
 			return err
 		}
 		if h := ep.Annotations[healthcheck.AnnotationHost]; h != "shop.example.com" {
@@ -435,27 +458,29 @@ func wantCheckersFindAllUp(t *testing.T, fed client.Client, endpoints int32) {
 	})
 }
 
-// TestFederatedGatewayReachesBIND: the DNS sync publishes a federated
-// Gateway's hostname to an RFC 2136 server (a real BIND) as it publishes a
-// Service's names, with every cluster's address, and removes it when the
-// Gateway goes.
-func TestFederatedGatewayReachesBIND(t *testing.T) {
+// federatedGatewayReachesBIND (TestFederatedGatewayReachesBIND): the DNS sync
+// publishes a federated Gateway's hostname to an RFC 2136 server (a real BIND)
+// as it publishes a Service's names, with every cluster's address, and removes
+// it when the Gateway goes.
+func federatedGatewayReachesBIND(t *testing.T, f *framework.Federation) {
 	const zone = "kfed.test"
 	srv := bindtest.Start(t, zone)
-	f := fedtest.StartGatewayFederation(t, manager.Options{
+	startController(t, f, manager.Options{
 		Domain: zone, DNSInterval: 500 * time.Millisecond,
 		DNS: fedtest.BindProvider(srv, zone, "fed"),
 	})
 	ctx := context.Background()
 	fed := f.Client("federation")
-	if err := fed.Create(ctx, framework.Namespace("shop")); err != nil {
+	const ns = "bind"
+	if err := fed.Create(ctx, framework.Namespace(ns)); err != nil {
 		t.Fatal(err)
 	}
-	gw := fedtest.FederatedGateway("shop", "front", "shop."+zone)
+	gw := fedtest.FederatedGateway(ns, "front", "shop."+zone)
+	deleteAtEnd(t, f, gw)
 	if err := fed.Create(ctx, gw); err != nil {
 		t.Fatal(err)
 	}
-	addrs := fedtest.PublishedAddresses(t, f, "gateway.shop.front", "shop."+zone, 3)
+	addrs := fedtest.PublishedAddresses(t, f, "gateway."+ns+".front", "shop."+zone, 3)
 	framework.Eventually(t, 30*time.Second, func(context.Context) error {
 		return fedtest.WantAddresses(srv.Addr, "tcp", "shop."+zone+".", dns.TypeA, addrs...)
 	})
@@ -469,20 +494,23 @@ func TestFederatedGatewayReachesBIND(t *testing.T) {
 }
 
 // startCheckers runs a health-check agent in each member with the test
-// bed's probe settings (hcInterval, hcFall, hcFreshness).
+// bed's probe settings (hcInterval, hcFall, hcFreshness), until t ends
+// (retireAtEnd).
 func startCheckers(t *testing.T, f *framework.Federation) {
 	t.Helper()
 	bin := fedtest.BuildHealthcheck(t)
 	kubeconfig := fedtest.ServiceAccountKubeconfig(t, f, "kfed-healthcheck",
 		"deploy/healthcheck/rbac/role.yaml", "deploy/healthcheck/control-plane.yaml")
 	for _, m := range f.Members {
-		if _, err := f.Env.StartChecker(context.Background(), devenv.CheckerOptions{
+		c, err := f.Env.StartChecker(context.Background(), devenv.CheckerOptions{
 			Binary: bin, Name: "checker-" + m.Name, Cluster: m.Name, Federation: "fed",
 			Kubeconfig: kubeconfig, Context: "federation",
 			Args: []string{"--interval=" + fedtest.HCInterval.String(), "--timeout=400ms", "--fall=" + strconv.Itoa(fedtest.HCFall), "--rise=2",
 				"--heartbeat=" + (fedtest.HCFreshness / 4).String()},
-		}); err != nil {
+		})
+		if err != nil {
 			t.Fatal(err)
 		}
+		retireAtEnd(t, f, "checker-"+m.Name, c)
 	}
 }

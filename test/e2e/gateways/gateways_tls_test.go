@@ -25,21 +25,21 @@ import (
 	"github.com/kfed-io/kfed/test/tlstest"
 )
 
-// TestFederatedGatewayServesHTTPS: a federated Gateway with an HTTPS
-// listener for shop.example.com, whose certificate each member holds in a
-// kubernetes.io/tls Secret (as cert-manager would put it there), is served
-// over TLS by every member's loopback implementation. The health checkers,
-// told to check https, probe each cluster with the hostname as TLS server
-// name and Host header and find every one up — the implementation refuses
-// a handshake for a name no listener holds, and answers 404 to a host no
-// route holds, so a probe lacking either would fail. A client that
-// connects to each published address asking for shop.example.com (curl
-// --resolve) verifies the certificate and reaches the route in that
-// cluster; so does one through a federated Ingress's spec.tls.
-func TestFederatedGatewayServesHTTPS(t *testing.T) {
-	f := fedtest.StartGatewayFederation(t, manager.Options{HealthFreshness: fedtest.HCFreshness})
+// federatedGatewayServesHTTPS (TestFederatedGatewayServesHTTPS): a federated
+// Gateway with an HTTPS listener for shop.example.com, whose certificate each
+// member holds in a kubernetes.io/tls Secret (as cert-manager would put it
+// there), is served over TLS by every member's loopback implementation. The
+// health checkers, told to check https, probe each cluster with the hostname as
+// TLS server name and Host header and find every one up — the implementation
+// refuses a handshake for a name no listener holds, and answers 404 to a host
+// no route holds, so a probe lacking either would fail. A client that connects
+// to each published address asking for shop.example.com (curl --resolve)
+// verifies the certificate and reaches the route in that cluster; so does one
+// through a federated Ingress's spec.tls.
+func federatedGatewayServesHTTPS(t *testing.T, f *framework.Federation) {
+	startController(t, f, manager.Options{HealthFreshness: fedtest.HCFreshness})
 	fed := f.Client("federation")
-	const ns = "shop"
+	const ns = "tls"
 	fedtest.Create(t, fed, framework.Namespace(ns))
 	certPEM, keyPEM, roots := tlstest.Issue(t, "shop.example.com", "www.example.com")
 	for _, m := range f.Members {
@@ -76,15 +76,16 @@ func TestFederatedGatewayServesHTTPS(t *testing.T) {
 			Rules:            []networkingv1.IngressRule{{Host: "www.example.com"}},
 		},
 	}
+	deleteAtEnd(t, f, gw, route, ing)
 	fedtest.Create(t, fed, gw, route, ing)
 
 	startCheckers(t, f)
 
-	addrs := fedtest.PublishedAddresses(t, f, "gateway.shop.front", "shop.example.com", 3)
+	addrs := fedtest.PublishedAddresses(t, f, "gateway."+ns+".front", "shop.example.com", 3)
 	reached := map[string]bool{}
 	for _, a := range addrs {
 		body := tlsGet(t, roots, a, "shop.example.com")
-		if !strings.Contains(body, "HTTPRoute shop/shop in cluster cluster-") {
+		if !strings.Contains(body, "HTTPRoute "+ns+"/shop in cluster cluster-") {
 			t.Errorf("GET https://shop.example.com/ at %s: %q", a, body)
 		}
 		reached[strings.Fields(body)[4]] = true
@@ -92,8 +93,8 @@ func TestFederatedGatewayServesHTTPS(t *testing.T) {
 	if len(reached) != 3 {
 		t.Errorf("the addresses reach clusters %v over TLS, want three", reached)
 	}
-	for _, a := range fedtest.PublishedAddresses(t, f, "ingress.shop.www", "www.example.com", 3) {
-		if body := tlsGet(t, roots, a, "www.example.com"); !strings.Contains(body, "Ingress shop/www in cluster cluster-") {
+	for _, a := range fedtest.PublishedAddresses(t, f, "ingress."+ns+".www", "www.example.com", 3) {
+		if body := tlsGet(t, roots, a, "www.example.com"); !strings.Contains(body, "Ingress "+ns+"/www in cluster cluster-") {
 			t.Errorf("GET https://www.example.com/ at %s: %q", a, body)
 		}
 	}

@@ -22,7 +22,8 @@ import (
 	"github.com/kfed-io/kfed/test/framework"
 )
 
-// TestFederatedGatewayWeightsFollowTheBackends: a federated Gateway whose
+// federatedGatewayWeightsFollowTheBackends
+// (TestFederatedGatewayWeightsFollowTheBackends): a federated Gateway whose
 // HTTPRoute sends shop.example.com to the Service web weighs each cluster
 // by its ready replicas of the federated Deployment web selects; scaling
 // that Deployment from 1 replica (in cluster-1) to 9 (1 in cluster-1, 8 in
@@ -30,11 +31,11 @@ import (
 // cluster-3's CoreDNS sees: cluster-1 always first (cluster-3, its own
 // cluster, next among the clusters of weight 0), then cluster-2 first about
 // eight times in nine and cluster-3, which runs none, last.
-func TestFederatedGatewayWeightsFollowTheBackends(t *testing.T) {
-	f := fedtest.StartGatewayFederation(t, manager.Options{}, framework.Workloads(1, "8"))
+func federatedGatewayWeightsFollowTheBackends(t *testing.T, f *framework.Federation) {
+	startController(t, f, manager.Options{})
 	ctx := context.Background()
 	fed := f.Client("federation")
-	const ns = "shop"
+	const ns = "weights"
 	fedtest.Create(t, fed, framework.Namespace(ns))
 	web := fedtest.FederatedDeployment(ns, "web", 1,
 		`{"rebalance": true, "clusters": {"cluster-1": {"minReplicas": 1, "maxReplicas": 1, "weight": 1}, "cluster-2": {"weight": 1}}}`)
@@ -53,9 +54,11 @@ func TestFederatedGatewayWeightsFollowTheBackends(t *testing.T) {
 			}}}}},
 		},
 	}
-	fedtest.Create(t, fed, web, backend, fedtest.FederatedGateway(ns, "front", ""), route)
+	gw := fedtest.FederatedGateway(ns, "front", "")
+	deleteAtEnd(t, f, web, backend, gw, route)
+	fedtest.Create(t, fed, web, backend, gw, route)
 
-	key := client.ObjectKey{Namespace: "kfed-system", Name: "gateway.shop.front"}
+	key := client.ObjectKey{Namespace: "kfed-system", Name: "gateway." + ns + ".front"}
 	fedtest.PublishedAddresses(t, f, key.Name, "shop.example.com", 3)
 	fedtest.WantReadyLayout(t, f, client.ObjectKeyFromObject(web), []int32{1, 0, 0}, false, 1, 90*time.Second)
 	fedtest.WantWeights(t, f, key, map[string]int{"cluster-1": 1, "cluster-2": 0, "cluster-3": 0}, 30*time.Second)

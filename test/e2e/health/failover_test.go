@@ -19,38 +19,33 @@ import (
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/devenv"
 	"github.com/kfed-io/kfed/devenv/loopbacklb"
-	"github.com/kfed-io/kfed/manager"
 	"github.com/kfed-io/kfed/services"
 	"github.com/kfed-io/kfed/services/serviceconfig"
-	"github.com/kfed-io/kfed/test/bindtest"
 	"github.com/kfed-io/kfed/test/framework"
 )
 
-// TestFailoverServesOnePlaceAtATime runs an active/passive Service on the
-// test bed (cluster-1 and cluster-2 in us-east1, cluster-3 in europe-west1)
-// with real API servers, load balancers, a CoreDNS in each member and BIND:
+// failoverServesOnePlaceAtATime (TestFailoverServesOnePlaceAtATime) runs an
+// active/passive Service on the test bed (cluster-1 and cluster-2 in
+// us-east1, cluster-3 in europe-west1) with real API servers, load
+// balancers, health checkers, a CoreDNS in each member and BIND:
 // with the order europe-west1,us-east1 every answer is cluster-3's; when
 // cluster-3's load balancer withdraws its address every answer moves to the
 // us-east1 clusters; when it returns, traffic comes back once the failback
 // hold has passed; a pin moves it to us-east1 and its release brings it back.
-func TestFailoverServesOnePlaceAtATime(t *testing.T) {
+func failoverServesOnePlaceAtATime(t *testing.T, b *healthBed) {
 	const zone = "kfed.test"
-	srv := bindtest.Start(t, zone)
-	f := framework.Start(t, framework.Members(3), framework.LoadBalancer())
-	f.JoinAll()
-	f.StartController(manager.Options{
-		Domain: zone, DNSInterval: 500 * time.Millisecond,
-		DNS: fedtest.BindProvider(srv, zone, "fed"),
-	})
+	srv, f := b.bind, b.f
 	ctx := context.Background()
 	fed := f.Client("federation")
+	const ns = "serves"
+	fedtest.Create(t, fed, framework.Namespace(ns))
 	binary := fedtest.BuildCoreDNS(t)
 	kubeconfig := fedtest.CoreDNSKubeconfig(t, f)
 	dnsOf := map[string]string{}
 	for _, m := range f.Members {
 		cd, err := f.StartCoreDNS(ctx, devenv.CoreDNSOptions{
 			Binary: binary, Name: "coredns-" + m.Name, Cluster: m.Name, Zone: fedtest.DNSZone,
-			Corefile: devenv.KfedCorefile(devenv.KfedZone{Zone: fedtest.DNSZone, Federation: "fed", Cluster: m.Name, Kubeconfig: kubeconfig, Context: "federation"}),
+			Corefile: devenv.KfedCorefile(devenv.KfedZone{Zone: fedtest.DNSZone, Federation: "e2e", Cluster: m.Name, Kubeconfig: kubeconfig, Context: "federation"}),
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -59,7 +54,8 @@ func TestFailoverServesOnePlaceAtATime(t *testing.T) {
 		dnsOf[m.Name] = cd.Addr
 	}
 
-	svc := fedtest.FederatedService("default", "db")
+	svc := fedtest.FederatedService(ns, "db")
+	deleteAtEnd(t, b.f, svc)
 	svc.Annotations = map[string]string{
 		serviceconfig.AnnotationRouting:       string(serviceconfig.RoutingFailover),
 		serviceconfig.AnnotationFailoverOrder: "europe-west1,us-east1",
@@ -69,7 +65,7 @@ func TestFailoverServesOnePlaceAtATime(t *testing.T) {
 		t.Fatal(err)
 	}
 	key := client.ObjectKeyFromObject(svc)
-	global := dnsendpoint.NewNames("fed", zone, "default", "db").Global()
+	global := dnsendpoint.NewNames("e2e", zone, ns, "db").Global()
 	// Each cluster's load-balancer and cluster IPs, once every shard has an
 	// address.
 	lb, clusterIP := map[string]string{}, map[string]string{}
@@ -189,16 +185,18 @@ func TestFailoverServesOnePlaceAtATime(t *testing.T) {
 // sameSet reports whether a and b hold the same strings, in any order.
 func sameSet(a, b []string) bool { return slices.Equal(fedtest.Sorted(a), fedtest.Sorted(b)) }
 
-// TestFailoverFollowsTheCheckersQuorum runs the failover of a Service routed
-// by failover on real health checkers, one per member: cluster-3's load
-// balancer refusing connections moves every answer to us-east1 within the
-// health bound, and back after the failback hold; a checker cut off from
-// cluster-3 alone, at the network level, switches nothing.
-func TestFailoverFollowsTheCheckersQuorum(t *testing.T) {
-	b := startHealthBed(t, fastHC)
+// failoverFollowsTheCheckersQuorum (TestFailoverFollowsTheCheckersQuorum) runs
+// the failover of a Service routed by failover on real health checkers, one per
+// member: cluster-3's load balancer refusing connections moves every answer to
+// us-east1 within the health bound, and back after the failback hold; a checker
+// cut off from cluster-3 alone, at the network level, switches nothing.
+func failoverFollowsTheCheckersQuorum(t *testing.T, b *healthBed) {
 	fed := b.f.Client("federation")
 	ctx := context.Background()
-	db := fedtest.FederatedService("default", "db")
+	const ns = "quorum"
+	fedtest.Create(t, fed, framework.Namespace(ns))
+	db := fedtest.FederatedService(ns, "db")
+	deleteAtEnd(t, b.f, db)
 	db.Annotations = map[string]string{
 		serviceconfig.AnnotationRouting:       string(serviceconfig.RoutingFailover),
 		serviceconfig.AnnotationFailoverOrder: "europe-west1,us-east1",
@@ -207,7 +205,7 @@ func TestFailoverFollowsTheCheckersQuorum(t *testing.T) {
 	if err := fed.Create(ctx, db); err != nil {
 		t.Fatal(err)
 	}
-	global := "db.default.e2e.svc.kfed.test."
+	global := "db." + ns + ".e2e.svc.kfed.test."
 	// db's load-balancer address in each member.
 	lb := make([]string, len(b.f.Members))
 	framework.Eventually(t, 60*time.Second, func(ctx context.Context) error {

@@ -44,16 +44,21 @@ type healthBed struct {
 	lb       []string     // each member's load-balancer address of web
 	global   string
 
+	t                 testing.TB // the bed's test: its processes end with it
+	hc                hcSettings // the bed's checker and controller settings
+	checkerBin        string
+	checkerKubeconfig string
+
 	controllerBin  string
 	controllerArgs []string
 	controller     *process.Process
 }
 
 // startController starts kfed-controller as a process, for a bed with
-// controllerBinary.
+// controllerBinary; it runs until the bed's test ends, or is killed.
 func (b *healthBed) startController(t *testing.T) {
 	t.Helper()
-	b.controller, _ = framework.StartProcess(t, exec.Command(b.controllerBin, b.controllerArgs...), "kfed-controller")
+	b.controller, _ = framework.StartProcess(b.t, exec.Command(b.controllerBin, b.controllerArgs...), "kfed-controller")
 }
 
 // killController ends the controller process with SIGKILL: no Lease
@@ -81,7 +86,7 @@ var fastHC = hcSettings{interval: fedtest.HCInterval, timeout: 400 * time.Millis
 func startHealthBed(t *testing.T, hc hcSettings) *healthBed {
 	t.Helper()
 	const zone = "kfed.test"
-	b := &healthBed{bind: bindtest.Start(t, zone), global: "web.default.e2e.svc." + zone + "."}
+	b := &healthBed{bind: bindtest.Start(t, zone), global: "web.default.e2e.svc." + zone + ".", t: t, hc: hc}
 	b.f = framework.Start(t, framework.Members(3), framework.LoadBalancer())
 	b.f.JoinAll()
 	host, port, _ := net.SplitHostPort(b.bind.Addr)
@@ -114,25 +119,15 @@ func startHealthBed(t *testing.T, hc hcSettings) *healthBed {
 	}
 	t.Cleanup(b.dns.Stop)
 
-	bin := fedtest.BuildHealthcheck(t)
+	b.checkerBin = fedtest.BuildHealthcheck(t)
 	// The checkers run with the permissions deploy/healthcheck gives them.
-	kubeconfig := fedtest.ServiceAccountKubeconfig(t, b.f, "kfed-healthcheck",
+	b.checkerKubeconfig = fedtest.ServiceAccountKubeconfig(t, b.f, "kfed-healthcheck",
 		"deploy/healthcheck/rbac/role.yaml", "deploy/healthcheck/control-plane.yaml")
 	base := 10 + rand.IntN(200) // probe sources 127.0.BASE+i: distinct from parallel tests
-	for i, m := range b.f.Members {
-		src := netip.AddrFrom4([4]byte{127, 0, byte(base + i), 1})
-		c, err := b.f.Env.StartChecker(ctx, devenv.CheckerOptions{
-			Binary: bin, Name: "checker-" + m.Name, Cluster: m.Name, Federation: "e2e",
-			Kubeconfig: kubeconfig, Context: "federation",
-			Args: append([]string{"--interval=" + hc.interval.String(), "--timeout=" + hc.timeout.String(),
-				"--fall=" + strconv.Itoa(hc.fall), "--rise=" + strconv.Itoa(hc.rise),
-				"--heartbeat=" + (hc.freshness / 4).String(), "--probe-source=" + src.String()}, hc.checkerArgs...),
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		b.checkers, b.sources = append(b.checkers, c), append(b.sources, src)
+	for i := range b.f.Members {
+		b.sources = append(b.sources, netip.AddrFrom4([4]byte{127, 0, byte(base + i), 1}))
 	}
+	b.startCheckers(t, hc)
 	fed := b.f.Client("federation")
 	// web is the Service the tests break; steady stays up in every cluster,
 	// as most of a real federation's endpoints do, so that a checker seeing
@@ -142,8 +137,54 @@ func startHealthBed(t *testing.T, hc hcSettings) *healthBed {
 			t.Fatal(err)
 		}
 	}
-	// Every member's load balancer address, and every checker reporting.
+	b.ready(t)
+	return b
+}
+
+// startCheckers starts a checker in each member with hc's settings, from
+// the probe sources b.sources: checker-cluster-1 … as long as the bed runs
+// (or restartCheckers).
+func (b *healthBed) startCheckers(t testing.TB, hc hcSettings) {
+	t.Helper()
+	b.checkers = b.checkers[:0]
+	for i, m := range b.f.Members {
+		c, err := b.f.Env.StartChecker(context.Background(), devenv.CheckerOptions{
+			Binary: b.checkerBin, Name: "checker-" + m.Name, Cluster: m.Name, Federation: "e2e",
+			Kubeconfig: b.checkerKubeconfig, Context: "federation",
+			Args: append([]string{"--interval=" + hc.interval.String(), "--timeout=" + hc.timeout.String(),
+				"--fall=" + strconv.Itoa(hc.fall), "--rise=" + strconv.Itoa(hc.rise),
+				"--heartbeat=" + (hc.freshness / 4).String(), "--probe-source=" + b.sources[i].String()}, hc.checkerArgs...),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.checkers = append(b.checkers, c)
+	}
+}
+
+// restartCheckers ends every checker and starts them again with hc's
+// settings.
+func (b *healthBed) restartCheckers(t testing.TB, hc hcSettings) {
+	t.Helper()
+	for _, c := range b.checkers {
+		c.Stop()
+	}
+	b.startCheckers(t, hc)
+}
+
+// ready waits until the bed is as a fresh one: every checker running and
+// reporting on web's and steady's six endpoints and nothing else, and
+// CoreDNS answering web's global name with every member's load-balancer
+// address (b.lb).
+func (b *healthBed) ready(t testing.TB) {
+	t.Helper()
+	fed := b.f.Client("federation")
 	framework.Eventually(t, 60*time.Second, func(ctx context.Context) error {
+		for _, c := range b.checkers {
+			if !c.Running() {
+				return fmt.Errorf("a checker has exited; see %s", c.Log())
+			}
+		}
 		b.lb = b.lb[:0]
 		for _, m := range b.f.Members {
 			var s corev1.Service
@@ -169,7 +210,6 @@ func startHealthBed(t *testing.T, hc hcSettings) *healthBed {
 		}
 		return b.answers(b.lb...)
 	})
-	return b
 }
 
 // answers checks that CoreDNS answers the global name with exactly want.
@@ -225,9 +265,15 @@ func (b *healthBed) condition(t *testing.T) *metav1.Condition {
 	return c
 }
 
-func TestHealthChecksTakeADeadEndpointOutOfDNSByQuorum(t *testing.T) {
-	b := startHealthBed(t, fastHC)
+// healthChecksTakeADeadEndpointOutOfDNSByQuorum
+// (TestHealthChecksTakeADeadEndpointOutOfDNSByQuorum): the checkers' quorum
+// takes a refusing load balancer out of CoreDNS's and BIND's answers and
+// brings it back; a checker cut off or killed changes nothing; with every
+// endpoint down, the name keeps them all.
+func healthChecksTakeADeadEndpointOutOfDNSByQuorum(t *testing.T, b *healthBed) {
 	lb1, lb2, lb3 := b.lb[0], b.lb[1], b.lb[2]
+	// A checker is killed below: the bed's are started again at the end.
+	t.Cleanup(func() { b.restartCheckers(t, b.hc) })
 
 	t.Run("a load balancer that refuses connections leaves DNS, and comes back", func(t *testing.T) {
 		b.fail(t, 1, "refuse")
@@ -308,10 +354,12 @@ func nftDrop(t *testing.T, src netip.Addr, f *framework.Federation, probe string
 	return fedtest.DropFrom(t, src, blocks, probe)
 }
 
-func TestHealthVerdictsSurviveAControllerKilledMidReport(t *testing.T) {
-	hc := fastHC
-	hc.controllerBinary = true
-	b := startHealthBed(t, hc)
+// healthVerdictsSurviveAControllerKilledMidReport
+// (TestHealthVerdictsSurviveAControllerKilledMidReport): kfed-controller
+// killed and restarted twice, once while a cluster is out and once while it
+// recovers: a client sees it out, then back, nothing else in between. The
+// controller runs again at the end, as the bed's.
+func healthVerdictsSurviveAControllerKilledMidReport(t *testing.T, b *healthBed) {
 	lb1, lb2, lb3 := b.lb[0], b.lb[1], b.lb[2]
 	b.fail(t, 1, "refuse")
 	within(t, fedtest.HCBound, "cluster-2 out", func() error { return b.answers(lb1, lb3) })

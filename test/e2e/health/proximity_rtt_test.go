@@ -14,6 +14,8 @@ import (
 
 	"github.com/miekg/dns"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
@@ -22,18 +24,22 @@ import (
 	"github.com/kfed-io/kfed/test/framework"
 )
 
-// TestProximityOrdersATierByRoundTripTime is issue #24's "beyond any peer":
-// the checkers' measured round-trip times order clusters that labels do not
-// tell apart, labels stay the first key, and loopback's alike RTTs leave the
-// weighted order. Real API servers, the controller, checkers probing real
-// load balancers over HTTP, CoreDNS built from ./cmd/coredns with the RBAC
-// of deploy/coredns, real queries. Latency is made to differ for real: one
-// cluster's load balancers answer 100 ms late (loopbacklb's slow mode), and
-// the checkers measure it.
-func TestProximityOrdersATierByRoundTripTime(t *testing.T) {
+// proximityOrdersATierByRoundTripTime (TestProximityOrdersATierByRoundTripTime)
+// is issue #24's "beyond any peer": the checkers' measured round-trip times
+// order clusters that labels do not tell apart, labels stay the first key, and
+// loopback's alike RTTs leave the weighted order. Real API servers, the
+// controller, checkers probing real load balancers over HTTP, CoreDNS built
+// from ./cmd/coredns with the RBAC of deploy/coredns, real queries. Latency is
+// made to differ for real: one cluster's load balancers answer 100 ms late
+// (loopbacklb's slow mode), and the checkers measure it.
+func proximityOrdersATierByRoundTripTime(t *testing.T, b *healthBed) {
+	// The bed's checkers, started again to probe over HTTP and measure
+	// round-trip times, until the test ends.
 	hc := fastHC
 	hc.checkerArgs = []string{"--check=http", "--path=/healthz", "--rtt-interval=1s"}
-	b := startHealthBed(t, hc)
+	b.restartCheckers(t, hc)
+	t.Cleanup(func() { b.restartCheckers(t, b.hc) })
+	b.ready(t)
 	ctx := context.Background()
 	lb2, lb3 := b.lb[1], b.lb[2]
 	fed := b.f.Client("federation")
@@ -93,6 +99,10 @@ func TestProximityOrdersATierByRoundTripTime(t *testing.T) {
 		return out, nil
 	}
 
+	// cluster-3 goes back where the bed has it, and cluster-2's load
+	// balancers to full speed, when the test ends.
+	t.Cleanup(func() { slow(t, b, 1, ""); move(t, "europe-west1", "europe-west1-b") })
+
 	t.Run("cluster-3 moved into cluster-1's region: loopback RTTs are alike, weights share second place", func(t *testing.T) {
 		framework.Eventually(t, 30*time.Second, func(ctx context.Context) error {
 			got, err := rtts(ctx)
@@ -120,7 +130,7 @@ func TestProximityOrdersATierByRoundTripTime(t *testing.T) {
 	})
 
 	t.Run("cluster-2's load balancers 100 ms away: cluster-3 is second in every answer", func(t *testing.T) {
-		slow(t, b, 1, loopbacklb.FailureSlow) // until the test ends
+		slow(t, b, 1, loopbacklb.FailureSlow) // until the test ends (cleanup above)
 		framework.Eventually(t, 60*time.Second, func(ctx context.Context) error {
 			got, err := rtts(ctx)
 			if err != nil {
@@ -192,15 +202,17 @@ func metricValue(body, series string) (float64, bool) {
 	return 0, false
 }
 
-// TestCoreDNSWithoutRightsToHealthReportsStillServes: round-trip times are a
+// coreDNSWithoutRightsToHealthReportsStillServes
+// (TestCoreDNSWithoutRightsToHealthReportsStillServes): round-trip times are a
 // refinement. A plugin whose identity may read DNSEndpoints but not the
 // checkers' HealthReports (an upgrade that skipped deploy/coredns's new
 // Role) becomes ready and answers, and says in its log why it orders
 // without RTTs.
-func TestCoreDNSWithoutRightsToHealthReportsStillServes(t *testing.T) {
-	f := framework.Start(t, framework.Members(1))
+func coreDNSWithoutRightsToHealthReportsStillServes(t *testing.T, b *healthBed) {
+	f := b.f
 	ctx := context.Background()
 	f.Apply("federation", []string{"deploy/coredns/rbac.yaml"}, "Role", "RoleBinding")
+	withoutRole(t, f)
 	kubeconfig := fedtest.ServiceAccountKubeconfig(t, f, "kfed-coredns")
 	const zone = "kfed.test"
 	// StartCoreDNS returns once the zone's SOA is answered: after the
@@ -228,4 +240,24 @@ func TestCoreDNSWithoutRightsToHealthReportsStillServes(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// withoutRole takes deploy/coredns's Role and RoleBinding (the right to
+// read HealthReports) from kfed-coredns until t ends, should another test
+// on the bed have given them.
+func withoutRole(t *testing.T, f *framework.Federation) {
+	t.Helper()
+	fed := f.Client("federation")
+	meta := metav1.ObjectMeta{Namespace: "kfed-system", Name: "kfed-coredns"}
+	had := false
+	for _, o := range []client.Object{&rbacv1.RoleBinding{ObjectMeta: meta}, &rbacv1.Role{ObjectMeta: meta}} {
+		err := fed.Delete(context.Background(), o)
+		if client.IgnoreNotFound(err) != nil {
+			t.Fatal(err)
+		}
+		had = had || err == nil
+	}
+	if had {
+		t.Cleanup(func() { f.Apply("federation", []string{"deploy/coredns/rbac.yaml"}) })
+	}
 }

@@ -20,13 +20,12 @@ import (
 	"github.com/kfed-io/kfed/test/framework"
 )
 
-// TestProximityOrdersAnswersByPlace is issue #24's "done when" for the
-// plugin: real API servers, the controller, health checkers probing real
-// load balancers, CoreDNS built from ./cmd/coredns, real queries. cluster-1
-// and cluster-2 are in us-east1, cluster-3 in europe-west1, all of weight 1,
-// placed by kfed's table of cloud regions.
-func TestProximityOrdersAnswersByPlace(t *testing.T) {
-	b := startHealthBed(t, fastHC)
+// proximityOrdersAnswersByPlace (TestProximityOrdersAnswersByPlace) is issue
+// #24's "done when" for the plugin: real API servers, the controller, health
+// checkers probing real load balancers, CoreDNS built from ./cmd/coredns, real
+// queries. cluster-1 and cluster-2 are in us-east1, cluster-3 in europe-west1,
+// all of weight 1, placed by kfed's table of cloud regions.
+func proximityOrdersAnswersByPlace(t *testing.T, b *healthBed) {
 	ctx := context.Background()
 	lb1, lb2, lb3 := b.lb[0], b.lb[1], b.lb[2]
 	var shard1 corev1.Service
@@ -185,8 +184,17 @@ func TestProximityOrdersAnswersByPlace(t *testing.T) {
 }
 
 // routeByProximity annotates default/web kfed.io/routing: proximity and waits
-// for its DNSEndpoint to say so.
+// for its DNSEndpoint to say so; when t ends, web is routed by weight
+// again, as the bed's other tests expect.
 func routeByProximity(t *testing.T, b *healthBed) {
+	t.Helper()
+	route(t, b, true)
+	t.Cleanup(func() { route(t, b, false) })
+}
+
+// route sets or removes web's kfed.io/routing: proximity and waits until
+// its DNSEndpoint says so.
+func route(t *testing.T, b *healthBed, byProximity bool) {
 	t.Helper()
 	fed := b.f.Client("federation")
 	framework.Eventually(t, 10*time.Second, func(ctx context.Context) error {
@@ -197,7 +205,11 @@ func routeByProximity(t *testing.T, b *healthBed) {
 		if s.Annotations == nil {
 			s.Annotations = map[string]string{}
 		}
-		s.Annotations[serviceconfig.AnnotationRouting] = string(serviceconfig.RoutingProximity)
+		if byProximity {
+			s.Annotations[serviceconfig.AnnotationRouting] = string(serviceconfig.RoutingProximity)
+		} else {
+			delete(s.Annotations, serviceconfig.AnnotationRouting)
+		}
 		return fed.Update(ctx, &s)
 	})
 	framework.Eventually(t, 30*time.Second, func(ctx context.Context) error {
@@ -205,7 +217,7 @@ func routeByProximity(t *testing.T, b *healthBed) {
 		if err := fed.Get(ctx, client.ObjectKey{Namespace: "default", Name: "web"}, &ep); err != nil {
 			return err
 		}
-		if !dnsendpoint.ByDistance(&ep) {
+		if dnsendpoint.ByDistance(&ep) != byProximity {
 			return fmt.Errorf("DNSEndpoint default/web has %s=%q", dnsendpoint.AnnotationRouting, ep.Annotations[dnsendpoint.AnnotationRouting])
 		}
 		return nil
