@@ -27,7 +27,7 @@ func badInputIsReportedAndChangesNothing(t *testing.T, f *framework.Federation) 
 	// "twin", go after the federated ones (cleanups run last first).
 	deleteMemberServicesAtEnd(t, f.Client("cluster-2"), client.ObjectKey{Namespace: "default", Name: "clash"},
 		client.ObjectKey{Namespace: "default", Name: "twin"})
-	deleteAtEnd(t, f, client.ObjectKey{Namespace: "default", Name: "ext"}, client.ObjectKey{Namespace: "default", Name: "placed"},
+	fedtest.DeleteServicesAtEnd(t, f, client.ObjectKey{Namespace: "default", Name: "ext"}, client.ObjectKey{Namespace: "default", Name: "placed"},
 		client.ObjectKey{Namespace: "default", Name: "clash"})
 
 	t.Run("ExternalName Service is refused with a condition and an Event", func(t *testing.T) {

@@ -2,16 +2,13 @@ package services
 
 import (
 	"context"
-	"fmt"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/test/fedtest"
 	"github.com/kfed-io/kfed/test/framework"
 )
@@ -61,33 +58,6 @@ func TestServicesOnOneMemberWithNodes(t *testing.T) {
 		deploymentBeyondCapacityHasRunningAndUnschedulablePods(t, f)
 	})
 	t.Run("ZonesComeFromTheNodes", func(t *testing.T) { zonesComeFromTheNodes(t, f) })
-}
-
-// deleteAtEnd deletes the federated Services keys name when t ends and waits
-// until they and their DNSEndpoints are gone (their finalizer has deleted
-// their shards by then), so that no later test on the bed sees them.
-func deleteAtEnd(t *testing.T, f *framework.Federation, keys ...client.ObjectKey) {
-	t.Helper()
-	t.Cleanup(func() {
-		fed := f.Client("federation")
-		for _, k := range keys {
-			s := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: k.Namespace, Name: k.Name}}
-			if err := fed.Delete(context.Background(), s); err != nil && !apierrors.IsNotFound(err) {
-				t.Errorf("deleting Service %s: %v", k, err)
-			}
-		}
-		framework.Eventually(t, 60*time.Second, func(ctx context.Context) error {
-			for _, k := range keys {
-				if err := fed.Get(ctx, k, &corev1.Service{}); !apierrors.IsNotFound(err) {
-					return fmt.Errorf("Service %s still there (%v)", k, err)
-				}
-				if err := fed.Get(ctx, k, &extdnsv1alpha1.DNSEndpoint{}); !apierrors.IsNotFound(err) {
-					return fmt.Errorf("DNSEndpoint %s still there (%v)", k, err)
-				}
-			}
-			return nil
-		})
-	})
 }
 
 // deleteMemberServicesAtEnd deletes a member's own Services (not kfed's

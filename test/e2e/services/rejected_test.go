@@ -28,7 +28,7 @@ func rejectedShardUpdateKeepsTheClustersRecords(t *testing.T, f *framework.Feder
 	fed := f.Client("federation")
 	svc := fedtest.FederatedService("default", "steady")
 	key := client.ObjectKeyFromObject(svc)
-	deleteAtEnd(t, f, key)
+	fedtest.DeleteServicesAtEnd(t, f, key)
 	if err := fed.Create(ctx, svc); err != nil {
 		t.Fatal(err)
 	}

@@ -70,7 +70,7 @@ func controllerRestartLosesAndDuplicatesNothing(t *testing.T, f *framework.Feder
 	for i := range n {
 		keys[i] = client.ObjectKey{Namespace: "default", Name: fmt.Sprintf("svc-%02d", i)}
 	}
-	deleteAtEnd(t, f, keys...)
+	fedtest.DeleteServicesAtEnd(t, f, keys...)
 	for _, k := range keys {
 		if err := fed.Create(ctx, fedtest.FederatedService(k.Namespace, k.Name)); err != nil {
 			t.Fatal(err)

@@ -275,7 +275,7 @@ func memberOutageDoesNotStopTheOthers(t *testing.T, f *framework.Federation) {
 
 	svc := fedtest.FederatedService("default", "api")
 	key := client.ObjectKeyFromObject(svc)
-	deleteAtEnd(t, f, key)
+	fedtest.DeleteServicesAtEnd(t, f, key)
 	if err := fed.Create(ctx, svc); err != nil {
 		t.Fatal(err)
 	}
