@@ -337,3 +337,31 @@ func PodReady(p *corev1.Pod) bool {
 	}
 	return false
 }
+
+// DeleteServicesAtEnd deletes the federated Services keys name when t ends
+// and waits until they and their DNSEndpoints are gone (their finalizer has
+// deleted their shards by then): tests that share a bed run one after
+// another, and no later one sees them.
+func DeleteServicesAtEnd(t *testing.T, f *framework.Federation, keys ...client.ObjectKey) {
+	t.Helper()
+	t.Cleanup(func() {
+		fed := f.Client("federation")
+		for _, k := range keys {
+			s := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: k.Namespace, Name: k.Name}}
+			if err := fed.Delete(context.Background(), s); err != nil && !apierrors.IsNotFound(err) {
+				t.Errorf("deleting Service %s: %v", k, err)
+			}
+		}
+		framework.Eventually(t, 60*time.Second, func(ctx context.Context) error {
+			for _, k := range keys {
+				if err := fed.Get(ctx, k, &corev1.Service{}); !apierrors.IsNotFound(err) {
+					return fmt.Errorf("Service %s still there (%v)", k, err)
+				}
+				if err := fed.Get(ctx, k, &extdnsv1alpha1.DNSEndpoint{}); !apierrors.IsNotFound(err) {
+					return fmt.Errorf("DNSEndpoint %s still there (%v)", k, err)
+				}
+			}
+			return nil
+		})
+	})
+}

@@ -15,18 +15,14 @@ import (
 
 	"github.com/kfed-io/kfed/devenv"
 	"github.com/kfed-io/kfed/devenv/loopbacklb"
-	"github.com/kfed-io/kfed/manager"
 	"github.com/kfed-io/kfed/test/framework"
 )
 
-// TestFederatedServiceResolvesThroughCoreDNS follows the whole chain: a
+// federatedServiceResolvesThroughCoreDNS follows the whole chain: a
 // federated Service → shards with load-balancer ingress → kfed's controller
 // → DNSEndpoint → the kfed plugin in cluster-1's CoreDNS → a client.
-func TestFederatedServiceResolvesThroughCoreDNS(t *testing.T) {
-	const zone = "kfed.test"
-	f := framework.Start(t, framework.Members(3), framework.LoadBalancer())
-	f.JoinAll()
-	f.StartController(manager.Options{Domain: zone})
+func federatedServiceResolvesThroughCoreDNS(t *testing.T, f *framework.Federation) {
+	const zone = kfedTestZone
 	fed := f.Client("federation")
 	for _, m := range f.Members {
 		fedtest.WantCondition(t, fed, m.Name, "Ready", "True", 20*time.Second)
@@ -42,6 +38,7 @@ func TestFederatedServiceResolvesThroughCoreDNS(t *testing.T) {
 	}
 
 	svc := fedtest.FederatedService("default", "web")
+	fedtest.DeleteServicesAtEnd(t, f, client.ObjectKeyFromObject(svc))
 	if err := fed.Create(ctx, svc); err != nil {
 		t.Fatal(err)
 	}

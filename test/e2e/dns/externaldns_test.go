@@ -76,6 +76,7 @@ func externalDNSService(t *testing.T, f *framework.Federation) *extdnsv1alpha1.D
 	fed := f.Client("federation")
 	svc := fedtest.FederatedService("default", "web")
 	svc.Annotations = map[string]string{services.AnnotationClusters: "cluster-1,cluster-2"}
+	fedtest.DeleteServicesAtEnd(t, f, client.ObjectKeyFromObject(svc))
 	if err := fed.Create(context.Background(), svc); err != nil {
 		t.Fatal(err)
 	}
@@ -117,12 +118,9 @@ func wantAnswers(ep *extdnsv1alpha1.DNSEndpoint) map[dnsprovider.Key][]string {
 	return out
 }
 
-func TestExternalDNSPublishesKfedsDNSEndpointsToBINDStably(t *testing.T) {
-	const zone = "kfed.test"
+func externalDNSPublishesKfedsDNSEndpointsToBINDStably(t *testing.T, f *framework.Federation) {
+	const zone = kfedTestZone
 	srv := bindtest.Start(t, zone)
-	f := framework.Start(t, framework.Members(3), framework.LoadBalancer())
-	f.JoinAll()
-	f.StartController(manager.Options{Domain: zone})
 	ep := externalDNSService(t, f)
 
 	// A record nobody gave ExternalDNS or kfed: it must outlive every sync.
@@ -177,14 +175,11 @@ func TestExternalDNSPublishesKfedsDNSEndpointsToBINDStably(t *testing.T) {
 	}
 }
 
-func TestExternalDNSPublishesKfedsDNSEndpointsToRoute53Stably(t *testing.T) {
-	const zone = "kfed.test"
+func externalDNSPublishesKfedsDNSEndpointsToRoute53Stably(t *testing.T, f *framework.Federation) {
+	const zone = kfedTestZone
 	r53 := route53fake.New()
 	t.Cleanup(r53.Close)
 	zoneID := r53.AddZone(zone, false)
-	f := framework.Start(t, framework.Members(3), framework.LoadBalancer())
-	f.JoinAll()
-	f.StartController(manager.Options{Domain: zone})
 	ep := externalDNSService(t, f)
 	r53.Put(zoneID, route53fake.RecordSet{Name: "legacy." + zone + ".", Type: "A", TTL: new(int64(300)),
 		ResourceRecords: []route53fake.ResourceRecord{{Value: "192.0.2.77"}}})

@@ -20,10 +20,15 @@ import (
 	"github.com/kfed-io/kfed/test/framework"
 )
 
-func TestBadInputIsReportedAndChangesNothing(t *testing.T) {
-	f := startFederation(t, 2)
+func badInputIsReportedAndChangesNothing(t *testing.T, f *framework.Federation) {
 	ctx := context.Background()
 	fed := f.Client("federation")
+	// The Services of cluster-2's own users, "clash" and the released
+	// "twin", go after the federated ones (cleanups run last first).
+	deleteMemberServicesAtEnd(t, f.Client("cluster-2"), client.ObjectKey{Namespace: "default", Name: "clash"},
+		client.ObjectKey{Namespace: "default", Name: "twin"})
+	fedtest.DeleteServicesAtEnd(t, f, client.ObjectKey{Namespace: "default", Name: "ext"}, client.ObjectKey{Namespace: "default", Name: "placed"},
+		client.ObjectKey{Namespace: "default", Name: "clash"})
 
 	t.Run("ExternalName Service is refused with a condition and an Event", func(t *testing.T) {
 		svc := &corev1.Service{

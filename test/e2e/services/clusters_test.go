@@ -8,14 +8,10 @@ import (
 	"github.com/kfed-io/kfed/test/fedtest"
 
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	"github.com/kfed-io/kfed/manager"
 	"github.com/kfed-io/kfed/test/framework"
 )
 
-func TestClusterGoesOfflineWhenItsAPIServerStopsAndComesBack(t *testing.T) {
-	f := framework.Start(t, framework.Members(2))
-	f.JoinAll()
-	f.StartController(manager.Options{})
+func clusterGoesOfflineWhenItsAPIServerStopsAndComesBack(t *testing.T, f *framework.Federation) {
 	fed := f.Client("federation")
 	for _, m := range f.Members {
 		fedtest.WantCondition(t, fed, m.Name, kfedv1alpha1.ClusterReady, "True", 20*time.Second)

@@ -12,19 +12,15 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kfed-io/kfed/manager"
 	"github.com/kfed-io/kfed/test/framework"
 )
 
-// TestShardOfAServiceDeletedWhileItsMemberWasOfflineGoesWhenTheMemberReturns
+// shardOfAServiceDeletedWhileItsMemberWasOfflineGoesWhenTheMemberReturns
 // deletes a federated Service while one member's API server is down: the
 // Service goes (its finalizer reaches the Ready members only), and the shard
 // left in the offline member is deleted once the member is back, not kept
 // for ever. Found by the fault suite (test/reliability).
-func TestShardOfAServiceDeletedWhileItsMemberWasOfflineGoesWhenTheMemberReturns(t *testing.T) {
-	f := framework.Start(t, framework.Members(2), framework.LoadBalancer())
-	f.JoinAll()
-	f.StartController(manager.Options{})
+func shardOfAServiceDeletedWhileItsMemberWasOfflineGoesWhenTheMemberReturns(t *testing.T, f *framework.Federation) {
 	fed := f.Client("federation")
 	for _, m := range f.Members {
 		fedtest.WantCondition(t, fed, m.Name, "Ready", "True", 20*time.Second)

@@ -23,12 +23,12 @@ import (
 // update a shard (here an admission policy freezing Services) is retried and
 // reported, and its endpoint stays in DNS meanwhile: one failed write must not
 // make the records flap.
-func TestRejectedShardUpdateKeepsTheClustersRecords(t *testing.T) {
-	f := startFederation(t, 2)
+func rejectedShardUpdateKeepsTheClustersRecords(t *testing.T, f *framework.Federation) {
 	ctx := context.Background()
 	fed := f.Client("federation")
 	svc := fedtest.FederatedService("default", "steady")
 	key := client.ObjectKeyFromObject(svc)
+	fedtest.DeleteServicesAtEnd(t, f, key)
 	if err := fed.Create(ctx, svc); err != nil {
 		t.Fatal(err)
 	}
@@ -64,6 +64,15 @@ func TestRejectedShardUpdateKeepsTheClustersRecords(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// cluster-2 takes updates again before the Service goes (cleanups run
+	// last first) and before the next test on the bed.
+	t.Cleanup(func() {
+		for _, o := range []client.Object{binding, policy} {
+			if err := member.Delete(context.Background(), o); err != nil {
+				t.Errorf("deleting %s: %v", o.GetName(), err)
+			}
+		}
+	})
 	framework.Eventually(t, 20*time.Second, func(ctx context.Context) error {
 		var s corev1.Service
 		if err := member.Get(ctx, key, &s); err != nil {

@@ -29,15 +29,16 @@ import (
 
 // startFederation starts 1+n clusters with load balancers, joins them and
 // runs kfed's controller; it returns when every cluster is Ready.
-func startFederation(t *testing.T, n int) *framework.Federation {
+// stopController stops that controller.
+func startFederation(t *testing.T, n int) (f *framework.Federation, stopController func()) {
 	t.Helper()
-	f := framework.Start(t, framework.Members(n), framework.LoadBalancer())
+	f = framework.Start(t, framework.Members(n), framework.LoadBalancer())
 	f.JoinAll()
-	f.StartController(manager.Options{})
+	stopController = f.StartController(manager.Options{})
 	for _, m := range f.Members {
 		fedtest.WantCondition(t, f.Client("federation"), m.Name, "Ready", "True", 20*time.Second)
 	}
-	return f
+	return f, stopController
 }
 
 // records renders a Service's DNSEndpoint as sorted "name TYPE [cluster]
@@ -112,8 +113,8 @@ func wantRecords(t *testing.T, f *framework.Federation, key client.ObjectKey, wa
 	})
 }
 
-func TestFederatedServiceLifecycle(t *testing.T) {
-	f := startFederation(t, 3)
+// federatedServiceLifecycle unjoins cluster-2: it runs last on its bed.
+func federatedServiceLifecycle(t *testing.T, f *framework.Federation) {
 	ctx := context.Background()
 	fed := f.Client("federation")
 	if err := fed.Create(ctx, framework.Namespace("shop")); err != nil {
@@ -264,8 +265,7 @@ func TestFederatedServiceLifecycle(t *testing.T) {
 	})
 }
 
-func TestMemberOutageDoesNotStopTheOthers(t *testing.T) {
-	f := startFederation(t, 3)
+func memberOutageDoesNotStopTheOthers(t *testing.T, f *framework.Federation) {
 	ctx := context.Background()
 	fed := f.Client("federation")
 	if err := f.StopAPIServer("cluster-2"); err != nil {
@@ -275,6 +275,7 @@ func TestMemberOutageDoesNotStopTheOthers(t *testing.T) {
 
 	svc := fedtest.FederatedService("default", "api")
 	key := client.ObjectKeyFromObject(svc)
+	fedtest.DeleteServicesAtEnd(t, f, key)
 	if err := fed.Create(ctx, svc); err != nil {
 		t.Fatal(err)
 	}

@@ -25,10 +25,10 @@ import (
 	"github.com/kfed-io/kfed/test/framework"
 )
 
-func TestLoopbackLoadBalancerServesMemberService(t *testing.T) {
-	// Two members: cluster-2's address comes from its own block, not the
-	// first's.
-	f := framework.Start(t, framework.Members(2), framework.LoadBalancer())
+// loopbackLoadBalancerServesMemberService needs two members with load
+// balancers: cluster-2's address comes from its own block, not the first's.
+// Its Service is not federated: kfed leaves it alone.
+func loopbackLoadBalancerServesMemberService(t *testing.T, f *framework.Federation) {
 	ctx := context.Background()
 	member := f.Client("cluster-2")
 	svc := &corev1.Service{
@@ -134,10 +134,10 @@ func TestLoopbackLoadBalancerServesMemberService(t *testing.T) {
 	})
 }
 
-func TestDeploymentBeyondCapacityHasRunningAndUnschedulablePods(t *testing.T) {
-	// One member, two simulated nodes of 1 CPU: five pods of 400m leave one
-	// that fits nowhere (two fit per node).
-	f := framework.Start(t, framework.Members(1), framework.Workloads(2, "1"))
+// deploymentBeyondCapacityHasRunningAndUnschedulablePods needs one member
+// with two simulated nodes of 4 CPUs: five pods of 1600m leave one that fits
+// nowhere (two fit per node).
+func deploymentBeyondCapacityHasRunningAndUnschedulablePods(t *testing.T, f *framework.Federation) {
 	ctx := context.Background()
 	member := f.Client("cluster-1")
 	labels := map[string]string{"app": "web"}
@@ -151,7 +151,7 @@ func TestDeploymentBeyondCapacityHasRunningAndUnschedulablePods(t *testing.T) {
 				Spec: corev1.PodSpec{Containers: []corev1.Container{{
 					Name: "web", Image: "web:1",
 					Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
-						corev1.ResourceCPU: resource.MustParse("400m"),
+						corev1.ResourceCPU: resource.MustParse("1600m"),
 					}},
 				}}},
 			},
@@ -160,6 +160,12 @@ func TestDeploymentBeyondCapacityHasRunningAndUnschedulablePods(t *testing.T) {
 	if err := member.Create(ctx, dep); err != nil {
 		t.Fatal(err)
 	}
+	// Its pods go with it (the member's garbage collector deletes them).
+	t.Cleanup(func() {
+		if err := member.Delete(context.Background(), dep, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+			t.Errorf("deleting the Deployment: %v", err)
+		}
+	})
 	framework.Eventually(t, 60*time.Second, func(ctx context.Context) error {
 		var pods corev1.PodList
 		if err := member.List(ctx, &pods, client.InNamespace("default"), client.MatchingLabels(labels)); err != nil {

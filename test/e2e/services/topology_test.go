@@ -21,14 +21,14 @@ import (
 	"github.com/kfed-io/kfed/test/framework"
 )
 
-// TestZonesComeFromTheNodes joins a member without --region or --zone
+// zonesComeFromTheNodes joins a member without --region or --zone
 // (Ubernetes-Lite: one cluster over two zones): its region and zones are
 // read from its nodes' topology labels, its federated Service's endpoint is
 // published under each zone, and when a node moves to another zone the
-// cluster and its records follow.
-func TestZonesComeFromTheNodes(t *testing.T) {
-	f := framework.Start(t, framework.Members(1), framework.Workloads(2, "4"),
-		framework.Zones(fedtest.ZoneB, fedtest.ZoneC), framework.LoadBalancer())
+// cluster and its records follow. It needs one member, not yet joined, with
+// two simulated nodes, one in each of fedtest.ZoneB and fedtest.ZoneC; it
+// moves a node to another zone, so runs last on its bed.
+func zonesComeFromTheNodes(t *testing.T, f *framework.Federation) {
 	raw, err := clientcmd.LoadFromFile(f.Kubeconfig)
 	if err != nil {
 		t.Fatal(err)
