@@ -68,7 +68,7 @@ func (r *Reporter) SetupWithManager(mgr ctrl.Manager, reg prometheus.Registerer)
 	})
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("dnsendpoint-tenancy").
-		For(&extdnsv1alpha1.DNSEndpoint{}, builder.WithPredicates(ours, predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, conditionLost))).
+		For(&extdnsv1alpha1.DNSEndpoint{}, builder.WithPredicates(ours, predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, conditionLost()))).
 		Complete(r)
 }
 
@@ -76,14 +76,16 @@ func (r *Reporter) SetupWithManager(mgr ctrl.Manager, reg prometheus.Registerer)
 // (v0.22) marks a generation observed by updating the whole status from its
 // own type, which has no conditions, and the refusal must not vanish until
 // the next change of the object.
-var conditionLost = predicate.Funcs{
-	CreateFunc:  func(event.CreateEvent) bool { return false },
-	DeleteFunc:  func(event.DeleteEvent) bool { return false },
-	GenericFunc: func(event.GenericEvent) bool { return false },
-	UpdateFunc: func(e event.UpdateEvent) bool {
-		had, has := admittedCondition(e.ObjectOld), admittedCondition(e.ObjectNew)
-		return had && !has
-	},
+func conditionLost() predicate.Funcs {
+	return predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			had, has := admittedCondition(e.ObjectOld), admittedCondition(e.ObjectNew)
+			return had && !has
+		},
+	}
 }
 
 func admittedCondition(o client.Object) bool {

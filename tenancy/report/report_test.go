@@ -93,7 +93,7 @@ func TestConditionLostTriggersAReport(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := conditionLost.Update(event.UpdateEvent{ObjectOld: tt.old, ObjectNew: tt.new}); got != tt.want {
+			if got := conditionLost().Update(event.UpdateEvent{ObjectOld: tt.old, ObjectNew: tt.new}); got != tt.want {
 				t.Errorf("conditionLost = %v, want %v", got, tt.want)
 			}
 		})
