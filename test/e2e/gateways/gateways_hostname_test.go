@@ -95,7 +95,9 @@ func federatedGatewayHostnameAddress(t *testing.T, f *framework.Federation) {
 	published := func(addrs ...string) {
 		t.Helper()
 		want := slices.Sorted(slices.Values(append(slices.DeleteFunc(slices.Clone(all), func(a string) bool { return a == own }), addrs...)))
-		framework.Eventually(t, 30*time.Second, func(ctx context.Context) error {
+		// Generous: on a machine also compiling (CI from empty caches) a
+		// resync, reconcile and write took over 30 s once.
+		framework.Eventually(t, 90*time.Second, func(ctx context.Context) error {
 			var ep extdnsv1alpha1.DNSEndpoint
 			if err := fed.Get(ctx, client.ObjectKey{Namespace: "kfed-system", Name: "gateway." + ns + ".front"}, &ep); err != nil {
 				return err
