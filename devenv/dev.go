@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -71,6 +72,11 @@ type DevOptions struct {
 	// Log is where the in-process components (controller, load balancers,
 	// Gateways) log.
 	Log logr.Logger
+	// CheckerProbes are the checkers' probe flags; empty is DevProbes().
+	// A fleet of thousands of endpoints is measured at the product's
+	// defaults instead: every 2 s, three checkers owe a thousand Services
+	// in ten members 5,000 probes a second each.
+	CheckerProbes []string
 	// RealNodes, if set, gives each member a real node (StartRealNode)
 	// once the demo Service resolves.
 	RealNodes *RealNodeOptions
@@ -339,20 +345,29 @@ func (d *Dev) startDNS(ctx context.Context) error {
 	return nil
 }
 
+// DevProbes are the dev bed's checkers' probe flags: every 2 s, fall 2,
+// rise 2, so that turning a load balancer off shows in DNS within
+// seconds.
+func DevProbes() []string { return []string{"--interval=2s", "--timeout=1s", "--fall=2", "--rise=2"} }
+
 // startCheckers runs a kfed-healthcheck agent in each member (with
 // LightMembers, in the first LightCheckers), probing through the loopback
-// load balancers every 2 s (fall 2, rise 2), so that turning a load
-// balancer off shows in DNS within seconds.
+// load balancers as DevOptions.CheckerProbes say, with a heartbeat every
+// 2 s, a quarter of the controller's freshness.
 func (d *Dev) startCheckers(ctx context.Context) error {
 	members := d.Members
 	if d.opts.LightMembers {
 		members = members[:min(len(members), LightCheckers)]
 	}
+	probes := DevProbes()
+	if len(d.opts.CheckerProbes) > 0 {
+		probes = d.opts.CheckerProbes
+	}
 	for _, m := range members {
 		c, err := d.StartChecker(ctx, CheckerOptions{
 			Binary: d.opts.Checker, Name: "healthcheck-" + m.Name, Cluster: m.Name, Federation: d.opts.Federation,
 			Kubeconfig: d.Kubeconfig, Context: ControlPlaneName,
-			Args: []string{"--interval=2s", "--timeout=1s", "--fall=2", "--rise=2", "--heartbeat=2s"},
+			Args: append(slices.Clip(probes), "--heartbeat=2s"),
 		})
 		if err != nil {
 			return fmt.Errorf("starting the health checker of %s: %w", m.Name, err)

@@ -59,7 +59,9 @@ func members(t *testing.T) int {
 	return n
 }
 
-func startFleet(t *testing.T, n int) *fleet {
+// startFleet starts a bed of n light members whose checkers probe as
+// probes say (nil: the dev bed's every 2 s).
+func startFleet(t *testing.T, n int, probes []string) *fleet {
 	t.Helper()
 	bin, err := framework.Build(t, "./cmd/coredns", "./cmd/kfed-healthcheck")
 	if err != nil {
@@ -73,7 +75,7 @@ func startFleet(t *testing.T, n int) *fleet {
 	d, err := devenv.StartDev(ctx, devenv.DevOptions{
 		Dir: t.TempDir(), BinDir: framework.BinDir(t), Members: n, Federation: fedName, Domain: domain,
 		LightMembers: true, LBBase: f.lbBase, CoreDNS: filepath.Join(bin, "coredns"), Checker: f.checker,
-		Log: logr.Discard(),
+		CheckerProbes: probes, Log: logr.Discard(),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -239,7 +241,7 @@ func metric(url, name string) (float64, error) {
 // two).
 func TestFleetServiceAnswersEverywhereAndHealthHoldsAcrossTheFleet(t *testing.T) {
 	n := members(t)
-	f := startFleet(t, n)
+	f := startFleet(t, n, nil)
 	ctx := context.Background()
 	if err := f.fed.Create(ctx, fedtest.FederatedService("default", "web")); err != nil {
 		t.Fatal(err)
@@ -312,7 +314,7 @@ func (f *fleet) replaceChecker(t *testing.T, i int) (netip.Addr, string) {
 		Binary: f.checker, Name: "healthcheck-" + m.Name, Cluster: m.Name, Federation: fedName,
 		Kubeconfig: f.d.Kubeconfig, Context: devenv.ControlPlaneName,
 		// As devenv.StartDev's checkers, and the probe source.
-		Args: []string{"--interval=2s", "--timeout=1s", "--fall=2", "--rise=2", "--heartbeat=2s", "--probe-source=" + src.String()},
+		Args: append(devenv.DevProbes(), "--heartbeat=2s", "--probe-source="+src.String()),
 	})
 	if err != nil {
 		t.Fatal(err)
