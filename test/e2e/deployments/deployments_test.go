@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -29,7 +28,7 @@ import (
 func wantCopies(t testing.TB, f *framework.Federation, ns, name string, want []int32, anyOrder bool, within time.Duration) {
 	t.Helper()
 	framework.Eventually(t, within, func(ctx context.Context) error {
-		return copiesAre(ctx, f, ns, name, want, anyOrder)
+		return fedtest.CopiesAre(ctx, f, ns, name, want, anyOrder)
 	})
 }
 
@@ -40,25 +39,9 @@ func wantCopiesStill(t testing.TB, f *framework.Federation, ns, name string, wan
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := copiesAre(ctx, f, ns, name, want, false); err != nil {
+	if err := fedtest.CopiesAre(ctx, f, ns, name, want, false); err != nil {
 		t.Fatal(err)
 	}
-}
-
-func copiesAre(ctx context.Context, f *framework.Federation, ns, name string, want []int32, anyOrder bool) error {
-	got, err := fedtest.CopyReplicas(ctx, f, ns, name)
-	if err != nil {
-		return err
-	}
-	g, w := slices.Clone(got), slices.Clone(want)
-	if anyOrder {
-		slices.Sort(g)
-		slices.Sort(w)
-	}
-	if !slices.Equal(g, w) {
-		return fmt.Errorf("copies of %s have replicas %v, want %v (any order: %v)", name, got, want, anyOrder)
-	}
-	return nil
 }
 
 // wantDeploymentCondition waits for the control-plane Deployment's kfed
