@@ -93,20 +93,20 @@ func kubectl(t testing.TB, f *framework.Federation, args ...string) string {
 	return string(out)
 }
 
-// TestFederatedDeployment runs the federated Deployment's user journey on
-// three members with their own controller managers, schedulers and KWOK
-// nodes: plan, copy, sum the status, follow changed preferences, recreate a
-// copy deleted by hand, refuse bad preferences and foreign Deployments, and
-// delete with and without orphaning.
-func TestFederatedDeployment(t *testing.T) {
-	f := framework.Start(t, framework.Members(3), framework.Workloads(2, "8"), framework.LoadBalancer())
-	f.JoinAll()
-	f.StartController(manager.Options{})
+// federatedDeployment (TestFederatedDeployment) runs the federated
+// Deployment's user journey on three members with their own controller
+// managers, schedulers and KWOK nodes: plan, copy, sum the status, follow
+// changed preferences, recreate a copy deleted by hand, refuse bad
+// preferences and foreign Deployments, and delete with and without
+// orphaning; it unjoins cluster-3 last and joins it again at its end.
+func federatedDeployment(t *testing.T, f *framework.Federation) {
+	startController(t, f, manager.Options{})
 	fed := f.Client("federation")
 	for _, m := range fedtest.MemberNames {
 		fedtest.WantCondition(t, fed, m, kfedv1alpha1.ClusterReady, "True", 30*time.Second)
 	}
 	const ns = "shop"
+	deleteDeploymentsAtEnd(t, f, ns, "quota")
 	fedtest.Create(t, fed, framework.Namespace(ns))
 	web := fedtest.FederatedDeployment(ns, "web", 50, `{"rebalance": true, "clusters": {"*": {"weight": 1}}}`)
 	key := client.ObjectKeyFromObject(web)
@@ -147,6 +147,7 @@ func TestFederatedDeployment(t *testing.T) {
 	})
 
 	svc := fedtest.FederatedService(ns, "web")
+	fedtest.DeleteServicesAtEnd(t, f, client.ObjectKeyFromObject(svc))
 	t.Run("the Service selecting it weighs each cluster by its ready replicas", func(t *testing.T) {
 		fedtest.Create(t, fed, svc)
 		wantWeightsAreReady(t, f, ns, "web", 60*time.Second)
@@ -309,6 +310,7 @@ func TestFederatedDeployment(t *testing.T) {
 		batch := fedtest.FederatedDeployment(ns, "batch", 4, `{"rebalance": true, "clusters": {"*": {"weight": 1}}}`)
 		fedtest.Create(t, fed, batch)
 		wantCopies(t, f, ns, "batch", []int32{1, 1, 2}, true, 30*time.Second)
+		rejoinAtEnd(t, f, "cluster-3")
 		if err := fed.Delete(context.Background(), &kfedv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "cluster-3"}}); err != nil {
 			t.Fatal(err)
 		}
