@@ -172,23 +172,33 @@ func WantWeights(t testing.TB, f *framework.Federation, key client.ObjectKey, wa
 	})
 }
 
+// CopiesAre returns an error unless name's copies have want replicas (-1:
+// no copy), in member order, or as a multiset over the members when
+// anyOrder.
+func CopiesAre(ctx context.Context, f *framework.Federation, ns, name string, want []int32, anyOrder bool) error {
+	got, err := CopyReplicas(ctx, f, ns, name)
+	if err != nil {
+		return err
+	}
+	g, w := slices.Clone(got), slices.Clone(want)
+	if anyOrder {
+		slices.Sort(g)
+		slices.Sort(w)
+	}
+	if !slices.Equal(g, w) {
+		return fmt.Errorf("copies of %s have replicas %v, want %v (any order: %v)", name, got, want, anyOrder)
+	}
+	return nil
+}
+
 // WantReadyLayout waits until name's copies run want replicas (as a
 // multiset over the members, or exactly in member order) and the control
 // plane counts total ready.
 func WantReadyLayout(t testing.TB, f *framework.Federation, key client.ObjectKey, want []int32, anyOrder bool, total int32, within time.Duration) {
 	t.Helper()
 	framework.Eventually(t, within, func(ctx context.Context) error {
-		got, err := CopyReplicas(ctx, f, key.Namespace, key.Name)
-		if err != nil {
+		if err := CopiesAre(ctx, f, key.Namespace, key.Name, want, anyOrder); err != nil {
 			return err
-		}
-		g, w := slices.Clone(got), slices.Clone(want)
-		if anyOrder {
-			slices.Sort(g)
-			slices.Sort(w)
-		}
-		if !slices.Equal(g, w) {
-			return fmt.Errorf("copies have replicas %v, want %v", got, want)
 		}
 		var d appsv1.Deployment
 		if err := f.Client("federation").Get(ctx, key, &d); err != nil {

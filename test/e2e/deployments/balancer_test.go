@@ -71,16 +71,13 @@ func wantRunning(t testing.TB, c client.Client, ns string, names []string, want 
 	})
 }
 
-// TestBalancerInAMember runs the design's case: one member with nodes in two
-// zones, one Deployment pinned to each, and Balancers over them reconciled by
-// kfed-controller through the member registry, with the member's own
-// scheduler, controller manager (Deployment and HPA controllers) and KWOK
-// nodes.
-func TestBalancerInAMember(t *testing.T) {
-	f := framework.Start(t, framework.Members(1), framework.Workloads(4, "4"),
-		framework.Zones(fedtest.ZoneB, fedtest.ZoneC), framework.MemberCRDs())
-	f.JoinAll()
-	f.StartController(manager.Options{})
+// balancerInAMember (TestBalancerInAMember) runs the design's case: one
+// member with nodes in two zones, one Deployment pinned to each, and
+// Balancers over them reconciled by kfed-controller through the member
+// registry, with the member's own scheduler, controller manager (Deployment
+// and HPA controllers) and KWOK nodes.
+func balancerInAMember(t *testing.T, f *framework.Federation) {
+	startController(t, f, manager.Options{})
 	fedtest.WantCondition(t, f.Client("federation"), "cluster-1", "Ready", "True", 30*time.Second)
 	c := f.Client("cluster-1")
 	const ns = "default"
@@ -229,13 +226,12 @@ func TestBalancerInAMember(t *testing.T) {
 	})
 }
 
-// TestBalancerInTheControlPlane runs Balancers over Deployments in the
-// federation control plane, which has no pods: targets are counted by their
-// scales' status, and the Balancer moves spec.replicas between them.
-func TestBalancerInTheControlPlane(t *testing.T) {
-	f := framework.Start(t, framework.Members(1))
-	f.JoinAll()
-	f.StartController(manager.Options{})
+// balancerInTheControlPlane (TestBalancerInTheControlPlane) runs Balancers
+// over Deployments in the federation control plane, which has no pods:
+// targets are counted by their scales' status, and the Balancer moves
+// spec.replicas between them.
+func balancerInTheControlPlane(t *testing.T, f *framework.Federation) {
+	startController(t, f, manager.Options{})
 	fed := f.Client("federation")
 	const ns = "default"
 	fedtest.Create(t, fed, fedtest.Deployment(ns, "spot", "fleet", "", 1), fedtest.Deployment(ns, "on-demand", "fleet", "", 1))
@@ -349,12 +345,14 @@ func TestBalancerInTheControlPlane(t *testing.T) {
 	}
 }
 
-// TestMemberWithoutBalancerAccessStillServesServices joins a member whose
+// memberWithoutBalancerAccessStillServesServices
+// (TestMemberWithoutBalancerAccessStillServesServices) joins a member whose
 // kfed identity has the member role from before Balancers (Services and
 // Namespaces only) and whose API serves Balancers: kfed must not watch what
-// it may not read there, and must federate Services as before.
-func TestMemberWithoutBalancerAccessStillServesServices(t *testing.T) {
-	f := framework.Start(t, framework.Members(1), framework.LoadBalancer(), framework.MemberCRDs())
+// it may not read there, and must federate Services as before. It needs the
+// member not joined, and at its end gives kfed the member's full
+// kubeconfig (so that it may clean up there) and unjoins it.
+func memberWithoutBalancerAccessStillServesServices(t *testing.T, f *framework.Federation) {
 	ctx := context.Background()
 	m := f.Client("cluster-1")
 	const ns, sa = "kfed-system", "kfed-member-old"
@@ -377,8 +375,10 @@ func TestMemberWithoutBalancerAccessStillServesServices(t *testing.T) {
 		Zones: f.Members[0].Zones, Kubeconfig: raw}); err != nil {
 		t.Fatal(err)
 	}
-	f.StartController(manager.Options{})
+	startController(t, f, manager.Options{})
+	t.Cleanup(func() { unjoinWithFullAccess(t, f, "cluster-1") })
 	svc := fedtest.FederatedService("default", "web")
+	fedtest.DeleteServicesAtEnd(t, f, client.ObjectKeyFromObject(svc))
 	fedtest.Create(t, fed, svc)
 	fedtest.WantServiceCondition(t, fed, client.ObjectKeyFromObject(svc), services.CondPublished, "True", "cluster-1")
 }

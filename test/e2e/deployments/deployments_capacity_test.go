@@ -22,21 +22,23 @@ import (
 	"github.com/kfed-io/kfed/test/framework"
 )
 
-// TestFederatedDeploymentCapacity shrinks a member's nodes so that its pods
-// cannot be scheduled, and sees the replicas move to the other members
-// within the threshold and 15 s, two of them waiting where they were; with
-// the nodes restored, the layout returns to the preferences. With
-// KFED_CAPACITY_TRIALS=n it repeats that n times and logs the times.
-func TestFederatedDeploymentCapacity(t *testing.T) {
+// federatedDeploymentCapacity (TestFederatedDeploymentCapacity) shrinks a
+// member's nodes so that its pods cannot be scheduled, and sees the
+// replicas move to the other members within the threshold and 15 s, two of
+// them waiting where they were; with the nodes restored, the layout returns
+// to the preferences. With KFED_CAPACITY_TRIALS=n it repeats that n times
+// and logs the times.
+func federatedDeploymentCapacity(t *testing.T, f *framework.Federation) {
 	const threshold = 5 * time.Second
-	f := framework.Start(t, framework.Members(3), framework.Workloads(2, "8"))
-	f.JoinAll()
-	f.StartController(manager.Options{UnschedulableThreshold: threshold})
+	startController(t, f, manager.Options{UnschedulableThreshold: threshold})
 	fed := f.Client("federation")
 	for _, m := range fedtest.MemberNames {
 		fedtest.WantCondition(t, fed, m, kfedv1alpha1.ClusterReady, "True", 30*time.Second)
 	}
-	const ns = "shop"
+	const ns = "capacity"
+	deleteDeploymentsAtEnd(t, f, ns)
+	// The nodes grow back even when a trial fails half way.
+	t.Cleanup(func() { f.SetNodeCPU("cluster-2", "8") })
 	fedtest.Create(t, fed, framework.Namespace(ns))
 	web := fedtest.FederatedDeployment(ns, "web", 50, `{"rebalance": true, "clusters": {"*": {"weight": 1}}}`)
 	key := client.ObjectKeyFromObject(web)
@@ -87,21 +89,21 @@ func median(ds []time.Duration) time.Duration {
 	return s[len(s)/2]
 }
 
-// TestFederatedDeploymentMemberOutage stops a member's API server under the
-// preferences of scenario 4 (equal weights, cluster-3 capped at 20): for
-// less than the grace period nothing moves; past it, cluster-2's replicas
-// are planned on the others as the scenario says (cluster-1 30, cluster-3
-// 20); back, the layout returns to the preferences.
-func TestFederatedDeploymentMemberOutage(t *testing.T) {
+// federatedDeploymentMemberOutage (TestFederatedDeploymentMemberOutage)
+// stops a member's API server under the preferences of scenario 4 (equal
+// weights, cluster-3 capped at 20): for less than the grace period nothing
+// moves; past it, cluster-2's replicas are planned on the others as the
+// scenario says (cluster-1 30, cluster-3 20); back, the layout returns to
+// the preferences.
+func federatedDeploymentMemberOutage(t *testing.T, f *framework.Federation) {
 	const grace = 10 * time.Second
-	f := framework.Start(t, framework.Members(3), framework.Workloads(2, "8"))
-	f.JoinAll()
-	f.StartController(manager.Options{MemberGracePeriod: grace})
+	startController(t, f, manager.Options{MemberGracePeriod: grace})
 	fed := f.Client("federation")
 	for _, m := range fedtest.MemberNames {
 		fedtest.WantCondition(t, fed, m, kfedv1alpha1.ClusterReady, "True", 30*time.Second)
 	}
-	const ns = "shop"
+	const ns = "outage"
+	deleteDeploymentsAtEnd(t, f, ns)
 	fedtest.Create(t, fed, framework.Namespace(ns))
 	web := fedtest.FederatedDeployment(ns, "web", 50, `{"rebalance": true, "clusters": {"*": {"weight": 1}, "cluster-3": {"maxReplicas": 20, "weight": 1}}}`)
 	key := client.ObjectKeyFromObject(web)
@@ -129,6 +131,12 @@ func TestFederatedDeploymentMemberOutage(t *testing.T) {
 	if err := f.StopAPIServer("cluster-2"); err != nil {
 		t.Fatal(err)
 	}
+	// Back even when the test fails before it brings it back (a no-op then).
+	t.Cleanup(func() {
+		if err := f.RestartAPIServer(context.Background(), "cluster-2"); err != nil {
+			t.Error(err)
+		}
+	})
 	fedtest.WantCondition(t, fed, "cluster-2", kfedv1alpha1.ClusterReady, "False", 20*time.Second)
 	// The grace period runs from the condition's transition, which the API
 	// server's own shutdown may precede StopAPIServer's return by seconds.

@@ -26,7 +26,8 @@ import (
 	"github.com/kfed-io/kfed/test/route53fake"
 )
 
-// TestFederatedDeploymentWeightsReachTheProviders runs a federated
+// federatedDeploymentWeightsReachTheProviders
+// (TestFederatedDeploymentWeightsReachTheProviders) runs a federated
 // Deployment of 40 replicas weighted 3:1 over cluster-1 and cluster-2 (none
 // in cluster-3) behind a federated Service, and checks that the weighted
 // records of its global name carry the ready replicas per cluster, 30, 10
@@ -34,7 +35,7 @@ import (
 // endpoint) and in Cloud DNS (a sync of the same DNSEndpoints against the
 // local endpoint), and in the answer order of the CoreDNS plugin; then that,
 // routed by proximity, Route53 gets the clusters' places instead, and back.
-func TestFederatedDeploymentWeightsReachTheProviders(t *testing.T) {
+func federatedDeploymentWeightsReachTheProviders(t *testing.T, f *framework.Federation) {
 	const zone = "kfed.test"
 	r53 := route53fake.New()
 	t.Cleanup(r53.Close)
@@ -43,9 +44,7 @@ func TestFederatedDeploymentWeightsReachTheProviders(t *testing.T) {
 		"AWS_SECRET_ACCESS_KEY": "fake", "AWS_EC2_METADATA_DISABLED": "true"} {
 		t.Setenv(k, v)
 	}
-	f := framework.Start(t, framework.Members(3), framework.Workloads(2, "8"), framework.LoadBalancer())
-	f.JoinAll()
-	f.StartController(manager.Options{
+	startController(t, f, manager.Options{
 		Domain: zone, DNSInterval: 500 * time.Millisecond,
 		DNS: dnssync.ProviderFlags{Provider: "route53", OwnerID: "fed", Route53Endpoint: r53.URL, Route53ZoneID: zoneID},
 	})
@@ -53,15 +52,17 @@ func TestFederatedDeploymentWeightsReachTheProviders(t *testing.T) {
 	for _, m := range fedtest.MemberNames {
 		fedtest.WantCondition(t, fed, m, kfedv1alpha1.ClusterReady, "True", 30*time.Second)
 	}
-	const ns = "shop"
+	const ns = "providers"
+	deleteDeploymentsAtEnd(t, f, ns)
 	fedtest.Create(t, fed, framework.Namespace(ns))
 	web := fedtest.FederatedDeployment(ns, "web", 40, `{"rebalance": true, "clusters": {"cluster-1": {"weight": 3}, "cluster-2": {"weight": 1}}}`)
 	svc := fedtest.FederatedService(ns, "web")
+	fedtest.DeleteServicesAtEnd(t, f, client.ObjectKeyFromObject(svc))
 	fedtest.Create(t, fed, web, svc)
 	want := map[string]int{"cluster-1": 30, "cluster-2": 10, "cluster-3": 0}
 	fedtest.WantReadyLayout(t, f, client.ObjectKeyFromObject(web), []int32{30, 10, 0}, false, 40, 90*time.Second)
 	fedtest.WantWeights(t, f, client.ObjectKeyFromObject(svc), want, 30*time.Second)
-	global := "web.shop.fed.svc." + zone
+	global := "web." + ns + ".fed.svc." + zone
 
 	t.Run("Route53 holds a weighted record set per cluster with its ready replicas", func(t *testing.T) {
 		framework.Eventually(t, 30*time.Second, func(ctx context.Context) error {

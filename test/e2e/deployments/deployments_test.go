@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -29,7 +28,7 @@ import (
 func wantCopies(t testing.TB, f *framework.Federation, ns, name string, want []int32, anyOrder bool, within time.Duration) {
 	t.Helper()
 	framework.Eventually(t, within, func(ctx context.Context) error {
-		return copiesAre(ctx, f, ns, name, want, anyOrder)
+		return fedtest.CopiesAre(ctx, f, ns, name, want, anyOrder)
 	})
 }
 
@@ -40,25 +39,9 @@ func wantCopiesStill(t testing.TB, f *framework.Federation, ns, name string, wan
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := copiesAre(ctx, f, ns, name, want, false); err != nil {
+	if err := fedtest.CopiesAre(ctx, f, ns, name, want, false); err != nil {
 		t.Fatal(err)
 	}
-}
-
-func copiesAre(ctx context.Context, f *framework.Federation, ns, name string, want []int32, anyOrder bool) error {
-	got, err := fedtest.CopyReplicas(ctx, f, ns, name)
-	if err != nil {
-		return err
-	}
-	g, w := slices.Clone(got), slices.Clone(want)
-	if anyOrder {
-		slices.Sort(g)
-		slices.Sort(w)
-	}
-	if !slices.Equal(g, w) {
-		return fmt.Errorf("copies of %s have replicas %v, want %v (any order: %v)", name, got, want, anyOrder)
-	}
-	return nil
 }
 
 // wantDeploymentCondition waits for the control-plane Deployment's kfed
@@ -110,20 +93,20 @@ func kubectl(t testing.TB, f *framework.Federation, args ...string) string {
 	return string(out)
 }
 
-// TestFederatedDeployment runs the federated Deployment's user journey on
-// three members with their own controller managers, schedulers and KWOK
-// nodes: plan, copy, sum the status, follow changed preferences, recreate a
-// copy deleted by hand, refuse bad preferences and foreign Deployments, and
-// delete with and without orphaning.
-func TestFederatedDeployment(t *testing.T) {
-	f := framework.Start(t, framework.Members(3), framework.Workloads(2, "8"), framework.LoadBalancer())
-	f.JoinAll()
-	f.StartController(manager.Options{})
+// federatedDeployment (TestFederatedDeployment) runs the federated
+// Deployment's user journey on three members with their own controller
+// managers, schedulers and KWOK nodes: plan, copy, sum the status, follow
+// changed preferences, recreate a copy deleted by hand, refuse bad
+// preferences and foreign Deployments, and delete with and without
+// orphaning; it unjoins cluster-3 last and joins it again at its end.
+func federatedDeployment(t *testing.T, f *framework.Federation) {
+	startController(t, f, manager.Options{})
 	fed := f.Client("federation")
 	for _, m := range fedtest.MemberNames {
 		fedtest.WantCondition(t, fed, m, kfedv1alpha1.ClusterReady, "True", 30*time.Second)
 	}
 	const ns = "shop"
+	deleteDeploymentsAtEnd(t, f, ns, "quota")
 	fedtest.Create(t, fed, framework.Namespace(ns))
 	web := fedtest.FederatedDeployment(ns, "web", 50, `{"rebalance": true, "clusters": {"*": {"weight": 1}}}`)
 	key := client.ObjectKeyFromObject(web)
@@ -164,6 +147,7 @@ func TestFederatedDeployment(t *testing.T) {
 	})
 
 	svc := fedtest.FederatedService(ns, "web")
+	fedtest.DeleteServicesAtEnd(t, f, client.ObjectKeyFromObject(svc))
 	t.Run("the Service selecting it weighs each cluster by its ready replicas", func(t *testing.T) {
 		fedtest.Create(t, fed, svc)
 		wantWeightsAreReady(t, f, ns, "web", 60*time.Second)
@@ -326,6 +310,7 @@ func TestFederatedDeployment(t *testing.T) {
 		batch := fedtest.FederatedDeployment(ns, "batch", 4, `{"rebalance": true, "clusters": {"*": {"weight": 1}}}`)
 		fedtest.Create(t, fed, batch)
 		wantCopies(t, f, ns, "batch", []int32{1, 1, 2}, true, 30*time.Second)
+		rejoinAtEnd(t, f, "cluster-3")
 		if err := fed.Delete(context.Background(), &kfedv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "cluster-3"}}); err != nil {
 			t.Fatal(err)
 		}
