@@ -19,18 +19,8 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
-// The names of Service shop/web in federation e2e under kfed.test, with
-// shards in cluster-1 (us-east1-b) and cluster-2 (us-east1-c).
-const (
-	DNSZone    = "kfed.test."
-	WebGlobal  = "web.shop.e2e.svc.kfed.test."
-	WebRegion  = "web.shop.e2e.svc.us-east1.kfed.test."
-	WebZoneB   = "web.shop.e2e.svc.us-east1-b.us-east1.kfed.test."
-	WebZoneC   = "web.shop.e2e.svc.us-east1-c.us-east1.kfed.test."
-	WebEurope  = "web.shop.e2e.svc.europe-west1.kfed.test."
-	WebEuropeB = "web.shop.e2e.svc.europe-west1-b.europe-west1.kfed.test."
-	WebSRV     = "_http._tcp.web.shop.e2e.svc.kfed.test."
-)
+// DNSZone is the zone, fully qualified, the e2e tests' CoreDNS serve.
+const DNSZone = "kfed.test."
 
 // CoreDNSKubeconfig applies deploy/coredns/rbac.yaml to the control plane
 // and writes a kubeconfig whose only identity is its kfed-coredns

@@ -375,3 +375,26 @@ func DeleteServicesAtEnd(t *testing.T, f *framework.Federation, keys ...client.O
 		})
 	})
 }
+
+// DeleteAtEnd deletes objs through c when t ends and waits until they are
+// gone (their finalizers done: register it after starting what removes
+// them, as cleanups run last first). Tests that share a bed delete what a
+// later one could count or serve.
+func DeleteAtEnd(t *testing.T, c client.Client, objs ...client.Object) {
+	t.Helper()
+	t.Cleanup(func() {
+		for _, o := range objs {
+			if err := c.Delete(context.Background(), o); client.IgnoreNotFound(err) != nil {
+				t.Errorf("deleting %T %s/%s: %v", o, o.GetNamespace(), o.GetName(), err)
+			}
+		}
+		framework.Eventually(t, 60*time.Second, func(ctx context.Context) error {
+			for _, o := range objs {
+				if err := c.Get(ctx, client.ObjectKeyFromObject(o), o.DeepCopyObject().(client.Object)); !apierrors.IsNotFound(err) {
+					return fmt.Errorf("%T %s/%s is still there (%v)", o, o.GetNamespace(), o.GetName(), err)
+				}
+			}
+			return nil
+		})
+	})
+}

@@ -23,7 +23,7 @@ import (
 	"github.com/kfed-io/kfed/test/framework"
 )
 
-// webShard is one member's endpoint of shop/web.
+// webShard is one member's endpoint of a Service web.
 type webShard struct {
 	cluster, zone, lb, clusterIP string
 }
@@ -33,12 +33,30 @@ var (
 	shard2 = webShard{"cluster-2", "us-east1-c", "127.62.0.1", "10.96.0.12"}
 )
 
+// webNames are the names, fully qualified, of Service web of a namespace in
+// federation e2e under fedtest.DNSZone, with shards in cluster-1
+// (us-east1-b) and cluster-2 (us-east1-c). Each test on a bed has a
+// namespace of its own.
+type webNames struct {
+	global, region, zoneB, zoneC, europe, europeB, srv string
+}
+
+func namesOfWeb(namespace string) webNames {
+	n := dnsendpoint.NewNames("e2e", strings.TrimSuffix(fedtest.DNSZone, "."), namespace, "web")
+	return webNames{
+		global: n.Global() + ".", region: n.Region("us-east1") + ".",
+		zoneB: n.Zone("us-east1-b", "us-east1") + ".", zoneC: n.Zone("us-east1-c", "us-east1") + ".",
+		europe: n.Region("europe-west1") + ".", europeB: n.Zone("europe-west1-b", "europe-west1") + ".",
+		srv: n.SRV("http", "TCP") + ".",
+	}
+}
+
 // webDNSEndpoint is the DNSEndpoint the services controller writes for
-// shop/web with shards (docs/design.md, "Desired DNS state"), made by the
-// controller's own record model.
-func webDNSEndpoint(federation string, shards ...webShard) *extdnsv1alpha1.DNSEndpoint {
+// namespace/web with shards (docs/design.md, "Desired DNS state"), made by
+// the controller's own record model.
+func webDNSEndpoint(namespace, federation string, shards ...webShard) *extdnsv1alpha1.DNSEndpoint {
 	in := publish.Input{
-		Names: publish.NewNames("e2e", "kfed.test", "shop", "web"), TTL: 30,
+		Names: publish.NewNames("e2e", "kfed.test", namespace, "web"), TTL: 30,
 		Regions: []string{"us-east1", "europe-west1"},
 		Zones:   []string{"us-east1-b/us-east1", "us-east1-c/us-east1", "europe-west1-b/europe-west1"},
 	}
@@ -55,7 +73,7 @@ func webDNSEndpoint(federation string, shards ...webShard) *extdnsv1alpha1.DNSEn
 	}
 	obj := &extdnsv1alpha1.DNSEndpoint{
 		ObjectMeta: metav1.ObjectMeta{
-			Name: "web", Namespace: "shop",
+			Name: "web", Namespace: namespace,
 			Labels: map[string]string{"app.kubernetes.io/managed-by": "kfed", "kfed.io/federation": federation},
 		},
 		Spec: extdnsv1alpha1.DNSEndpointSpec{Endpoints: eps},
@@ -64,15 +82,16 @@ func webDNSEndpoint(federation string, shards ...webShard) *extdnsv1alpha1.DNSEn
 	return obj
 }
 
-func TestCoreDNSServesFederatedNamesFromTheControlPlane(t *testing.T) {
-	f := framework.Start(t, framework.Members(2))
+// coreDNSServesFederatedNamesFromTheControlPlane
+// (TestCoreDNSServesFederatedNamesFromTheControlPlane) runs a CoreDNS with
+// the plugin over the control plane's DNSEndpoints, written by the test as
+// the controller would, and checks what it answers as they change.
+func coreDNSServesFederatedNamesFromTheControlPlane(t *testing.T, f *framework.Federation) {
+	const ns = "served"
+	w := namesOfWeb(ns)
 	ctx := context.Background()
 	cp := f.Client("federation")
-	for _, ns := range []string{"shop", "elsewhere"} {
-		if err := cp.Create(ctx, framework.Namespace(ns)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	fedtest.Create(t, cp, framework.Namespace(ns), framework.Namespace("elsewhere"))
 	binary := fedtest.BuildCoreDNS(t)
 	srv, err := f.StartCoreDNS(ctx, devenv.CoreDNSOptions{
 		Binary: binary, Name: "coredns-cluster-1", Cluster: "cluster-1", Zone: fedtest.DNSZone,
@@ -88,12 +107,14 @@ func TestCoreDNSServesFederatedNamesFromTheControlPlane(t *testing.T) {
 
 	// Another federation's object, created first: once ours is served, a
 	// watch that selected it would have served it too.
-	other := webDNSEndpoint("other", webShard{"cluster-1", "us-east1-b", "127.99.0.1", "10.99.0.1"})
+	other := webDNSEndpoint(ns, "other", webShard{"cluster-1", "us-east1-b", "127.99.0.1", "10.99.0.1"})
 	other.Namespace = "elsewhere"
+	web := webDNSEndpoint(ns, "e2e", shard1, shard2)
+	big := &extdnsv1alpha1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "big"}}
+	fedtest.DeleteAtEnd(t, cp, other, web, big)
 	if err := cp.Create(ctx, other); err != nil {
 		t.Fatal(err)
 	}
-	web := webDNSEndpoint("e2e", shard1, shard2)
 	created := time.Now()
 	if err := cp.Create(ctx, web); err != nil {
 		t.Fatal(err)
@@ -101,7 +122,7 @@ func TestCoreDNSServesFederatedNamesFromTheControlPlane(t *testing.T) {
 
 	t.Run("names resolve within seconds of the DNSEndpoint appearing", func(t *testing.T) {
 		framework.Eventually(t, 5*time.Second, func(context.Context) error {
-			return fedtest.WantAddresses(srv.Addr, "udp", fedtest.WebGlobal, dns.TypeA, "10.96.0.11", "127.62.0.1")
+			return fedtest.WantAddresses(srv.Addr, "udp", w.global, dns.TypeA, "10.96.0.11", "127.62.0.1")
 		})
 		t.Logf("served %v after the create", time.Since(created).Round(time.Millisecond))
 	})
@@ -111,13 +132,13 @@ func TestCoreDNSServesFederatedNamesFromTheControlPlane(t *testing.T) {
 			name, qname string
 			want        []string
 		}{
-			{"global name has both clusters, cluster-1 by cluster IP", fedtest.WebGlobal, []string{"10.96.0.11", "127.62.0.1"}},
-			{"region name has the region's clusters", fedtest.WebRegion, []string{"10.96.0.11", "127.62.0.1"}},
-			{"own zone name has the own cluster's cluster IP", fedtest.WebZoneB, []string{"10.96.0.11"}},
-			{"other zone name has that zone's cluster", fedtest.WebZoneC, []string{"127.62.0.1"}},
-			{"per-cluster name of another cluster has its load balancer", "cluster-2." + fedtest.WebGlobal, []string{"127.62.0.1"}},
-			{"zone without endpoints follows CNAMEs to region and global", fedtest.WebEuropeB,
-				[]string{"CNAME " + fedtest.WebEurope, "CNAME " + fedtest.WebGlobal, "10.96.0.11", "127.62.0.1"}},
+			{"global name has both clusters, cluster-1 by cluster IP", w.global, []string{"10.96.0.11", "127.62.0.1"}},
+			{"region name has the region's clusters", w.region, []string{"10.96.0.11", "127.62.0.1"}},
+			{"own zone name has the own cluster's cluster IP", w.zoneB, []string{"10.96.0.11"}},
+			{"other zone name has that zone's cluster", w.zoneC, []string{"127.62.0.1"}},
+			{"per-cluster name of another cluster has its load balancer", "cluster-2." + w.global, []string{"127.62.0.1"}},
+			{"zone without endpoints follows CNAMEs to region and global", w.europeB,
+				[]string{"CNAME " + w.europe, "CNAME " + w.global, "10.96.0.11", "127.62.0.1"}},
 		}
 		for _, tt := range tests {
 			for _, proto := range []string{"udp", "tcp"} {
@@ -132,7 +153,7 @@ func TestCoreDNSServesFederatedNamesFromTheControlPlane(t *testing.T) {
 
 	t.Run("the own cluster is answered first", func(t *testing.T) {
 		for range 20 {
-			r, err := fedtest.Query(srv.Addr, "udp", fedtest.WebGlobal, dns.TypeA)
+			r, err := fedtest.Query(srv.Addr, "udp", w.global, dns.TypeA)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -143,13 +164,13 @@ func TestCoreDNSServesFederatedNamesFromTheControlPlane(t *testing.T) {
 	})
 
 	t.Run("SRV has the per-cluster names and their addresses", func(t *testing.T) {
-		r, err := fedtest.Query(srv.Addr, "tcp", fedtest.WebSRV, dns.TypeSRV)
+		r, err := fedtest.Query(srv.Addr, "tcp", w.srv, dns.TypeSRV)
 		if err != nil {
 			t.Fatal(err)
 		}
 		got := append(fedtest.AnswerStrings(r), extraStrings(r)...)
 		slices.Sort(got)
-		want := []string{"0 1 8080 cluster-1." + fedtest.WebGlobal, "0 1 8080 cluster-2." + fedtest.WebGlobal, "10.96.0.11", "127.62.0.1"}
+		want := []string{"0 1 8080 cluster-1." + w.global, "0 1 8080 cluster-2." + w.global, "10.96.0.11", "127.62.0.1"}
 		if !slices.Equal(got, want) {
 			t.Errorf("SRV answer and additional %v, want %v", got, want)
 		}
@@ -158,13 +179,13 @@ func TestCoreDNSServesFederatedNamesFromTheControlPlane(t *testing.T) {
 	t.Run("another federation's DNSEndpoints are not served", func(t *testing.T) {
 		// elsewhere/web of federation "other" has the same names with
 		// addresses of its own, 127.99.0.1 and 10.99.0.1.
-		if err := fedtest.WantAddresses(srv.Addr, "udp", "cluster-1."+fedtest.WebGlobal, dns.TypeA, "10.96.0.11"); err != nil {
+		if err := fedtest.WantAddresses(srv.Addr, "udp", "cluster-1."+w.global, dns.TypeA, "10.96.0.11"); err != nil {
 			t.Error(err)
 		}
 	})
 
 	t.Run("a shard losing its ingress changes the answer without a restart", func(t *testing.T) {
-		updated := webDNSEndpoint("e2e", shard1)
+		updated := webDNSEndpoint(ns, "e2e", shard1)
 		if err := cp.Get(ctx, client.ObjectKeyFromObject(web), web); err != nil {
 			t.Fatal(err)
 		}
@@ -174,9 +195,9 @@ func TestCoreDNSServesFederatedNamesFromTheControlPlane(t *testing.T) {
 		}
 		framework.Eventually(t, 5*time.Second, func(context.Context) error {
 			return errors.Join(
-				fedtest.WantAddresses(srv.Addr, "udp", fedtest.WebGlobal, dns.TypeA, "10.96.0.11"),
-				fedtest.WantAddresses(srv.Addr, "tcp", fedtest.WebZoneC, dns.TypeA, "CNAME "+fedtest.WebRegion, "10.96.0.11"),
-				fedtest.WantRcode(srv.Addr, "cluster-2."+fedtest.WebGlobal, dns.RcodeNameError),
+				fedtest.WantAddresses(srv.Addr, "udp", w.global, dns.TypeA, "10.96.0.11"),
+				fedtest.WantAddresses(srv.Addr, "tcp", w.zoneC, dns.TypeA, "CNAME "+w.region, "10.96.0.11"),
+				fedtest.WantRcode(srv.Addr, "cluster-2."+w.global, dns.RcodeNameError),
 			)
 		})
 	})
@@ -186,7 +207,7 @@ func TestCoreDNSServesFederatedNamesFromTheControlPlane(t *testing.T) {
 		for i := range 40 {
 			shards = append(shards, webShard{fmt.Sprintf("cluster-%02d", i+10), "us-east1-b", fmt.Sprintf("127.63.0.%d", i+1), "10.96.1.1"})
 		}
-		bigObj := webDNSEndpoint("e2e", shards...)
+		bigObj := webDNSEndpoint(ns, "e2e", shards...)
 		bigObj.Name = "big"
 		for i := range bigObj.Spec.Endpoints {
 			bigObj.Spec.Endpoints[i].DNSName = strings.Replace(bigObj.Spec.Endpoints[i].DNSName, "web.", "big.", 1)
@@ -194,7 +215,7 @@ func TestCoreDNSServesFederatedNamesFromTheControlPlane(t *testing.T) {
 		if err := cp.Create(ctx, bigObj); err != nil {
 			t.Fatal(err)
 		}
-		bigName := strings.Replace(fedtest.WebGlobal, "web.", "big.", 1)
+		bigName := strings.Replace(w.global, "web.", "big.", 1)
 		framework.Eventually(t, 5*time.Second, func(context.Context) error {
 			r, err := fedtest.Query(srv.Addr, "tcp", bigName, dns.TypeA)
 			if err != nil {
@@ -224,8 +245,8 @@ func TestCoreDNSServesFederatedNamesFromTheControlPlane(t *testing.T) {
 		}
 		framework.Eventually(t, 5*time.Second, func(context.Context) error {
 			return errors.Join(
-				fedtest.WantRcode(srv.Addr, fedtest.WebGlobal, dns.RcodeNameError),
-				fedtest.WantRcode(srv.Addr, fedtest.WebZoneB, dns.RcodeNameError),
+				fedtest.WantRcode(srv.Addr, w.global, dns.RcodeNameError),
+				fedtest.WantRcode(srv.Addr, w.zoneB, dns.RcodeNameError),
 			)
 		})
 	})

@@ -28,21 +28,27 @@ import (
 	"github.com/kfed-io/kfed/test/framework"
 )
 
-// TestCoreDNSIsAHiddenPrimaryForSecondaries runs the plugin as an operator
+// coreDNSIsAHiddenPrimaryForSecondaries
+// (TestCoreDNSIsAHiddenPrimaryForSecondaries) runs the plugin as an operator
 // runs a hidden primary: a CoreDNS with a transfer block that real BIND 9 and
 // Knot DNS secondaries copy the zone from and get NOTIFY from, and beside it
 // CoreDNS processes without one, started at other times over the same
 // control plane.
-func TestCoreDNSIsAHiddenPrimaryForSecondaries(t *testing.T) {
-	f := framework.Start(t, framework.Members(0))
+func coreDNSIsAHiddenPrimaryForSecondaries(t *testing.T, f *framework.Federation) {
+	const ns = "transfer"
+	w := namesOfWeb(ns)
 	ctx := context.Background()
 	cp := f.Client("federation")
-	for _, ns := range []string{"shop", "kfed-system"} {
-		if err := cp.Create(ctx, framework.Namespace(ns)); err != nil {
-			t.Fatal(err)
-		}
+	fedtest.Create(t, cp, framework.Namespace(ns))
+	// kfed's namespace, which an earlier test on the bed may have made.
+	if err := cp.Create(ctx, framework.Namespace("kfed-system")); client.IgnoreAlreadyExists(err) != nil {
+		t.Fatal(err)
 	}
-	web := webDNSEndpoint("e2e", shard1, shard2)
+	web := webDNSEndpoint(ns, "e2e", shard1, shard2)
+	// The serial marker of the deletion step below goes too: the plugin of a
+	// later test's CoreDNS would count it.
+	marker := &extdnsv1alpha1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: "kfed-system", Name: "kfed-serial-e2e"}}
+	fedtest.DeleteAtEnd(t, cp, web, marker)
 	if err := cp.Create(ctx, web); err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +83,7 @@ func TestCoreDNSIsAHiddenPrimaryForSecondaries(t *testing.T) {
 	replica := start("coredns-replica", false)
 
 	// names compares what the secondary answers with what the plugin does.
-	names := []string{fedtest.WebGlobal, fedtest.WebRegion, fedtest.WebZoneB, fedtest.WebZoneC, fedtest.WebEuropeB, "cluster-2." + fedtest.WebGlobal}
+	names := []string{w.global, w.region, w.zoneB, w.zoneC, w.europeB, "cluster-2." + w.global}
 	sameAnswers := func() error {
 		var errs []error
 		for _, name := range names {
@@ -182,15 +188,15 @@ func TestCoreDNSIsAHiddenPrimaryForSecondaries(t *testing.T) {
 		if err := cp.Get(ctx, client.ObjectKeyFromObject(web), web); err != nil {
 			t.Fatal(err)
 		}
-		web.Spec = webDNSEndpoint("e2e", shard1).Spec
+		web.Spec = webDNSEndpoint(ns, "e2e", shard1).Spec
 		changed := time.Now()
 		if err := cp.Update(ctx, web); err != nil {
 			t.Fatal(err)
 		}
 		framework.Eventually(t, 5*time.Second, func(context.Context) error {
-			errs := []error{fedtest.WantRcode(primary.Addr, "cluster-2."+fedtest.WebGlobal, dns.RcodeNameError), sameAnswers()}
+			errs := []error{fedtest.WantRcode(primary.Addr, "cluster-2."+w.global, dns.RcodeNameError), sameAnswers()}
 			for _, sec := range secondaries {
-				errs = append(errs, fedtest.WantRcode(sec.addr, "cluster-2."+fedtest.WebGlobal, dns.RcodeNameError))
+				errs = append(errs, fedtest.WantRcode(sec.addr, "cluster-2."+w.global, dns.RcodeNameError))
 			}
 			return errors.Join(errs...)
 		})
@@ -224,11 +230,8 @@ func TestCoreDNSIsAHiddenPrimaryForSecondaries(t *testing.T) {
 		}
 		// What kfed's services controller does after deleting a
 		// DNSEndpoint (plugin README, "Serials").
-		marker := &extdnsv1alpha1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{
-			Namespace: "kfed-system", Name: "kfed-serial-e2e",
-			Labels:      map[string]string{"app.kubernetes.io/managed-by": "kfed", "kfed.io/federation": "e2e"},
-			Annotations: map[string]string{"kfed.io/last-deleted": string(web.UID)},
-		}}
+		marker.Labels = map[string]string{"app.kubernetes.io/managed-by": "kfed", "kfed.io/federation": "e2e"}
+		marker.Annotations = map[string]string{"kfed.io/last-deleted": string(web.UID)}
 		if err := cp.Create(ctx, marker); err != nil {
 			t.Fatal(err)
 		}
@@ -242,7 +245,7 @@ func TestCoreDNSIsAHiddenPrimaryForSecondaries(t *testing.T) {
 			}
 			errs := []error{err}
 			for _, sec := range secondaries {
-				errs = append(errs, fedtest.WantRcode(sec.addr, fedtest.WebGlobal, dns.RcodeNameError))
+				errs = append(errs, fedtest.WantRcode(sec.addr, w.global, dns.RcodeNameError))
 			}
 			return errors.Join(errs...)
 		})

@@ -26,7 +26,8 @@ import (
 	"github.com/kfed-io/kfed/test/framework"
 )
 
-// TestMemberDNSForwardsTheZoneAsTheReadmesSay runs, as written, the README's
+// memberDNSForwardsTheZoneAsTheReadmesSay
+// (TestMemberDNSForwardsTheZoneAsTheReadmesSay) runs, as written, the README's
 // step 5 (kubectl rewrites each member's kube-system/coredns Corefile to
 // forward the federation's zone to kfed-coredns's cluster IP) against real
 // API servers, then a real CoreDNS with each resulting Corefile, and a real
@@ -35,12 +36,11 @@ import (
 // and, for the cluster's CoreDNS, still answers what it answered before.
 // Addresses that exist only in a cluster (cluster IPs, NodeLocal's
 // 169.254.20.10) are moved to loopback after their values are checked.
-func TestMemberDNSForwardsTheZoneAsTheReadmesSay(t *testing.T) {
+// It installs kfed's chart and rewrites kube-system/coredns in the members:
+// it runs last on its bed.
+func memberDNSForwardsTheZoneAsTheReadmesSay(t *testing.T, f *framework.Federation) {
 	fedtest.Helm(t)
 	root := framework.RepoRoot(t)
-	built := make(chan string, 1)
-	go func() { built <- buildCoreDNSOrEmpty(t) }()
-	f := framework.Start(t, framework.Members(2))
 	ctx := context.Background()
 	tmp := t.TempDir()
 
@@ -48,11 +48,10 @@ func TestMemberDNSForwardsTheZoneAsTheReadmesSay(t *testing.T) {
 	// DNSEndpoint of shop/web with one shard.
 	const name = "web.shop.myfed.svc.global.example.com."
 	lb := "127.77.0.1"
-	fedtest.Create(t, f.Client("federation"), framework.Namespace("shop"), readmeDNSEndpoint(t, lb))
-	coredns := <-built
-	if coredns == "" {
-		t.FailNow()
-	}
+	ep := readmeDNSEndpoint(t, lb)
+	fedtest.DeleteAtEnd(t, f.Client("federation"), ep.DeepCopy())
+	fedtest.Create(t, f.Client("federation"), framework.Namespace("shop"), ep)
+	coredns := fedtest.BuildCoreDNS(t)
 	kfedDNS := framework.FreeAddr(t)
 	framework.StartProcess(t, exec.Command(coredns, "-conf", fedtest.WriteFile(t, tmp, "kfed.Corefile", devenv.KfedCorefile(devenv.KfedZone{
 		Zone: "global.example.com:" + fedtest.Port(kfedDNS), Federation: "myfed", Kubeconfig: f.Kubeconfig, Context: "federation",
@@ -198,16 +197,4 @@ func readmeDNSEndpoint(t *testing.T, lb string) *extdnsv1alpha1.DNSEndpoint {
 	}
 	dnsendpoint.SetClusters(obj, table)
 	return obj
-}
-
-// buildCoreDNSOrEmpty returns CoreDNS with the plugin (framework.Build)
-// from its own goroutine; it returns "" (having marked the test failed)
-// when the build fails.
-func buildCoreDNSOrEmpty(t *testing.T) string {
-	dir, err := framework.Build(t, "./cmd/coredns")
-	if err != nil {
-		t.Error(err)
-		return ""
-	}
-	return filepath.Join(dir, "coredns")
 }

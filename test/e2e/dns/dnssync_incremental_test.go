@@ -23,17 +23,22 @@ import (
 	"github.com/kfed-io/kfed/dnsprovider"
 	"github.com/kfed-io/kfed/dnssync"
 	"github.com/kfed-io/kfed/tenancy"
+	"github.com/kfed-io/kfed/test/fedtest"
 	"github.com/kfed-io/kfed/test/framework"
 )
 
-// The passes that plan only the names of the DNSEndpoints that changed
-// (added, changed, removed; names two of them share; names someone else
-// holds) leave BIND, every DNSEndpoint's status and the records kfed does not
-// own exactly as a full plan of the same DNSEndpoints would.
-func TestDNSSyncIncrementalPassesLeaveBINDAsAFullPlanWould(t *testing.T) {
+// dnsSyncIncrementalPassesLeaveBINDAsAFullPlanWould
+// (TestDNSSyncIncrementalPassesLeaveBINDAsAFullPlanWould): the passes that
+// plan only the names of the DNSEndpoints that changed (added, changed,
+// removed; names two of them share; names someone else holds) leave BIND,
+// every DNSEndpoint's status and the records kfed does not own exactly as a
+// full plan of the same DNSEndpoints would. Its DNSEndpoints are in
+// namespace default, the one trustDefault trusts; it is the only test on its
+// bed to use it.
+func dnsSyncIncrementalPassesLeaveBINDAsAFullPlanWould(t *testing.T, f *framework.Federation) {
 	const zone = "kfed.test"
-	bed := newDNSSyncBed(t, zone)
-	srv, f, ctx, prov, reg := bed.bind, bed.f, bed.ctx, bed.prov, bed.reg
+	bed := newDNSSyncBed(t, f, zone)
+	srv, ctx, prov, reg := bed.bind, bed.ctx, bed.prov, bed.reg
 	other, err := dnsprovider.NewRegistry("other", "")
 	if err != nil {
 		t.Fatal(err)
@@ -82,6 +87,7 @@ func TestDNSSyncIncrementalPassesLeaveBINDAsAFullPlanWould(t *testing.T) {
 	create := func(eps ...*extdnsv1alpha1.DNSEndpoint) {
 		t.Helper()
 		for _, ep := range eps {
+			fedtest.DeleteAtEnd(t, fed, ep.DeepCopy())
 			if err := fed.Create(ctx, ep); err != nil {
 				t.Fatal(err)
 			}

@@ -21,19 +21,21 @@ import (
 	"github.com/kfed-io/kfed/dnsprovider"
 	"github.com/kfed-io/kfed/dnsprovider/route53"
 	"github.com/kfed-io/kfed/dnssync"
+	"github.com/kfed-io/kfed/test/fedtest"
 	"github.com/kfed-io/kfed/test/framework"
 	"github.com/kfed-io/kfed/test/route53fake"
 )
 
-// Two providers' sync controllers (RFC 2136 to BIND and Route53 to its
-// local endpoint) publish the same DNSEndpoints at once, against a real API
+// twoProvidersNeverWipeEachOthersPublishStatus
+// (TestTwoProvidersNeverWipeEachOthersPublishStatus): two providers' sync
+// controllers (RFC 2136 to BIND and Route53 to its local endpoint) publish the same DNSEndpoints at once, against a real API
 // server, through rounds of changes to every object: neither ever drops or
 // rolls back the other's entry of status.publishers, as a merge patch of the
 // whole list from a cache that had not seen the other's write did.
-func TestTwoProvidersNeverWipeEachOthersPublishStatus(t *testing.T) {
-	const zone = "kfed.test"
-	b := newDNSSyncBed(t, zone)
-	f, ctx := b.f, b.ctx
+func twoProvidersNeverWipeEachOthersPublishStatus(t *testing.T, f *framework.Federation) {
+	const zone, ns = "kfed.test", "publishers"
+	b := newDNSSyncBed(t, f, zone)
+	ctx := b.ctx
 	r53 := route53fake.New()
 	t.Cleanup(r53.Close)
 	zoneID := r53.AddZone(zone, false)
@@ -54,7 +56,7 @@ func TestTwoProvidersNeverWipeEachOthersPublishStatus(t *testing.T) {
 
 	// Every status each object goes through, in order: an entry once there
 	// must stay, with a generation that never goes back.
-	w, err := direct.Watch(ctx, &extdnsv1alpha1.DNSEndpointList{}, client.InNamespace("default"))
+	w, err := direct.Watch(ctx, &extdnsv1alpha1.DNSEndpointList{}, client.InNamespace(ns))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,24 +95,25 @@ func TestTwoProvidersNeverWipeEachOthersPublishStatus(t *testing.T) {
 
 	const objects, rounds = 30, 4
 	fed := f.Client("federation")
+	fedtest.Create(t, fed, framework.Namespace(ns))
+	eps := make([]client.Object, objects)
 	for i := range objects {
-		ep := &extdnsv1alpha1.DNSEndpoint{
-			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web" + strconv.Itoa(i), Labels: map[string]string{
+		eps[i] = &extdnsv1alpha1.DNSEndpoint{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web" + strconv.Itoa(i), Labels: map[string]string{
 				kfedv1alpha1.LabelManagedBy: kfedv1alpha1.ManagedBy, kfedv1alpha1.LabelFederation: "fed",
 			}},
 			Spec: extdnsv1alpha1.DNSEndpointSpec{Endpoints: []extdnsv1alpha1.Endpoint{
-				{DNSName: fmt.Sprintf("web%d.default.fed.svc.%s", i, zone), RecordType: "A", Targets: []string{"127.1.0.1"}, RecordTTL: 60},
+				{DNSName: fmt.Sprintf("web%d.%s.fed.svc.%s", i, ns, zone), RecordType: "A", Targets: []string{"127.1.0.1"}, RecordTTL: 60},
 			}},
 		}
-		if err := fed.Create(ctx, ep); err != nil {
-			t.Fatal(err)
-		}
 	}
+	fedtest.DeleteAtEnd(t, fed, eps...)
+	fedtest.Create(t, fed, eps...)
 	for round := 1; round <= rounds; round++ {
 		if round > 1 {
 			for i := range objects {
 				var ep extdnsv1alpha1.DNSEndpoint
-				if err := fed.Get(ctx, client.ObjectKey{Namespace: "default", Name: "web" + strconv.Itoa(i)}, &ep); err != nil {
+				if err := fed.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web" + strconv.Itoa(i)}, &ep); err != nil {
 					t.Fatal(err)
 				}
 				ep.Spec.Endpoints[0].Targets = []string{fmt.Sprintf("127.1.0.%d", round)}
@@ -121,7 +124,7 @@ func TestTwoProvidersNeverWipeEachOthersPublishStatus(t *testing.T) {
 		}
 		framework.Eventually(t, 60*time.Second, func(ctx context.Context) error {
 			var list extdnsv1alpha1.DNSEndpointList
-			if err := direct.List(ctx, &list, client.InNamespace("default")); err != nil {
+			if err := direct.List(ctx, &list, client.InNamespace(ns)); err != nil {
 				return err
 			}
 			for _, ep := range list.Items {

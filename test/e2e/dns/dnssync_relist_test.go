@@ -21,17 +21,20 @@ import (
 	"github.com/kfed-io/kfed/dnsprovider/rfc2136"
 	"github.com/kfed-io/kfed/dnssync"
 	"github.com/kfed-io/kfed/test/bindtest"
+	"github.com/kfed-io/kfed/test/fedtest"
 	"github.com/kfed-io/kfed/test/framework"
 )
 
-// A pass over a federation in which no DNSEndpoint changed is skipped while
+// dnsSyncRestoresARecordRemovedBehindItsBackAtRelistThoughNothingChanged
+// (TestDNSSyncRestoresARecordRemovedBehindItsBackAtRelistThoughNothingChanged):
+// a pass over a federation in which no DNSEndpoint changed is skipped while
 // the sync's cached listing is trusted; once it is not (Relist), the zone is
 // listed and planned again, so a record removed behind kfed's back comes
 // back though nothing in the control plane changed.
-func TestDNSSyncRestoresARecordRemovedBehindItsBackAtRelistThoughNothingChanged(t *testing.T) {
-	const zone = "kfed.test"
-	b := newDNSSyncBed(t, zone)
-	srv, f, ctx := b.bind, b.f, b.ctx
+func dnsSyncRestoresARecordRemovedBehindItsBackAtRelistThoughNothingChanged(t *testing.T, f *framework.Federation) {
+	const zone, ns = "kfed.test", "relist"
+	b := newDNSSyncBed(t, f, zone)
+	srv, ctx := b.bind, b.ctx
 	const relist = 4 * time.Second
 	sc := &dnssync.Controller{
 		Syncer: &dnssync.Syncer{Provider: b.prov, Planner: dnsprovider.Planner{Registry: b.reg}, Relist: relist},
@@ -40,15 +43,17 @@ func TestDNSSyncRestoresARecordRemovedBehindItsBackAtRelistThoughNothingChanged(
 	}
 	b.start(sc)
 
-	const name = "web.default.fed.svc." + zone
+	const name = "web." + ns + ".fed.svc." + zone
 	ep := &extdnsv1alpha1.DNSEndpoint{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web", Labels: map[string]string{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web", Labels: map[string]string{
 			kfedv1alpha1.LabelManagedBy: kfedv1alpha1.ManagedBy, kfedv1alpha1.LabelFederation: "fed",
 		}},
 		Spec: extdnsv1alpha1.DNSEndpointSpec{Endpoints: []extdnsv1alpha1.Endpoint{
 			{DNSName: name, RecordType: "A", Targets: []string{"127.1.0.1"}, RecordTTL: 60},
 		}},
 	}
+	fedtest.Create(t, f.Client("federation"), framework.Namespace(ns))
+	fedtest.DeleteAtEnd(t, f.Client("federation"), ep.DeepCopy())
 	if err := f.Client("federation").Create(ctx, ep); err != nil {
 		t.Fatal(err)
 	}
@@ -91,10 +96,11 @@ func TestDNSSyncRestoresARecordRemovedBehindItsBackAtRelistThoughNothingChanged(
 	t.Logf("the record was back %v after its removal (Relist %v)", time.Since(removed).Round(time.Millisecond), relist)
 }
 
-// dnsSyncBed is a federation control plane without members, a client that
-// reads it through a cache, and BIND serving a zone through kfed's RFC 2136
-// provider with owner ID "fed": what a DNS sync controller, the test's to
-// configure, needs.
+// dnsSyncBed is a federation's control plane (a test bed's, whose members
+// it leaves alone), a client that reads it through a cache, and a BIND of
+// the test's own serving a zone through kfed's RFC 2136 provider with owner
+// ID "fed": what a DNS sync controller, the test's to configure, needs. The
+// cache and the controller stop when the test ends.
 type dnsSyncBed struct {
 	f       *framework.Federation
 	bind    *bindtest.Server
@@ -107,9 +113,9 @@ type dnsSyncBed struct {
 	wg      sync.WaitGroup
 }
 
-func newDNSSyncBed(t *testing.T, zone string) *dnsSyncBed {
+func newDNSSyncBed(t *testing.T, f *framework.Federation, zone string) *dnsSyncBed {
 	t.Helper()
-	b := &dnsSyncBed{bind: bindtest.Start(t, zone), f: framework.Start(t, framework.Members(0))}
+	b := &dnsSyncBed{bind: bindtest.Start(t, zone), f: f}
 	cfg := b.f.ControlPlane.Config
 	var err error
 	if b.cache, err = cache.New(cfg, cache.Options{Scheme: b.f.Scheme}); err != nil {

@@ -15,7 +15,6 @@ import (
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/dnsprovider"
 	"github.com/kfed-io/kfed/dnsprovider/rfc2136"
-	"github.com/kfed-io/kfed/manager"
 	"github.com/kfed-io/kfed/services"
 	"github.com/kfed-io/kfed/test/bindtest"
 	"github.com/kfed-io/kfed/test/framework"
@@ -51,18 +50,19 @@ func registryValue(t *testing.T, name, label, value string) float64 {
 	return 0
 }
 
-func TestDNSSyncControllerPublishesToBINDAndIsQuietInSteadyState(t *testing.T) {
+// dnsSyncControllerPublishesToBINDAndIsQuietInSteadyState
+// (TestDNSSyncControllerPublishesToBINDAndIsQuietInSteadyState): the
+// controller's DNS sync publishes a federated Service to BIND, reports a
+// name someone else holds on the Service, and sends nothing once nothing
+// changes.
+func dnsSyncControllerPublishesToBINDAndIsQuietInSteadyState(t *testing.T, f *framework.Federation) {
 	const zone = "kfed.test"
-	srv := bindtest.Start(t, zone)
-	f := framework.Start(t, framework.Members(2), framework.LoadBalancer())
-	f.JoinAll()
-	f.StartController(manager.Options{
-		Domain: zone, DNSInterval: 500 * time.Millisecond,
-		DNS: fedtest.BindProvider(srv, zone, "fed"),
-	})
+	srv := startControllerWithBIND(t, f, zone)
 	fed := f.Client("federation")
 	ctx := context.Background()
 	svc := fedtest.FederatedService("default", "shop")
+	heldSvc := fedtest.FederatedService("default", "held")
+	fedtest.DeleteServicesAtEnd(t, f, client.ObjectKeyFromObject(svc), client.ObjectKeyFromObject(heldSvc))
 	if err := fed.Create(ctx, svc); err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,6 @@ func TestDNSSyncControllerPublishesToBINDAndIsQuietInSteadyState(t *testing.T) {
 	}
 	// The syncer trusts its cached listing for an hour: this outside write is
 	// noticed when kfed's own write to that name fails its precondition.
-	heldSvc := fedtest.FederatedService("default", "held")
 	if err := fed.Create(ctx, heldSvc); err != nil {
 		t.Fatal(err)
 	}

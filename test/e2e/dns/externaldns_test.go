@@ -16,12 +16,12 @@ import (
 
 	"github.com/miekg/dns"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/dnsprovider"
 	"github.com/kfed-io/kfed/dnsprovider/rfc2136"
-	"github.com/kfed-io/kfed/manager"
 	"github.com/kfed-io/kfed/services"
 	"github.com/kfed-io/kfed/test/bindtest"
 	"github.com/kfed-io/kfed/test/framework"
@@ -227,22 +227,20 @@ func bindSerial(t *testing.T, srv *bindtest.Server) uint32 {
 	return 0
 }
 
-// TestExternalDNSPublishesAFederatedGatewaysHostname: ExternalDNS, reading
+// externalDNSPublishesAFederatedGatewaysHostname
+// (TestExternalDNSPublishesAFederatedGatewaysHostname): ExternalDNS, reading
 // kfed's DNSEndpoints as the README configures it, publishes a federated
 // Gateway's hostname (its DNSEndpoint is in kfed's namespace, ADR 0008) to
 // a real BIND with every cluster's address.
-func TestExternalDNSPublishesAFederatedGatewaysHostname(t *testing.T) {
-	const zone = "kfed.test"
+func externalDNSPublishesAFederatedGatewaysHostname(t *testing.T, f *framework.Federation) {
+	const zone = kfedTestZone
 	srv := bindtest.Start(t, zone)
-	f := fedtest.StartGatewayFederation(t, manager.Options{Domain: zone})
 	fed := f.Client("federation")
-	ctx := context.Background()
-	if err := fed.Create(ctx, framework.Namespace("shop")); err != nil {
-		t.Fatal(err)
-	}
-	if err := fed.Create(ctx, fedtest.FederatedGateway("shop", "front", "shop."+zone)); err != nil {
-		t.Fatal(err)
-	}
+	fedtest.Create(t, fed, framework.Namespace("shop"))
+	gw := fedtest.FederatedGateway("shop", "front", "shop."+zone)
+	// Its DNSEndpoint goes with it.
+	fedtest.DeleteAtEnd(t, fed, gw.DeepCopy(), &extdnsv1alpha1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: "kfed-system", Name: "gateway.shop.front"}})
+	fedtest.Create(t, fed, gw)
 	addrs := fedtest.PublishedAddresses(t, f, "gateway.shop.front", "shop."+zone, 3)
 	slices.Sort(addrs)
 

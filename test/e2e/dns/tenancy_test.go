@@ -24,13 +24,12 @@ import (
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/devenv"
-	"github.com/kfed-io/kfed/manager"
 	"github.com/kfed-io/kfed/tenancy/report"
-	"github.com/kfed-io/kfed/test/bindtest"
 	"github.com/kfed-io/kfed/test/framework"
 )
 
-// TestTenantCannotPublishAnotherNamespacesNames is the hijack of issue 22 on
+// tenantCannotPublishAnotherNamespacesNames
+// (TestTenantCannotPublishAnotherNamespacesNames) is the hijack of issue 22 on
 // real API servers, a real CoreDNS in each member and a real BIND: a tenant
 // whose ServiceAccount may write only DNSEndpoints and Services in its own
 // namespace copies kfed's labels onto a DNSEndpoint naming default/demo's
@@ -39,15 +38,9 @@ import (
 // name is served; the object carries a condition and Warning Events. The
 // same object in the trusted
 // namespace publishes the apex name, and still not demo's.
-func TestTenantCannotPublishAnotherNamespacesNames(t *testing.T) {
+func tenantCannotPublishAnotherNamespacesNames(t *testing.T, f *framework.Federation) {
 	const zone = "kfed.test"
-	srv := bindtest.Start(t, zone)
-	f := framework.Start(t, framework.Members(2), framework.LoadBalancer())
-	f.JoinAll()
-	f.StartController(manager.Options{
-		Domain: zone, DNSInterval: 500 * time.Millisecond,
-		DNS: fedtest.BindProvider(srv, zone, "fed"),
-	})
+	srv := startControllerWithBIND(t, f, zone)
 	ctx := context.Background()
 	fed := f.Client("federation")
 
@@ -69,6 +62,9 @@ func TestTenantCannotPublishAnotherNamespacesNames(t *testing.T) {
 	}
 
 	demo := fedtest.FederatedService("default", "demo")
+	// The tenant's Service and DNSEndpoints go first (cleanups run last
+	// first), then demo.
+	fedtest.DeleteServicesAtEnd(t, f, client.ObjectKeyFromObject(demo))
 	if err := fed.Create(ctx, demo); err != nil {
 		t.Fatal(err)
 	}
@@ -110,6 +106,8 @@ func TestTenantCannotPublishAnotherNamespacesNames(t *testing.T) {
 	// The tenant: a namespace, and a ServiceAccount that may write
 	// DNSEndpoints and Services there and nothing else.
 	tenant := tenantClient(t, f, "intruder")
+	trusted := &extdnsv1alpha1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: "kfed-system", Name: "hand-written", Labels: dnsendpoint.Selector("fed")}}
+	fedtest.DeleteServicesAtEnd(t, f, client.ObjectKey{Namespace: "intruder", Name: "demo"})
 	intruder := &extdnsv1alpha1.DNSEndpoint{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "intruder", Name: "x", Labels: dnsendpoint.Selector("fed")},
 		Spec: extdnsv1alpha1.DNSEndpointSpec{Endpoints: []extdnsv1alpha1.Endpoint{
@@ -125,6 +123,7 @@ func TestTenantCannotPublishAnotherNamespacesNames(t *testing.T) {
 			t.Fatalf("creating a DNSEndpoint in default as the tenant: %v, want forbidden", err)
 		}
 	})
+	fedtest.DeleteAtEnd(t, fed, intruder.DeepCopy(), trusted.DeepCopy())
 	if err := tenant.Create(ctx, intruder); err != nil {
 		t.Fatal(err)
 	}
@@ -249,9 +248,7 @@ func TestTenantCannotPublishAnotherNamespacesNames(t *testing.T) {
 	})
 
 	t.Run("the same object in the trusted namespace publishes other names, not a tenant's", func(t *testing.T) {
-		trusted := intruder.DeepCopy()
-		trusted.ObjectMeta = metav1.ObjectMeta{Namespace: "kfed-system", Name: "hand-written", Labels: dnsendpoint.Selector("fed")}
-		trusted.Spec.Endpoints = trusted.Spec.Endpoints[:2]
+		trusted.Spec.Endpoints = intruder.Spec.Endpoints[:2]
 		if err := fed.Create(ctx, trusted); err != nil {
 			t.Fatal(err)
 		}
