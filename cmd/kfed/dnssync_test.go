@@ -24,6 +24,7 @@ import (
 	"github.com/kfed-io/kfed/manager"
 	"github.com/kfed-io/kfed/services"
 	"github.com/kfed-io/kfed/test/bindtest"
+	"github.com/kfed-io/kfed/test/fedtest"
 	"github.com/kfed-io/kfed/test/framework"
 )
 
@@ -32,11 +33,15 @@ func lookup(t *testing.T, srv *bindtest.Server, name string, qtype uint16) []str
 	return srv.Answers(t, name, qtype)
 }
 
-func TestDNSSyncPublishesAFederatedServiceToBIND(t *testing.T) {
+// dnsSyncPublishesAFederatedServiceToBIND
+// (TestDNSSyncPublishesAFederatedServiceToBIND): kfed dns sync publishes a
+// federated Service to BIND around a record it does not own, kfed dns plan
+// shows the provider's view, and a cluster that leaves leaves the zone. It
+// runs kfed's controller for kfed.test until it ends, and unjoins
+// cluster-2.
+func dnsSyncPublishesAFederatedServiceToBIND(t *testing.T, f *framework.Federation) {
 	const zone = "kfed.test"
-	f := framework.Start(t, framework.Members(2), framework.LoadBalancer())
-	f.JoinAll()
-	f.StartController(manager.Options{Domain: zone})
+	t.Cleanup(f.StartController(manager.Options{Domain: zone}))
 	srv := bindtest.Start(t, zone)
 	ctx := context.Background()
 	fed := f.Client("federation")
@@ -63,6 +68,7 @@ func TestDNSSyncPublishesAFederatedServiceToBIND(t *testing.T) {
 		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, LoadBalancerClass: new(services.LoadBalancerClass),
 			Ports: []corev1.ServicePort{{Name: "http", Port: 8080}}},
 	}
+	fedtest.DeleteServicesAtEnd(t, f, client.ObjectKeyFromObject(svc))
 	if err := fed.Create(ctx, svc); err != nil {
 		t.Fatal(err)
 	}

@@ -11,11 +11,14 @@ import (
 
 	"github.com/kfed-io/kfed/services"
 	"github.com/kfed-io/kfed/services/serviceconfig"
+	"github.com/kfed-io/kfed/test/fedtest"
 	"github.com/kfed-io/kfed/test/framework"
 )
 
-func TestFailoverCommandPinsAndReleases(t *testing.T) {
-	f := framework.Start(t, framework.Members(1))
+// failoverCommandPinsAndReleases (TestFailoverCommandPinsAndReleases):
+// kfed failover pins a Service routed by failover to a place of its order
+// and releases it, and refuses what it cannot pin.
+func failoverCommandPinsAndReleases(t *testing.T, f *framework.Federation) {
 	ctx := context.Background()
 	fed := f.Client("federation")
 	svc := func(name string, annotations map[string]string) *corev1.Service {
@@ -29,6 +32,7 @@ func TestFailoverCommandPinsAndReleases(t *testing.T) {
 		svc("db", map[string]string{serviceconfig.AnnotationRouting: "failover", serviceconfig.AnnotationFailoverOrder: "europe-west1,us-east1"}),
 		svc("web", nil),
 	} {
+		fedtest.DeleteAtEnd(t, fed, s.DeepCopy())
 		if err := fed.Create(ctx, s); err != nil {
 			t.Fatal(err)
 		}

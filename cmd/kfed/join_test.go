@@ -29,8 +29,11 @@ func run(t *testing.T, args ...string) (string, error) {
 	return out.String(), err
 }
 
-func TestJoinAndUnjoinAgainstRealAPIServers(t *testing.T) {
-	f := framework.Start(t, framework.Members(2))
+// joinAndUnjoinAgainstRealAPIServers (TestJoinAndUnjoinAgainstRealAPIServers)
+// joins cluster-1 with kfed join, checks what a failed join leaves (nothing)
+// and what --renew replaces, and unjoins it. It needs members nobody has
+// joined, and leaves none joined.
+func joinAndUnjoinAgainstRealAPIServers(t *testing.T, f *framework.Federation) {
 	fed := f.Client("federation")
 	kc := f.Kubeconfig
 

@@ -13,13 +13,15 @@ import (
 	"github.com/kfed-io/kfed/devenv/loopbackgw"
 	"github.com/kfed-io/kfed/gateways"
 	"github.com/kfed-io/kfed/manager"
+	"github.com/kfed-io/kfed/test/fedtest"
 	"github.com/kfed-io/kfed/test/framework"
 )
 
+// statusListsGatewaysAndIngresses (TestStatusListsGatewaysAndIngresses):
 // kfed status lists federated Gateways and Ingresses beside Services, with
-// their members' addresses and kfed's conditions.
-func TestStatusListsGatewaysAndIngresses(t *testing.T) {
-	f := framework.Start(t, framework.Members(1))
+// their members' addresses and kfed's conditions. It installs the Gateway
+// API in the control plane.
+func statusListsGatewaysAndIngresses(t *testing.T, f *framework.Federation) {
 	f.InstallGatewayAPI("federation")
 	ctx := context.Background()
 	scheme, err := manager.NewScheme()
@@ -45,6 +47,7 @@ func TestStatusListsGatewaysAndIngresses(t *testing.T) {
 		}},
 		Spec: networkingv1.IngressSpec{IngressClassName: new(loopbackgw.IngressClassName), Rules: []networkingv1.IngressRule{{Host: "web.example.com"}}},
 	}
+	fedtest.DeleteAtEnd(t, fed, gw.DeepCopy(), ing.DeepCopy())
 	if err := fed.Create(ctx, gw); err != nil {
 		t.Fatal(err)
 	}

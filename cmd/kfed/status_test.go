@@ -20,13 +20,18 @@ import (
 	"github.com/kfed-io/kfed/healthcheck"
 	"github.com/kfed-io/kfed/manager"
 	"github.com/kfed-io/kfed/services"
+	"github.com/kfed-io/kfed/test/fedtest"
 	"github.com/kfed-io/kfed/test/framework"
 )
 
-func TestStatusAndDNSPlanShowAFederatedService(t *testing.T) {
-	f := framework.Start(t, framework.Members(2), framework.LoadBalancer())
-	f.JoinAll()
-	f.StartController(manager.Options{})
+// statusAndDNSPlanShowAFederatedService
+// (TestStatusAndDNSPlanShowAFederatedService): kfed status shows a federated
+// Service, a Balancer and a federated Deployment, as tables and as JSON,
+// completion reads live names, and kfed dns plan shows the Service's
+// records. It runs kfed's controller with the default options until it
+// ends, and deletes what it made first.
+func statusAndDNSPlanShowAFederatedService(t *testing.T, f *framework.Federation) {
+	t.Cleanup(f.StartController(manager.Options{}))
 	ctx := context.Background()
 	fed := f.Client("federation")
 	svc := &corev1.Service{
@@ -36,6 +41,7 @@ func TestStatusAndDNSPlanShowAFederatedService(t *testing.T) {
 			Ports: []corev1.ServicePort{{Name: "http", Port: 8080}},
 		},
 	}
+	fedtest.DeleteServicesAtEnd(t, f, client.ObjectKeyFromObject(svc))
 	if err := fed.Create(ctx, svc); err != nil {
 		t.Fatal(err)
 	}
@@ -60,6 +66,7 @@ func TestStatusAndDNSPlanShowAFederatedService(t *testing.T) {
 			Policy: kfedv1alpha1.BalancerPolicy{PolicyName: kfedv1alpha1.PolicyPriority,
 				Priorities: &kfedv1alpha1.PriorityPolicy{TargetOrder: []string{"a"}}}},
 	}
+	fedtest.DeleteAtEnd(t, fed, bal.DeepCopy())
 	if err := fed.Create(ctx, bal); err != nil {
 		t.Fatal(err)
 	}
@@ -81,6 +88,8 @@ func TestStatusAndDNSPlanShowAFederatedService(t *testing.T) {
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "cart", Image: "cart:1"}}}}},
 	}
+	// Its copies in the members go with it (the controller's finalizer).
+	fedtest.DeleteAtEnd(t, fed, cart.DeepCopy())
 	if err := fed.Create(ctx, cart); err != nil {
 		t.Fatal(err)
 	}

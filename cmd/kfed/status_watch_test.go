@@ -9,10 +9,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kfed-io/kfed/devenv/process"
 	"github.com/kfed-io/kfed/manager"
 	"github.com/kfed-io/kfed/services"
+	"github.com/kfed-io/kfed/test/fedtest"
 	"github.com/kfed-io/kfed/test/framework"
 )
 
@@ -26,10 +28,13 @@ func frames(out *process.Output) []string {
 	return fr
 }
 
-func TestStatusWatchDrawsAFrameOnEachChange(t *testing.T) {
-	f := framework.Start(t, framework.Members(1))
+// statusWatchDrawsAFrameOnEachChange (TestStatusWatchDrawsAFrameOnEachChange):
+// kfed status --watch draws a frame when a Service appears and when its
+// shard does. It joins the bed's member and runs kfed's controller until
+// it ends.
+func statusWatchDrawsAFrameOnEachChange(t *testing.T, f *framework.Federation) {
 	f.JoinAll()
-	f.StartController(manager.Options{})
+	t.Cleanup(f.StartController(manager.Options{}))
 	fed := f.Client("federation")
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -65,6 +70,7 @@ func TestStatusWatchDrawsAFrameOnEachChange(t *testing.T) {
 			Ports: []corev1.ServicePort{{Name: "http", Port: 8080}},
 		},
 	}
+	fedtest.DeleteServicesAtEnd(t, f, client.ObjectKeyFromObject(svc))
 	if err := fed.Create(ctx, svc); err != nil {
 		t.Fatal(err)
 	}

@@ -13,15 +13,17 @@ import (
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/test/bindtest"
+	"github.com/kfed-io/kfed/test/fedtest"
 	"github.com/kfed-io/kfed/test/framework"
 )
 
-// The CLI applies the tenancy rule as the controller and the plugin do:
-// kfed dns plan and kfed status show what a DNSEndpoint may not publish, and
-// kfed dns sync leaves it out of BIND unless its namespace is trusted.
-func TestCLIShowsAndLeavesOutWhatANamespaceMayNotPublish(t *testing.T) {
+// cliShowsAndLeavesOutWhatANamespaceMayNotPublish
+// (TestCLIShowsAndLeavesOutWhatANamespaceMayNotPublish): the CLI applies
+// the tenancy rule as the controller and the plugin do: kfed dns plan and
+// kfed status show what a DNSEndpoint may not publish, and kfed dns sync
+// leaves it out of BIND unless its namespace is trusted.
+func cliShowsAndLeavesOutWhatANamespaceMayNotPublish(t *testing.T, f *framework.Federation) {
 	const zone = "kfed.test"
-	f := framework.Start(t, framework.Members(1))
 	srv := bindtest.Start(t, zone)
 	ctx := context.Background()
 	fed := f.Client("federation")
@@ -36,6 +38,7 @@ func TestCLIShowsAndLeavesOutWhatANamespaceMayNotPublish(t *testing.T) {
 			{DNSName: "x.intruder.fed.svc." + zone, RecordType: "A", Targets: []string{"198.51.100.68"}},
 		}},
 	}
+	fedtest.DeleteAtEnd(t, fed, intruder.DeepCopy())
 	if err := fed.Create(ctx, intruder); err != nil {
 		t.Fatal(err)
 	}
