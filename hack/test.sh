@@ -66,7 +66,7 @@ go build -o "$KFED_TEST_CMDS/" ./cmd/coredns ./cmd/kfed-controller ./cmd/kfed-he
 # measured: BENCHMARKS.md, "The test loop") and the short ones and the unit
 # tests fill the end; ./test/e2e/... takes any new area.
 go test -count=1 -p 4 -timeout 25m "$@" \
-	./test/e2e/deployments ./test/e2e/dns ./test/e2e/release ./test/reliability ./test/e2e/controller \
-	./test/e2e/health ./cmd/kfed ./test/e2e/scale ./test/e2e/mcs ./test/e2e/services ./test/e2e/check \
+	./test/reliability ./test/e2e/release ./test/e2e/health ./test/e2e/services ./test/e2e/controller \
+	./test/e2e/deployments ./test/e2e/scale ./test/e2e/mcs ./test/e2e/dns ./test/e2e/check ./cmd/kfed \
 	./test/e2e/... ./...
 FUZZTIME=5000x hack/fuzz.sh # every fuzz target for 5,000 executions; `make fuzz` runs them longer
