@@ -153,10 +153,18 @@ func (n *RealNode) makeNetwork() error {
 		}
 	}
 	// The veth carries nothing but to the host's end: a Service address
-	// kube-proxy did not translate is dropped, not sent to the host.
+	// kube-proxy did not translate is dropped, not sent to the host. In
+	// OUTPUT a packet kube-proxy translated (DNAT) is let through: the
+	// kernel routes it anew to the pod, but OUTPUT's chains still see the
+	// interface of its first route, the Service range's (eth0), so without
+	// the exception the node's own connections to a Service whose endpoint
+	// is a pod (its cluster DNS forwarding to one) fail with EPERM.
 	link := netip.PrefixFrom(nn.HostIP, 24).Masked().String()
-	for _, chain := range []string{"OUTPUT", "FORWARD"} {
-		if err := run("ip", "netns", "exec", nn.Netns, "iptables", "-w", "-A", chain, "-o", "eth0", "!", "-d", link, "-j", "DROP"); err != nil {
+	for _, rule := range [][]string{
+		{"OUTPUT", "-o", "eth0", "!", "-d", link, "-m", "conntrack", "!", "--ctstate", "DNAT", "-j", "DROP"},
+		{"FORWARD", "-o", "eth0", "!", "-d", link, "-j", "DROP"},
+	} {
+		if err := run("ip", append([]string{"netns", "exec", nn.Netns, "iptables", "-w", "-A"}, rule...)...); err != nil {
 			return err
 		}
 	}
