@@ -208,9 +208,9 @@ metricsBindAddress: 127.0.0.1:10249
 // deploy/coredns/Corefile lays it out for a real cluster: the kubernetes
 // plugin for cluster.local and the reverse zones, the federation's zone
 // handed to kfed's plugin and clusterset.local to the clusterset plugin.
-// There is no forward: nothing leaves the machine.
-// With forward set the federation's zone goes there instead, and
-// clusterset.local is not served.
+// Nothing is forwarded out of the machine. With forward set (an address
+// in the bed, the chart's CoreDNS Service) the federation's zone goes
+// there instead, and clusterset.local is not served.
 func clusterDNSCorefile(n nodeNet, fed KfedZone, memberKubeconfig, memberContext, forward string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, ".:53 {\n\tbind %s\n\terrors\n\tkubernetes cluster.local in-addr.arpa ip6.arpa {\n", n.NodeIP)

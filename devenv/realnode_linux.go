@@ -55,6 +55,7 @@ type RealNode struct {
 	fwdDone  sync.WaitGroup
 	mu       sync.Mutex
 	exposed  []net.Listener // Expose's
+	stopped  bool           // by Stop: Expose opens no more
 	cgroups  []string       // the cgroup roots made in each hierarchy
 	stopOnce sync.Once
 }
@@ -518,8 +519,12 @@ func (n *RealNode) Expose(hostAddr string) (string, error) {
 		return "", fmt.Errorf("exposing %s on node %s: %w", hostAddr, n.Name, err)
 	}
 	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.stopped {
+		l.Close()
+		return "", fmt.Errorf("exposing %s on node %s: the node is stopped", hostAddr, n.Name)
+	}
 	n.exposed = append(n.exposed, l)
-	n.mu.Unlock()
 	n.fwdDone.Go(func() {
 		for {
 			in, err := l.Accept()
@@ -615,6 +620,7 @@ func (n *RealNode) Stop() {
 			n.fwd.Close()
 		}
 		n.mu.Lock()
+		n.stopped = true
 		for _, l := range n.exposed {
 			l.Close()
 		}
