@@ -108,6 +108,28 @@ func TestHelmChartRunsOnARealNode(t *testing.T) {
 		t.Logf("the chart's CoreDNS pods' logs:\n%s", out)
 	})
 	step(fmt.Sprintf("started the control plane, %s and its node (node Ready in %s)", member.Name, node.Started.Round(100*time.Millisecond)))
+	mcs := installChart(ctx, t, env, node, bin, federation, domain, step)
+
+	t.Run("every pod the chart makes runs on the real node, Ready by its probes", func(t *testing.T) {
+		chartPodsReady(ctx, t, mcs, node.Name, step)
+	})
+	t.Run("the agent reports to the control plane from its pod", func(t *testing.T) {
+		agentHeartbeats(ctx, t, env, mcs, member.Name)
+	})
+	t.Run("the controller publishes and the chart's CoreDNS answers as the member's cluster DNS", func(t *testing.T) {
+		m := &memberNode{kubeconfig: env.Kubeconfig, member: member, node: node, cs: mcs, kubectl: filepath.Join(framework.BinDir(t), "kubectl")}
+		m.defaultServiceAccount(t)
+		publishAndResolve(ctx, t, env, m, federation, domain)
+		step("published and resolved")
+	})
+}
+
+// installChart installs the chart's three releases as a user of a dedicated
+// control plane does (TestHelmChartRunsOnARealNode), with the Secrets they
+// name, joins the member, and returns a client of the member.
+func installChart(ctx context.Context, t *testing.T, env *devenv.Env, node *devenv.RealNode, bin, federation, domain string, step func(string)) kubernetes.Interface {
+	t.Helper()
+	member := env.Members[0]
 	cpAddr := strings.TrimPrefix(env.ControlPlane.URL, "https://")
 	exposed, err := node.Expose(cpAddr)
 	if err != nil {
@@ -178,19 +200,7 @@ controller:
 		t.Fatalf("kfed join %s: %v\n%s", member.Name, err, out)
 	}
 	step("installed the member and controller releases and joined " + member.Name)
-
-	t.Run("every pod the chart makes runs on the real node, Ready by its probes", func(t *testing.T) {
-		chartPodsReady(ctx, t, mcs, node.Name, step)
-	})
-	t.Run("the agent reports to the control plane from its pod", func(t *testing.T) {
-		agentHeartbeats(ctx, t, env, mcs, member.Name)
-	})
-	t.Run("the controller publishes and the chart's CoreDNS answers as the member's cluster DNS", func(t *testing.T) {
-		m := &memberNode{kubeconfig: env.Kubeconfig, member: member, node: node, cs: mcs, kubectl: filepath.Join(framework.BinDir(t), "kubectl")}
-		m.defaultServiceAccount(t)
-		publishAndResolve(ctx, t, env, m, federation, domain)
-		step("published and resolved")
-	})
+	return mcs
 }
 
 // chartPodsReady waits until the member's kfed-system has the chart's four
