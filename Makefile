@@ -25,9 +25,9 @@ dev-nodes:
 	KFED_KUBELET_BIN=$$(dirname $$(hack/kubelet.sh | tail -n 1)) KFED_CONTAINERD_BIN=$$(dirname $$(hack/containerd.sh | tail -n 1)) \
 	bin/kfed dev up --real-nodes
 
-## test-nodes: pods on real nodes resolve and reach the demo through their cluster DNS (root; test/e2e/nodes).
+## test-nodes: pods on real nodes resolve and reach the demo through their cluster DNS, and the Helm chart runs there (root; test/e2e/nodes).
 test-nodes:
-	KFED_TEST_BIN=$$(hack/test-binaries.sh | tail -n 1) KFED_REAL_NODES=1 $(GO) test -count=1 -timeout 20m -v ./test/e2e/nodes/
+	KFED_TEST_BIN=$$(hack/test-binaries.sh | tail -n 1) KFED_HELM=$$(hack/helm.sh | tail -n 1) KFED_REAL_NODES=1 $(GO) test -count=1 -timeout 30m -v ./test/e2e/nodes/
 
 ## test: every test, unit and end-to-end against real servers.
 test:

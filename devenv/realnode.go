@@ -28,6 +28,11 @@ type RealNodeOptions struct {
 	// Images are OCI layouts imported into every node's containerd: the
 	// sandbox image registry.k8s.io/pause:3.10 at least (hack/nodeimages).
 	Images []string
+	// ZoneForward, if set, is where the cluster DNS forwards the
+	// federation's zone (HOST:PORT) instead of serving it with kfed's
+	// plugin: the Helm chart's kfed CoreDNS Service, as the chart's
+	// dnsForward stanza lays it out for a cluster's own DNS.
+	ZoneForward string
 }
 
 // SandboxImage is the pause image the nodes' containerd runs each pod's
@@ -203,12 +208,18 @@ metricsBindAddress: 127.0.0.1:10249
 // deploy/coredns/Corefile lays it out for a real cluster: the kubernetes
 // plugin for cluster.local and the reverse zones, the federation's zone
 // handed to kfed's plugin and clusterset.local to the clusterset plugin.
-// There is no forward: nothing leaves the machine.
-func clusterDNSCorefile(n nodeNet, fed KfedZone, memberKubeconfig, memberContext string) string {
+// Nothing is forwarded out of the machine. With forward set (an address
+// in the bed, the chart's CoreDNS Service) the federation's zone goes
+// there instead, and clusterset.local is not served.
+func clusterDNSCorefile(n nodeNet, fed KfedZone, memberKubeconfig, memberContext, forward string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, ".:53 {\n\tbind %s\n\terrors\n\tkubernetes cluster.local in-addr.arpa ip6.arpa {\n", n.NodeIP)
 	fmt.Fprintf(&b, "\t\tkubeconfig %q %s\n\t\tpods insecure\n\t\tfallthrough in-addr.arpa ip6.arpa\n\t}\n}\n",
 		memberKubeconfig, memberContext)
+	if forward != "" {
+		fmt.Fprintf(&b, "%s:53 {\n\tbind %s\n\terrors\n\tforward . %s\n}\n", fed.Zone, n.NodeIP, forward)
+		return b.String()
+	}
 	fed.Bind = n.NodeIP.String()
 	if fed.Clusterset != nil {
 		cs := *fed.Clusterset

@@ -53,7 +53,10 @@ type RealNode struct {
 	kubelet  *child
 	fwd      net.Listener
 	fwdDone  sync.WaitGroup
-	cgroups  []string // the cgroup roots made in each hierarchy
+	mu       sync.Mutex
+	exposed  []net.Listener // Expose's
+	stopped  bool           // by Stop: Expose opens no more
+	cgroups  []string       // the cgroup roots made in each hierarchy
 	stopOnce sync.Once
 }
 
@@ -153,10 +156,18 @@ func (n *RealNode) makeNetwork() error {
 		}
 	}
 	// The veth carries nothing but to the host's end: a Service address
-	// kube-proxy did not translate is dropped, not sent to the host.
+	// kube-proxy did not translate is dropped, not sent to the host. In
+	// OUTPUT a packet kube-proxy translated (DNAT) is let through: the
+	// kernel routes it anew to the pod, but OUTPUT's chains still see the
+	// interface of its first route, the Service range's (eth0), so without
+	// the exception the node's own connections to a Service whose endpoint
+	// is a pod (its cluster DNS forwarding to one) fail with EPERM.
 	link := netip.PrefixFrom(nn.HostIP, 24).Masked().String()
-	for _, chain := range []string{"OUTPUT", "FORWARD"} {
-		if err := run("ip", "netns", "exec", nn.Netns, "iptables", "-w", "-A", chain, "-o", "eth0", "!", "-d", link, "-j", "DROP"); err != nil {
+	for _, rule := range [][]string{
+		{"OUTPUT", "-o", "eth0", "!", "-d", link, "-m", "conntrack", "!", "--ctstate", "DNAT", "-j", "DROP"},
+		{"FORWARD", "-o", "eth0", "!", "-d", link, "-j", "DROP"},
+	} {
+		if err := run("ip", append([]string{"netns", "exec", nn.Netns, "iptables", "-w", "-A"}, rule...)...); err != nil {
 			return err
 		}
 	}
@@ -226,23 +237,30 @@ func forwardLoopback(l net.Listener) {
 			return
 		}
 		go func() {
-			defer in.Close()
 			dst, err := originalDst(in.(*net.TCPConn))
 			if err != nil {
+				in.Close()
 				return
 			}
-			out, err := net.DialTimeout("tcp", dst, 5*time.Second)
-			if err != nil {
-				return
-			}
-			defer out.Close()
-			done := make(chan struct{}, 2)
-			go func() { _, _ = io.Copy(out, in); out.(*net.TCPConn).CloseWrite(); done <- struct{}{} }()
-			go func() { _, _ = io.Copy(in, out); in.(*net.TCPConn).CloseWrite(); done <- struct{}{} }()
-			<-done
-			<-done
+			joinConn(in.(*net.TCPConn), dst)
 		}()
 	}
+}
+
+// joinConn dials dst on the host and copies both ways until both sides
+// are done, then closes in.
+func joinConn(in *net.TCPConn, dst string) {
+	defer in.Close()
+	out, err := net.DialTimeout("tcp", dst, 5*time.Second)
+	if err != nil {
+		return
+	}
+	defer out.Close()
+	done := make(chan struct{}, 2)
+	go func() { _, _ = io.Copy(out, in); out.(*net.TCPConn).CloseWrite(); done <- struct{}{} }()
+	go func() { _, _ = io.Copy(in, out); in.CloseWrite(); done <- struct{}{} }()
+	<-done
+	<-done
 }
 
 // originalDst is the address a redirected connection was sent to.
@@ -468,7 +486,7 @@ func (n *RealNode) startClusterDNS(ctx context.Context, logDir string, o RealNod
 		return err
 	}
 	corefile := filepath.Join(n.dir, "Corefile")
-	if err := os.WriteFile(corefile, []byte(clusterDNSCorefile(n.net, fed, kubeconfig, c.Name)), 0o644); err != nil {
+	if err := os.WriteFile(corefile, []byte(clusterDNSCorefile(n.net, fed, kubeconfig, c.Name, o.ZoneForward)), 0o644); err != nil {
 		return err
 	}
 	path, args := n.inNode(o.CoreDNS, "-conf", corefile, "-dns.port", "53")
@@ -479,9 +497,44 @@ func (n *RealNode) startClusterDNS(ctx context.Context, logDir string, o RealNod
 	n.procs = append(n.procs, p)
 	wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
+	// A forwarded zone answers once its server runs, later: cluster.local
+	// says the DNS is up.
+	zone := fed.Zone + "."
+	if o.ZoneForward != "" {
+		zone = "cluster.local."
+	}
 	return poll(wctx, 200*time.Millisecond, p, func(ctx context.Context) error {
-		return answersSOA(ctx, net.JoinHostPort(n.NodeIP, "53"), fed.Zone+".")
+		return answersSOA(ctx, net.JoinHostPort(n.NodeIP, "53"), zone)
 	})
+}
+
+// Expose makes hostAddr, an address on the host's loopback, reachable from
+// the node's pods at the returned address on the node's own: what a pod of
+// a real member reaches through a load balancer in front of the federation's
+// API server. A pod's own loopback is not the host's, and the node's
+// forwarder serves only the node's namespace. It lasts until Stop.
+func (n *RealNode) Expose(hostAddr string) (string, error) {
+	l, err := listenInNetns(n.net.Netns, net.JoinHostPort(n.NodeIP, "0"))
+	if err != nil {
+		return "", fmt.Errorf("exposing %s on node %s: %w", hostAddr, n.Name, err)
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.stopped {
+		l.Close()
+		return "", fmt.Errorf("exposing %s on node %s: the node is stopped", hostAddr, n.Name)
+	}
+	n.exposed = append(n.exposed, l)
+	n.fwdDone.Go(func() {
+		for {
+			in, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go joinConn(in.(*net.TCPConn), hostAddr)
+		}
+	})
+	return l.Addr().String(), nil
 }
 
 // ensureKubeDNS writes the kube-dns Service (no selector: CoreDNS is not a
@@ -565,8 +618,14 @@ func (n *RealNode) Stop() {
 		n.killShims()
 		if n.fwd != nil {
 			n.fwd.Close()
-			n.fwdDone.Wait()
 		}
+		n.mu.Lock()
+		n.stopped = true
+		for _, l := range n.exposed {
+			l.Close()
+		}
+		n.mu.Unlock()
+		n.fwdDone.Wait()
 		unmountUnder(n.dir, n.state)
 		for i := len(n.cgroups) - 1; i >= 0; i-- {
 			removeCgroupTree(n.cgroups[i])

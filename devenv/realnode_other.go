@@ -19,6 +19,11 @@ func (e *Env) StartRealNode(context.Context, *Cluster, int, RealNodeOptions, Kfe
 	return nil, errors.New("devenv: real nodes need Linux")
 }
 
+// Expose fails: there is no node.
+func (n *RealNode) Expose(string) (string, error) {
+	return "", errors.New("devenv: real nodes need Linux")
+}
+
 // Stop does nothing.
 func (n *RealNode) Stop() {}
 

@@ -32,7 +32,7 @@ func TestClusterDNSServesEveryZoneOnTheNodeAndForwardsNothing(t *testing.T) {
 	got := clusterDNSCorefile(n, KfedZone{
 		Zone: "kfed.test", Federation: "dev", Cluster: "cluster-2", Kubeconfig: "/k", Context: "federation",
 		Clusterset: &ClustersetZone{Kubeconfig: "/k", Context: "cluster-2"},
-	}, "/k", "cluster-2")
+	}, "/k", "cluster-2", "")
 	for _, want := range []string{
 		".:53 {", "kubernetes cluster.local in-addr.arpa ip6.arpa", `kubeconfig "/k" cluster-2`,
 		"kfed.test {", "cluster cluster-2", "clusterset.local {",
@@ -46,5 +46,22 @@ func TestClusterDNSServesEveryZoneOnTheNodeAndForwardsNothing(t *testing.T) {
 	}
 	if strings.Contains(got, "127.0.0.1") || strings.Contains(got, "forward") {
 		t.Errorf("the cluster DNS listens on loopback or forwards:\n%s", got)
+	}
+}
+
+// With the Helm chart's kfed CoreDNS in the member, the cluster DNS hands
+// the federation's zone to its Service, as the chart's forward stanza does.
+func TestClusterDNSForwardsTheZoneToTheChartsCoreDNS(t *testing.T) {
+	n := newNodeNet("/tmp/bed", 0)
+	got := clusterDNSCorefile(n, KfedZone{
+		Zone: "kfed.test", Federation: "dev", Cluster: "cluster-1", Kubeconfig: "/k", Context: "federation",
+		Clusterset: &ClustersetZone{Kubeconfig: "/k", Context: "cluster-1"},
+	}, "/k", "cluster-1", "10.96.0.53:53")
+	want := "kfed.test:53 {\n\tbind " + n.NodeIP.String() + "\n\terrors\n\tforward . 10.96.0.53:53\n}\n"
+	if !strings.Contains(got, want) || !strings.Contains(got, "kubernetes cluster.local") {
+		t.Errorf("Corefile does not serve cluster.local and forward the zone as\n%s\ngot:\n%s", want, got)
+	}
+	if strings.Contains(got, "kfed {") || strings.Contains(got, "clusterset") {
+		t.Errorf("the cluster DNS serves the zone itself besides forwarding it:\n%s", got)
 	}
 }

@@ -83,7 +83,7 @@ func realNodeOptions(t *testing.T, bin string) devenv.RealNodeOptions {
 // export's clusterset.local name resolve through the pod's own resolv.conf
 // and that what they name answers.
 func TestPodsResolveAndReachThroughTheirClusterDNS(t *testing.T) {
-	if os.Getenv("KFED_REAL_NODES") == "" {
+	if !realNodes() {
 		t.Skip("real nodes need root and minutes: KFED_REAL_NODES=1 (make test-nodes)")
 	}
 	bin := t.TempDir()
@@ -297,13 +297,16 @@ func clustersetFromCluster3(ctx context.Context, t *testing.T, d *devenv.Dev) {
 	}
 }
 
-// memberNode is a member with its real node, as the test uses them.
+// realNodes says whether real-node tests run: KFED_REAL_NODES=1.
+func realNodes() bool { return os.Getenv("KFED_REAL_NODES") != "" }
+
+// memberNode is a member with its real node, as the tests use them.
 type memberNode struct {
-	d       *devenv.Dev
-	member  *devenv.Cluster
-	node    *devenv.RealNode
-	cs      kubernetes.Interface
-	kubectl string // its path
+	kubeconfig string // with a context named after the member
+	member     *devenv.Cluster
+	node       *devenv.RealNode
+	cs         kubernetes.Interface
+	kubectl    string // its path
 }
 
 // onNode is member i (0-based) and its node, with the default namespace's
@@ -311,17 +314,24 @@ type memberNode struct {
 // no token, but the API server wants the account).
 func onNode(t *testing.T, d *devenv.Dev, i int) *memberNode {
 	t.Helper()
-	m := &memberNode{d: d, member: d.Members[i], node: d.Nodes[i], kubectl: filepath.Join(framework.BinDir(t), "kubectl")}
+	m := &memberNode{kubeconfig: d.Kubeconfig, member: d.Members[i], node: d.Nodes[i], kubectl: filepath.Join(framework.BinDir(t), "kubectl")}
 	cs, err := kubernetes.NewForConfig(m.member.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
 	m.cs = cs
+	m.defaultServiceAccount(t)
+	return m
+}
+
+// defaultServiceAccount creates the default namespace's ServiceAccount
+// unless a controller manager did.
+func (m *memberNode) defaultServiceAccount(t *testing.T) {
+	t.Helper()
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: "default"}}
-	if _, err := cs.CoreV1().ServiceAccounts("default").Create(context.Background(), sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	if _, err := m.cs.CoreV1().ServiceAccounts("default").Create(context.Background(), sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
-	return m
 }
 
 // start creates the pods and returns them once each is Running, by name.
@@ -371,7 +381,7 @@ func (m *memberNode) endpoints(ctx context.Context, t *testing.T, name string, p
 // run runs kubectl on the member.
 func (m *memberNode) run(ctx context.Context, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, m.kubectl,
-		append([]string{"--kubeconfig", m.d.Kubeconfig, "--context", m.member.Name}, args...)...)
+		append([]string{"--kubeconfig", m.kubeconfig, "--context", m.member.Name}, args...)...)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }

@@ -358,6 +358,17 @@ func TestChartSplitsTheControlPlaneForADedicatedAPIServer(t *testing.T) {
 	if path := mountSecretPath(t, d, "--rfc2136-tsig-secret-file"); path != "kfed-tsig/secret" {
 		t.Errorf("--rfc2136-tsig-secret-file is %s, want the Secret kfed-tsig's key secret", path)
 	}
+	if d.Spec.Template.Spec.HostNetwork {
+		t.Errorf("the controller runs in its node's network namespace by default")
+	}
+	// A hosting cluster whose pods do not reach the API servers but whose
+	// nodes do: the controller in the node's network, resolving cluster
+	// names still (test/e2e/nodes runs it so on a real node).
+	hostNet := renderChart(t, []string{filepath.Join(dir, "dedicated-controller.yaml")}, "controller.hostNetwork=true")
+	spec := convert[appsv1.Deployment](t, mustFind(t, hostNet, "Deployment", "kfed-controller")).Spec.Template.Spec
+	if !spec.HostNetwork || spec.DNSPolicy != corev1.DNSClusterFirstWithHostNet {
+		t.Errorf("controller.hostNetwork=true: hostNetwork %t, dnsPolicy %q; want true, %s", spec.HostNetwork, spec.DNSPolicy, corev1.DNSClusterFirstWithHostNet)
+	}
 }
 
 // mountSecretPath names the Secret and key ("SECRET/KEY") mounted at the
