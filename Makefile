@@ -116,10 +116,10 @@ fleet:
 	set -o pipefail; KFED_TEST_BIN=$$(hack/test-binaries.sh | tail -n 1) KFED_FLEET_MEMBERS=$(FLEET_MEMBERS) \
 		$(GO) test -count=1 -timeout 20m -run TestFleetServiceAnswersEverywhere -v ./test/e2e/fleet/ | grep -E 'fleet_test.go|^ *(---|ok|FAIL)'
 
-## fleet-figures: BENCHMARKS.md's fleet table for FLEET_MEMBERS members and 1,000 Services (FIGURE lines; ~5-15 min).
+## fleet-figures: BENCHMARKS.md's fleet table for FLEET_MEMBERS members and 1,000 Services (FIGURE lines; ~5-15 min, 30 members ~45).
 fleet-figures:
 	set -o pipefail; KFED_TEST_BIN=$$(hack/test-binaries.sh | tail -n 1) KFED_FLEET_MEMBERS=$(FLEET_MEMBERS) KFED_FLEET_SERVICES=$${KFED_FLEET_SERVICES:-1000} \
-		$(GO) test -count=1 -timeout 60m -run TestFleetFigures -v ./test/e2e/fleet/ | grep --line-buffered -E 'FIGURE|fleet_test.go|^ *(---|ok|FAIL)'
+		$(GO) test -count=1 -timeout 70m -run TestFleetFigures -v ./test/e2e/fleet/ | grep --line-buffered -E 'FIGURE|progress:|fleet_test.go|figures_test.go|^ *(---|ok|FAIL)'
 
 ## scale-exports: Multi-Cluster Services: 100 exports (created -> answered in every member, deleted -> NXDOMAIN,
 ## p50/p95), then 1,000 (controller CPU and RSS), each with a quiet minute with no writes (~15 min on 2 cores).
