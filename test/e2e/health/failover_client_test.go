@@ -201,6 +201,8 @@ type attempt struct {
 	at   time.Time
 	addr string
 	ok   bool
+	// dns says why there was no address: the resolver's error or rcode.
+	dns string
 }
 
 func newDialingClient(t *testing.T, resolver, name string) *dialingClient {
@@ -222,6 +224,12 @@ func newDialingClient(t *testing.T, resolver, name string) *dialingClient {
 			m := new(dns.Msg)
 			m.SetQuestion(name, dns.TypeA)
 			r, err := dns.ExchangeContext(ctx, m, resolver)
+			switch {
+			case err != nil:
+				a.dns = err.Error()
+			case r.Rcode != dns.RcodeSuccess || len(r.Answer) == 0:
+				a.dns = dns.RcodeToString[r.Rcode] + ", no address"
+			}
 			for _, rr := range answerOf(r, err) {
 				if rr, isA := rr.(*dns.A); isA {
 					a.addr = rr.A.String()
@@ -275,9 +283,30 @@ func (c *dialingClient) connectedTo(addr string) error {
 // succeeded: the client has seen the outage and is through it.
 func (c *dialingClient) okSince(start time.Time) error {
 	if c.firstOKSince(start).IsZero() {
-		return fmt.Errorf("the client has not connected again since %v", start.Format(time.TimeOnly))
+		return fmt.Errorf("the client has not connected again since %v; its attempts since: %s",
+			start.Format(time.TimeOnly), c.attemptsSince(start))
 	}
 	return nil
+}
+
+// attemptsSince counts the attempts after start by what happened, for a
+// failure message to say whether the resolver failed, the answer stayed
+// on the dead place or the next place refused too.
+func (c *dialingClient) attemptsSince(start time.Time) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	counts := map[string]int{}
+	for _, a := range c.attempts {
+		if a.at.Before(start) {
+			continue
+		}
+		key := a.dns
+		if key == "" {
+			key = fmt.Sprintf("%s ok=%v", a.addr, a.ok)
+		}
+		counts[key]++
+	}
+	return fmt.Sprint(counts)
 }
 
 // firstOKSince is the first successful attempt after start that follows a
