@@ -354,26 +354,27 @@ func PodReady(p *corev1.Pod) bool {
 // another, and no later one sees them.
 func DeleteServicesAtEnd(t *testing.T, f *framework.Federation, keys ...client.ObjectKey) {
 	t.Helper()
-	t.Cleanup(func() {
-		fed := f.Client("federation")
-		for _, k := range keys {
-			s := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: k.Namespace, Name: k.Name}}
-			if err := fed.Delete(context.Background(), s); err != nil && !apierrors.IsNotFound(err) {
-				t.Errorf("deleting Service %s: %v", k, err)
+	objs := make([]client.Object, len(keys))
+	for i, k := range keys {
+		objs[i] = &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: k.Namespace, Name: k.Name}}
+	}
+	DeleteFederatedAtEnd(t, f, objs...)
+}
+
+// DeleteFederatedAtEnd deletes the federated objects objs (Services,
+// Deployments) from the control plane when t ends and waits until they and
+// the DNSEndpoints of their names are gone.
+func DeleteFederatedAtEnd(t *testing.T, f *framework.Federation, objs ...client.Object) {
+	t.Helper()
+	fed := f.Client("federation")
+	DeleteAtEndWaiting(t, fed, func(ctx context.Context) error {
+		for _, o := range objs {
+			if err := fed.Get(ctx, client.ObjectKeyFromObject(o), &extdnsv1alpha1.DNSEndpoint{}); !apierrors.IsNotFound(err) {
+				return fmt.Errorf("DNSEndpoint %s/%s is still there (%v)", o.GetNamespace(), o.GetName(), err)
 			}
 		}
-		framework.Eventually(t, 60*time.Second, func(ctx context.Context) error {
-			for _, k := range keys {
-				if err := fed.Get(ctx, k, &corev1.Service{}); !apierrors.IsNotFound(err) {
-					return fmt.Errorf("Service %s still there (%v)", k, err)
-				}
-				if err := fed.Get(ctx, k, &extdnsv1alpha1.DNSEndpoint{}); !apierrors.IsNotFound(err) {
-					return fmt.Errorf("DNSEndpoint %s still there (%v)", k, err)
-				}
-			}
-			return nil
-		})
-	})
+		return nil
+	}, objs...)
 }
 
 // DeleteAtEnd deletes objs through c when t ends and waits until they are
@@ -381,6 +382,13 @@ func DeleteServicesAtEnd(t *testing.T, f *framework.Federation, keys ...client.O
 // them, as cleanups run last first). Tests that share a bed delete what a
 // later one could count or serve.
 func DeleteAtEnd(t *testing.T, c client.Client, objs ...client.Object) {
+	t.Helper()
+	DeleteAtEndWaiting(t, c, nil, objs...)
+}
+
+// DeleteAtEndWaiting is DeleteAtEnd that also waits, once objs are gone,
+// until gone (if set) is nil: what their deletion takes away with them.
+func DeleteAtEndWaiting(t *testing.T, c client.Client, gone func(context.Context) error, objs ...client.Object) {
 	t.Helper()
 	t.Cleanup(func() {
 		for _, o := range objs {
@@ -393,6 +401,9 @@ func DeleteAtEnd(t *testing.T, c client.Client, objs ...client.Object) {
 				if err := c.Get(ctx, client.ObjectKeyFromObject(o), o.DeepCopyObject().(client.Object)); !apierrors.IsNotFound(err) {
 					return fmt.Errorf("%T %s/%s is still there (%v)", o, o.GetNamespace(), o.GetName(), err)
 				}
+			}
+			if gone != nil {
+				return gone(ctx)
 			}
 			return nil
 		})

@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -17,6 +15,7 @@ import (
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/devenv"
 	"github.com/kfed-io/kfed/manager"
+	"github.com/kfed-io/kfed/test/fedtest"
 	"github.com/kfed-io/kfed/test/framework"
 )
 
@@ -69,36 +68,22 @@ func startController(t *testing.T, f *framework.Federation, o manager.Options) {
 // next subtest.
 func deleteAtEnd(t *testing.T, f *framework.Federation, objs ...client.Object) {
 	t.Helper()
-	t.Cleanup(func() {
-		fed := f.Client("federation")
-		namespaces := map[string]bool{}
-		for _, o := range objs {
-			namespaces[o.GetNamespace()] = true
-			if err := fed.Delete(context.Background(), o); client.IgnoreNotFound(err) != nil {
-				t.Errorf("deleting %T %s/%s: %v", o, o.GetNamespace(), o.GetName(), err)
+	fed := f.Client("federation")
+	fedtest.DeleteAtEndWaiting(t, fed, func(ctx context.Context) error {
+		var eps extdnsv1alpha1.DNSEndpointList
+		if err := fed.List(ctx, &eps, client.InNamespace("kfed-system")); err != nil {
+			return err
+		}
+		for _, ep := range eps.Items {
+			for _, o := range objs {
+				ns := o.GetNamespace()
+				if strings.HasPrefix(ep.Name, "gateway."+ns+".") || strings.HasPrefix(ep.Name, "ingress."+ns+".") {
+					return fmt.Errorf("DNSEndpoint %s is still there", ep.Name)
+				}
 			}
 		}
-		framework.Eventually(t, 60*time.Second, func(ctx context.Context) error {
-			for _, o := range objs {
-				cur := o.DeepCopyObject().(client.Object)
-				if err := fed.Get(ctx, client.ObjectKeyFromObject(o), cur); !apierrors.IsNotFound(err) {
-					return fmt.Errorf("%T %s/%s is still there (%v)", o, o.GetNamespace(), o.GetName(), err)
-				}
-			}
-			var eps extdnsv1alpha1.DNSEndpointList
-			if err := fed.List(ctx, &eps, client.InNamespace("kfed-system")); err != nil {
-				return err
-			}
-			for _, ep := range eps.Items {
-				for ns := range namespaces {
-					if strings.HasPrefix(ep.Name, "gateway."+ns+".") || strings.HasPrefix(ep.Name, "ingress."+ns+".") {
-						return fmt.Errorf("DNSEndpoint %s is still there", ep.Name)
-					}
-				}
-			}
-			return nil
-		})
-	})
+		return nil
+	}, objs...)
 }
 
 // retireAtEnd stops the checker name when t ends and deletes its

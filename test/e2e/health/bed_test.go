@@ -1,17 +1,6 @@
 package health
 
-import (
-	"context"
-	"fmt"
-	"testing"
-	"time"
-
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
-	"github.com/kfed-io/kfed/test/framework"
-)
+import "testing"
 
 // TestHealthOnOneBed runs the package's tests one after another on one
 // health bed (startHealthBed: three members, a checker in each at fastHC's
@@ -49,30 +38,4 @@ func TestHealthOnOneBed(t *testing.T) {
 			tt.run(t, b)
 		})
 	}
-}
-
-// deleteAtEnd deletes objs from the control plane when t ends and waits
-// until they and their DNSEndpoints (of the same namespace and name, as a
-// federated Service's) are gone: the checkers probe the bed's six
-// endpoints again.
-func deleteAtEnd(t *testing.T, f *framework.Federation, objs ...client.Object) {
-	t.Helper()
-	t.Cleanup(func() {
-		fed := f.Client("federation")
-		for _, o := range objs {
-			if err := fed.Delete(context.Background(), o); client.IgnoreNotFound(err) != nil {
-				t.Errorf("deleting %T %s/%s: %v", o, o.GetNamespace(), o.GetName(), err)
-			}
-		}
-		framework.Eventually(t, 60*time.Second, func(ctx context.Context) error {
-			for _, o := range objs {
-				for _, cur := range []client.Object{o.DeepCopyObject().(client.Object), &extdnsv1alpha1.DNSEndpoint{}} {
-					if err := fed.Get(ctx, client.ObjectKeyFromObject(o), cur); !apierrors.IsNotFound(err) {
-						return fmt.Errorf("%T %s/%s is still there (%v)", cur, o.GetNamespace(), o.GetName(), err)
-					}
-				}
-			}
-			return nil
-		})
-	})
 }

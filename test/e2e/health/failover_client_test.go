@@ -67,7 +67,7 @@ func failoverAsAClientSeesIt(t *testing.T, shared *healthBed) {
 			fed := b.f.Client("federation")
 			fedtest.Create(t, fed, framework.Namespace(ns))
 			db := fedtest.FederatedService(ns, "db")
-			deleteAtEnd(t, b.f, db)
+			fedtest.DeleteFederatedAtEnd(t, b.f, db)
 			db.Annotations = map[string]string{
 				serviceconfig.AnnotationRouting:       string(serviceconfig.RoutingFailover),
 				serviceconfig.AnnotationFailoverOrder: "europe-west1,us-east1",

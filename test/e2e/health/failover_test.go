@@ -55,7 +55,7 @@ func failoverServesOnePlaceAtATime(t *testing.T, b *healthBed) {
 	}
 
 	svc := fedtest.FederatedService(ns, "db")
-	deleteAtEnd(t, b.f, svc)
+	fedtest.DeleteFederatedAtEnd(t, b.f, svc)
 	svc.Annotations = map[string]string{
 		serviceconfig.AnnotationRouting:       string(serviceconfig.RoutingFailover),
 		serviceconfig.AnnotationFailoverOrder: "europe-west1,us-east1",
@@ -196,7 +196,7 @@ func failoverFollowsTheCheckersQuorum(t *testing.T, b *healthBed) {
 	const ns = "quorum"
 	fedtest.Create(t, fed, framework.Namespace(ns))
 	db := fedtest.FederatedService(ns, "db")
-	deleteAtEnd(t, b.f, db)
+	fedtest.DeleteFederatedAtEnd(t, b.f, db)
 	db.Annotations = map[string]string{
 		serviceconfig.AnnotationRouting:       string(serviceconfig.RoutingFailover),
 		serviceconfig.AnnotationFailoverOrder: "europe-west1,us-east1",
