@@ -92,44 +92,59 @@ func (c *Controller) finalize(ctx context.Context, svc *corev1.Service) error {
 }
 
 // writeCopies applies decideCopies' actions to the Ready members' shards,
-// and returns what each placed member's shard gave (gave), a shard whose
-// write failed publish.WriteFailed. The error joins the writes that failed,
-// to be retried with backoff.
+// side by side (clusters.EachMember), and returns what each placed
+// member's shard gave (gave), a shard whose write failed
+// publish.WriteFailed. The error joins the writes that failed, in the
+// actions' order, to be retried with backoff.
 func (c *Controller) writeCopies(ctx context.Context, svc *corev1.Service, actions []copyAction) (map[string]memberCopy, error) {
+	type result struct {
+		copy *memberCopy // nil for a member not placed
+		err  error
+	}
+	results := make([]result, len(actions))
+	clusters.EachMember(len(actions), func(i int) {
+		mc, err := c.writeAction(ctx, svc, actions[i])
+		results[i] = result{mc, err}
+	})
 	members := map[string]memberCopy{}
 	var errs []error
-	for _, a := range actions {
-		m := a.read.member
-		switch {
-		case !a.placed:
-			if err := c.deleteCopy(ctx, m, client.ObjectKeyFromObject(svc)); err != nil {
-				errs = append(errs, err)
-			}
-			continue
-		case a.read.err != nil:
-			members[m.Name] = memberCopy{outcome: publish.WriteFailed}
-			errs = append(errs, a.read.err)
-			continue
-		case a.want == nil:
-			members[m.Name] = gave(a)
-			continue
+	for i, r := range results {
+		if r.copy != nil {
+			members[actions[i].read.member.Name] = *r.copy
 		}
-		if a.adopt {
-			c.Metrics.copyOp(m.Name, "adopt")
-			c.clusterEvent(svc, m.Name, corev1.EventTypeNormal, "ShardAdopted", "adopted the matching Service already in cluster %s", m.Name)
+		if r.err != nil {
+			errs = append(errs, r.err)
 		}
-		if p, err := c.writeCopy(ctx, m, a.read.cur, a.want); err != nil {
-			members[m.Name] = memberCopy{outcome: publish.WriteFailed, problem: p}
-			errs = append(errs, err)
-			continue
-		}
-		if a.read.cur == nil {
-			c.Metrics.copyOp(m.Name, "create")
-			c.clusterEvent(svc, m.Name, corev1.EventTypeNormal, "ShardCreated", "created shard in cluster %s", m.Name)
-		}
-		members[m.Name] = gave(a)
 	}
 	return members, errors.Join(errs...)
+}
+
+// writeAction applies one of decideCopies' actions: it deletes the shard of
+// a member no longer placed (no copy), or writes a placed member's.
+func (c *Controller) writeAction(ctx context.Context, svc *corev1.Service, a copyAction) (*memberCopy, error) {
+	m := a.read.member
+	switch {
+	case !a.placed:
+		return nil, c.deleteCopy(ctx, m, client.ObjectKeyFromObject(svc))
+	case a.read.err != nil:
+		return &memberCopy{outcome: publish.WriteFailed}, a.read.err
+	case a.want == nil:
+		mc := gave(a)
+		return &mc, nil
+	}
+	if a.adopt {
+		c.Metrics.copyOp(m.Name, "adopt")
+		c.clusterEvent(svc, m.Name, corev1.EventTypeNormal, "ShardAdopted", "adopted the matching Service already in cluster %s", m.Name)
+	}
+	if p, err := c.writeCopy(ctx, m, a.read.cur, a.want); err != nil {
+		return &memberCopy{outcome: publish.WriteFailed, problem: p}, err
+	}
+	if a.read.cur == nil {
+		c.Metrics.copyOp(m.Name, "create")
+		c.clusterEvent(svc, m.Name, corev1.EventTypeNormal, "ShardCreated", "created shard in cluster %s", m.Name)
+	}
+	mc := gave(a)
+	return &mc, nil
 }
 
 // writeCopy writes want, the shard, to member m (clusters.WriteCopy); cur
@@ -160,14 +175,12 @@ func (c *Controller) writeCopy(ctx context.Context, m clusters.Member, cur, want
 	return nil, nil
 }
 
-// deleteCopies deletes kfed-created shards of key in every Ready member.
+// deleteCopies deletes kfed-created shards of key in every Ready member,
+// side by side.
 func (c *Controller) deleteCopies(ctx context.Context, key types.NamespacedName) error {
-	var errs []error
-	for _, m := range c.Members.Ready() {
-		if err := c.deleteCopy(ctx, m, key); err != nil {
-			errs = append(errs, err)
-		}
-	}
+	ready := c.Members.Ready()
+	errs := make([]error, len(ready))
+	clusters.EachMember(len(ready), func(i int) { errs[i] = c.deleteCopy(ctx, ready[i], key) })
 	return errors.Join(errs...)
 }
 
