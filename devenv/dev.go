@@ -1,6 +1,7 @@
 package devenv
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -80,6 +81,14 @@ type DevOptions struct {
 	// RealNodes, if set, gives each member a real node (StartRealNode)
 	// once the demo Service resolves.
 	RealNodes *RealNodeOptions
+	// LoadBalancerBinary, if set, runs the members' loopback load
+	// balancers in child processes of that binary, LoadBalancersPerProcess
+	// members each (10 when zero), not in this process: every listener is
+	// an open file, a process here may hold 20,000, and thirty members of
+	// 1,000 Services hold 30,000. The binary must call
+	// loopbacklb.ServeFromEnv first thing (a test binary, in TestMain).
+	LoadBalancerBinary      string
+	LoadBalancersPerProcess int
 }
 
 // Dev is a running `kfed dev up` environment: the servers, kfed's
@@ -128,6 +137,9 @@ func StartDev(ctx context.Context, o DevOptions) (_ *Dev, err error) {
 		// before they join (so kfed watches those kinds there) and before
 		// their controller managers start.
 		MemberCRDs: crds.Member(),
+		// Light members make a fleet, whose CoreDNS all watch every
+		// DNSEndpoint.
+		ControlPlaneWatchCache: o.LightMembers,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("starting the local federation: %w", err)
@@ -259,7 +271,9 @@ func (d *Dev) federate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	d.runLoopbacks()
+	if err := d.runLoopbacks(); err != nil {
+		return err
+	}
 	switch d.opts.Inventory {
 	case "":
 		err = joinMembers(ctx, d.Env, fed, d.Federation)
@@ -292,15 +306,22 @@ func (d *Dev) federate(ctx context.Context) error {
 // runLoopbacks runs each member's loopback load balancer and, unless
 // members are light, Gateway implementation, the member's Gateway addresses
 // beside its load balancer's.
-func (d *Dev) runLoopbacks() {
+func (d *Dev) runLoopbacks() error {
+	if d.opts.LoadBalancerBinary != "" {
+		if err := d.startLoadBalancers(); err != nil {
+			return err
+		}
+	}
 	for i, m := range d.Members {
 		lb := loopbacklb.Block(d.opts.LBBase, i)
-		d.bg.run("load balancer of "+m.Name, func(ctx context.Context) error {
-			return loopbacklb.Run(ctx, loopbacklb.Options{
-				Cluster: m.Name, Block: lb, Config: m.Config,
-				Logger: d.opts.Log.WithName("loopbacklb").WithValues("cluster", m.Name),
+		if d.opts.LoadBalancerBinary == "" {
+			d.bg.run("load balancer of "+m.Name, func(ctx context.Context) error {
+				return loopbacklb.Run(ctx, loopbacklb.Options{
+					Cluster: m.Name, Block: lb, Config: m.Config,
+					Logger: d.opts.Log.WithName("loopbacklb").WithValues("cluster", m.Name),
+				})
 			})
-		})
+		}
 		if d.opts.LightMembers {
 			continue
 		}
@@ -311,6 +332,27 @@ func (d *Dev) runLoopbacks() {
 			})
 		})
 	}
+	return nil
+}
+
+// startLoadBalancers starts the child processes of LoadBalancerBinary that
+// serve the members' load balancers, LoadBalancersPerProcess members each.
+// They stop with the environment.
+func (d *Dev) startLoadBalancers() error {
+	per := cmp.Or(d.opts.LoadBalancersPerProcess, 10)
+	for first := 0; first < len(d.Members); first += per {
+		var serve []loopbacklb.Member
+		for i := first; i < min(first+per, len(d.Members)); i++ {
+			m := d.Members[i]
+			serve = append(serve, loopbacklb.Member{Cluster: m.Name, Kubeconfig: d.Kubeconfig, Context: m.Name, Block: loopbacklb.Block(d.opts.LBBase, i)})
+		}
+		p := newChild(fmt.Sprintf("loopbacklb-%d", first/per+1), d.opts.LoadBalancerBinary, d.logDir)
+		p.env = []string{loopbacklb.ServeEnv(serve)}
+		if err := d.adopt(d.ControlPlane, p); err != nil {
+			return fmt.Errorf("starting load balancers: %w", err)
+		}
+	}
+	return nil
 }
 
 // newManager builds kfed's controller manager for the environment: leader

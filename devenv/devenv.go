@@ -77,6 +77,12 @@ type Options struct {
 	// of Go code each spends less CPU (measured: BENCHMARKS.md, "The test
 	// loop").
 	APIServerProcs int
+	// ControlPlaneWatchCache keeps the control plane's watch cache, as every
+	// real API server does; members run without theirs. A fleet needs it:
+	// each member's CoreDNS watches every DNSEndpoint, and without the
+	// cache each of those watches is an etcd watch of its own, every change
+	// sent and decoded once a watcher.
+	ControlPlaneWatchCache bool
 }
 
 // Cluster is one running API server.
@@ -323,8 +329,9 @@ func (e *Env) startAPIServer(ctx context.Context, c *Cluster) error {
 			"--v=0",
 			// Each watch is served by etcd: a local bed has a handful of
 			// watchers per resource, and keeping a cache of every resource
-			// was most of an idle API server's CPU.
-			"--watch-cache=false",
+			// was most of an idle API server's CPU (but see
+			// ControlPlaneWatchCache).
+			"--watch-cache="+strconv.FormatBool(c == e.ControlPlane && e.opts.ControlPlaneWatchCache),
 		)
 		// Collecting garbage a quarter as often, within a soft limit, cut
 		// an API server's CPU from start to idle by a fifth; memory is

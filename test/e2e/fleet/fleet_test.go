@@ -70,12 +70,19 @@ func startFleet(t *testing.T, n int, probes []string) *fleet {
 	// Thirty members' API servers take minutes to start side by side.
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute+time.Duration(n)*10*time.Second)
 	defer cancel()
+	// The load balancers hold a listener a Service in every member, more
+	// open files than one process may have at 30 × 1,000: they run in
+	// copies of this binary (TestMain), ten members each.
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
 	f := &fleet{checker: filepath.Join(bin, "kfed-healthcheck"), lbBase: 16 + rand.IntN(200-n)}
 	start := time.Now()
 	d, err := devenv.StartDev(ctx, devenv.DevOptions{
 		Dir: t.TempDir(), BinDir: framework.BinDir(t), Members: n, Federation: fedName, Domain: domain,
 		LightMembers: true, LBBase: f.lbBase, CoreDNS: filepath.Join(bin, "coredns"), Checker: f.checker,
-		CheckerProbes: probes, Log: logr.Discard(),
+		CheckerProbes: probes, LoadBalancerBinary: self, Log: logr.Discard(),
 	})
 	if err != nil {
 		t.Fatal(err)

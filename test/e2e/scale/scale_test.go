@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"net"
-	"net/netip"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -29,8 +28,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/klog/v2/textlogger"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
@@ -220,7 +217,8 @@ func TestScaleServicesPublishQuicklyAndStayQuiet(t *testing.T) {
 	liveRSS, liveHWM := procMem(t, pidOf(t, live.Corefile))
 	report("CoreDNS started before the Services: VmRSS %d MiB, VmHWM %d MiB", liveRSS>>10, liveHWM>>10)
 
-	// Every shard has its own Event, naming its cluster.
+	// Every shard is told of by an Event naming its cluster: one for the
+	// shards a reconcile created together, one for a shard alone.
 	framework.Eventually(t, 2*time.Minute, func(ctx context.Context) error {
 		var evs eventsv1.EventList
 		if err := fed.List(ctx, &evs, client.InNamespace(scaleNamespace)); err != nil {
@@ -228,14 +226,20 @@ func TestScaleServicesPublishQuicklyAndStayQuiet(t *testing.T) {
 		}
 		seen := map[string]bool{}
 		for _, e := range evs.Items {
-			if e.Reason == "ShardCreated" {
-				seen[e.Regarding.Name+" "+e.Note] = true
+			switch e.Reason {
+			case "ShardCreated":
+				seen[e.Regarding.Name+" "+strings.TrimPrefix(e.Note, "created shard in cluster ")] = true
+			case "ShardsCreated":
+				_, list, _ := strings.Cut(e.Note, ": ")
+				for cl := range strings.SplitSeq(list, ", ") {
+					seen[e.Regarding.Name+" "+cl] = true
+				}
 			}
 		}
 		for i := range n {
 			for _, m := range f.Members {
-				if key := scaleName(i) + " created shard in cluster " + m.Name; !seen[key] {
-					return fmt.Errorf("no Event %q (of %d)", key, len(seen))
+				if key := scaleName(i) + " " + m.Name; !seen[key] {
+					return fmt.Errorf("no Event names the shard %q (of %d)", key, len(seen))
 				}
 			}
 		}
@@ -413,52 +417,21 @@ func (s *supervised) mem(t *testing.T) (rss, hwm int64) {
 	return rss, max(hwm, s.exitedHWM)
 }
 
-// The environment of a child process that runs one member's loopback load
-// balancer (see TestMain).
-const (
-	lbEnvKubeconfig = "KFED_E2E_LB_KUBECONFIG"
-	lbEnvCluster    = "KFED_E2E_LB_CLUSTER"
-	lbEnvBlock      = "KFED_E2E_LB_BLOCK"
-)
-
 // TestMain runs the package's tests, or, in a child process started by
 // startLoadBalancerProcess, one member's loopback load balancer until the
-// parent ends it.
+// parent ends it (loopbacklb.ServeFromEnv).
 func TestMain(m *testing.M) {
-	if cluster := os.Getenv(lbEnvCluster); cluster != "" {
-		os.Exit(runLoadBalancer(os.Getenv(lbEnvKubeconfig), cluster, os.Getenv(lbEnvBlock)))
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	served, err := loopbacklb.ServeFromEnv(ctx)
+	stop()
+	switch {
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "load balancer:", err)
+		os.Exit(1)
+	case served:
+		os.Exit(0)
 	}
 	os.Exit(m.Run())
-}
-
-func runLoadBalancer(kubeconfig, cluster, block string) int {
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
-		&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig},
-		&clientcmd.ConfigOverrides{CurrentContext: cluster}).ClientConfig()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "load balancer:", err)
-		return 1
-	}
-	// As fast as the in-process load balancers' clients (devenv's 200 QPS):
-	// at client-go's default 5 a second, 10,000 status writes a member take
-	// half an hour and the test would time the load balancer, not kfed.
-	cfg.QPS, cfg.Burst = 200, 400
-	prefix, err := netip.ParsePrefix(block)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "load balancer:", err)
-		return 1
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
-	err = loopbacklb.Run(ctx, loopbacklb.Options{
-		Cluster: cluster, Block: prefix, Config: cfg,
-		Logger: textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(os.Stderr))).WithName(cluster),
-	})
-	if err != nil && ctx.Err() == nil {
-		fmt.Fprintln(os.Stderr, "load balancer:", err)
-		return 1
-	}
-	return 0
 }
 
 // startLoadBalancerProcess runs member i's loopback load balancer (block
@@ -466,8 +439,9 @@ func runLoadBalancer(kubeconfig, cluster, block string) int {
 func startLoadBalancerProcess(t *testing.T, f *framework.Federation, i int, cluster string) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), lbEnvKubeconfig+"="+f.Kubeconfig, lbEnvCluster+"="+cluster,
-		lbEnvBlock+"="+loopbacklb.Block(f.LBBase, i).String())
+	cmd.Env = append(os.Environ(), loopbacklb.ServeEnv([]loopbacklb.Member{{
+		Cluster: cluster, Kubeconfig: f.Kubeconfig, Context: cluster, Block: loopbacklb.Block(f.LBBase, i),
+	}}))
 	framework.StartProcess(t, cmd, "load balancer of "+cluster)
 }
 
