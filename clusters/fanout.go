@@ -2,7 +2,9 @@ package clusters
 
 import "sync"
 
-// FanOut is how many members one reconcile writes to at once.
+// FanOut is how many members one reconcile writes to at once. 32 (a fleet
+// of thirty in one round) lengthened the tail on 2 cores: p95 from created
+// to answered in thirty members 5.6 → 8.4 s.
 const FanOut = 16
 
 // EachMember calls f(i) for every i in [0, n), up to FanOut at once, and

@@ -261,6 +261,31 @@ func (c *Controller) clusterEvent(svc *corev1.Service, cluster, typ, reason, for
 	}
 }
 
+// maxNote is how long an Event's note may be (events.k8s.io/v1).
+const maxNote = 1024
+
+// shardsCreated tells of the shards one reconcile created: one Event
+// naming the cluster for a single shard (clusterEvent), and one Event
+// naming them all for several. A Service placed in thirty members would
+// otherwise cost thirty Events, most of the control plane's writes while
+// a fleet's Services are created. A list too long for a note ends "and
+// N more".
+func (c *Controller) shardsCreated(svc *corev1.Service, created []string) {
+	switch len(created) {
+	case 0:
+		return
+	case 1:
+		c.clusterEvent(svc, created[0], corev1.EventTypeNormal, "ShardCreated", "created shard in cluster %s", created[0])
+		return
+	}
+	head := fmt.Sprintf("created shards in %d clusters: ", len(created))
+	note := head + strings.Join(created, ", ")
+	for n := len(created) - 1; len(note) > maxNote && n > 0; n-- {
+		note = head + strings.Join(created[:n], ", ") + fmt.Sprintf(" and %d more", len(created)-n)
+	}
+	c.event(svc, corev1.EventTypeNormal, "ShardsCreated", "%s", note)
+}
+
 // verdictEvents tells users about endpoints that left DNS or came back.
 func (c *Controller) verdictEvents(svc *corev1.Service, verdicts []endpointVerdict) {
 	for _, v := range verdicts {

@@ -98,53 +98,63 @@ func (c *Controller) finalize(ctx context.Context, svc *corev1.Service) error {
 // actions' order, to be retried with backoff.
 func (c *Controller) writeCopies(ctx context.Context, svc *corev1.Service, actions []copyAction) (map[string]memberCopy, error) {
 	type result struct {
-		copy *memberCopy // nil for a member not placed
-		err  error
+		copy    *memberCopy // nil for a member not placed
+		created bool
+		err     error
 	}
 	results := make([]result, len(actions))
 	clusters.EachMember(len(actions), func(i int) {
-		mc, err := c.writeAction(ctx, svc, actions[i])
-		results[i] = result{mc, err}
+		mc, created, err := c.writeAction(ctx, svc, actions[i])
+		results[i] = result{mc, created, err}
 	})
 	members := map[string]memberCopy{}
-	var errs []error
+	var (
+		errs    []error
+		created []string
+	)
 	for i, r := range results {
+		name := actions[i].read.member.Name
 		if r.copy != nil {
-			members[actions[i].read.member.Name] = *r.copy
+			members[name] = *r.copy
+		}
+		if r.created {
+			created = append(created, name)
 		}
 		if r.err != nil {
 			errs = append(errs, r.err)
 		}
 	}
+	c.shardsCreated(svc, created)
 	return members, errors.Join(errs...)
 }
 
 // writeAction applies one of decideCopies' actions: it deletes the shard of
-// a member no longer placed (no copy), or writes a placed member's.
-func (c *Controller) writeAction(ctx context.Context, svc *corev1.Service, a copyAction) (*memberCopy, error) {
+// a member no longer placed (no copy), or writes a placed member's, and
+// says whether it created one.
+func (c *Controller) writeAction(ctx context.Context, svc *corev1.Service, a copyAction) (*memberCopy, bool, error) {
 	m := a.read.member
 	switch {
 	case !a.placed:
-		return nil, c.deleteCopy(ctx, m, client.ObjectKeyFromObject(svc))
+		return nil, false, c.deleteCopy(ctx, m, client.ObjectKeyFromObject(svc))
 	case a.read.err != nil:
-		return &memberCopy{outcome: publish.WriteFailed}, a.read.err
+		return &memberCopy{outcome: publish.WriteFailed}, false, a.read.err
 	case a.want == nil:
 		mc := gave(a)
-		return &mc, nil
+		return &mc, false, nil
 	}
 	if a.adopt {
 		c.Metrics.copyOp(m.Name, "adopt")
 		c.clusterEvent(svc, m.Name, corev1.EventTypeNormal, "ShardAdopted", "adopted the matching Service already in cluster %s", m.Name)
 	}
 	if p, err := c.writeCopy(ctx, m, a.read.cur, a.want); err != nil {
-		return &memberCopy{outcome: publish.WriteFailed, problem: p}, err
+		return &memberCopy{outcome: publish.WriteFailed, problem: p}, false, err
 	}
-	if a.read.cur == nil {
+	created := a.read.cur == nil
+	if created {
 		c.Metrics.copyOp(m.Name, "create")
-		c.clusterEvent(svc, m.Name, corev1.EventTypeNormal, "ShardCreated", "created shard in cluster %s", m.Name)
 	}
 	mc := gave(a)
-	return &mc, nil
+	return &mc, created, nil
 }
 
 // writeCopy writes want, the shard, to member m (clusters.WriteCopy); cur
