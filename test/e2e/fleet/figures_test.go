@@ -101,10 +101,12 @@ func TestFleetFigures(t *testing.T) {
 	writes0 := f.controlPlaneWrites(t)
 	probes0 := f.checkerProbes(t)
 	cpu0 := processCPU()
+	quiet0 := readControllerTimes(t)
 	time.Sleep(quiet)
 	writes1 := f.controlPlaneWrites(t)
 	probes1 := f.checkerProbes(t)
 	cpu1 := processCPU()
+	quiet1 := readControllerTimes(t)
 	var all, leases float64
 	var other []string
 	for k, v := range writes1 {
@@ -121,7 +123,8 @@ func TestFleetFigures(t *testing.T) {
 	}
 	slices.Sort(other)
 	perMin := func(v float64) float64 { return v * float64(time.Minute) / float64(quiet) }
-	figure("cp_writes_per_min=%.0f leases_per_min=%.0f others=%v", perMin(all), perMin(leases), other)
+	figure("cp_writes_per_min=%.0f leases_per_min=%.0f others=%v federated_service_reconciles_per_min=%.0f",
+		perMin(all), perMin(leases), other, perMin(quiet1.reconciles-quiet0.reconciles))
 	endpoints := float64(services+1) * float64(n) // and the demo Service
 	var probes float64
 	for i := range probes1 {
@@ -133,7 +136,7 @@ func TestFleetFigures(t *testing.T) {
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	figure("controller_cpu_cores=%.3f heap_inuse_mb=%.0f rss_mb=%.0f (the test process: controller, loopback load balancers)",
+	figure("controller_cpu_cores=%.3f heap_inuse_mb=%.0f rss_mb=%.0f (the test process: the controller; the load balancers run apart)",
 		(cpu1-cpu0).Seconds()/quiet.Seconds(), float64(ms.HeapInuse)/1e6, rssMB(os.Getpid()))
 	var rss []float64
 	for _, c := range f.d.CoreDNS {
