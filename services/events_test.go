@@ -24,15 +24,7 @@ import (
 // more six minutes later: a write per Service while nothing changed (seen
 // with 10,000 Services).
 func TestEachClusterGetsItsOwnEvent(t *testing.T) {
-	cs := fake.NewClientset()
-	b := events.NewBroadcaster(&events.EventSinkImpl{Interface: cs.EventsV1()})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	b.StartRecordingToSink(ctx.Done())
-	defer b.Shutdown()
-	c := &Controller{Recorder: b.NewRecorder(scheme.Scheme, "kfed")}
-	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", UID: "u1"}}
-	svc.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Service"))
+	cs, c, svc := recordingEvents(t)
 
 	clusters := []string{"cluster-1", "cluster-2", "cluster-3"}
 	for _, cl := range clusters {
@@ -103,15 +95,7 @@ func TestShardsOfOneReconcileAreOneEvent(t *testing.T) {
 		{clusters: 200, reason: "ShardsCreated", note: "created shards in 200 clusters: cluster-1, ", noteEndsAnd: true},
 	} {
 		t.Run(fmt.Sprint(tc.clusters), func(t *testing.T) {
-			cs := fake.NewClientset()
-			b := events.NewBroadcaster(&events.EventSinkImpl{Interface: cs.EventsV1()})
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			b.StartRecordingToSink(ctx.Done())
-			defer b.Shutdown()
-			c := &Controller{Recorder: b.NewRecorder(scheme.Scheme, "kfed")}
-			svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", UID: "u1"}}
-			svc.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Service"))
+			cs, c, svc := recordingEvents(t)
 
 			c.shardsCreated(svc, names(tc.clusters))
 
@@ -148,4 +132,20 @@ func TestShardsOfOneReconcileAreOneEvent(t *testing.T) {
 			}
 		})
 	}
+}
+
+// recordingEvents is a Controller whose Events go through the real events
+// library to a fake clientset, and a Service to record them about; the
+// broadcaster stops when the test ends.
+func recordingEvents(t *testing.T) (*fake.Clientset, *Controller, *corev1.Service) {
+	t.Helper()
+	cs := fake.NewClientset()
+	b := events.NewBroadcaster(&events.EventSinkImpl{Interface: cs.EventsV1()})
+	ctx, cancel := context.WithCancel(context.Background())
+	b.StartRecordingToSink(ctx.Done())
+	t.Cleanup(func() { cancel(); b.Shutdown() })
+	c := &Controller{Recorder: b.NewRecorder(scheme.Scheme, "kfed")}
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", UID: "u1"}}
+	svc.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Service"))
+	return cs, c, svc
 }

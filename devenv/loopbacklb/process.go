@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"golang.org/x/sync/errgroup"
 	"k8s.io/client-go/tools/clientcmd"
@@ -83,4 +85,20 @@ func parseMembers(spec string) ([]Member, error) {
 		return nil, errors.New(EnvServe + " names no load balancer")
 	}
 	return members, nil
+}
+
+// ServeIfAsked is ServeFromEnv for a binary's first line (a test binary's
+// TestMain): when EnvServe is set it serves until SIGTERM or SIGINT and
+// ends the process, with status 1 on error; otherwise it returns.
+func ServeIfAsked() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	served, err := ServeFromEnv(ctx)
+	stop()
+	switch {
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "load balancer:", err)
+		os.Exit(1)
+	case served:
+		os.Exit(0)
+	}
 }

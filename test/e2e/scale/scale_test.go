@@ -8,7 +8,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -421,16 +420,7 @@ func (s *supervised) mem(t *testing.T) (rss, hwm int64) {
 // startLoadBalancerProcess, one member's loopback load balancer until the
 // parent ends it (loopbacklb.ServeFromEnv).
 func TestMain(m *testing.M) {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	served, err := loopbacklb.ServeFromEnv(ctx)
-	stop()
-	switch {
-	case err != nil:
-		fmt.Fprintln(os.Stderr, "load balancer:", err)
-		os.Exit(1)
-	case served:
-		os.Exit(0)
-	}
+	loopbacklb.ServeIfAsked()
 	os.Exit(m.Run())
 }
 
