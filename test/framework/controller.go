@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/klog/v2/textlogger"
 
 	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/manager"
@@ -38,7 +37,7 @@ func (f *Federation) StartController(o manager.Options) (stop func()) {
 	o.MetricsAddr, o.HealthAddr, o.SharedProcess = cmp.Or(o.MetricsAddr, "0"), cmp.Or(o.HealthAddr, "0"), true
 	o.Federation, o.Domain = cmp.Or(o.Federation, "fed"), cmp.Or(o.Domain, "example.com")
 	o.ClusterProbeInterval = cmp.Or(o.ClusterProbeInterval, 300*time.Millisecond)
-	o.Logger = textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(LogWriter(f.t))))
+	o.Logger = Logger(f.t)
 	mgr, err := manager.New(f.ControlPlane.Config, o)
 	if err != nil {
 		f.t.Fatal(err)

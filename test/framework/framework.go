@@ -26,7 +26,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/klog/v2/textlogger"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
@@ -126,6 +125,7 @@ func Start(t testing.TB, opts ...Option) *Federation {
 }
 
 func (f *Federation) startLoadBalancers() {
+	log := Logger(f.t) // before the cleanup below, so it looks after they stop
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	f.t.Cleanup(func() { cancel(); wg.Wait() })
@@ -137,7 +137,7 @@ func (f *Federation) startLoadBalancers() {
 				Cluster: m.Name,
 				Block:   loopbacklb.Block(f.LBBase, i),
 				Config:  m.Config,
-				Logger:  textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(LogWriter(f.t)))).WithName(m.Name),
+				Logger:  log.WithName(m.Name),
 			})
 			if err != nil && ctx.Err() == nil {
 				f.t.Errorf("loopback load balancer of %s: %v", m.Name, err)

@@ -6,8 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"k8s.io/klog/v2/textlogger"
-
 	"github.com/kfed-io/kfed/devenv"
 	"github.com/kfed-io/kfed/devenv/loopbackgw"
 	"github.com/kfed-io/kfed/devenv/loopbacklb"
@@ -46,6 +44,7 @@ func (f *Federation) GatewayBlock(i int) netip.Prefix {
 // implementation (class loopbackgw.ClassName) in every member; the Gateway
 // API CRDs must be installed there first (InstallGatewayAPI).
 func (f *Federation) StartLoopbackGateways() {
+	log := Logger(f.t) // before the cleanup below, so it looks after they stop
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	f.t.Cleanup(func() { cancel(); wg.Wait() })
@@ -57,7 +56,7 @@ func (f *Federation) StartLoopbackGateways() {
 				Cluster: m.Name,
 				Block:   f.GatewayBlock(i),
 				Config:  m.Config,
-				Logger:  textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(LogWriter(f.t)))).WithName(m.Name + "-gw"),
+				Logger:  log.WithName(m.Name + "-gw"),
 			})
 			if err != nil && ctx.Err() == nil {
 				f.t.Errorf("loopback gateways of %s: %v", m.Name, err)
