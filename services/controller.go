@@ -171,8 +171,8 @@ func (c *Controller) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	case err != nil:
 		return ctrl.Result{}, err
 	case stage == clusters.Gone:
-		// Sweep the shards that still point at it.
-		return ctrl.Result{}, c.deleteCopies(ctx, req.NamespacedName)
+		// Sweep the shards and the DNSEndpoint that still point at it.
+		return ctrl.Result{}, errors.Join(c.deleteCopies(ctx, req.NamespacedName), c.sweepEndpoint(ctx, req.NamespacedName))
 	case stage == clusters.Finalizing:
 		return ctrl.Result{}, c.finalize(ctx, &svc)
 	}

@@ -46,6 +46,9 @@ func TestServicesOnTwoMembers(t *testing.T) {
 	t.Run("ShardOfAServiceDeletedWhileItsMemberWasOfflineGoesWhenTheMemberReturns", func(t *testing.T) {
 		shardOfAServiceDeletedWhileItsMemberWasOfflineGoesWhenTheMemberReturns(t, f)
 	})
+	t.Run("DNSEndpointLeftByAServiceThatIsGoneIsDeleted", func(t *testing.T) {
+		dnsEndpointLeftByAServiceThatIsGoneIsDeleted(t, f)
+	})
 }
 
 // TestServicesOnOneMemberWithNodes: one member, not joined at first, with
