@@ -167,6 +167,7 @@ func (c *Controller) allFederated(ctx context.Context, _ client.Object) []ctrl.R
 // line with the world.
 func (c *Controller) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var svc corev1.Service
+	start := time.Now()
 	switch stage, err := clusters.Open(ctx, c.Fed, req.NamespacedName, &svc, Finalizer, isFederated); {
 	case err != nil:
 		return ctrl.Result{}, err
@@ -176,14 +177,17 @@ func (c *Controller) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	case stage == clusters.Finalizing:
 		return ctrl.Result{}, c.finalize(ctx, &svc)
 	}
+	c.Metrics.since(phaseOpen, start)
 
 	before := svc.DeepCopy()
 	result, st, err := c.reconcile(ctx, &svc)
 	st.apply(&svc)
 	if !equality.Semantic.DeepEqual(before.Status, svc.Status) {
+		start = time.Now()
 		if perr := c.Fed.Status().Patch(ctx, &svc, client.MergeFrom(before)); perr != nil {
 			err = errors.Join(err, fmt.Errorf("updating status: %w", perr))
 		}
+		c.Metrics.since(phaseStatus, start)
 		c.events(before, &svc)
 	}
 	return result, err
@@ -203,20 +207,24 @@ func (c *Controller) reconcile(ctx context.Context, svc *corev1.Service) (ctrl.R
 		st.invalid(reasonInvalidSpec, err.Error())
 		return ctrl.Result{}, st, nil
 	}
+	start := time.Now()
 	o, err := c.observe(ctx, svc, cfg)
 	if err != nil {
 		return ctrl.Result{}, status{}, err
 	}
+	start = c.Metrics.since(phaseObserve, start)
 	// Members whose shard could not be written are retried with backoff;
 	// the records are written all the same.
 	var retry error
 	o.members, retry = c.writeCopies(ctx, svc, decideCopies(svc, c.Federation, o))
+	start = c.Metrics.since(phaseCopies, start)
 	d, err := decide(o)
 	st := d.status
 	if err != nil {
 		return ctrl.Result{}, st, retry
 	}
 	published, err := c.writeEndpoint(ctx, svc, o.published, d)
+	c.Metrics.since(phaseEndpoint, start)
 	if err != nil {
 		retry = errors.Join(retry, err)
 	} else {

@@ -24,7 +24,19 @@ type Metrics struct {
 	copyOps          *prometheus.CounterVec
 	endpointWrites   *prometheus.CounterVec
 	failoverSwitches prometheus.Counter
+	phases           *prometheus.HistogramVec
 }
+
+// The phases of a reconcile that kfed_service_reconcile_phase_seconds
+// times: where the time from a Service created to its name answering
+// goes, besides the wait in the queue.
+const (
+	phaseOpen     = "open"     // read the Service, add the finalizer
+	phaseObserve  = "observe"  // read shards, health and the DNSEndpoint
+	phaseCopies   = "copies"   // write the shards to the members
+	phaseEndpoint = "endpoint" // write the DNSEndpoint
+	phaseStatus   = "status"   // write the Service's status
+)
 
 // NewMetrics creates the collectors and registers them with reg. A collector
 // already registered (a second manager in one process) is reused.
@@ -40,6 +52,11 @@ func NewMetrics(reg prometheus.Registerer, fed client.Reader, members func() int
 			Namespace: "kfed", Name: "dnsendpoint_writes_total",
 			Help: "DNSEndpoint objects created and updated in the control plane.",
 		}, []string{"operation"}),
+		phases: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: "kfed", Name: "service_reconcile_phase_seconds",
+			Help:    "Time a federated Service's reconcile spends in each phase: open, observe, copies, endpoint, status.",
+			Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10},
+		}, []string{"phase"}),
 	}
 	m.failoverSwitches = prometheus.NewCounter(prometheus.CounterOpts{
 		Namespace: "kfed", Name: "failover_switches_total",
@@ -53,6 +70,9 @@ func NewMetrics(reg prometheus.Registerer, fed client.Reader, members func() int
 		return nil, err
 	}
 	if m.endpointWrites, err = promreg.Register(reg, m.endpointWrites); err != nil {
+		return nil, err
+	}
+	if m.phases, err = promreg.Register(reg, m.phases); err != nil {
 		return nil, err
 	}
 	if _, err := promreg.Register(reg, prometheus.Collector(stateCollector{fed: fed, members: members, freshness: freshness})); err != nil {
@@ -71,6 +91,16 @@ func (m *Metrics) failoverSwitch() {
 	if m != nil {
 		m.failoverSwitches.Inc()
 	}
+}
+
+// since records the time since start in phase, and returns now: the start
+// of the next phase.
+func (m *Metrics) since(phase string, start time.Time) time.Time {
+	now := time.Now()
+	if m != nil {
+		m.phases.WithLabelValues(phase).Observe(now.Sub(start).Seconds())
+	}
+	return now
 }
 
 func (m *Metrics) endpoint(op string) {

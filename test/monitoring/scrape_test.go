@@ -92,6 +92,8 @@ func value(fams map[string]*dto.MetricFamily, name string, want map[string]strin
 			return m.Gauge.GetValue(), true
 		case m.Counter != nil:
 			return m.Counter.GetValue(), true
+		case m.Histogram != nil: // how many it timed
+			return float64(m.Histogram.GetSampleCount()), true
 		}
 	}
 	return 0, false
@@ -343,6 +345,9 @@ func TestCatalogueDashboardAndAlertsMatchTheRunningBinaries(t *testing.T) {
 	})
 	t.Run("the rest of the federation works", func(t *testing.T) {
 		wantMetric(60*time.Second, "kfed_dns_syncs_total", map[string]string{"provider": "route53", "result": "success"}, positive, "> 0")
+		for _, phase := range []string{"open", "observe", "copies", "endpoint", "status"} {
+			wantMetric(10*time.Second, "kfed_service_reconcile_phase_seconds", map[string]string{"phase": phase}, positive, "> 0 reconciles timed")
+		}
 		wantMetric(30*time.Second, "kfed_balancer_scale_writes_total", map[string]string{"cluster": "federation"}, positive, "> 0")
 		wantMetric(30*time.Second, "kfed_deployment_copy_operations_total", map[string]string{"cluster": "cluster-1", "operation": "create"}, one, "1")
 		wantMetric(10*time.Second, "kfed_cluster_condition",

@@ -188,8 +188,8 @@ func TestFleetFigures(t *testing.T) {
 		pct(st.times(created, st.madeDone, time.Minute)), pct(st.times(created, st.lbDone, time.Minute)), pct(st.times(created, st.rowsDone, time.Minute)), pct(took),
 		st.medianWrites(created))
 	reconciles := ct1.reconciles - ct0.reconciles
-	figure("federated_service_reconciles=%.0f mean_queued_s=%.3f mean_reconcile_s=%.3f",
-		reconciles, (ct1.queued-ct0.queued)/reconciles, (ct1.running-ct0.running)/reconciles)
+	figure("federated_service_reconciles=%.0f mean_queued_s=%.3f mean_reconcile_s=%.3f phases_mean_s_x_count=%s",
+		reconciles, (ct1.queued-ct0.queued)/reconciles, (ct1.running-ct0.running)/reconciles, ct1.phasesSince(ct0))
 }
 
 // answeredEverywhere reports whether every member's CoreDNS answers name

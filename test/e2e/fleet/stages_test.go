@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -166,6 +167,22 @@ func (s *stages) medianWrites(created map[string]time.Time) int {
 type controllerTimes struct {
 	reconciles      float64
 	queued, running float64 // seconds
+	// phases are the seconds and counts of each phase of a reconcile
+	// (kfed_service_reconcile_phase_seconds).
+	phases map[string][2]float64
+}
+
+// phasesSince is the mean time of each phase of the reconciles between
+// earlier and t, and how many of them ran it.
+func (t controllerTimes) phasesSince(earlier controllerTimes) string {
+	var out []string
+	for _, p := range []string{"open", "observe", "copies", "endpoint", "status"} {
+		sum, n := t.phases[p][0]-earlier.phases[p][0], t.phases[p][1]-earlier.phases[p][1]
+		if n > 0 {
+			out = append(out, fmt.Sprintf("%s=%.3fx%.0f", p, sum/n, n))
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 func readControllerTimes(t *testing.T) controllerTimes {
@@ -174,7 +191,7 @@ func readControllerTimes(t *testing.T) controllerTimes {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out controllerTimes
+	out := controllerTimes{phases: map[string][2]float64{}}
 	for _, f := range families {
 		for _, m := range f.GetMetric() {
 			labels := map[string]string{}
@@ -184,6 +201,8 @@ func readControllerTimes(t *testing.T) controllerTimes {
 			switch {
 			case f.GetName() == "workqueue_queue_duration_seconds" && labels["name"] == "federated-service":
 				out.queued = m.GetHistogram().GetSampleSum()
+			case f.GetName() == "kfed_service_reconcile_phase_seconds":
+				out.phases[labels["phase"]] = [2]float64{m.GetHistogram().GetSampleSum(), float64(m.GetHistogram().GetSampleCount())}
 			case f.GetName() == "controller_runtime_reconcile_time_seconds" && labels["controller"] == "federated-service":
 				out.running = m.GetHistogram().GetSampleSum()
 				out.reconciles = float64(m.GetHistogram().GetSampleCount())
