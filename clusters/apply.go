@@ -45,9 +45,38 @@ const AnnotationApplied = "kfed.io/applied"
 // false: a reconcile that changes nothing costs no request. After a write,
 // want is the object as the API server returned it.
 func Apply(ctx context.Context, c client.Client, cur, want client.Object) (bool, error) {
+	return apply(ctx, c, cur, want, false)
+}
+
+// unborn is a resourceVersion no stored object has: etcd's revisions start
+// at 1 and its first write makes 2. An apply that carries a resourceVersion
+// is conditional on it (optimistic concurrency, as an update is), and one
+// that creates the object has nothing to compare it with; so an apply with
+// unborn creates an object or fails with a conflict when it exists.
+const unborn = "1"
+
+// ApplyNew writes want, an object the caller's cache does not hold, with
+// Apply as FieldManager, only if its API server holds none of that name
+// either: a cache may not have seen an object made a moment ago, which a
+// plain apply would take over. Where one exists, the error is a conflict
+// (apierrors.IsConflict). It costs one request, where reading first costs
+// two. After the write, want is the object as the API server returned it.
+func ApplyNew(ctx context.Context, c client.Client, want client.Object) error {
+	_, err := apply(ctx, c, nil, want, true)
+	return err
+}
+
+// apply is Apply; with create, only when the object does not exist yet
+// (unborn).
+func apply(ctx context.Context, c client.Client, cur, want client.Object, create bool) (bool, error) {
 	u, err := applied(c, want)
 	if err != nil {
 		return false, err
+	}
+	if create {
+		if err := unstructured.SetNestedField(u, unborn, "metadata", "resourceVersion"); err != nil {
+			return false, fmt.Errorf("encoding %s: %w", want.GetName(), err)
+		}
 	}
 	if cur != nil && !reflect.ValueOf(cur).IsNil() && cur.GetAnnotations()[AnnotationApplied] == want.GetAnnotations()[AnnotationApplied] {
 		have, err := runtime.DefaultUnstructuredConverter.ToUnstructured(cur)
@@ -211,21 +240,15 @@ var ErrNotCached = errors.New("the member has it, and its cache has not seen it 
 // cur is the object the member's cache holds, nil when none, and
 // kfed's to write (Ours, Adopted, or Foreign being adopted). A copy an older
 // kfed wrote with updates is first handed to FieldManager
-// (UpgradeOwnership). Where the cache holds none, the API server is asked
-// first: the cache may not have seen an object made a moment ago, and an
-// apply would take it over. A missing namespace is created. It reports
-// whether it wrote; after a write, want is the object as written.
+// (UpgradeOwnership). Where the cache holds none, the apply only creates
+// (ApplyNew), and finding one gives ErrNotCached. A missing namespace is
+// created. It reports whether it wrote; after a write, want is the object
+// as written.
 func WriteCopy(ctx context.Context, m Member, cur, want client.Object) (bool, error) {
 	key := client.ObjectKeyFromObject(want)
 	absent := cur == nil || reflect.ValueOf(cur).IsNil()
 	if absent {
 		cur = nil
-		switch err := m.Reader.Get(ctx, key, want.DeepCopyObject().(client.Object)); {
-		case err == nil:
-			return false, fmt.Errorf("cluster %s, %s: %w", m.Name, key, ErrNotCached)
-		case !apierrors.IsNotFound(err):
-			return false, fmt.Errorf("reading %s in cluster %s: %w", key, m.Name, err)
-		}
 	} else {
 		switch Classify(cur, want.GetAnnotations()[AnnotationOrigin], want.GetLabels()[kfedv1alpha1.LabelFederation]) {
 		case Ours, Adopted:
@@ -234,7 +257,7 @@ func WriteCopy(ctx context.Context, m Member, cur, want client.Object) (bool, er
 			}
 		}
 	}
-	changed, err := Apply(ctx, m.Client, cur, want)
+	changed, err := apply(ctx, m.Client, cur, want, absent)
 	if absent && apierrors.IsNotFound(err) {
 		// The namespace is missing in this member: create it and retry.
 		// Asking first would cost a request (or a cluster-wide watch) for
@@ -244,7 +267,10 @@ func WriteCopy(ctx context.Context, m Member, cur, want client.Object) (bool, er
 		if nerr := m.Client.Create(ctx, ns); nerr != nil && !apierrors.IsAlreadyExists(nerr) {
 			return false, fmt.Errorf("creating namespace %s in cluster %s: %w", key.Namespace, m.Name, nerr)
 		}
-		changed, err = Apply(ctx, m.Client, cur, want)
+		changed, err = apply(ctx, m.Client, cur, want, true)
+	}
+	if absent && apierrors.IsConflict(err) {
+		return false, fmt.Errorf("cluster %s, %s: %w", m.Name, key, ErrNotCached)
 	}
 	if err != nil {
 		return false, fmt.Errorf("cluster %s refused %s: %w", m.Name, key, err)

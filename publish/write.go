@@ -87,7 +87,14 @@ func (p Publisher) Write(ctx context.Context, cur *extdnsv1alpha1.DNSEndpoint, r
 	}
 	if cur == nil {
 		// The cache may not have seen a DNSEndpoint made a moment ago, or
-		// a user's of the same name: an apply would take either over.
+		// a user's of the same name: an apply would take either over. Only
+		// a conflict says there is one, to read.
+		switch err := clusters.ApplyNew(ctx, p.Client, want); {
+		case err == nil:
+			return want, Created, nil
+		case !apierrors.IsConflict(err):
+			return nil, Unchanged, fmt.Errorf("writing DNSEndpoint %s: %w", r.Key, err)
+		}
 		var live extdnsv1alpha1.DNSEndpoint
 		switch err := p.live().Get(ctx, r.Key, &live); {
 		case err == nil:

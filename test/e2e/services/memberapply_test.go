@@ -2,7 +2,10 @@ package services
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/netip"
+	"slices"
 	"testing"
 	"time"
 
@@ -11,6 +14,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -19,6 +23,7 @@ import (
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/manager"
+	"github.com/kfed-io/kfed/publish"
 	"github.com/kfed-io/kfed/services"
 	"github.com/kfed-io/kfed/test/framework"
 )
@@ -155,6 +160,111 @@ func TestMemberObjectsAreWrittenWithServerSideApply(t *testing.T) {
 			}
 			return nil
 		})
+	})
+
+	t.Run("a copy the member's cache has not seen is created with one apply, and a Service already there is not taken over", func(t *testing.T) {
+		m := clusters.Member{Name: "cluster-1", Client: member, Reader: member}
+		want := func(ns, name string) *corev1.Service {
+			s := fedtest.FederatedService(ns, name)
+			s.Labels = map[string]string{"team": "shop"}
+			// Of another federation: this one's controller would delete a
+			// copy whose federated Service does not exist.
+			clusters.Mark(s, ns+"/"+name, "elsewhere")
+			return s
+		}
+		// The cache says absent; the member holds the user's own.
+		users := fedtest.FederatedService("default", "users")
+		users.Labels = map[string]string{"owner": "user"}
+		if err := member.Create(ctx, users); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := clusters.WriteCopy(ctx, m, nil, want("default", "users")); !errors.Is(err, clusters.ErrNotCached) {
+			t.Errorf("writing over a Service the cache has not seen: %v, want ErrNotCached", err)
+		}
+		var got corev1.Service
+		if err := member.Get(ctx, client.ObjectKeyFromObject(users), &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.ResourceVersion != users.ResourceVersion || got.Labels["team"] != "" {
+			t.Errorf("the user's Service was written: resourceVersion %s → %s, labels %v", users.ResourceVersion, got.ResourceVersion, got.Labels)
+		}
+
+		// Absent, in a namespace the member does not have yet: created, all
+		// of it kfed's by apply, so that a later apply can remove a field.
+		for _, ns := range []string{"default", "new-ns"} {
+			w := want(ns, "made")
+			if changed, err := clusters.WriteCopy(ctx, m, nil, w); err != nil || !changed {
+				t.Fatalf("creating the copy in %s: changed %v, %v", ns, changed, err)
+			}
+			if err := member.Get(ctx, client.ObjectKeyFromObject(w), &got); err != nil {
+				t.Fatal(err)
+			}
+			if got.ResourceVersion != w.ResourceVersion || got.Labels["team"] != "shop" {
+				t.Errorf("copy in %s: resourceVersion %s (written %s), labels %v", ns, got.ResourceVersion, w.ResourceVersion, got.Labels)
+			}
+			for _, e := range got.ManagedFields {
+				if e.Manager == clusters.FieldManager && e.Operation != metav1.ManagedFieldsOperationApply {
+					t.Errorf("copy in %s: field manager %s holds fields by %s, want by Apply alone", ns, e.Manager, e.Operation)
+				}
+			}
+			w = want(ns, "made")
+			w.Labels = nil
+			if _, err := clusters.WriteCopy(ctx, m, &got, w); err != nil {
+				t.Fatal(err)
+			}
+			if err := member.Get(ctx, client.ObjectKeyFromObject(w), &got); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := got.Labels["team"]; ok {
+				t.Errorf("copy in %s keeps the label kfed no longer applies: %v", ns, got.Labels)
+			}
+		}
+	})
+
+	t.Run("a DNSEndpoint the cache has not seen is created with one apply, and a user's of the same name is not touched", func(t *testing.T) {
+		// Of another federation, which this one's controller leaves alone.
+		p := publish.Publisher{Client: fed, Federation: "elsewhere", Namespace: "kfed-system"}
+		owner := fedtest.FederatedService("default", "endpoints")
+		owner.Annotations = nil
+		if err := fed.Create(ctx, owner); err != nil {
+			t.Fatal(err)
+		}
+		rec := func(name, addr string) publish.Record {
+			return publish.Record{Key: types.NamespacedName{Namespace: "default", Name: name}, Owner: owner,
+				Endpoints: publish.AddressEndpoints(name+".default.elsewhere.svc.kfed.test", []netip.Addr{netip.MustParseAddr(addr)}, 30)}
+		}
+		users := &extdnsv1alpha1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "users", Labels: map[string]string{"team": "shop"}}}
+		if err := fed.Create(ctx, users); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := p.Write(ctx, nil, rec("users", "127.9.0.1")); err == nil {
+			t.Error("a user's DNSEndpoint the cache has not seen was written over")
+		}
+		var got extdnsv1alpha1.DNSEndpoint
+		if err := fed.Get(ctx, client.ObjectKeyFromObject(users), &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.ResourceVersion != users.ResourceVersion || len(got.Spec.Endpoints) != 0 {
+			t.Errorf("the user's DNSEndpoint was written: resourceVersion %s → %s, endpoints %v", users.ResourceVersion, got.ResourceVersion, got.Spec.Endpoints)
+		}
+
+		// kfed's own, written while the cache has not seen it (cur nil
+		// both times): created, then updated in place.
+		for i, tt := range []struct {
+			addr string
+			op   publish.Op
+		}{{"127.9.0.1", publish.Created}, {"127.9.0.2", publish.Updated}} {
+			written, op, err := p.Write(ctx, nil, rec("ours", tt.addr))
+			if err != nil || op != tt.op {
+				t.Fatalf("write %d: %q, %v; want %q", i, op, err, tt.op)
+			}
+			if err := fed.Get(ctx, client.ObjectKeyFromObject(written), &got); err != nil {
+				t.Fatal(err)
+			}
+			if len(got.Spec.Endpoints) != 1 || !slices.Equal(got.Spec.Endpoints[0].Targets, []string{tt.addr}) {
+				t.Errorf("write %d: endpoints %v, want %s", i, got.Spec.Endpoints, tt.addr)
+			}
+		}
 	})
 
 	t.Run("a reconcile that changes nothing writes nothing", func(t *testing.T) {
