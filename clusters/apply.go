@@ -49,7 +49,9 @@ func Apply(ctx context.Context, c client.Client, cur, want client.Object) (bool,
 }
 
 // unborn is a resourceVersion no stored object has: etcd's revisions start
-// at 1 and its first write makes 2. An apply that carries a resourceVersion
+// at 1 and its first write makes 2 (and an API server writes objects of its
+// own, the default namespaces and Services, before any of kfed's, whatever
+// stores them, kine's databases included). An apply that carries a resourceVersion
 // is conditional on it (optimistic concurrency, as an update is), and one
 // that creates the object has nothing to compare it with; so an apply with
 // unborn creates an object or fails with a conflict when it exists.
