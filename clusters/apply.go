@@ -49,12 +49,13 @@ func Apply(ctx context.Context, c client.Client, cur, want client.Object) (bool,
 }
 
 // unborn is a resourceVersion no stored object has: etcd's revisions start
-// at 1 and its first write makes 2 (and an API server writes objects of its
-// own, the default namespaces and Services, before any of kfed's, whatever
-// stores them, kine's databases included). An apply that carries a resourceVersion
-// is conditional on it (optimistic concurrency, as an update is), and one
-// that creates the object has nothing to compare it with; so an apply with
-// unborn creates an object or fails with a conflict when it exists.
+// at 1 and its first write makes 2 (and in any store the first objects
+// written are the API server's own bootstrap objects, roles, priority
+// classes and namespaces, none of a kind kfed creates this way). An apply
+// that carries a resourceVersion is conditional on it (optimistic
+// concurrency, as an update is), and one that creates the object has
+// nothing to compare it with; so an apply with unborn creates an object or
+// fails with a conflict when it exists.
 const unborn = "1"
 
 // ApplyNew writes want, an object the caller's cache does not hold, with

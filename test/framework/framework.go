@@ -11,6 +11,7 @@ package framework
 
 import (
 	"context"
+	"errors"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -190,17 +191,34 @@ func NewScheme(t testing.TB) *k8sruntime.Scheme {
 }
 
 // Eventually calls f every 100 ms until it returns nil or timeout passes, and
-// fails the test with f's last error.
+// fails the test with f's last error, and the one before it when the last
+// only ran out of time.
 func Eventually(t testing.TB, timeout time.Duration, f func(ctx context.Context) error) {
 	t.Helper()
-	var last error
+	var last, told error
 	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		last = f(ctx)
+		if last != nil && ctx.Err() == nil && !deadlineError(last) {
+			told = last
+		}
 		return last == nil, nil
 	})
 	if err != nil {
+		if told != nil && told != last {
+			// The last try ran out of time (a client's rate limiter
+			// refuses to wait past the deadline): what the condition said
+			// before is what went wrong.
+			t.Fatalf("not true after %v: %v (the last try: %v)", timeout, told, last)
+			return
+		}
 		t.Fatalf("not true after %v: %v", timeout, last)
 	}
+}
+
+// deadlineError reports whether err says a deadline ran out, as
+// client-go's rate limiter does when its wait would pass it.
+func deadlineError(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "would exceed context deadline")
 }
 
 // BinDir is where the test binaries are: $KFED_TEST_BIN, else what

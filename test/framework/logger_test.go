@@ -21,6 +21,7 @@ func (r *recordingTB) Helper()                   {}
 func (r *recordingTB) Cleanup(f func())          { r.cleanups = append(r.cleanups, f) }
 func (r *recordingTB) Log(args ...any)           { r.logs = append(r.logs, fmt.Sprint(args...)) }
 func (r *recordingTB) Errorf(f string, a ...any) { r.errs = append(r.errs, fmt.Sprintf(f, a...)) }
+func (r *recordingTB) Fatalf(f string, a ...any) { r.errs = append(r.errs, fmt.Sprintf(f, a...)) }
 func (r *recordingTB) end() {
 	for i := len(r.cleanups) - 1; i >= 0; i-- {
 		r.cleanups[i]()

@@ -112,6 +112,19 @@ func proximityOrdersAnswersByPlace(t *testing.T, b *healthBed) {
 			{"New York", "192.0.2.0/24", []string{lb1, lb2}},
 			{"Tokyo (Belgium is nearer than South Carolina)", "203.0.113.0/24", []string{lb3}},
 		}
+		// The edge hears of the routing through its watch, after the API
+		// server has it (routeByProximity): a reply scoped to the subnet
+		// says it has.
+		framework.Eventually(t, 10*time.Second, func(context.Context) error {
+			r, err := fedtest.QuerySubnet(edge.Addr, b.global, tests[0].subnet)
+			if err != nil {
+				return err
+			}
+			if scope, ok := fedtest.SubnetScope(r); !ok || scope != 24 {
+				return fmt.Errorf("reply ECS scope %d (present %v): the edge does not route by proximity yet", scope, ok)
+			}
+			return nil
+		})
 		for _, tt := range tests {
 			t.Run(tt.place, func(t *testing.T) {
 				firsts := map[string]int{}
