@@ -154,8 +154,8 @@ func TestFleetFigures(t *testing.T) {
 	// and the stages on the way: with every process of the bed at one
 	// priority; then, in the same bed, with the shared etcd first and then
 	// the checkers yielding too, the priorities they would have on the
-	// separate machines of a fleet (etcdFirst, checkersYield). Raising a
-	// priority takes root: without, those rounds are left out.
+	// separate machines of a fleet (renice says why). Raising a priority
+	// takes root: without, those rounds are left out.
 	timeToAnswer(ctx, t, f, "late-", figure)
 	if err := renice(childrenNamed(t, "etcd"), -5); err != nil {
 		t.Logf("etcd first: %v; the rounds that need it are left out", err)
