@@ -1,7 +1,6 @@
 package fleet
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -157,7 +156,7 @@ func TestFleetFigures(t *testing.T) {
 	// separate machines of a fleet (renice says why). Raising a priority
 	// takes root: without, those rounds are left out.
 	timeToAnswer(ctx, t, f, "late-", figure)
-	if err := renice(childrenNamed(t, "etcd"), -5); err != nil {
+	if err := renice([]int{f.d.EtcdPid()}, -5); err != nil {
 		t.Logf("etcd first: %v; the rounds that need it are left out", err)
 		return
 	}
@@ -243,40 +242,6 @@ func renice(pids []int, nice int) error {
 		}
 	}
 	return nil
-}
-
-// childrenNamed are this process's child processes running command comm.
-func childrenNamed(t *testing.T, comm string) []int {
-	t.Helper()
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pids []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			continue
-		}
-		// The command is in parentheses; the parent is the second field
-		// after it.
-		open, end := bytes.IndexByte(stat, '('), bytes.LastIndexByte(stat, ')')
-		fields := strings.Fields(string(stat[end+1:]))
-		if open < 0 || len(fields) < 2 || fields[1] != strconv.Itoa(os.Getpid()) {
-			continue
-		}
-		if string(stat[open+1:end]) == comm {
-			pids = append(pids, pid)
-		}
-	}
-	if len(pids) == 0 {
-		t.Fatalf("no child process runs %s", comm)
-	}
-	return pids
 }
 
 // answeredEverywhere reports whether every member's CoreDNS answers name
