@@ -60,7 +60,7 @@ func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("cluster").
 		For(&kfedv1alpha1.Cluster{}).
-		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(secretToCluster))
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(clustersUsingSecret(mgr.GetClient())))
 	if c.Access != nil {
 		// A profile's ControlPlaneHealthy going False counts at once.
 		b = b.Watches(&inventoryv1alpha1.ClusterProfile{}, handler.EnqueueRequestsFromMapFunc(profileToCluster(c.Client)))
@@ -68,11 +68,25 @@ func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
 	return b.Complete(c)
 }
 
-func secretToCluster(_ context.Context, o client.Object) []ctrl.Request {
-	if name := o.GetLabels()[kfedv1alpha1.LabelCluster]; name != "" {
-		return []ctrl.Request{{NamespacedName: client.ObjectKey{Name: name}}}
+// clustersUsingSecret maps a Secret to the Clusters whose kubeconfig it
+// holds: the one kfed join wrote, or one a user wrote and pointed a
+// Cluster at, which carries no label of kfed's.
+func clustersUsingSecret(c client.Reader) handler.MapFunc {
+	return func(ctx context.Context, o client.Object) []ctrl.Request {
+		var list kfedv1alpha1.ClusterList
+		if err := c.List(ctx, &list); err != nil {
+			// Only from a cache not yet synced; the Clusters' own events
+			// load their Secrets then.
+			return nil
+		}
+		var reqs []ctrl.Request
+		for _, cl := range list.Items {
+			if ref := cl.Spec.KubeconfigSecretRef; ref.Namespace == o.GetNamespace() && ref.Name == o.GetName() {
+				reqs = append(reqs, ctrl.Request{NamespacedName: client.ObjectKey{Name: cl.Name}})
+			}
+		}
+		return reqs
 	}
-	return nil
 }
 
 // Reconcile probes one cluster and records what it found.

@@ -399,8 +399,8 @@ func RenewKubeconfig(ctx context.Context, fed client.Client, name string, member
 	if err := fed.Update(ctx, &s); err != nil {
 		return fmt.Errorf("updating secret %s/%s: %w", s.Namespace, s.Name, err)
 	}
-	// kfed-controller reloads a member's kubeconfig when its Cluster
-	// changes, not when the Secret does.
+	// kfed-controller reloads a member when its Secret changes; the mark
+	// says when, and makes it look again as the Cluster changes too.
 	patch := client.MergeFrom(c.DeepCopy())
 	if c.Annotations == nil {
 		c.Annotations = map[string]string{}
@@ -412,10 +412,9 @@ func RenewKubeconfig(ctx context.Context, fed client.Client, name string, member
 	return nil
 }
 
-// AnnotationKubeconfigRenewed records on a Cluster when its kubeconfig was
-// last renewed. Writing it is what makes kfed-controller load the renewed
-// kubeconfig: the registry reloads a member when its Cluster changes, not
-// when its Secret does.
+// AnnotationKubeconfigRenewed records on a Cluster when kfed join --renew
+// last replaced its kubeconfig. kfed-controller reloads a member when its
+// kubeconfig Secret changes, and looks again when its Cluster does.
 const AnnotationKubeconfigRenewed = "kfed.io/kubeconfig-renewed"
 
 // isKubeconfigSecret reports whether s is the kubeconfig Secret Join made for

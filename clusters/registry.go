@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-logr/logr"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -23,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/geo"
@@ -153,6 +155,11 @@ func (r *Registry) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("cluster-registry").
 		For(&kfedv1alpha1.Cluster{}).
+		// A kubeconfig written into its Secret restarts the member with it,
+		// whether or not its Cluster changes too: kfed join --renew marks
+		// the Cluster, but that event may come before the cache has the
+		// new Secret, and then only the Secret's own event reloads it.
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(clustersUsingSecret(mgr.GetClient()))).
 		// Starting a member's cache waits for its first list (up to
 		// SyncTimeout); one member that hangs must not hold back the
 		// others. A Cluster is never reconciled twice at once.

@@ -133,7 +133,7 @@ func joinAndUnjoinAgainstRealAPIServers(t *testing.T, f *framework.Federation) {
 			c.UID, renewed.UID, secretBefore.UID, secretAfter.UID, renewed.Spec)
 	}
 	if renewed.Annotations[clusters.AnnotationKubeconfigRenewed] == "" {
-		t.Errorf("join --renew did not mark the Cluster %s, which makes the controller load the new kubeconfig", clusters.AnnotationKubeconfigRenewed)
+		t.Errorf("join --renew did not mark the Cluster %s, which says when its kubeconfig was replaced", clusters.AnnotationKubeconfigRenewed)
 	}
 	if _, err := run(t, "join", "cluster-2", "--kubeconfig", kc, "--renew"); err == nil || !strings.Contains(err.Error(), `looking up cluster "cluster-2"`) {
 		t.Errorf("join --renew of a cluster that is not joined: %v", err)
