@@ -2,10 +2,13 @@ package healthcheck
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -128,6 +131,66 @@ func TestProbe(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestTCPProbeLeavesNoTimeWait: a checker probing thousands of addresses
+// a second would otherwise hold a socket in TIME_WAIT for a minute after
+// each probe. The server here waits for the probe to close first, as a
+// load balancer does, so any TIME_WAIT would be the checker's.
+func TestTCPProbeLeavesNoTimeWait(t *testing.T) {
+	if _, err := os.Stat("/proc/net/tcp"); err != nil {
+		t.Skip("no /proc/net/tcp to count sockets in")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				_, _ = io.Copy(io.Discard, c) // until the probe's close
+			}()
+		}
+	}()
+	addr := addrOf(t, ln.Addr())
+	p := newProber(netip.Addr{})
+	const probes = 20
+	for range probes {
+		if r := p.probe(context.Background(), addr, Defaults()); !r.OK {
+			t.Fatalf("probe: %s", r.Reason)
+		}
+	}
+	time.Sleep(100 * time.Millisecond) // the server's side of the last close
+	if n := timeWaitTo(t, addr.Port()); n > 0 {
+		t.Errorf("%d of %d probes left a socket in TIME_WAIT towards %v", n, probes, addr)
+	}
+}
+
+// timeWaitTo counts the sockets in TIME_WAIT whose remote port is port.
+func timeWaitTo(t *testing.T, port uint16) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/net/tcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, line := range strings.Split(string(b), "\n")[1:] {
+		// sl local_address rem_address st ...; addresses are HEXIP:HEXPORT.
+		f := strings.Fields(line)
+		if len(f) < 4 || f[3] != "06" { // 06: TIME_WAIT
+			continue
+		}
+		if _, rem, _ := strings.Cut(f[2], ":"); rem == fmt.Sprintf("%04X", port) {
+			n++
+		}
+	}
+	return n
 }
 
 func TestProbeHTTPRequest(t *testing.T) {
