@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -125,4 +126,22 @@ func (o *Output) String() string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.b.String()
+}
+
+// Tail returns the last n lines written so far: what a failed test shows
+// of a process that logs a line per request, where all of it would push
+// the test's own error out of sight.
+func (o *Output) Tail(n int) string {
+	s := strings.TrimSuffix(o.String(), "\n")
+	if n <= 0 {
+		return ""
+	}
+	start := len(s)
+	for ; n > 0; n-- {
+		start = strings.LastIndexByte(s[:start], '\n')
+		if start < 0 {
+			return s
+		}
+	}
+	return s[start+1:]
 }

@@ -129,3 +129,27 @@ func TestOutputIsSafeToReadWhileWritten(t *testing.T) {
 		t.Errorf("%d bytes written, want 400", got)
 	}
 }
+
+func TestOutputTail(t *testing.T) {
+	tests := []struct {
+		written string
+		n       int
+		want    string
+	}{
+		{"", 3, ""},
+		{"one\n", 3, "one"},
+		{"one\ntwo\nthree\n", 2, "two\nthree"},
+		{"one\ntwo\nthree", 2, "two\nthree"}, // a last line not yet ended
+		{"one\ntwo\nthree\n", 3, "one\ntwo\nthree"},
+		{"one\ntwo\nthree\n", 10, "one\ntwo\nthree"},
+		{"\nafter a blank line\n", 1, "after a blank line"},
+		{"one\ntwo\n", 0, ""},
+	}
+	for _, tt := range tests {
+		var o Output
+		fmt.Fprint(&o, tt.written)
+		if got := o.Tail(tt.n); got != tt.want {
+			t.Errorf("Tail(%d) of %q = %q, want %q", tt.n, tt.written, got, tt.want)
+		}
+	}
+}

@@ -33,6 +33,9 @@ import (
 // KeyName is the TSIG key's name.
 const KeyName = "kfed-test."
 
+// namedLogLines is how much of named's log a failed test shows.
+const namedLogLines = 40
+
 // Server is a running named.
 type Server struct {
 	// Addr is host:port, for UDP and TCP.
@@ -162,7 +165,13 @@ ns IN A 127.0.0.1
 	t.Cleanup(func() {
 		s.stop()
 		if t.Failed() {
-			t.Logf("named log:\n%s", s.log)
+			// A line per updated record: all of it would bury the test's
+			// own error, which go test prints before the cleanups' logs.
+			saved := filepath.Join(os.TempDir(), "kfed-named-"+strings.ReplaceAll(t.Name(), "/", "_")+".log")
+			if err := os.WriteFile(saved, []byte(s.log.String()), 0o600); err != nil {
+				saved = fmt.Sprintf("not saved: %v", err)
+			}
+			t.Logf("named log, last %d lines (all of it: %s):\n%s", namedLogLines, saved, s.log.Tail(namedLogLines))
 		}
 	})
 	return s, nil

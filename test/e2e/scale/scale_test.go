@@ -92,6 +92,20 @@ func TestScaleServicesPublishQuicklyAndStayQuiet(t *testing.T) {
 	report := func(format string, args ...any) {
 		t.Logf("scale: "+format+" (load %s)", append(args, loadAvg())...)
 	}
+	// go test prints a failed test's errors among its reports, and the logs
+	// of processes the cleanups stop after them; CI shows only the end. So
+	// the quiet window's failures are said again, after everything else.
+	var quietFailures []string
+	t.Cleanup(func() {
+		if len(quietFailures) > 0 {
+			t.Logf("scale: failed in the quiet window:\n  %s", strings.Join(quietFailures, "\n  "))
+		}
+	})
+	quietError := func(format string, args ...any) {
+		t.Helper()
+		quietFailures = append(quietFailures, fmt.Sprintf(format, args...))
+		t.Errorf(format, args...)
+	}
 
 	bind := bindtest.Start(t, scaleZone)
 	f := framework.Start(t, framework.Members(3))
@@ -287,21 +301,21 @@ func TestScaleServicesPublishQuicklyAndStayQuiet(t *testing.T) {
 	for _, c := range clusterNames {
 		d := diff(quietBefore[c], quietAfter[c])
 		if writes := writesButLeases(d); len(writes) > 0 {
-			t.Errorf("%s: writes while nothing changed: %s", c, strings.Join(writes, ", "))
+			quietError("%s: writes while nothing changed: %s", c, strings.Join(writes, ", "))
 		}
 		report("steady state, %s: every request %s", c, formatCounts(d))
 	}
 	if r := ctrl.restarts() - restartsQuiet; r > 0 {
-		t.Errorf("the controller exited %d times while nothing changed", r)
+		quietError("the controller exited %d times while nothing changed", r)
 	}
 	rss, hwm = ctrl.mem(t)
 	report("controller after the quiet window: VmRSS %d MiB, VmHWM %d MiB", rss>>10, hwm>>10)
 	reportHeap(t, report, metricsAddr, pprofAddr, n, "quiet")
 	if dnsAfter != dnsBefore {
-		t.Errorf("the controller sent %v requests to BIND while nothing changed", dnsAfter-dnsBefore)
+		quietError("the controller sent %v requests to BIND while nothing changed", dnsAfter-dnsBefore)
 	}
 	if serialAfter != serialBefore {
-		t.Errorf("BIND's zone serial moved from %d to %d while nothing changed", serialBefore, serialAfter)
+		quietError("BIND's zone serial moved from %d to %d while nothing changed", serialBefore, serialAfter)
 	}
 }
 
