@@ -75,8 +75,8 @@ func clustersUsingSecret(c client.Reader) handler.MapFunc {
 	return func(ctx context.Context, o client.Object) []ctrl.Request {
 		var list kfedv1alpha1.ClusterList
 		if err := c.List(ctx, &list); err != nil {
-			// Only from a cache not yet synced; the Clusters' own events
-			// load their Secrets then.
+			// Nothing to map: each Cluster's own events still load its
+			// Secret.
 			return nil
 		}
 		var reqs []ctrl.Request

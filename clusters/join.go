@@ -399,8 +399,8 @@ func RenewKubeconfig(ctx context.Context, fed client.Client, name string, member
 	if err := fed.Update(ctx, &s); err != nil {
 		return fmt.Errorf("updating secret %s/%s: %w", s.Namespace, s.Name, err)
 	}
-	// kfed-controller reloads a member when its Secret changes; the mark
-	// says when, and makes it look again as the Cluster changes too.
+	// kfed-controller reloads the member on the Secret's change; the mark
+	// records when it was renewed.
 	patch := client.MergeFrom(c.DeepCopy())
 	if c.Annotations == nil {
 		c.Annotations = map[string]string{}
