@@ -58,7 +58,8 @@ type Options struct {
 // Each target has its own schedule: the first round at a random offset
 // within its interval, then every interval ±10 %, so that probes of many
 // targets never arrive in bursts. One goroutine keeps the schedule (a timer
-// heap, no goroutine per target); rounds run on goroutines bounded by
+// heap, no goroutine per target), starting the rounds due within 10 ms of
+// each other at one wake; rounds run on goroutines bounded by
 // MaxConcurrent. A target whose round is still running when it comes due
 // again skips that turn (counted in kfed_healthcheck_rounds_skipped_total).
 type Engine struct {

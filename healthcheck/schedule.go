@@ -5,9 +5,10 @@ import (
 	"time"
 )
 
-// takeDue appends to due the rounds that are due, each target's next round
-// scheduled, and returns them with a channel that receives when the
-// earliest round still to come is due (nil without targets). A target
+// takeDue appends to due the rounds that are due, or will be within
+// coalesce, each target's next round scheduled, and returns them with a
+// channel that receives when the earliest round still to come is due (nil
+// without targets). A target
 // whose previous round is still running skips this one.
 func (e *Engine) takeDue(due []round) ([]round, <-chan time.Time) {
 	// Now and After are both read under mu, so a clock stepped under mu
@@ -18,7 +19,7 @@ func (e *Engine) takeDue(due []round) ([]round, <-chan time.Time) {
 	now := e.opts.clock.Now()
 	for len(e.queue) > 0 {
 		t := e.queue[0]
-		if t.next.After(now) {
+		if t.next.After(now.Add(min(coalesce, t.Spec.Interval/100))) {
 			return due, e.opts.clock.After(t.next.Sub(now))
 		}
 		// Keep the schedule's phase: the next round is an interval after
@@ -38,6 +39,14 @@ func (e *Engine) takeDue(due []round) ([]round, <-chan time.Time) {
 	}
 	return due, nil
 }
+
+// coalesce is how early a round may start to go with others due then (at
+// most a hundredth of its interval): a checker probing a thousand targets a
+// second woke for each, a millisecond apart, and spent about half its CPU
+// waking (BenchmarkEngine, 1,000 targets: ~90-110 against ~170-290 µs a
+// round). Rounds still come ten milliseconds' worth at a time, not in a
+// burst.
+const coalesce = 10 * time.Millisecond
 
 // offset is a first round's delay: anywhere within the interval.
 func (e *Engine) offset(interval time.Duration) time.Duration {

@@ -1,9 +1,13 @@
 package healthcheck
 
 import (
+	"container/heap"
+	"fmt"
 	"net/netip"
 	"testing"
 	"time"
+
+	testingclock "k8s.io/utils/clock/testing"
 )
 
 func TestEngineSchedulesEachTargetWithJitter(t *testing.T) {
@@ -50,5 +54,52 @@ func TestEngineSchedulesEachTargetWithJitter(t *testing.T) {
 		if n > 40 {
 			t.Errorf("%d first rounds in second %d, want them spread (about 20 a second)", n, sec)
 		}
+	}
+}
+
+// TestRoundsDueTogetherStartTogether: rounds due within a few milliseconds
+// of each other start at one wake of the schedule, a hundredth of their
+// interval early at most; the next wake is when the first round after
+// that is due.
+func TestRoundsDueTogetherStartTogether(t *testing.T) {
+	const ms = time.Millisecond
+	tests := []struct {
+		name     string
+		interval time.Duration
+		dueIn    []time.Duration // each target's next round, from now
+		wantDue  int
+		wantWait time.Duration
+	}{
+		{"due now and within 10 ms start together", 10 * time.Second, []time.Duration{0, 4 * ms, 10 * ms, 30 * ms}, 3, 30 * ms},
+		{"none due: wait for the earliest", 10 * time.Second, []time.Duration{20 * ms, 25 * ms}, 0, 20 * ms},
+		{"a 500-ms interval starts 5 ms early at most", 500 * ms, []time.Duration{0, 4 * ms, 9 * ms}, 2, 9 * ms},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clock := testingclock.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+			e, err := NewEngine(Options{clock: clock, shortIntervals: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, d := range tt.dueIn {
+				heap.Push(&e.queue, &target{Target: Target{Key: fmt.Sprint(i), Spec: Spec{Interval: tt.interval}}, next: clock.Now().Add(d)})
+			}
+			due, wait := e.takeDue(nil)
+			if len(due) != tt.wantDue {
+				t.Errorf("%d rounds started, want %d", len(due), tt.wantDue)
+			}
+			clock.Step(tt.wantWait - 1)
+			select {
+			case <-wait:
+				t.Fatalf("woke before %v", tt.wantWait)
+			default:
+			}
+			clock.Step(1)
+			select {
+			case <-wait:
+			default:
+				t.Errorf("not woken at %v", tt.wantWait)
+			}
+		})
 	}
 }
