@@ -15,8 +15,13 @@ import (
 )
 
 // listen returns a loopback listener that accepts connections until the test
-// ends.
+// ends, closing each at once.
 func listen(t *testing.T) net.Listener {
+	return listenServing(t, func(c net.Conn) { c.Close() })
+}
+
+// listenServing is listen with serve given each accepted connection.
+func listenServing(t *testing.T, serve func(net.Conn)) net.Listener {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -29,7 +34,7 @@ func listen(t *testing.T) net.Listener {
 			if err != nil {
 				return
 			}
-			c.Close()
+			serve(c)
 		}
 	}()
 	return ln
@@ -141,23 +146,12 @@ func TestTCPProbeLeavesNoTimeWait(t *testing.T) {
 	if _, err := os.Stat("/proc/net/tcp"); err != nil {
 		t.Skip("no /proc/net/tcp to count sockets in")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				_, _ = io.Copy(io.Discard, c) // until the probe's close
-			}()
-		}
-	}()
+	ln := listenServing(t, func(c net.Conn) {
+		go func() {
+			defer c.Close()
+			_, _ = io.Copy(io.Discard, c) // until the probe's close
+		}()
+	})
 	addr := addrOf(t, ln.Addr())
 	p := newProber(netip.Addr{})
 	const probes = 20

@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -407,5 +408,31 @@ func DeleteAtEndWaiting(t *testing.T, c client.Client, gone func(context.Context
 			}
 			return nil
 		})
+	})
+}
+
+// RevokeTokens makes ServiceAccount namespace/name in member again, so that
+// every token of the old one stops working, and returns once old (a config
+// holding such a token) is refused: the API server caches a token's
+// authentication for ten seconds.
+func RevokeTokens(t testing.TB, member client.Client, namespace, name string, old *rest.Config) {
+	t.Helper()
+	ctx := context.Background()
+	sa := func() *corev1.ServiceAccount {
+		return &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+	}
+	if err := member.Delete(ctx, sa()); err != nil {
+		t.Fatal(err)
+	}
+	framework.Eventually(t, 10*time.Second, func(ctx context.Context) error { return member.Create(ctx, sa()) })
+	framework.Eventually(t, 30*time.Second, func(ctx context.Context) error {
+		c, err := client.New(old, client.Options{})
+		if err != nil {
+			return err
+		}
+		if err := c.List(ctx, &corev1.ServiceList{}, client.InNamespace("default")); !apierrors.IsUnauthorized(err) {
+			return fmt.Errorf("the old token still works: %v", err)
+		}
+		return nil
 	})
 }

@@ -24,7 +24,6 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -863,27 +862,7 @@ member:
 	// kfed join --renew: the member's ServiceAccount is recreated (every
 	// token of the old one stops working), a new token is stored, and kfed
 	// acts there again.
-	m2 := f.Client("cluster-2")
-	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "kfed-system", Name: "kfed-member"}}
-	if err := m2.Delete(ctx, sa); err != nil {
-		t.Fatal(err)
-	}
-	framework.Eventually(t, 10*time.Second, func(ctx context.Context) error {
-		return m2.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "kfed-system", Name: "kfed-member"}})
-	})
-	// The API server caches a token's authentication for ten seconds.
-	oldConfig := storedMemberConfig(t, fed, "cluster-2")
-	framework.Eventually(t, 30*time.Second, func(ctx context.Context) error {
-		c, err := client.New(oldConfig, client.Options{})
-		if err != nil {
-			return err
-		}
-		err = c.List(ctx, &corev1.ServiceList{}, client.InNamespace("default"))
-		if !apierrors.IsUnauthorized(err) {
-			return fmt.Errorf("the old token still works: %v", err)
-		}
-		return nil
-	})
+	fedtest.RevokeTokens(t, f.Client("cluster-2"), "kfed-system", "kfed-member", storedMemberConfig(t, fed, "cluster-2"))
 	out, err = runCommand(bins["kfed"], "join", "cluster-2", "--kubeconfig", f.Kubeconfig, "--context", "federation",
 		"--service-account", "kfed-system/kfed-member", "--renew")
 	if err != nil || !strings.Contains(out, "with a new token") {
