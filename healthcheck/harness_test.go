@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,17 +14,26 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 )
 
-// dueBy counts the targets whose next round is due by t; with steps shorter
-// than a target's interval, or any step thanks to Run's catch-up rule, each
-// of them runs exactly one round when the clock reaches t.
+// dueBy counts the rounds that start when the clock reaches t. If a
+// target is due by t, Run wakes and walks its schedule in order, starting
+// every round due within its coalescing window after t, up to the first
+// that is not; if none is due, Run does not wake. With steps shorter than a
+// target's interval, or any step thanks to Run's catch-up rule, each of
+// them runs exactly one round. Counting fewer would leave a round running
+// while the harness steps on, and its next turn skipped.
 func (e *Engine) dueBy(t time.Time) int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	next := slices.SortedFunc(slices.Values(e.queue), func(a, b *target) int { return a.next.Compare(b.next) })
+	if len(next) == 0 || next[0].next.After(t) {
+		return 0
+	}
 	n := 0
-	for _, tg := range e.targets {
-		if !tg.next.After(t) {
-			n++
+	for _, tg := range next {
+		if tg.next.After(t.Add(min(coalesce, tg.Spec.Interval/100))) {
+			break
 		}
+		n++
 	}
 	return n
 }
