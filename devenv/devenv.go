@@ -390,10 +390,6 @@ func (e *Env) RestartAPIServer(ctx context.Context, name string) error {
 // tests; its data stays on disk for RestartEtcd.
 func (e *Env) KillEtcd() { e.etcd.kill() }
 
-// EtcdPid is the running etcd's process ID, for tests that measure it or
-// change its priority.
-func (e *Env) EtcdPid() int { return e.etcd.p.Pid() }
-
 // RestartEtcd starts a killed etcd again, on the same port with the same
 // data, and returns once it is healthy.
 func (e *Env) RestartEtcd(ctx context.Context) error {
