@@ -30,7 +30,7 @@ func (e *Engine) dueBy(t time.Time) int {
 	}
 	n := 0
 	for _, tg := range next {
-		if tg.next.After(t.Add(min(coalesce, tg.Spec.Interval/100))) {
+		if tg.next.After(t.Add(tg.window())) {
 			break
 		}
 		n++

@@ -19,7 +19,7 @@ func (e *Engine) takeDue(due []round) ([]round, <-chan time.Time) {
 	now := e.opts.clock.Now()
 	for len(e.queue) > 0 {
 		t := e.queue[0]
-		if t.next.After(now.Add(min(coalesce, t.Spec.Interval/100))) {
+		if t.next.After(now.Add(t.window())) {
 			return due, e.opts.clock.After(t.next.Sub(now))
 		}
 		// Keep the schedule's phase: the next round is an interval after
@@ -47,6 +47,10 @@ func (e *Engine) takeDue(due []round) ([]round, <-chan time.Time) {
 // round). Rounds still come ten milliseconds' worth at a time, not in a
 // burst.
 const coalesce = 10 * time.Millisecond
+
+// window is how early t's round may start: coalesce, or a hundredth of
+// its interval if that is less.
+func (t *target) window() time.Duration { return min(coalesce, t.Spec.Interval/100) }
 
 // offset is a first round's delay: anywhere within the interval.
 func (e *Engine) offset(interval time.Duration) time.Duration {

@@ -218,10 +218,11 @@ func timeToAnswer(ctx context.Context, t *testing.T, f *fleet, prefix string, fi
 // renice sets every thread of pids to nice. The checkers, lowered to 10,
 // run on the members' own machines in a fleet; here three of them share
 // two cores with the control plane and thirty API servers, and took a
-// quarter of them (0.50-0.56 cores) while Services were timed at 30. (The shared etcd
-// raised to -5, for thirty-one clusters' own, did not shorten the time in
-// three runs of four; the load balancers lowered too delayed every
-// address, since they write it.) Lowering a priority needs no privilege.
+// quarter of them (0.50-0.56 cores) while Services were timed at 30.
+// (The shared etcd raised to -5, for thirty-one clusters' own, did not
+// shorten the time in three runs of four; the load balancers lowered too
+// delayed every address, since they write it.) Lowering a priority needs
+// no privilege.
 func renice(pids []int, nice int) error {
 	for _, pid := range pids {
 		tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
