@@ -2,6 +2,7 @@ package deployments
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -272,6 +273,19 @@ func federatedDeployment(t *testing.T, f *framework.Federation) {
 			Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"count/deployments.apps": resource.MustParse("0")}},
 		}
 		fedtest.Create(t, f.Client("cluster-2"), framework.Namespace("quota"), quota)
+		// The API server enforces a quota once the member's quota controller
+		// has set its status: before that, a copy would get in (seen under
+		// load in make test).
+		framework.Eventually(t, 30*time.Second, func(ctx context.Context) error {
+			var q corev1.ResourceQuota
+			if err := f.Client("cluster-2").Get(ctx, client.ObjectKeyFromObject(quota), &q); err != nil {
+				return err
+			}
+			if _, ok := q.Status.Hard["count/deployments.apps"]; !ok {
+				return errors.New("the quota controller has not counted the quota yet")
+			}
+			return nil
+		})
 		fedtest.Create(t, fed, framework.Namespace("quota"))
 		cache := fedtest.FederatedDeployment("quota", "cache", 6, `{"rebalance": true, "clusters": {"*": {"weight": 1}}}`)
 		fedtest.Create(t, fed, cache)
