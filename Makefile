@@ -46,19 +46,16 @@ generate:
 	$(GO) tool controller-gen object paths=./api/...
 	$(GO) tool controller-gen crd paths=./api/... output:crd:dir=deploy/crds
 	$(GO) tool controller-gen rbac:roleName=kfed-controller paths=./clusters/... paths=./services/... paths=./publish/... paths=./manager/... paths=./dnssync/... paths=./balancer/... paths=./deployments/... paths=./tenancy/... paths=./gateways/... paths=./inventory/... output:rbac:dir=deploy/rbac
-	$(GO) tool controller-gen rbac:roleName=kfed-healthcheck paths=./healthcheck/agent/... output:rbac:dir=deploy/healthcheck/rbac
 	# The Helm chart carries copies: it cannot read files outside itself.
 	cp deploy/crds/*.yaml deploy/chart/kfed/files/crds/
 	cp deploy/rbac/role.yaml deploy/chart/kfed/files/rbac/controller.yaml
-	cp deploy/healthcheck/rbac/role.yaml deploy/chart/kfed/files/rbac/healthcheck.yaml
 	cp deploy/member/rbac.yaml deploy/chart/kfed/files/rbac/member.yaml
-	cp deploy/coredns/rbac.yaml deploy/chart/kfed/files/rbac/coredns.yaml
 	cp deploy/coredns/clusterset-rbac.yaml deploy/chart/kfed/files/rbac/clusterset.yaml
 
 ## verify: generated files (deepcopy, CRDs, RBAC) match the code.
 verify: generate
-	git diff --exit-code -- api deploy/crds deploy/rbac deploy/healthcheck/rbac deploy/chart/kfed/files
-	@test -z "$$(git status --porcelain -- api deploy/crds deploy/rbac deploy/healthcheck/rbac deploy/chart/kfed/files)" || { git status --short -- api deploy; exit 1; }
+	git diff --exit-code -- api deploy/crds deploy/rbac deploy/chart/kfed/files
+	@test -z "$$(git status --porcelain -- api deploy/crds deploy/rbac deploy/chart/kfed/files)" || { git status --short -- api deploy; exit 1; }
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/...

@@ -19,8 +19,11 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	inventoryv1alpha1 "github.com/kfed-io/kfed/api/inventory/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
@@ -31,6 +34,7 @@ import (
 // +kubebuilder:rbac:groups=kfed.io,resources=clusters/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups="",namespace=kfed-system,resources=secrets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=kfed.io,resources=healthreports,verbs=get;list;watch
 
 // Controller probes each member's /readyz and keeps its Cluster's Ready and
 // Offline conditions. A cluster turns Offline only after FailureThreshold
@@ -61,6 +65,12 @@ func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
 		Named("cluster").
 		For(&kfedv1alpha1.Cluster{}).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(clustersUsingSecret(mgr.GetClient())))
+	// A checker appearing or going may take its cluster over its seats; a
+	// control plane without the HealthReport CRD has no checkers.
+	if _, err := mgr.GetRESTMapper().RESTMapping(kfedv1alpha1.GroupVersion.WithKind("HealthReport").GroupKind()); err == nil {
+		b = b.Watches(&kfedv1alpha1.HealthReport{}, handler.EnqueueRequestsFromMapFunc(clusterOfNamespace(mgr.GetClient())),
+			builder.WithPredicates(predicate.Funcs{UpdateFunc: func(event.UpdateEvent) bool { return false }}))
+	}
 	if c.Access != nil {
 		// A profile's ControlPlaneHealthy going False counts at once.
 		b = b.Watches(&inventoryv1alpha1.ClusterProfile{}, handler.EnqueueRequestsFromMapFunc(profileToCluster(c.Client)))
@@ -120,12 +130,17 @@ func (c *Controller) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	c.place(&cluster)
 	c.apply(&cluster, v)
 	drainCondition(&cluster)
+	over, err := c.checkerSeats(ctx, &cluster)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	if changed := !equalStatus(before, &cluster); changed {
 		if err := c.Client.Status().Patch(ctx, &cluster, client.MergeFrom(before)); err != nil {
 			return ctrl.Result{}, fmt.Errorf("updating status of cluster %s: %w", cluster.Name, err)
 		}
 		c.event(before, &cluster)
 		c.drainEvent(before, &cluster)
+		c.seatsEvent(before, &cluster, over)
 	}
 	return ctrl.Result{RequeueAfter: c.interval()}, nil
 }

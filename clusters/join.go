@@ -26,6 +26,7 @@ import (
 
 	aboutv1alpha1 "github.com/kfed-io/kfed/api/about/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/clusters/identity"
 	"github.com/kfed-io/kfed/geo"
 )
 
@@ -52,6 +53,9 @@ type JoinOptions struct {
 	// ClusterSet, if set, is written as the member's ClusterProperty
 	// clusterset.k8s.io when it has none: the federation's name.
 	ClusterSet string
+	// MaxCheckers is how many of the member's checkers count in a quorum
+	// (spec.healthCheck.maxCheckers); 0 leaves the default, one.
+	MaxCheckers int32
 }
 
 // SecretName is the name of the Secret holding the kubeconfig of cluster name.
@@ -123,12 +127,22 @@ func Join(ctx context.Context, fed client.Client, o JoinOptions) (*kfedv1alpha1.
 	if o.Location != nil {
 		cluster.Spec.Location = kfedv1alpha1.NewGeoLocation(*o.Location)
 	}
+	if o.MaxCheckers > 0 {
+		cluster.Spec.HealthCheck.MaxCheckers = &o.MaxCheckers
+	}
 	if err := fed.Create(ctx, cluster); err != nil {
 		// Leave nothing behind: the Secret is useless without its Cluster.
 		if derr := fed.Delete(context.WithoutCancel(ctx), secret); derr != nil && !apierrors.IsNotFound(derr) {
 			err = errors.Join(err, fmt.Errorf("removing secret %s/%s again: %w", o.Namespace, secret.Name, derr))
 		}
 		return nil, fmt.Errorf("creating cluster %q: %w", o.Name, err)
+	}
+	// The member's agents' identities (ADR 0013): kfed join issues their
+	// tokens.
+	if err := identity.Ensure(ctx, fed, o.Name); err != nil {
+		undo := context.WithoutCancel(ctx)
+		return nil, errors.Join(fmt.Errorf("cluster %q: creating its agents' identities: %w", o.Name, err),
+			identity.Remove(undo, fed, o.Name), client.IgnoreNotFound(fed.Delete(undo, cluster)), client.IgnoreNotFound(fed.Delete(undo, secret)))
 	}
 	// What the nodes say, for the caller to show; the Cluster controller
 	// writes it to the status.
@@ -250,6 +264,9 @@ func validateJoin(o *JoinOptions) error {
 	if o.Kubeconfig == nil {
 		errs = append(errs, errors.New("no kubeconfig"))
 	}
+	if o.MaxCheckers < 0 {
+		errs = append(errs, fmt.Errorf("max checkers %d: want 1 or more", o.MaxCheckers))
+	}
 	if o.Context == "" {
 		o.Context = o.Name
 	}
@@ -317,10 +334,11 @@ func Probe(ctx context.Context, cfg *rest.Config) (string, error) {
 	return dc, nil
 }
 
-// Unjoin deletes the Cluster, waits up to timeout for kfed-controller to
-// finish with it (its finalizer removes kfed's shards from the member), then
-// deletes the kubeconfig Secret kfed made for it. A Secret kfed did not make
-// is left alone.
+// Unjoin deletes the Cluster and its agents' identities, whose tokens the
+// control plane refuses from then on, waits up to timeout for
+// kfed-controller to finish with it (its finalizer removes kfed's shards
+// from the member), then deletes the kubeconfig Secret kfed made for it. A
+// Secret kfed did not make is left alone.
 func Unjoin(ctx context.Context, fed client.Client, name string, timeout time.Duration) error {
 	var c kfedv1alpha1.Cluster
 	if err := fed.Get(ctx, client.ObjectKey{Name: name}, &c); err != nil {
@@ -331,6 +349,10 @@ func Unjoin(ctx context.Context, fed client.Client, name string, timeout time.Du
 	}
 	if err := fed.Delete(ctx, &c); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting cluster %q: %w", name, err)
+	}
+	// No vote of the member's counts once its Cluster is going.
+	if err := identity.Remove(ctx, fed, name); err != nil {
+		return fmt.Errorf("cluster %q: revoking its agents' identities: %w", name, err)
 	}
 	// The member's kubeconfig must outlive the finalizer that uses it.
 	gone := func(ctx context.Context) (bool, error) {

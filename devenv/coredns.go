@@ -202,11 +202,8 @@ func KfedCorefile(z KfedZone) string {
 		trusted = []string{kfedv1alpha1.DefaultNamespace}
 	}
 	fmt.Fprintf(&b, "\t\ttrusted_namespaces %s\n", strings.Join(trusted, " "))
-	if z.Cluster != "" {
-		// Where the cluster's checkers write their reports, whose
-		// round-trip times order clusters within a tier.
-		fmt.Fprintf(&b, "\t\trtt %s\n", kfedv1alpha1.DefaultNamespace)
-	}
+	// The cluster's checkers' round-trip times are read, by default, in
+	// its member namespace, the one place they write.
 	b.WriteString("\t}\n}\n")
 	if z.Clusterset != nil {
 		b.WriteString(ClustersetCorefile(*z.Clusterset))

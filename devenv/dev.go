@@ -26,6 +26,7 @@ import (
 
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/clusters/identity"
 	"github.com/kfed-io/kfed/deploy/crds"
 	"github.com/kfed-io/kfed/devenv/loopbackgw"
 	"github.com/kfed-io/kfed/devenv/loopbacklb"
@@ -406,9 +407,15 @@ func (d *Dev) startCheckers(ctx context.Context) error {
 		probes = d.opts.CheckerProbes
 	}
 	for _, m := range members {
+		// As the member it runs in, which may write its own report and
+		// heartbeat alone (ADR 0013).
+		kubeconfig, err := d.AgentKubeconfig(ctx, m.Name, identity.HealthCheck)
+		if err != nil {
+			return fmt.Errorf("an identity for the health checker of %s: %w", m.Name, err)
+		}
 		c, err := d.StartChecker(ctx, CheckerOptions{
 			Binary: d.opts.Checker, Name: "healthcheck-" + m.Name, Cluster: m.Name, Federation: d.opts.Federation,
-			Kubeconfig: d.Kubeconfig, Context: ControlPlaneName,
+			Kubeconfig: kubeconfig, Context: ControlPlaneName,
 			Args: append(slices.Clip(probes), "--heartbeat=2s"),
 		})
 		if err != nil {
@@ -424,11 +431,16 @@ func (d *Dev) startCheckers(ctx context.Context) error {
 // plugin that answers its clusterset.local.
 func (d *Dev) startCoreDNS(ctx context.Context) error {
 	for _, m := range d.Members {
+		// As the member it runs in, which may read alone.
+		kubeconfig, err := d.AgentKubeconfig(ctx, m.Name, identity.CoreDNS)
+		if err != nil {
+			return fmt.Errorf("an identity for the CoreDNS of %s: %w", m.Name, err)
+		}
 		c, err := d.StartCoreDNS(ctx, CoreDNSOptions{
 			Binary: d.opts.CoreDNS, Name: "coredns-" + m.Name, Cluster: m.Name, Zone: d.opts.Domain,
 			Corefile: KfedCorefile(KfedZone{
 				Zone: d.opts.Domain, Federation: d.opts.Federation, Cluster: m.Name,
-				Kubeconfig: d.Kubeconfig, Context: ControlPlaneName,
+				Kubeconfig: kubeconfig, Context: ControlPlaneName,
 				// and clusterset.local from the member's own ServiceImports
 				Clusterset: &ClustersetZone{Kubeconfig: d.Kubeconfig, Context: m.Name},
 			}),

@@ -60,7 +60,7 @@ const AnnotationFederated = "kfed.io/federated"
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses/finalizers,verbs=update
 // +kubebuilder:rbac:groups=externaldns.k8s.io,resources=dnsendpoints,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
-// +kubebuilder:rbac:groups=kfed.io,namespace=kfed-system,resources=healthreports,verbs=get;list;watch
+// +kubebuilder:rbac:groups=kfed.io,resources=healthreports,verbs=get;list;watch
 
 // Controller reconciles federated Gateways and Ingresses.
 type Controller struct {

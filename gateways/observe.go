@@ -63,7 +63,7 @@ func (r *reconciler) observe(ctx context.Context, obj client.Object, cfg service
 	case !apierrors.IsNotFound(err):
 		return o, err
 	}
-	health, err := publish.ReadHealth(ctx, r.Fed, r.Namespace, r.Federation, r.Clock.Now(), r.Freshness)
+	health, err := publish.ReadHealth(ctx, r.Fed, r.Federation, r.Clock.Now(), r.Freshness)
 	if err != nil {
 		return o, err
 	}

@@ -13,7 +13,9 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/transport"
@@ -125,18 +127,23 @@ func NewScheme() (*runtime.Scheme, error) {
 	return s, nil
 }
 
-// cacheOptions are the control plane cache's. Secrets, checkers' Leases
-// and HealthReports are cached (and readable) only in kfed's namespace.
+// cacheOptions are the control plane cache's. Secrets are cached (and
+// readable) only in kfed's namespace; of Leases, only checkers'
+// heartbeats, which are in their members' namespaces (ADR 0013), as their
+// HealthReports are.
 // No object keeps its managedFields: kfed never reads them, they grow with
 // every writer of the object, and an update without them keeps the
 // server's.
 func cacheOptions(namespace string) cache.Options {
+	// A control plane that is also an ordinary cluster holds a Lease a
+	// node, which kfed never reads. The key is valid: no error.
+	checker, _ := labels.NewRequirement(kfedv1alpha1.LabelChecker, selection.Exists, nil)
+	checkerHeartbeats := labels.NewSelector().Add(*checker)
 	return cache.Options{
 		DefaultTransform: cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{
-			&corev1.Secret{}:             {Namespaces: map[string]cache.Config{namespace: {}}},
-			&coordinationv1.Lease{}:      {Namespaces: map[string]cache.Config{namespace: {}}},
-			&kfedv1alpha1.HealthReport{}: {Namespaces: map[string]cache.Config{namespace: {}}},
+			&corev1.Secret{}:        {Namespaces: map[string]cache.Config{namespace: {}}},
+			&coordinationv1.Lease{}: {Label: checkerHeartbeats},
 		},
 	}
 }

@@ -82,7 +82,7 @@ func (c *Controller) observeGlobal(ctx context.Context, key types.NamespacedName
 		in.ready[m.Name] = true
 	}
 	var err error
-	if in.health, err = publish.ReadHealth(ctx, c.Fed, c.namespace(), c.Federation, in.now, c.Freshness); err != nil {
+	if in.health, err = publish.ReadHealth(ctx, c.Fed, c.Federation, in.now, c.Freshness); err != nil {
 		return nil, err
 	}
 	st.decision = decideGlobal(in)

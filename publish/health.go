@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -16,7 +15,11 @@ import (
 	"github.com/kfed-io/kfed/healthcheck"
 )
 
-// +kubebuilder:rbac:groups=kfed.io,namespace=kfed-system,resources=healthreports,verbs=get;list;watch
+// Checkers write in their members' namespaces (ADR 0013), so their reports
+// and heartbeats are read in every namespace.
+//
+// +kubebuilder:rbac:groups=kfed.io,resources=healthreports,verbs=get;list;watch
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch
 
 // DefaultFreshness is how long a checker's heartbeat counts: four of the
 // agents' default 10 s heartbeats.
@@ -28,7 +31,10 @@ type checkers []Checker
 
 // Checker is one health checker as a reconcile saw it.
 type Checker struct {
-	Name     string
+	// Name is "namespace/name" of its report (kfedv1alpha1.CheckerName).
+	Name string
+	// Cluster is the member it speaks for.
+	Cluster  string
 	Age      time.Duration // since the last heartbeat; MaxInt64 without one
 	Degraded bool
 	// Domain and PerEndpoint are what the assignment of endpoints to
@@ -71,34 +77,42 @@ func (cs checkers) ballots(key string, fleet *healthcheck.Fleet) ([]healthcheck.
 	return out, reason
 }
 
-// readCheckers reads federation's checkers from namespace, kfed's: a
-// HealthReport each, and the heartbeat Lease of the same name, aged at now.
-func readCheckers(ctx context.Context, r client.Reader, namespace, federation string, now time.Time) (checkers, error) {
+// readCheckers reads federation's checkers: the HealthReports that hold a
+// seat of their cluster (kfedv1alpha1.Seats), each with the heartbeat
+// Lease of the same namespace and name, aged at now.
+func readCheckers(ctx context.Context, r client.Reader, federation string, now time.Time) (checkers, error) {
 	var reports kfedv1alpha1.HealthReportList
-	switch err := r.List(ctx, &reports, client.InNamespace(namespace),
-		client.MatchingLabels{kfedv1alpha1.LabelFederation: federation}); {
+	switch err := r.List(ctx, &reports, client.MatchingLabels{kfedv1alpha1.LabelFederation: federation}); {
 	case meta.IsNoMatchError(err):
 		// A control plane without the HealthReport CRD has no checkers.
 		return nil, nil
 	case err != nil:
 		return nil, fmt.Errorf("reading health reports: %w", err)
 	}
+	if len(reports.Items) == 0 {
+		return nil, nil
+	}
+	var clusters kfedv1alpha1.ClusterList
+	if err := r.List(ctx, &clusters); err != nil {
+		return nil, fmt.Errorf("reading clusters: %w", err)
+	}
 	var leases coordinationv1.LeaseList
-	if err := r.List(ctx, &leases, client.InNamespace(namespace),
-		client.MatchingLabels{kfedv1alpha1.LabelFederation: federation}, client.HasLabels{kfedv1alpha1.LabelChecker}); err != nil {
+	if err := r.List(ctx, &leases, client.MatchingLabels{kfedv1alpha1.LabelFederation: federation},
+		client.HasLabels{kfedv1alpha1.LabelChecker}); err != nil {
 		return nil, fmt.Errorf("reading checker heartbeats: %w", err)
 	}
 	renewed := map[string]time.Time{}
 	for _, l := range leases.Items {
 		if t := Heartbeat(&l); !t.IsZero() {
-			renewed[l.Name] = t
+			renewed[kfedv1alpha1.CheckerName(l.Namespace, l.Name)] = t
 		}
 	}
-	out := make(checkers, 0, len(reports.Items))
-	for _, r := range reports.Items {
-		v := Checker{Name: r.Name, Age: math.MaxInt64, Degraded: r.Degraded, Unhealthy: map[string]string{},
+	counted, _ := kfedv1alpha1.Seats(reports.Items, clusters.Items)
+	out := make(checkers, 0, len(counted))
+	for _, r := range counted {
+		v := Checker{Name: r.Checker, Cluster: r.Cluster.Name, Age: math.MaxInt64, Degraded: r.Degraded, Unhealthy: map[string]string{},
 			Domain: r.FailureDomain(), PerEndpoint: int(r.CheckersPerEndpoint)}
-		if t, ok := renewed[r.Name]; ok {
+		if t, ok := renewed[r.Checker]; ok {
 			v.Age = now.Sub(t)
 		}
 		for _, u := range r.Unhealthy {
@@ -106,7 +120,6 @@ func readCheckers(ctx context.Context, r client.Reader, namespace, federation st
 		}
 		out = append(out, v)
 	}
-	slices.SortFunc(out, func(a, b Checker) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
 }
 
@@ -118,11 +131,12 @@ type Health struct {
 	freshness time.Duration
 }
 
-// ReadHealth reads federation's checkers from namespace (kfed's): a
-// HealthReport each, and the heartbeat Lease of the same name, aged at now
-// and counting for freshness (DefaultFreshness when zero).
-func ReadHealth(ctx context.Context, r client.Reader, namespace, federation string, now time.Time, freshness time.Duration) (Health, error) {
-	cs, err := readCheckers(ctx, r, namespace, federation, now)
+// ReadHealth reads federation's checkers, those holding a seat of their
+// cluster: a HealthReport each in its member namespace, and the heartbeat
+// Lease of the same name, aged at now and counting for freshness
+// (DefaultFreshness when zero).
+func ReadHealth(ctx context.Context, r client.Reader, federation string, now time.Time, freshness time.Duration) (Health, error) {
+	cs, err := readCheckers(ctx, r, federation, now)
 	return NewHealth(cs, freshness), err
 }
 

@@ -26,8 +26,9 @@ import (
 //   - a report's list of unhealthy endpoints changes: the DNSEndpoints in
 //     the old and the new list;
 //   - a checker appears, is retired, turns degraded or back, or changes
-//     region or checkers per endpoint: All (the quorum or the panels
-//     changed), which is rare;
+//     checkers per endpoint: All (the quorum, the seats or the panels
+//     changed), which is rare; so does a Cluster's change of region or
+//     of maxCheckers, through the publishers' own watch of Clusters;
 //   - a checker's heartbeat turns stale or fresh again — noticed by a timer
 //     set to the moment the next one goes stale, not by polling: the
 //     DNSEndpoints some checker finds down, and those published with an
@@ -84,6 +85,22 @@ func (w *HealthWatch) Start(ctx context.Context) error {
 		return err
 	}
 	defer func() { _ = leases.RemoveEventHandler(r2) }()
+	// A cluster's seats and failure domain are its Cluster's.
+	clusters, err := w.Cache.GetInformer(ctx, &kfedv1alpha1.Cluster{})
+	if err != nil {
+		return fmt.Errorf("watching clusters: %w", err)
+	}
+	r3, err := clusters.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(old, cur any) {
+			if seatsChanged(old, cur) {
+				w.all(ctx)
+			}
+		},
+	})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = clusters.RemoveEventHandler(r3) }()
 
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
@@ -108,8 +125,9 @@ func (w *HealthWatch) reportChanged(ctx context.Context) func(old, cur any) {
 		if !ok1 || !ok2 || o.Federation != w.Federation && n.Federation != w.Federation {
 			return
 		}
-		// A checker's domain or K moves endpoints between panels.
-		if o.Degraded != n.Degraded || o.FailureDomain() != n.FailureDomain() || o.CheckersPerEndpoint != n.CheckersPerEndpoint {
+		// A checker's K moves endpoints between panels (its domain is its
+		// Cluster's region: a Cluster's change reconciles everything).
+		if o.Degraded != n.Degraded || o.CheckersPerEndpoint != n.CheckersPerEndpoint {
 			w.all(ctx)
 			return
 		}
@@ -133,6 +151,21 @@ func (w *HealthWatch) reportChanged(ctx context.Context) func(old, cur any) {
 	}
 }
 
+// seatsChanged reports whether a Cluster's update changes which of its
+// checkers count or the failure domain they count in. A Cluster's
+// creation or deletion changes its members too, which every publisher
+// follows already.
+func seatsChanged(old, cur any) bool {
+	o, ok1 := old.(*kfedv1alpha1.Cluster)
+	n, ok2 := cur.(*kfedv1alpha1.Cluster)
+	if !ok1 || !ok2 {
+		return false
+	}
+	or, _ := o.Location()
+	nr, _ := n.Location()
+	return o.MaxCheckers() != n.MaxCheckers() || o.HealthCheckEnabled() != n.HealthCheckEnabled() || or != nr
+}
+
 // heartbeat notes a checker's Lease, or its deletion (a retired checker);
 // a checker that turns fresh or stale may change verdicts at once.
 func (w *HealthWatch) heartbeat(obj any, deleted bool) {
@@ -143,14 +176,15 @@ func (w *HealthWatch) heartbeat(obj any, deleted bool) {
 	if !ok || l.Labels[kfedv1alpha1.LabelChecker] == "" || l.Labels[kfedv1alpha1.LabelFederation] != w.Federation {
 		return
 	}
+	name := kfedv1alpha1.CheckerName(l.Namespace, l.Name)
 	w.mu.Lock()
-	_, wasFresh := w.fresh[l.Name]
+	_, wasFresh := w.fresh[name]
 	t := Heartbeat(l)
-	delete(w.fresh, l.Name)
+	delete(w.fresh, name)
 	if !deleted && !t.IsZero() && w.Clock.Now().Sub(t) < w.freshness() {
-		w.fresh[l.Name] = t
+		w.fresh[name] = t
 	}
-	_, isFresh := w.fresh[l.Name]
+	_, isFresh := w.fresh[name]
 	w.mu.Unlock()
 	if wasFresh != isFresh {
 		w.affected(context.Background())

@@ -122,7 +122,7 @@ var (
 		"1 for the place that serves each Service routed by failover; none while no place of its order is up.",
 		[]string{"namespace", "service", "place"}, nil)
 	checkersDesc = prometheus.NewDesc("kfed_health_checkers",
-		"Configured health checkers by state: fresh (heartbeat within the freshness window), stale, degraded (fresh but abstaining).",
+		"Configured health checkers (those holding a seat of their cluster) by state: fresh (heartbeat within the freshness window), stale, degraded (fresh but abstaining).",
 		[]string{"state"}, nil)
 )
 
@@ -211,21 +211,26 @@ func (c stateCollector) collectHealth(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(verdictsDesc, prometheus.GaugeValue, float64(unhealthy), "unhealthy")
 	}
 	var reports kfedv1alpha1.HealthReportList
+	var clusters kfedv1alpha1.ClusterList
 	var leases coordinationv1.LeaseList
-	if c.fed.List(ctx, &reports) != nil || c.fed.List(ctx, &leases, client.HasLabels{kfedv1alpha1.LabelChecker}) != nil {
+	if c.fed.List(ctx, &reports) != nil || c.fed.List(ctx, &clusters) != nil ||
+		c.fed.List(ctx, &leases, client.HasLabels{kfedv1alpha1.LabelChecker}) != nil {
 		return
 	}
+	// Configured are the checkers holding a seat of their cluster (ADR
+	// 0013): a member's reports beyond its seats show on its Cluster.
+	counted, _ := kfedv1alpha1.Seats(reports.Items, clusters.Items)
 	renewed := map[string]time.Time{}
 	for i := range leases.Items {
-		renewed[leases.Items[i].Namespace+"/"+leases.Items[i].Name] = publish.Heartbeat(&leases.Items[i])
+		renewed[kfedv1alpha1.CheckerName(leases.Items[i].Namespace, leases.Items[i].Name)] = publish.Heartbeat(&leases.Items[i])
 	}
 	freshness := c.freshness
 	if freshness <= 0 {
 		freshness = publish.DefaultFreshness
 	}
 	states := map[string]int{"fresh": 0, "stale": 0, "degraded": 0}
-	for _, r := range reports.Items {
-		t, ok := renewed[r.Namespace+"/"+r.Name]
+	for _, r := range counted {
+		t, ok := renewed[r.Checker]
 		switch {
 		case !ok || time.Since(t) >= freshness:
 			states["stale"]++

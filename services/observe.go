@@ -96,7 +96,7 @@ func (c *Controller) observe(ctx context.Context, svc *corev1.Service, cfg servi
 	o.placed, o.unknown = place(cfg, o.joined)
 
 	var err error
-	if o.health, err = publish.ReadHealth(ctx, c.Fed, c.namespace(), c.Federation, o.now, c.Freshness); err != nil {
+	if o.health, err = publish.ReadHealth(ctx, c.Fed, c.Federation, o.now, c.Freshness); err != nil {
 		return o, err
 	}
 	if o.weights, err = c.observeWeights(ctx, svc); err != nil {

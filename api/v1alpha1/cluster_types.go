@@ -30,6 +30,14 @@ const (
 	// ReasonDrained and ReasonUndrained are its reasons.
 	ReasonDrained   = "Drained"
 	ReasonUndrained = "Undrained"
+
+	// ClusterTooManyCheckers is True while the cluster's agents keep more
+	// HealthReports than spec.healthCheck.maxCheckers allows: the oldest
+	// maxCheckers are counted, the rest are not (ADR 0013).
+	ClusterTooManyCheckers = "TooManyCheckers"
+	// ReasonOverCheckerLimit and ReasonWithinCheckerLimit are its reasons.
+	ReasonOverCheckerLimit   = "OverCheckerLimit"
+	ReasonWithinCheckerLimit = "WithinCheckerLimit"
 )
 
 // Well-known labels kfed puts on objects it creates.
@@ -155,13 +163,26 @@ type SecretKeyRef struct {
 	Key string `json:"key,omitempty"`
 }
 
-// HealthCheckSpec switches a cluster's health-check agents on or off.
+// HealthCheckSpec switches a cluster's health-check agents on or off and
+// bounds how many of them count.
 type HealthCheckSpec struct {
 	// Enabled is true unless set to false.
 	// +kubebuilder:default=true
 	// +optional
 	Enabled *bool `json:"enabled,omitempty"`
+	// MaxCheckers is how many of this cluster's checkers count in any
+	// quorum (kfed join --max-checkers): the oldest of its HealthReports,
+	// up to this many. It is the operator's to set, never the member's,
+	// so that no member can outvote the others by starting more agents
+	// (ADR 0013). 1 when absent: the chart's one agent.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	MaxCheckers *int32 `json:"maxCheckers,omitempty"`
 }
+
+// DefaultMaxCheckers is how many of a cluster's checkers count when its
+// spec.healthCheck.maxCheckers is absent.
+const DefaultMaxCheckers = 1
 
 // ClusterStatus is what kfed observed of the member.
 type ClusterStatus struct {
@@ -223,6 +244,15 @@ type Cluster struct {
 // HealthCheckEnabled reports whether agents should probe from this cluster.
 func (c *Cluster) HealthCheckEnabled() bool {
 	return c.Spec.HealthCheck.Enabled == nil || *c.Spec.HealthCheck.Enabled
+}
+
+// MaxCheckers is how many of the cluster's checkers count
+// (spec.healthCheck.maxCheckers, DefaultMaxCheckers when absent).
+func (c *Cluster) MaxCheckers() int {
+	if m := c.Spec.HealthCheck.MaxCheckers; m != nil && *m > 0 {
+		return int(*m)
+	}
+	return DefaultMaxCheckers
 }
 
 // KubeconfigKey is the Secret key holding the kubeconfig, defaulted.

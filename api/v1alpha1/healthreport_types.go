@@ -12,14 +12,16 @@ const LabelChecker = "kfed.io/checker"
 
 // HealthReport is one health-check agent's view of the federation's
 // endpoints: which it finds unhealthy, and whether it trusts its own view. One
-// per checker, in the namespace kfed keeps its objects in, named like the
-// checker; its heartbeat is the Lease of the same name. The agent writes it
+// per checker, in the member namespace of the checker's cluster
+// (MemberNamespace), named like the checker; its heartbeat is the Lease of
+// the same name there. The namespace, which only that cluster's identities
+// may write in, says which cluster the report speaks for (ADR 0013). The agent writes it
 // only when a verdict changes (and on a slow resync), so the report's size
 // and write rate follow failures, not endpoints (ADR 0006).
 //
-// A checker is configured while its HealthReport exists: the quorum of an
-// endpoint's verdict counts the HealthReports of the federation. Deleting a
-// checker's report retires it.
+// A checker is configured while its HealthReport exists and holds one of its
+// cluster's seats (Seats): the quorum of an endpoint's verdict counts the
+// federation's counted HealthReports. Deleting a checker's report retires it.
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:path=healthreports,shortName=hr
@@ -35,11 +37,12 @@ type HealthReport struct {
 
 	// Federation the checker probes for.
 	Federation string `json:"federation"`
-	// Cluster is the member the checker runs in.
+	// Cluster is the member the checker runs in, as the agent was told; the
+	// report speaks for the cluster whose member namespace holds it.
 	Cluster string `json:"cluster"`
-	// Region is the region of the checker's cluster: its failure domain
-	// when each endpoint is assigned its checkers (ADR 0012). Empty when
-	// the cluster has none; the cluster is then the domain.
+	// Region is the region of the checker's cluster as the agent last read
+	// it, for kubectl; the assignment reads the Cluster itself
+	// (CountedReport.FailureDomain).
 	// +optional
 	Region string `json:"region,omitempty"`
 	// CheckersPerEndpoint is how many checkers the agent assigns each
@@ -74,17 +77,6 @@ type HealthReport struct {
 	// +listMapKey=cluster
 	// +optional
 	RTTs []ClusterRTT `json:"rtts,omitempty"`
-}
-
-// FailureDomain is what the assignment of endpoints to checkers spreads
-// an endpoint's checkers across (ADR 0012): the checker's region, or its
-// cluster when it has none. The agents and the controller both read it
-// here, so that they assign alike.
-func (r *HealthReport) FailureDomain() string {
-	if r.Region != "" {
-		return r.Region
-	}
-	return "cluster/" + r.Cluster
 }
 
 // ClusterRTT is the round-trip time from a checker's cluster to another.

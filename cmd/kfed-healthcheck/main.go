@@ -33,6 +33,7 @@ import (
 	"github.com/kfed-io/kfed/buildinfo"
 	"github.com/kfed-io/kfed/healthcheck"
 	"github.com/kfed-io/kfed/healthcheck/agent"
+	"github.com/kfed-io/kfed/kubetoken"
 	"github.com/kfed-io/kfed/memlimit"
 	"github.com/kfed-io/kfed/tenancy"
 )
@@ -157,6 +158,9 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("loading kubeconfig: %w", err)
 	}
+	// A renewed token (kfed join --renew) is taken up at the old one's
+	// first refusal.
+	kubetoken.Reread(cfg)
 	o.Config = cfg
 
 	reg := newRegistry()

@@ -157,9 +157,9 @@ func installChecks(ctx context.Context, fed client.Client, f *checkFlags, dnsAdd
 		out = append(out, evalDNS(queryDNS(ctx, member, f.namespace, c.Name, dnsAddr[c.Name], f.domain, published), f.domain))
 		out = append(out, evalForward(readForward(ctx, member, c.Name), f.domain))
 	}
-	cs, err := readCheckerFacts(ctx, fed, f.namespace, f.federation, now)
+	cs, err := readCheckerFacts(ctx, fed, f.federation, now)
 	if err != nil {
-		out = append(out, fail("checkers", "give your identity list on healthreports and leases in "+f.namespace, "%v", err))
+		out = append(out, fail("checkers", "give your identity list on healthreports and leases in every namespace (each member's are in kfed-member-NAME)", "%v", err))
 	} else {
 		out = append(out, evalQuorum(cs))
 	}
@@ -407,9 +407,10 @@ func readForward(ctx context.Context, member client.Client, cluster string) forw
 }
 
 // readCheckerFacts reads federation's checkers (every checker when
-// federation is ""): a HealthReport each and its heartbeat Lease.
-func readCheckerFacts(ctx context.Context, fed client.Client, namespace, federation string, now time.Time) ([]checkerFacts, error) {
-	opts := []client.ListOption{client.InNamespace(namespace)}
+// federation is ""): a HealthReport each that holds a seat of its cluster,
+// and its heartbeat Lease beside it.
+func readCheckerFacts(ctx context.Context, fed client.Client, federation string, now time.Time) ([]checkerFacts, error) {
+	var opts []client.ListOption
 	if federation != "" {
 		opts = append(opts, client.MatchingLabels{kfedv1alpha1.LabelFederation: federation})
 	}
@@ -417,18 +418,23 @@ func readCheckerFacts(ctx context.Context, fed client.Client, namespace, federat
 	if err := fed.List(ctx, &reports, opts...); err != nil {
 		return nil, fmt.Errorf("listing health reports: %w", err)
 	}
+	var clusters kfedv1alpha1.ClusterList
+	if err := fed.List(ctx, &clusters); err != nil {
+		return nil, fmt.Errorf("listing clusters: %w", err)
+	}
 	var leases coordinationv1.LeaseList
 	if err := fed.List(ctx, &leases, append(opts, client.HasLabels{kfedv1alpha1.LabelChecker})...); err != nil {
 		return nil, fmt.Errorf("listing checker heartbeats: %w", err)
 	}
 	byName := map[string]*coordinationv1.Lease{}
 	for i := range leases.Items {
-		byName[leases.Items[i].Name] = &leases.Items[i]
+		byName[kfedv1alpha1.CheckerName(leases.Items[i].Namespace, leases.Items[i].Name)] = &leases.Items[i]
 	}
-	out := make([]checkerFacts, 0, len(reports.Items))
-	for _, r := range reports.Items {
-		c := checkerFacts{name: r.Name, degraded: r.Degraded}
-		if l := byName[r.Name]; l != nil && !renewTime(l).IsZero() {
+	counted, _ := kfedv1alpha1.Seats(reports.Items, clusters.Items)
+	out := make([]checkerFacts, 0, len(counted))
+	for _, r := range counted {
+		c := checkerFacts{name: r.Checker, degraded: r.Degraded}
+		if l := byName[r.Checker]; l != nil && !renewTime(l).IsZero() {
 			c.heartbeat, c.age = true, now.Sub(renewTime(l))
 			c.duration = 40 * time.Second // the agents' default: four 10 s heartbeats
 			if l.Spec.LeaseDurationSeconds != nil {

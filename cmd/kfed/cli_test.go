@@ -92,6 +92,16 @@ func cliRows() []cliRow {
 		{name: "unjoin's help warns that it deletes the copies", args: []string{"unjoin", "--help"}, bed: "offline", ok: true,
 			want: []string{"deletes, in the member, every", "copy", "kfed join NAME --renew", "kfed drain NAME"}},
 
+		// kfed agent-kubeconfig
+		{name: "agent-kubeconfig without CLUSTER", args: []string{"agent-kubeconfig", "--component", "healthcheck"}, bed: "offline",
+			want: []string{"missing CLUSTER", "kfed agent-kubeconfig CLUSTER"}},
+		{name: "agent-kubeconfig with an unknown component, before reading anything", args: []string{"agent-kubeconfig", "cluster-1", "--component", "kubelet"},
+			bed: "unreachable", want: []string{`component "kubelet": want healthcheck or coredns`}},
+		{name: "agent-kubeconfig without --component", args: []string{"agent-kubeconfig", "cluster-1"}, bed: "offline",
+			want: []string{`required flag(s) "component" not set`}},
+		{name: "agent-kubeconfig with an unreachable federation", args: []string{"agent-kubeconfig", "cluster-1", "--component", "healthcheck"},
+			bed: "unreachable", want: unreachable},
+
 		// kfed status
 		{name: "status without a kubeconfig", args: []string{"status"}, bed: "offline", want: noKubeconfig},
 		{name: "status with an unreachable federation", args: []string{"status"}, bed: "unreachable", want: unreachable},

@@ -189,7 +189,7 @@ func runExplain(ctx context.Context, fed client.Client, q explain.Query, f *expl
 		return nil, fmt.Errorf("listing health reports: %w", err)
 	}
 	w.Reports = reports.Items
-	if w.Health, err = publish.ReadHealth(ctx, fed, kfedv1alpha1.DefaultNamespace, federation, time.Now(), f.freshness); err != nil {
+	if w.Health, err = publish.ReadHealth(ctx, fed, federation, time.Now(), f.freshness); err != nil {
 		return nil, err
 	}
 	return explain.Explain(q, w, nil)

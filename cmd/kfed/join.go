@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/clusters/identity"
 	"github.com/kfed-io/kfed/geo"
 )
 
@@ -29,6 +30,7 @@ func newJoinCommand() *cobra.Command {
 		tokenDuration time.Duration
 		renew         bool
 		location      string
+		agents        agentFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "join NAME [--member-context C] [--region R --zone Z]",
@@ -38,8 +40,15 @@ in a Secret in the control plane and creates the Cluster object. The member's co
 default NAME) and the federation's (--context, default the current context) are both read from
 --kubeconfig. Nothing is changed when a check fails.
 
+The member's agents get identities of their own in the control plane: the ServiceAccounts kfed-healthcheck
+and kfed-coredns of the namespace kfed-member-NAME, where the checkers may write their own HealthReports and
+heartbeats and nothing else, and CoreDNS may only read. Their tokens go into the member's --agents-namespace
+(the chart's Secrets kfed-healthcheck-token and kfed-coredns-token); --max-checkers bounds how many of the
+member's checkers count in a quorum.
+
 With --renew, a joined cluster keeps everything (its Cluster, shards, copies and DNS records) and only
-its stored credentials are replaced: with the context's own, or with a new --service-account token.
+its stored credentials are replaced: with the context's own, or with a new --service-account token; its
+agents get new tokens, and their old ones are revoked after --revoke-after.
 It is the way to replace an expired or revoked token; unjoin and join again would delete the
 cluster's shards and take it out of every answer meanwhile.
 
@@ -79,8 +88,12 @@ aws-iam-authenticator or gke-gcloud-auth-plugin) and which grant more than kfed 
 					return fmt.Errorf("join %s: %w", args[0], err)
 				}
 			}
+			memberContext := cmp.Or(opts.Context, opts.Name)
 			if renew {
-				return renewJoined(cmd, fed, opts, sa, expires)
+				if err := renewJoined(cmd, fed, opts, sa, expires); err != nil {
+					return err
+				}
+				return renewAgents(cmd, fed, raw, memberContext, opts.Name, agents)
 			}
 			c, err := clusters.Join(cmd.Context(), fed, opts)
 			if err != nil {
@@ -103,6 +116,9 @@ aws-iam-authenticator or gke-gcloud-auth-plugin) and which grant more than kfed 
 				fmt.Fprintf(cmd.OutOrStdout(), "kfed acts in %s as ServiceAccount %s; its token expires %s\n",
 					c.Name, sa, expires.UTC().Format(time.RFC3339))
 			}
+			if _, err := agents.writeAgentTokens(cmd.Context(), cmd, fed, raw, memberContext, c.Name); err != nil {
+				return fmt.Errorf("join %s: the agents' tokens: %w", args[0], err)
+			}
 			return nil
 		},
 	}
@@ -115,14 +131,34 @@ aws-iam-authenticator or gke-gcloud-auth-plugin) and which grant more than kfed 
 	cmd.Flags().StringVar(&opts.Region, "region", "", "region the cluster runs in, e.g. us-east1 (default: its nodes' topology.kubernetes.io/region label)")
 	cmd.Flags().StringSliceVar(&opts.Zones, "zone", nil, "zone the cluster runs in, e.g. us-east1-b (repeat for several; default: its nodes' topology.kubernetes.io/zone labels, followed as they change)")
 	cmd.Flags().StringVar(&location, "location", "", "where the cluster is, LATITUDE,LONGITUDE in decimal degrees, e.g. 40.71,-74.01, for ordering clusters by distance (default: its region's place in kfed's table of AWS, Google Cloud and Azure regions)")
+	cmd.Flags().Int32Var(&opts.MaxCheckers, "max-checkers", 0, "how many of the member's health checkers count in a quorum, whatever it runs (default 1, the chart's one agent; its spec.healthCheck.maxCheckers)")
 	cmd.Flags().StringVar(&opts.ClusterSet, "clusterset", "", "the federation's name, written as the member's ClusterProperty clusterset.k8s.io (KEP-2149) when it has none; its cluster.clusterset.k8s.io is always written as NAME when absent")
 	cmd.Flags().StringVar(&opts.Namespace, "secret-namespace", "", "namespace of the kubeconfig Secret in the control plane (default kfed-system)")
 	cmd.Flags().StringVar(&opts.Namespace, "namespace", "", "")
 	_ = cmd.Flags().MarkDeprecated("namespace", "use --secret-namespace (-n names the objects a command lists)")
 	cmd.Flags().StringVar(&sa, "service-account", "", "NAMESPACE/NAME of a ServiceAccount in the member (the chart's kfed-system/kfed-member) whose token kfed uses there, instead of the context's credentials")
 	cmd.Flags().DurationVar(&tokenDuration, "token-duration", 365*24*time.Hour, "how long the --service-account token is valid (the member's API server may shorten it)")
-	cmd.Flags().BoolVar(&renew, "renew", false, "the cluster is joined already: replace only its stored credentials (the context's, or a new --service-account token), keeping its shards and records")
+	cmd.Flags().BoolVar(&renew, "renew", false, "the cluster is joined already: replace only its stored credentials (the context's, or a new --service-account token) and its agents' tokens, keeping its shards and records")
+	agents.add(cmd)
 	return cmd
+}
+
+// renewAgents brings the joined cluster's agents' identities in line with
+// this kfed, writes new tokens where the chart's agents mount them and
+// revokes the old ones once the members have had time to read the new.
+func renewAgents(cmd *cobra.Command, fed client.Client, raw *clientcmdapi.Config, memberContext, cluster string, agents agentFlags) error {
+	ctx := cmd.Context()
+	if err := identity.Ensure(ctx, fed, cluster); err != nil {
+		return fmt.Errorf("join %s --renew: %w", cluster, err)
+	}
+	written, err := agents.writeAgentTokens(ctx, cmd, fed, raw, memberContext, cluster)
+	if err != nil {
+		return fmt.Errorf("join %s --renew: the agents' tokens: %w", cluster, err)
+	}
+	if err := agents.rotate(ctx, cmd, fed, cluster, written); err != nil {
+		return fmt.Errorf("join %s --renew: %w", cluster, err)
+	}
+	return nil
 }
 
 // renewJoined replaces the stored credentials of the joined cluster

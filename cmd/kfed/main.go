@@ -51,6 +51,7 @@ func newRootCommand() *cobra.Command {
 		newDevCommand(),
 		newJoinCommand(),
 		newUnjoinCommand(),
+		newAgentKubeconfigCommand(),
 		newStatusCommand(),
 		newDNSCommand(),
 		newFailoverCommand(),

@@ -566,14 +566,20 @@ func healthVotes(ctx context.Context, fed client.Client) (checkerVotes, error) {
 	if err := fed.List(ctx, &reports); err != nil && !meta.IsNoMatchError(err) {
 		return checkerVotes{}, fmt.Errorf("listing health reports: %w", err)
 	}
-	v := checkerVotes{checkers: len(reports.Items), down: map[string][]string{}}
-	members := make([]healthcheck.Checker, len(reports.Items))
-	for i, r := range reports.Items {
+	var clusters kfedv1alpha1.ClusterList
+	if err := fed.List(ctx, &clusters); err != nil {
+		return checkerVotes{}, fmt.Errorf("listing clusters: %w", err)
+	}
+	// Only the checkers holding a seat of their cluster vote (ADR 0013).
+	counted, _ := kfedv1alpha1.Seats(reports.Items, clusters.Items)
+	v := checkerVotes{checkers: len(counted), down: map[string][]string{}}
+	members := make([]healthcheck.Checker, len(counted))
+	for i, r := range counted {
 		for _, u := range r.Unhealthy {
-			v.down[u.Endpoint] = append(v.down[u.Endpoint], r.Name)
+			v.down[u.Endpoint] = append(v.down[u.Endpoint], r.Checker)
 		}
-		members[i] = healthcheck.Checker{Name: r.Name, Domain: r.FailureDomain(), PerEndpoint: int(r.CheckersPerEndpoint)}
-		v.names = append(v.names, r.Name)
+		members[i] = healthcheck.Checker{Name: r.Checker, Domain: r.FailureDomain(), PerEndpoint: int(r.CheckersPerEndpoint)}
+		v.names = append(v.names, r.Checker)
 	}
 	v.fleet = healthcheck.NewFleet(members)
 	return v, nil

@@ -40,15 +40,10 @@ import (
 	"github.com/kfed-io/kfed/healthcheck"
 )
 
-// What a checker may do in the control plane: read DNSEndpoints, Clusters
-// and the other checkers' HealthReports (who shares the endpoints), and
-// write its own HealthReport and Lease in kfed's namespace
-// (deploy/healthcheck/rbac.yaml).
-//
-// +kubebuilder:rbac:groups=externaldns.k8s.io,resources=dnsendpoints,verbs=get;list;watch
-// +kubebuilder:rbac:groups=kfed.io,resources=clusters,verbs=get;list;watch
-// +kubebuilder:rbac:groups=kfed.io,namespace=kfed-system,resources=healthreports,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=coordination.k8s.io,namespace=kfed-system,resources=leases,verbs=get;list;watch;create;update;patch;delete
+// What a checker may do in the control plane, as its member's identity
+// (ADR 0013, deploy/identities): read DNSEndpoints, Clusters and the other
+// checkers' HealthReports (who shares the endpoints), and write
+// HealthReports and Leases in its cluster's member namespace alone.
 
 // DefaultHeartbeat is how often a checker renews its Lease: 0.1 writes a
 // second, a quarter of the controller's default freshness window.
@@ -59,10 +54,11 @@ type Options struct {
 	// Config reaches the federation control plane.
 	Config *rest.Config
 	// Checker is the agent's identity: its HealthReport and Lease are named
-	// after it. Cluster is the member it runs in; Federation the one it
-	// checks for.
+	// after it, in the member namespace of Cluster, the member it runs in
+	// (kfedv1alpha1.MemberNamespace). Federation is the one it checks for.
 	Checker, Cluster, Federation string
-	// Namespace holds the report and the Lease; kfed-system when empty.
+	// Namespace is kfed's in the control plane, trusted by default;
+	// kfed-system when empty.
 	Namespace string
 	// TrustedNamespaces may publish names that are no namespace's federated
 	// names (tenancy.Endpoints); Namespace alone when empty.
@@ -107,7 +103,7 @@ func Run(ctx context.Context, o Options) error {
 	if o.Heartbeat == 0 {
 		o.Heartbeat = DefaultHeartbeat
 	}
-	a := &agent{o: o, dirty: make(chan struct{}, 1), since: map[string]time.Time{}}
+	a := &agent{o: o, ns: kfedv1alpha1.MemberNamespace(o.Cluster), dirty: make(chan struct{}, 1), since: map[string]time.Time{}}
 	if err := a.start(ctx); err != nil {
 		return err
 	}
@@ -116,6 +112,7 @@ func Run(ctx context.Context, o Options) error {
 
 type agent struct {
 	o      Options
+	ns     string // the member namespace: the report's and the Lease's
 	c      client.Client
 	cache  cache.Cache
 	engine *healthcheck.Engine
@@ -146,10 +143,10 @@ func (a *agent) start(ctx context.Context) error {
 	var err error
 	a.cache, err = cache.New(a.o.Config, cache.Options{Scheme: scheme, ByObject: map[client.Object]cache.ByObject{
 		&extdnsv1alpha1.DNSEndpoint{}: {Label: ours},
+		// Every member's, each in its member namespace.
 		&kfedv1alpha1.HealthReport{}: {
-			Namespaces: map[string]cache.Config{a.o.Namespace: {}},
-			Label:      labels.SelectorFromSet(labels.Set{kfedv1alpha1.LabelFederation: a.o.Federation}),
-			Transform:  keepAssignment,
+			Label:     labels.SelectorFromSet(labels.Set{kfedv1alpha1.LabelFederation: a.o.Federation}),
+			Transform: keepAssignment,
 		},
 	}})
 	if err != nil {
@@ -207,6 +204,17 @@ func (a *agent) run(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
+	// Clusters say whose reports count and in which domain, and whether
+	// this checker's cluster has health checking on.
+	clusters, err := a.cache.GetInformer(ctx, &kfedv1alpha1.Cluster{})
+	if err != nil {
+		return fmt.Errorf("watching Clusters: %w", err)
+	}
+	if _, err := clusters.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc: poke, UpdateFunc: func(_, o any) { poke(o) }, DeleteFunc: poke,
+	}); err != nil {
+		return err
+	}
 	syncCtx, syncCancel := context.WithTimeout(ctx, time.Minute)
 	synced := a.cache.WaitForCacheSync(syncCtx)
 	syncCancel()
@@ -215,10 +223,10 @@ func (a *agent) run(ctx context.Context) error {
 		case err := <-cacheErr:
 			return fmt.Errorf("watching the control plane: %w", err)
 		default:
-			return errors.New("the control plane's DNSEndpoints and HealthReports could not be read within a minute (no control plane, or no permission)")
+			return errors.New("the control plane's DNSEndpoints, HealthReports and Clusters could not be read within a minute (no control plane, or no permission)")
 		}
 	}
-	a.o.Logger.Info("checking", "checker", a.o.Checker, "cluster", a.o.Cluster, "federation", a.o.Federation)
+	a.o.Logger.Info("checking", "checker", a.o.Checker, "cluster", a.o.Cluster, "federation", a.o.Federation, "namespace", a.ns)
 
 	var wg sync.WaitGroup
 	wg.Add(4)
@@ -254,7 +262,7 @@ func (a *agent) run(ctx context.Context) error {
 // retire deletes the checker's report and heartbeat: a checker that is
 // not configured does not count towards any quorum.
 func (a *agent) retire(ctx context.Context) error {
-	meta := metav1.ObjectMeta{Name: a.o.Checker, Namespace: a.o.Namespace}
+	meta := metav1.ObjectMeta{Name: a.o.Checker, Namespace: a.ns}
 	return errors.Join(
 		client.IgnoreNotFound(a.c.Delete(ctx, &kfedv1alpha1.HealthReport{ObjectMeta: meta})),
 		client.IgnoreNotFound(a.c.Delete(ctx, &coordinationv1.Lease{ObjectMeta: meta})))

@@ -26,18 +26,33 @@ type assignment struct {
 	probes map[string]bool
 }
 
-// checker is c as the assignment sees it, from its report.
-func checker(r *kfedv1alpha1.HealthReport) healthcheck.Checker {
-	return healthcheck.Checker{Name: r.Name, Domain: r.FailureDomain(), PerEndpoint: int(r.CheckersPerEndpoint)}
+// checker is r as the assignment sees it.
+func checker(r kfedv1alpha1.CountedReport) healthcheck.Checker {
+	return healthcheck.Checker{Name: r.Checker, Domain: r.FailureDomain(), PerEndpoint: int(r.CheckersPerEndpoint)}
 }
+
+// name is this checker's name in the federation, as the controller reads
+// it: its member namespace and its own name.
+func (a *agent) name() string { return kfedv1alpha1.CheckerName(a.ns, a.o.Checker) }
 
 // self is this checker's report as far as the assignment reads it.
 func (a *agent) self() *kfedv1alpha1.HealthReport {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	r := &kfedv1alpha1.HealthReport{Cluster: a.o.Cluster, Region: a.region, CheckersPerEndpoint: int32(max(a.o.CheckersPerEndpoint, 0))}
-	r.Name = a.o.Checker
+	r.Name, r.Namespace = a.o.Checker, a.ns
 	return r
+}
+
+// selfChecker is this checker as the assignment will see it once its
+// report holds a seat.
+func (a *agent) selfChecker() healthcheck.Checker {
+	r := a.self()
+	domain := r.Region
+	if domain == "" {
+		domain = "cluster/" + a.o.Cluster
+	}
+	return healthcheck.Checker{Name: a.name(), Domain: domain, PerEndpoint: int(r.CheckersPerEndpoint)}
 }
 
 // setRegion notes the region of the checker's cluster; a change is
@@ -52,26 +67,40 @@ func (a *agent) setRegion(region string) {
 	}
 }
 
-// fleet is the federation's checkers as their stored HealthReports say,
-// sorted by name: this checker too, as the controller reads it, so that
-// both assign alike even when its report lags its Cluster's region or an
-// API server's older schema drops the fields the assignment reads (the
-// report then reads as K 0: every checker probes every endpoint). Until
-// its report is stored, it counts itself as it will report itself.
-func (a *agent) fleet(ctx context.Context) ([]healthcheck.Checker, error) {
+// seats are the federation's checkers that count, and per cluster those
+// beyond its seats, as the controller reads them (kfedv1alpha1.Seats).
+func (a *agent) seats(ctx context.Context) ([]kfedv1alpha1.CountedReport, map[string][]*kfedv1alpha1.HealthReport, error) {
 	var list kfedv1alpha1.HealthReportList
-	if err := a.cache.List(ctx, &list, client.InNamespace(a.o.Namespace),
-		client.MatchingLabels{kfedv1alpha1.LabelFederation: a.o.Federation}); err != nil {
-		return nil, fmt.Errorf("reading the checkers' reports: %w", err)
+	if err := a.cache.List(ctx, &list, client.MatchingLabels{kfedv1alpha1.LabelFederation: a.o.Federation}); err != nil {
+		return nil, nil, fmt.Errorf("reading the checkers' reports: %w", err)
 	}
-	out := make([]healthcheck.Checker, 0, len(list.Items)+1)
-	stored := false
-	for i := range list.Items {
-		out = append(out, checker(&list.Items[i]))
-		stored = stored || list.Items[i].Name == a.o.Checker
+	var clusters kfedv1alpha1.ClusterList
+	if err := a.cache.List(ctx, &clusters); err != nil {
+		return nil, nil, fmt.Errorf("reading the clusters: %w", err)
 	}
-	if !stored {
-		out = append(out, checker(a.self()))
+	counted, over := kfedv1alpha1.Seats(list.Items, clusters.Items)
+	return counted, over, nil
+}
+
+// fleet is the federation's checkers as their stored HealthReports and
+// their Clusters say, those holding a seat, sorted by name: this checker
+// too, as the controller reads it, so that both assign alike even when
+// an API server's older schema drops the fields the assignment reads (the
+// report then reads as K 0: every checker probes every endpoint). Until
+// its report holds a seat, it counts itself as it will be counted.
+func (a *agent) fleet(ctx context.Context) ([]healthcheck.Checker, error) {
+	counted, _, err := a.seats(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]healthcheck.Checker, 0, len(counted)+1)
+	self, seated := a.name(), false
+	for _, r := range counted {
+		out = append(out, checker(r))
+		seated = seated || r.Checker == self
+	}
+	if !seated {
+		out = append(out, a.selfChecker())
 	}
 	slices.SortFunc(out, func(x, y healthcheck.Checker) int { return strings.Compare(x.Name, y.Name) })
 	return out, nil
@@ -103,7 +132,7 @@ func (a *agent) assigned(checkers []healthcheck.Checker, targets []healthcheck.T
 	for _, t := range targets {
 		probes, ok := a.assign.probes[t.Key]
 		if !ok {
-			probes = a.assign.fleet.Probes(a.o.Checker, t.Key)
+			probes = a.assign.fleet.Probes(a.name(), t.Key)
 		}
 		seen[t.Key] = probes
 		if probes {
@@ -128,9 +157,10 @@ func keepAssignment(obj any) (any, error) {
 }
 
 // fleetChanged reports whether a HealthReport update can change the
-// assignment; a verdict or RTT change cannot.
+// assignment: only its K can (a checker's domain is its Cluster's region,
+// whose changes the agent follows apart); a verdict or RTT change cannot.
 func fleetChanged(old, cur any) bool {
 	o, ok1 := old.(*kfedv1alpha1.HealthReport)
 	n, ok2 := cur.(*kfedv1alpha1.HealthReport)
-	return !ok1 || !ok2 || checker(o) != checker(n)
+	return !ok1 || !ok2 || o.CheckersPerEndpoint != n.CheckersPerEndpoint
 }

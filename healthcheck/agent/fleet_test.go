@@ -33,9 +33,10 @@ func TestFleetChanged(t *testing.T) {
 			r.Unhealthy = []kfedv1alpha1.UnhealthyEndpoint{{Endpoint: "ns/web/c2"}}
 			r.Degraded, r.Endpoints = true, 7
 		}, false},
-		{"the region changes", func(r *kfedv1alpha1.HealthReport) { r.Region = "europe-west1" }, true},
 		{"checkers per endpoint changes", func(r *kfedv1alpha1.HealthReport) { r.CheckersPerEndpoint = 5 }, true},
-		{"the cluster changes but the region does not", func(r *kfedv1alpha1.HealthReport) { r.Cluster = "c9" }, false},
+		// The domain is the Cluster's region, whatever the report says.
+		{"the region the report says changes", func(r *kfedv1alpha1.HealthReport) { r.Region = "europe-west1" }, false},
+		{"the cluster the report says changes", func(r *kfedv1alpha1.HealthReport) { r.Cluster = "c9" }, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cur := base.DeepCopy()
@@ -48,17 +49,27 @@ func TestFleetChanged(t *testing.T) {
 }
 
 func TestCacheKeepsOnlyWhatTheAssignmentReads(t *testing.T) {
-	r := &kfedv1alpha1.HealthReport{ObjectMeta: metav1.ObjectMeta{Name: "a", Labels: map[string]string{kfedv1alpha1.LabelFederation: "dev"}},
+	r := &kfedv1alpha1.HealthReport{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: kfedv1alpha1.MemberNamespace("c1"),
+		Labels: map[string]string{kfedv1alpha1.LabelFederation: "dev"}, CreationTimestamp: metav1.Now()},
 		Cluster: "c1", Region: "us-east1", CheckersPerEndpoint: 15,
 		Unhealthy: []kfedv1alpha1.UnhealthyEndpoint{{Endpoint: "ns/web/c2"}}, RTTs: []kfedv1alpha1.ClusterRTT{{Cluster: "c2"}}}
-	want := checker(r)
-	got, err := keepAssignment(r)
+	clusters := []kfedv1alpha1.Cluster{{ObjectMeta: metav1.ObjectMeta{Name: "c1"}, Spec: kfedv1alpha1.ClusterSpec{Region: "us-east1"}}}
+	seated := func(r *kfedv1alpha1.HealthReport) []healthcheck.Checker {
+		counted, _ := kfedv1alpha1.Seats([]kfedv1alpha1.HealthReport{*r}, clusters)
+		var out []healthcheck.Checker
+		for _, c := range counted {
+			out = append(out, checker(c))
+		}
+		return out
+	}
+	want := seated(r)
+	got, err := keepAssignment(r.DeepCopy())
 	if err != nil {
 		t.Fatal(err)
 	}
 	kept := got.(*kfedv1alpha1.HealthReport)
-	if checker(kept) != want || kept.Unhealthy != nil || kept.RTTs != nil || kept.Labels[kfedv1alpha1.LabelFederation] != "dev" {
-		t.Errorf("kept %+v", kept)
+	if !slices.Equal(seated(kept), want) || len(want) != 1 || kept.Unhealthy != nil || kept.RTTs != nil || kept.Labels[kfedv1alpha1.LabelFederation] != "dev" {
+		t.Errorf("kept %+v, seated as %v, want %v", kept, seated(kept), want)
 	}
 }
 
@@ -83,17 +94,28 @@ func TestProbesOnlyItsAssignedEndpoints(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	must(c.Create(ctx, &kfedv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "cluster-1"}, Spec: kfedv1alpha1.ClusterSpec{
-		Region: "us-east1", KubeconfigSecretRef: kfedv1alpha1.SecretKeyRef{Namespace: "kfed-system", Name: "cluster-1"}}}))
+	cluster := func(name, region string) {
+		t.Helper()
+		must(c.Create(ctx, &kfedv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: kfedv1alpha1.ClusterSpec{
+			Region: region, KubeconfigSecretRef: kfedv1alpha1.SecretKeyRef{Namespace: "kfed-system", Name: name}}}))
+		must(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: kfedv1alpha1.MemberNamespace(name)}}))
+	}
+	cluster("cluster-1", "us-east1")
+	// Twelve peers, each the one checker of a member of its own, in six
+	// regions: the Clusters' regions are the domains.
 	var peers []healthcheck.Checker
+	var peerKeys []client.ObjectKey
 	for i := range 12 {
+		member := fmt.Sprintf("member-%d", i)
+		cluster(member, fmt.Sprintf("region-%d", i%6))
 		r := &kfedv1alpha1.HealthReport{
-			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("peer-%02d", i), Namespace: "kfed-system",
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("peer-%02d", i), Namespace: kfedv1alpha1.MemberNamespace(member),
 				Labels: map[string]string{kfedv1alpha1.LabelFederation: "dev", kfedv1alpha1.LabelChecker: fmt.Sprintf("peer-%02d", i)}},
-			Federation: "dev", Cluster: fmt.Sprintf("member-%d", i), Region: fmt.Sprintf("region-%d", i%6), CheckersPerEndpoint: 3,
+			Federation: "dev", Cluster: member, CheckersPerEndpoint: 3,
 		}
 		must(c.Create(ctx, r))
-		peers = append(peers, checker(r))
+		peers = append(peers, healthcheck.Checker{Name: kfedv1alpha1.CheckerName(r.Namespace, r.Name), Domain: fmt.Sprintf("region-%d", i%6), PerEndpoint: 3})
+		peerKeys = append(peerKeys, client.ObjectKeyFromObject(r))
 	}
 
 	// Every endpoint refuses connections, so a probed one is reported down.
@@ -128,11 +150,11 @@ func TestProbesOnlyItsAssignedEndpoints(t *testing.T) {
 	// wantProbed waits for the agent's report to list down exactly what the
 	// fleet (the peers and the agent as it reports itself) assigns it.
 	assigned := func(peers []healthcheck.Checker) []string {
-		me := healthcheck.Checker{Name: "me", Domain: "us-east1", PerEndpoint: 3}
+		me := healthcheck.Checker{Name: kfedv1alpha1.CheckerName(kfedv1alpha1.MemberNamespace("cluster-1"), "me"), Domain: "us-east1", PerEndpoint: 3}
 		fleet := healthcheck.NewFleet(append(slices.Clone(peers), me))
 		var want []string
 		for _, k := range keys {
-			if fleet.Probes("me", k) {
+			if fleet.Probes(me.Name, k) {
 				want = append(want, k)
 			}
 		}
@@ -145,7 +167,7 @@ func TestProbesOnlyItsAssignedEndpoints(t *testing.T) {
 		var got []string
 		var r kfedv1alpha1.HealthReport
 		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-			if err := c.Get(ctx, client.ObjectKey{Namespace: "kfed-system", Name: "me"}, &r); err != nil {
+			if err := c.Get(ctx, client.ObjectKey{Namespace: kfedv1alpha1.MemberNamespace("cluster-1"), Name: "me"}, &r); err != nil {
 				return false, client.IgnoreNotFound(err)
 			}
 			got = got[:0]
@@ -174,13 +196,13 @@ func TestProbesOnlyItsAssignedEndpoints(t *testing.T) {
 		if i < 0 {
 			t.Fatal("no peer's leaving moves a seat to the agent")
 		}
-		must(c.Delete(ctx, &kfedv1alpha1.HealthReport{ObjectMeta: metav1.ObjectMeta{Name: peers[i].Name, Namespace: "kfed-system"}}))
-		peers = slices.Delete(peers, i, i+1)
+		must(c.Delete(ctx, &kfedv1alpha1.HealthReport{ObjectMeta: metav1.ObjectMeta{Name: peerKeys[i].Name, Namespace: peerKeys[i].Namespace}}))
+		peers, peerKeys = slices.Delete(peers, i, i+1), slices.Delete(peerKeys, i, i+1)
 		wantProbed(peers)
 	})
 	t.Run("a fleet of three, K: every endpoint", func(t *testing.T) {
-		for _, p := range peers[2:] {
-			must(c.Delete(ctx, &kfedv1alpha1.HealthReport{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: "kfed-system"}}))
+		for _, k := range peerKeys[2:] {
+			must(c.Delete(ctx, &kfedv1alpha1.HealthReport{ObjectMeta: metav1.ObjectMeta{Name: k.Name, Namespace: k.Namespace}}))
 		}
 		wantProbed(peers[:2])
 	})

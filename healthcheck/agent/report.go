@@ -81,7 +81,7 @@ func (a *agent) report() *kfedv1alpha1.HealthReport {
 	state := a.engine.State()
 	r := &kfedv1alpha1.HealthReport{
 		ObjectMeta: metav1.ObjectMeta{
-			Name: a.o.Checker, Namespace: a.o.Namespace,
+			Name: a.o.Checker, Namespace: a.ns,
 			Labels: map[string]string{
 				kfedv1alpha1.LabelManagedBy: kfedv1alpha1.ManagedBy, kfedv1alpha1.LabelFederation: a.o.Federation,
 				kfedv1alpha1.LabelChecker: a.o.Checker, kfedv1alpha1.LabelCluster: a.o.Cluster,

@@ -61,10 +61,11 @@ func TestReportOfNewTargets(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	a := &agent{o: Options{Checker: "c1", Cluster: "cluster-1", Federation: "dev", Namespace: "kfed-system"}, engine: e, since: map[string]time.Time{}}
+	a := &agent{o: Options{Checker: "c1", Cluster: "cluster-1", Federation: "dev", Namespace: "kfed-system"}, ns: kfedv1alpha1.MemberNamespace("cluster-1"),
+		engine: e, since: map[string]time.Time{}}
 	r := a.report()
-	if r.Name != "c1" || r.Namespace != "kfed-system" || r.Cluster != "cluster-1" || r.Federation != "dev" {
-		t.Errorf("report is %s/%s for %s in %s, want kfed-system/c1 for cluster-1 in dev", r.Namespace, r.Name, r.Cluster, r.Federation)
+	if r.Name != "c1" || r.Namespace != "kfed-member-cluster-1" || r.Cluster != "cluster-1" || r.Federation != "dev" {
+		t.Errorf("report is %s/%s for %s in %s, want kfed-member-cluster-1/c1 for cluster-1 in dev", r.Namespace, r.Name, r.Cluster, r.Federation)
 	}
 	if r.Labels[kfedv1alpha1.LabelChecker] != "c1" || r.Labels[kfedv1alpha1.LabelFederation] != "dev" || r.Labels[kfedv1alpha1.LabelManagedBy] != kfedv1alpha1.ManagedBy {
 		t.Errorf("labels = %v", r.Labels)

@@ -108,7 +108,7 @@ func firstTCPPort(ports []dnsendpoint.Port) uint16 {
 // health checking off.
 func (a *agent) retarget(ctx context.Context) error {
 	var cl kfedv1alpha1.Cluster
-	err := a.c.Get(ctx, client.ObjectKey{Name: a.o.Cluster}, &cl)
+	err := a.cache.Get(ctx, client.ObjectKey{Name: a.o.Cluster}, &cl)
 	if err == nil && !cl.HealthCheckEnabled() {
 		if !a.off.Swap(true) {
 			a.o.Logger.Info("health checking is off in this cluster: retiring", "cluster", a.o.Cluster)

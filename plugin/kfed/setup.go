@@ -1,6 +1,7 @@
 package kfed
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -53,8 +54,10 @@ type config struct {
 	servers []nameServer
 	timers  soaTimers
 	// rttNamespace holds the checkers' HealthReports, whose round-trip
-	// times order clusters within a tier; "" reads none.
+	// times order clusters within a tier: the cluster's member namespace
+	// when "" (ADR 0013). rttOff reads none.
 	rttNamespace string
+	rttOff       bool
 }
 
 func setup(c *caddy.Controller) error {
@@ -86,8 +89,9 @@ func setup(c *caddy.Controller) error {
 		return plugin.Error("kfed", err)
 	}
 	var rtts *rttWatcher
-	if cfg.cluster != "" && cfg.rttNamespace != "" {
-		if rtts, err = newRTTWatcher(rc, cfg.federation, cfg.cluster, cfg.rttNamespace, k.index); err != nil {
+	if cfg.cluster != "" && !cfg.rttOff {
+		ns := cmp.Or(cfg.rttNamespace, kfedv1alpha1.MemberNamespace(cfg.cluster))
+		if rtts, err = newRTTWatcher(rc, cfg.federation, cfg.cluster, ns, k.index); err != nil {
 			return plugin.Error("kfed", err)
 		}
 	}
@@ -167,8 +171,7 @@ func newKfed(cfg config) *Kfed {
 // property, as CoreDNS's plugins parse, so that the block's syntax reads in
 // one place.
 func parse(c *caddy.Controller) (config, error) {
-	cfg := config{ttl: defaultTTL, timers: defaultTimers, trusted: []string{kfedv1alpha1.DefaultNamespace},
-		rttNamespace: kfedv1alpha1.DefaultNamespace}
+	cfg := config{ttl: defaultTTL, timers: defaultTimers, trusted: []string{kfedv1alpha1.DefaultNamespace}}
 	blocks := 0
 	for c.Next() {
 		if blocks++; blocks > 1 {
@@ -223,11 +226,11 @@ func parse(c *caddy.Controller) (config, error) {
 				}
 				switch ns := c.Val(); {
 				case ns == "off":
-					cfg.rttNamespace = ""
+					cfg.rttNamespace, cfg.rttOff = "", true
 				case len(validation.IsDNS1123Label(ns)) > 0:
 					return cfg, c.Errf("rtt: %q is neither a namespace nor off", ns)
 				default:
-					cfg.rttNamespace = ns
+					cfg.rttNamespace, cfg.rttOff = ns, false
 				}
 			case "ns":
 				ns, err := parseNameServer(c.RemainingArgs())

@@ -18,8 +18,8 @@ func TestParseReadsTheCorefileBlock(t *testing.T) {
 		input   string
 		want    config
 		wantErr string
-		// rtt is the namespace HealthReports are read from: kfed-system
-		// when empty, none when "off".
+		// rtt is the namespace HealthReports are read from: the cluster's
+		// member namespace when empty, none when "off".
 		rtt string
 	}{
 		{
@@ -117,19 +117,17 @@ func TestParseReadsTheCorefileBlock(t *testing.T) {
 				got.cluster != tt.want.cluster || got.kubeconfig != tt.want.kubeconfig ||
 				got.context != tt.want.context || got.ttl != tt.want.ttl || !got.fall.Equal(tt.want.fall) ||
 				!reflect.DeepEqual(got.servers, tt.want.servers) || got.timers != cmp.Or(tt.want.timers, defaultTimers) ||
-				!slices.Equal(got.trusted, orDefault(tt.want.trusted)) || got.rttNamespace != rttNamespace(tt.rtt) {
+				!slices.Equal(got.trusted, orDefault(tt.want.trusted)) || got.rttNamespace != rttNamespace(tt.rtt) || got.rttOff != (tt.rtt == "off") {
 				t.Errorf("parse = %+v, want %+v", got, tt.want)
 			}
 		})
 	}
 }
 
-// rttNamespace is the namespace a test's rtt stands for.
+// rttNamespace is the namespace a test's rtt names: "" for the cluster's
+// member namespace, and with off.
 func rttNamespace(rtt string) string {
-	switch rtt {
-	case "":
-		return "kfed-system"
-	case "off":
+	if rtt == "off" {
 		return ""
 	}
 	return rtt

@@ -16,6 +16,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kfed-io/kfed/kubetoken"
 )
 
 // Config reaches a cluster through the kubeconfig at path (its context, or
@@ -36,6 +38,9 @@ func Config(path, context string) (*rest.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading kubeconfig %s: %w", path, err)
 	}
+	// A renewed token (kfed join --renew) is taken up at the old one's
+	// first refusal.
+	kubetoken.Reread(cfg)
 	return cfg, nil
 }
 

@@ -2,6 +2,7 @@ package fedtest
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -9,7 +10,15 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/clusters/identity"
 	"github.com/kfed-io/kfed/test/framework"
 )
 
@@ -69,4 +78,41 @@ func WriteFile(t *testing.T, dir, name, data string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// AgentToken is a new token, valid for an hour, of member cluster's own
+// identity c in the control plane (ADR 0013), made first if it has none,
+// as kfed join and kfed agent-kubeconfig issue it: for a Secret or a
+// kubeconfig of the caller's (AgentKubeconfig writes the bed's). fed is an
+// administrator's client of the control plane.
+func AgentToken(t testing.TB, fed client.Client, cluster string, c identity.Component) string {
+	t.Helper()
+	ctx := context.Background()
+	if err := identity.Ensure(ctx, fed, cluster); err != nil {
+		t.Fatalf("the identities of %s: %v", cluster, err)
+	}
+	tok, err := identity.Issue(ctx, fed, cluster, c, time.Hour)
+	if err != nil {
+		t.Fatalf("a token of %s's %s: %v", cluster, c, err)
+	}
+	return tok.Value
+}
+
+// WriteAgentTokens writes what kfed join (and join --renew) writes into a
+// member that has kfed-system, for callers that join with clusters.Join: a token of each
+// of cluster's agents' identities, in the Secrets the chart mounts by
+// default (healthcheck.tokenSecret, coredns.tokenSecret).
+func WriteAgentTokens(t testing.TB, fed, member client.Client, cluster string) {
+	t.Helper()
+	for _, c := range identity.Components() {
+		token := AgentToken(t, fed, cluster, c)
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: kfedv1alpha1.DefaultNamespace, Name: c.ServiceAccount() + "-token"}}
+		if _, err := controllerutil.CreateOrUpdate(context.Background(), member, s, func() error {
+			s.Labels = map[string]string{kfedv1alpha1.LabelManagedBy: kfedv1alpha1.ManagedBy}
+			s.Data = map[string][]byte{"token": []byte(token)}
+			return nil
+		}); err != nil {
+			t.Fatalf("writing %s's %s token into the member: %v", cluster, c, err)
+		}
+	}
 }

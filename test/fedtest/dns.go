@@ -1,6 +1,7 @@
 package fedtest
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kfed-io/kfed/clusters/identity"
 	"github.com/kfed-io/kfed/dnsprovider"
 	"github.com/kfed-io/kfed/dnssync"
 	"github.com/kfed-io/kfed/test/bindtest"
@@ -22,13 +24,25 @@ import (
 // DNSZone is the zone, fully qualified, the e2e tests' CoreDNS serve.
 const DNSZone = "kfed.test."
 
-// CoreDNSKubeconfig applies deploy/coredns/rbac.yaml to the control plane
-// and writes a kubeconfig whose only identity is its kfed-coredns
-// ServiceAccount, so that the plugin runs with the permissions deployments
-// give it and no more.
-func CoreDNSKubeconfig(t *testing.T, f *framework.Federation) string {
+// CoreDNSKubeconfig is a kubeconfig (context "federation") of the identity
+// member cluster's kfed CoreDNS has in the control plane, so that the
+// plugin runs with the permissions kfed join gives it and no more.
+func CoreDNSKubeconfig(t testing.TB, f *framework.Federation, cluster string) string {
 	t.Helper()
-	return ServiceAccountKubeconfig(t, f, "kfed-coredns", "deploy/coredns/rbac.yaml")
+	return AgentKubeconfig(t, f, cluster, identity.CoreDNS)
+}
+
+// AgentKubeconfig is a kubeconfig (context "federation") of member
+// cluster's own identity c in the control plane (ADR 0013), created if it
+// has none, with a new token read from a file beside it
+// (devenv.Env.AgentKubeconfig).
+func AgentKubeconfig(t testing.TB, f *framework.Federation, cluster string, c identity.Component) string {
+	t.Helper()
+	path, err := f.Env.AgentKubeconfig(context.Background(), cluster, c)
+	if err != nil {
+		t.Fatalf("a kubeconfig for %s's %s: %v", cluster, c, err)
+	}
+	return path
 }
 
 // ServiceAccountKubeconfig applies manifests to the control plane and

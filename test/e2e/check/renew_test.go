@@ -92,9 +92,12 @@ func TestRenewKeepsEveryRecordAndCopy(t *testing.T) {
 	}
 	framework.Eventually(t, 30*time.Second, threeEverywhere)
 
+	// The bed's agents read their tokens from files kfed dev up wrote,
+	// not from the member's Secrets: no agent tokens are written (and so
+	// none revoked) there; test/e2e/identity renews those.
 	cmd := exec.CommandContext(ctx, filepath.Join(bin, "kfed"), "join", "cluster-2", "--renew",
 		"--member-context", "cluster-2", "--context", "federation", "--kubeconfig", d.Kubeconfig,
-		"--service-account", "kfed-system/kfed-member")
+		"--service-account", "kfed-system/kfed-member", "--agents-namespace=")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("kfed join --renew: %v\n%s", err, out)

@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -40,7 +41,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/clusters/identity"
 	"github.com/kfed-io/kfed/devenv"
 	"github.com/kfed-io/kfed/devenv/process"
 	"github.com/kfed-io/kfed/dnsprovider"
@@ -150,9 +153,8 @@ func TestNoSecretReachesLogsEventsMetricsOrObjects(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	corednsKC := fedtest.CoreDNSKubeconfig(t, f)
-	checkerKC := fedtest.ServiceAccountKubeconfig(t, f, "kfed-healthcheck",
-		"deploy/healthcheck/rbac/role.yaml", "deploy/healthcheck/control-plane.yaml")
+	corednsKC := fedtest.CoreDNSKubeconfig(t, f, "cluster-1")
+	checkerKC := fedtest.AgentKubeconfig(t, f, "cluster-1", identity.HealthCheck)
 
 	awsKey, awsSecret, awsSession := "AKIA"+strings.ToUpper(randomString(t, 16)), randomString(t, 40), randomString(t, 64)
 	gcpToken := "ya29." + randomString(t, 80)
@@ -167,8 +169,8 @@ func TestNoSecretReachesLogsEventsMetricsOrObjects(t *testing.T) {
 		jwtSecret("controller's token", least.AuthInfos["federation"].Token),
 		jwtSecret("cluster-1's kfed-member token (in a Secret)", least.AuthInfos["cluster-1"].Token),
 		pemSecret("cluster-2's client key (in a Secret)", admin.AuthInfos["cluster-2"].ClientKeyData),
-		jwtSecret("CoreDNS's token", mustLoad(t, corednsKC).AuthInfos["kfed-coredns"].Token),
-		jwtSecret("health checker's token", mustLoad(t, checkerKC).AuthInfos["kfed-healthcheck"].Token),
+		jwtSecret("CoreDNS's token", tokenOf(t, corednsKC)),
+		jwtSecret("health checker's token", tokenOf(t, checkerKC)),
 	}
 	var saDoc map[string]any
 	if err := json.Unmarshal(saJSON, &saDoc); err != nil {
@@ -368,7 +370,7 @@ func TestNoSecretReachesLogsEventsMetricsOrObjects(t *testing.T) {
 	corednsLog, _ := os.ReadFile(filepath.Join(f.Dir, "logs", "coredns-secrets.log"))
 	for who, text := range map[string]string{
 		"kfed-controller with the generated roles": ctrlLog.String(),
-		"CoreDNS with deploy/coredns/rbac.yaml":    string(corednsLog),
+		"CoreDNS as cluster-1's kfed-coredns":      string(corednsLog),
 	} {
 		if refused := linesWith(text, "forbidden"); refused != "" {
 			t.Errorf("%s was refused something:\n%s", who, refused)
@@ -376,46 +378,67 @@ func TestNoSecretReachesLogsEventsMetricsOrObjects(t *testing.T) {
 	}
 }
 
-// TestCoreDNSNeedsOnlyToReadDNSEndpoints checks that deploy/coredns/rbac.yaml
-// grants the plugin's identity get, list and watch on DNSEndpoints, and on
-// HealthReports in kfed's namespace (for round-trip times), and nothing
-// else: its rules, less those of a ServiceAccount bound to nothing (what
-// every authenticated user may do), are exactly those.
-func TestCoreDNSNeedsOnlyToReadDNSEndpoints(t *testing.T) {
-	f := framework.Start(t, framework.Members(1))
+// TestMemberIdentitiesMayDoOnlyTheirJob checks what the roles kfed join
+// binds a member's agents to (deploy/identities/roles.yaml) let them do, as
+// the API server answers each identity's SelfSubjectRulesReview: beyond
+// what every authenticated user may (a ServiceAccount bound to nothing),
+// cluster-1's CoreDNS reads DNSEndpoints everywhere and HealthReports in
+// its member namespace alone; its checker reads DNSEndpoints, Clusters and
+// HealthReports everywhere and writes HealthReports and Leases in its
+// member namespace alone — not in kfed's namespace, where kfed-controller's
+// leader-election Lease is, nor in cluster-2's. Neither may touch a Secret.
+func TestMemberIdentitiesMayDoOnlyTheirJob(t *testing.T) {
+	f := framework.Start(t, framework.Members(2))
 	ctx := context.Background()
-	coredns := fedtest.CoreDNSKubeconfig(t, f)
 	nobody := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "kfed-system", Name: "nobody"}}
+	if err := f.Client("federation").Create(ctx, framework.Namespace("kfed-system")); client.IgnoreAlreadyExists(err) != nil {
+		t.Fatal(err)
+	}
 	if err := f.Client("federation").Create(ctx, nobody); err != nil {
 		t.Fatal(err)
 	}
 	nobodyKC := fedtest.ServiceAccountKubeconfig(t, f, "nobody")
-	for _, ns := range []string{"default", "kfed-system"} {
-		baseline := map[string]bool{}
-		for _, r := range resourceRules(t, nobodyKC, ns) {
-			baseline[r] = true
-		}
-		var extra []string
-		granted, reports := false, false
-		for _, r := range resourceRules(t, coredns, ns) {
-			switch {
-			case r == "[externaldns.k8s.io] [dnsendpoints] [] [get list watch]":
-				granted = true
-			case r == "[kfed.io] [healthreports] [] [get list watch]" && ns == "kfed-system":
-				reports = true
-			case !baseline[r]:
-				extra = append(extra, r)
+	fedtest.AgentKubeconfig(t, f, "cluster-2", identity.HealthCheck) // cluster-2's namespace exists
+	const (
+		readEndpoints = "[externaldns.k8s.io] [dnsendpoints] [] [get list watch]"
+		readKfed      = "[kfed.io] [clusters healthreports] [] [get list watch]"
+		readReports   = "[kfed.io] [healthreports] [] [get list watch]"
+		writeReports  = "[kfed.io] [healthreports] [] [get list watch create update patch delete]"
+		writeLeases   = "[coordination.k8s.io] [leases] [] [get list watch create update patch delete]"
+	)
+	own, other := kfedv1alpha1.MemberNamespace("cluster-1"), kfedv1alpha1.MemberNamespace("cluster-2")
+	for _, tc := range []struct {
+		component identity.Component
+		want      map[string][]string // namespace → every rule beyond nobody's
+	}{
+		{identity.CoreDNS, map[string][]string{
+			"default": {readEndpoints}, "kfed-system": {readEndpoints}, other: {readEndpoints},
+			own: {readEndpoints, readReports},
+		}},
+		{identity.HealthCheck, map[string][]string{
+			"default": {readEndpoints, readKfed}, "kfed-system": {readEndpoints, readKfed}, other: {readEndpoints, readKfed},
+			own: {readEndpoints, readKfed, writeReports, writeLeases},
+		}},
+	} {
+		t.Run(string(tc.component), func(t *testing.T) {
+			kc := fedtest.AgentKubeconfig(t, f, "cluster-1", tc.component)
+			for ns, want := range tc.want {
+				baseline := map[string]bool{}
+				for _, r := range resourceRules(t, nobodyKC, ns) {
+					baseline[r] = true
+				}
+				var got []string
+				for _, r := range resourceRules(t, kc, ns) {
+					if !baseline[r] {
+						got = append(got, r)
+					}
+				}
+				slices.Sort(got)
+				if !slices.Equal(got, slices.Sorted(slices.Values(want))) {
+					t.Errorf("in %s, cluster-1's %s may\n  %s\nwant\n  %s", ns, tc.component, strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+				}
 			}
-		}
-		if !granted {
-			t.Errorf("in %s, kfed-coredns cannot read DNSEndpoints", ns)
-		}
-		if !reports && ns == "kfed-system" {
-			t.Errorf("in %s, kfed-coredns cannot read HealthReports", ns)
-		}
-		if len(extra) > 0 {
-			t.Errorf("in %s, kfed-coredns may do more than read DNSEndpoints: %s", ns, strings.Join(extra, "; "))
-		}
+		})
 	}
 }
 
@@ -446,6 +469,22 @@ func mustLoad(t *testing.T, path string) *clientcmdapi.Config {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// tokenOf is the bearer token of the kubeconfig's current context, held or
+// in its token file.
+func tokenOf(t *testing.T, path string) string {
+	t.Helper()
+	c := mustLoad(t, path)
+	auth := c.AuthInfos[c.Contexts[c.CurrentContext].AuthInfo]
+	if auth.TokenFile == "" {
+		return auth.Token
+	}
+	b, err := os.ReadFile(auth.TokenFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // googleServiceAccount makes a service account key file with a fresh RSA key.

@@ -98,7 +98,7 @@ func federatedDeploymentWeightsReachTheProviders(t *testing.T, f *framework.Fede
 			Binary: fedtest.BuildCoreDNS(t), Name: "coredns-cluster-3", Cluster: "cluster-3", Zone: zone,
 			Corefile: devenv.KfedCorefile(devenv.KfedZone{
 				Zone: zone, Federation: "fed", Cluster: "cluster-3",
-				Kubeconfig: fedtest.CoreDNSKubeconfig(t, f), Context: "federation",
+				Kubeconfig: fedtest.CoreDNSKubeconfig(t, f, "cluster-3"), Context: "federation",
 			}),
 		})
 		if err != nil {

@@ -97,7 +97,7 @@ func coreDNSServesFederatedNamesFromTheControlPlane(t *testing.T, f *framework.F
 		Binary: binary, Name: "coredns-cluster-1", Cluster: "cluster-1", Zone: fedtest.DNSZone,
 		Corefile: devenv.KfedCorefile(devenv.KfedZone{
 			Zone: fedtest.DNSZone, Federation: "e2e", Cluster: "cluster-1",
-			Kubeconfig: fedtest.CoreDNSKubeconfig(t, f), Context: "federation",
+			Kubeconfig: fedtest.CoreDNSKubeconfig(t, f, "cluster-1"), Context: "federation",
 		}),
 	})
 	if err != nil {

@@ -53,7 +53,7 @@ func coreDNSIsAHiddenPrimaryForSecondaries(t *testing.T, f *framework.Federation
 		t.Fatal(err)
 	}
 	binary := fedtest.BuildCoreDNS(t)
-	kubeconfig := fedtest.CoreDNSKubeconfig(t, f)
+	kubeconfig := fedtest.CoreDNSKubeconfig(t, f, "cluster-1")
 	bindPort, knotPort := freeLoopbackPort(t), freeLoopbackPort(t)
 	corefile := func(transfer bool) string {
 		var b strings.Builder

@@ -28,7 +28,7 @@ import (
 
 // memberDNSForwardsTheZoneAsTheReadmesSay
 // (TestMemberDNSForwardsTheZoneAsTheReadmesSay) runs, as written, the README's
-// step 5 (kubectl rewrites each member's kube-system/coredns Corefile to
+// step 4 (kubectl rewrites each member's kube-system/coredns Corefile to
 // forward the federation's zone to kfed-coredns's cluster IP) against real
 // API servers, then a real CoreDNS with each resulting Corefile, and a real
 // CoreDNS with the chart README's NodeLocal DNSCache block: each resolves
@@ -81,13 +81,13 @@ func memberDNSForwardsTheZoneAsTheReadmesSay(t *testing.T, f *framework.Federati
 		clusterIPs[m.Name] = svc.Spec.ClusterIP
 	}
 
-	// Step 5, as the README writes it, with the test bed's kubectl.
-	script := readmeBlock(t, filepath.Join(root, "README.md"), "**5. The members' own DNS forwards the zone**")
+	// Step 4, as the README writes it, with the test bed's kubectl.
+	script := readmeBlock(t, filepath.Join(root, "README.md"), "**4. The members' own DNS forwards the zone**")
 	cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
 	cmd.Dir = tmp
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+f.Kubeconfig, "PATH="+framework.BinDir(t)+":"+os.Getenv("PATH"))
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("the README's step 5: %v\n%s\n%s", err, script, out)
+		t.Fatalf("the README's step 4: %v\n%s\n%s", err, script, out)
 	}
 
 	for _, m := range f.Members {
@@ -97,7 +97,7 @@ func memberDNSForwardsTheZoneAsTheReadmesSay(t *testing.T, f *framework.Federati
 		}
 		corefile := cm.Data["Corefile"]
 		if !strings.HasPrefix(corefile, clusterCorefile) {
-			t.Errorf("%s: step 5 lost the cluster's own Corefile:\n%s", m.Name, corefile)
+			t.Errorf("%s: step 4 lost the cluster's own Corefile:\n%s", m.Name, corefile)
 		}
 		clusterDNS := framework.FreeAddr(t)
 		corefile = fedtest.LoopbackCorefile(t, corefile, map[string]string{

@@ -45,9 +45,9 @@ func tenantCannotPublishAnotherNamespacesNames(t *testing.T, f *framework.Federa
 	fed := f.Client("federation")
 
 	binary := fedtest.BuildCoreDNS(t)
-	kubeconfig := fedtest.CoreDNSKubeconfig(t, f)
 	var dnsAddrs []string
 	for _, m := range f.Members {
+		kubeconfig := fedtest.CoreDNSKubeconfig(t, f, m.Name)
 		cd, err := f.StartCoreDNS(ctx, devenv.CoreDNSOptions{
 			Binary: binary, Name: "coredns-" + m.Name, Cluster: m.Name, Zone: fedtest.DNSZone,
 			Corefile: devenv.KfedCorefile(devenv.KfedZone{

@@ -65,8 +65,9 @@ func TestDrainMovesEveryAnswerOffAClusterAndUndrainRestores(t *testing.T) {
 	fedtest.Create(t, fed, demoSvc, soloSvc, fedtest.FederatedGateway("default", "demo-gw", shop))
 
 	coredns := make([]string, len(fedtest.MemberNames))
-	bin, kc := fedtest.BuildCoreDNS(t), fedtest.CoreDNSKubeconfig(t, f)
+	bin := fedtest.BuildCoreDNS(t)
 	for i, m := range fedtest.MemberNames {
+		kc := fedtest.CoreDNSKubeconfig(t, f, m)
 		d, err := f.StartCoreDNS(ctx, devenv.CoreDNSOptions{
 			Binary: bin, Name: "coredns-" + m, Cluster: m, Zone: zone,
 			Corefile: devenv.KfedCorefile(devenv.KfedZone{Zone: zone, Federation: "fed", Cluster: m, Kubeconfig: kc, Context: "federation"}),

@@ -20,6 +20,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kfed-io/kfed/clusters/identity"
 	"github.com/kfed-io/kfed/devenv"
 	"github.com/kfed-io/kfed/devenv/loopbacklb"
 	"github.com/kfed-io/kfed/test/fedtest"
@@ -317,9 +318,13 @@ func (f *fleet) replaceChecker(t *testing.T, i int) (netip.Addr, string) {
 	src := netip.AddrFrom4([4]byte{127, 0, byte(10 + rand.IntN(200)), 1})
 	m := f.d.Members[i]
 	f.d.Checkers[i].Stop()
+	kubeconfig, err := f.d.AgentKubeconfig(context.Background(), m.Name, identity.HealthCheck)
+	if err != nil {
+		t.Fatal(err)
+	}
 	c, err := f.d.StartChecker(context.Background(), devenv.CheckerOptions{
 		Binary: f.checker, Name: "healthcheck-" + m.Name, Cluster: m.Name, Federation: fedName,
-		Kubeconfig: f.d.Kubeconfig, Context: devenv.ControlPlaneName,
+		Kubeconfig: kubeconfig, Context: devenv.ControlPlaneName,
 		// As devenv.StartDev's checkers, and the probe source.
 		Args: append(devenv.DevProbes(), "--heartbeat=2s", "--probe-source="+src.String()),
 	})

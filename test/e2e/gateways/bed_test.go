@@ -86,14 +86,14 @@ func deleteAtEnd(t *testing.T, f *framework.Federation, objs ...client.Object) {
 	}, objs...)
 }
 
-// retireAtEnd stops the checker name when t ends and deletes its
+// retireAtEnd stops the checker name of cluster when t ends and deletes its
 // HealthReport and heartbeat Lease, as a checker that retires does: the
 // next subtest starts with no checker counted.
-func retireAtEnd(t *testing.T, f *framework.Federation, name string, c *devenv.Checker) {
+func retireAtEnd(t *testing.T, f *framework.Federation, cluster, name string, c *devenv.Checker) {
 	t.Helper()
 	t.Cleanup(func() {
 		c.Stop()
-		meta := metav1.ObjectMeta{Namespace: "kfed-system", Name: name}
+		meta := metav1.ObjectMeta{Namespace: kfedv1alpha1.MemberNamespace(cluster), Name: name}
 		for _, o := range []client.Object{&kfedv1alpha1.HealthReport{ObjectMeta: meta}, &coordinationv1.Lease{ObjectMeta: meta}} {
 			if err := f.Client("federation").Delete(context.Background(), o); client.IgnoreNotFound(err) != nil {
 				t.Errorf("deleting %T %s: %v", o, name, err)

@@ -22,6 +22,7 @@ import (
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/clusters/identity"
 	"github.com/kfed-io/kfed/devenv"
 	"github.com/kfed-io/kfed/devenv/loopbackgw"
 	"github.com/kfed-io/kfed/gateways"
@@ -126,7 +127,7 @@ func federatedGateway(t *testing.T, f *framework.Federation) {
 		Binary: fedtest.BuildCoreDNS(t), Name: "coredns-cluster-1", Cluster: "cluster-1", Zone: "example.com.",
 		Corefile: devenv.KfedCorefile(devenv.KfedZone{
 			Zone: "example.com.", Federation: "fed", Cluster: "cluster-1",
-			Kubeconfig: fedtest.CoreDNSKubeconfig(t, f), Context: "federation",
+			Kubeconfig: fedtest.CoreDNSKubeconfig(t, f, "cluster-1"), Context: "federation",
 		}),
 	})
 	if err != nil {
@@ -357,7 +358,7 @@ func federatedGatewayHealth(t *testing.T, f *framework.Federation) {
 		}
 		if len(ep.Spec.Endpoints) != 1 || !slices.Equal(ep.Spec.Endpoints[0].Targets, want) {
 			var reports kfedv1alpha1.HealthReportList
-			_ = fed.List(ctx, &reports, client.InNamespace("kfed-system"))
+			_ = fed.List(ctx, &reports)
 			return fmt.Errorf("published %v, want %v; checkers report %+v", ep.Spec.Endpoints, want, reports.Items)
 		}
 		return nil
@@ -429,7 +430,7 @@ func wantCheckersFindAllUp(t *testing.T, fed client.Client, endpoints int32) {
 	t.Helper()
 	framework.Eventually(t, 30*time.Second, func(ctx context.Context) error {
 		var reports kfedv1alpha1.HealthReportList
-		if err := fed.List(ctx, &reports, client.InNamespace("kfed-system")); err != nil {
+		if err := fed.List(ctx, &reports); err != nil {
 			return err
 		}
 		if len(reports.Items) != 3 {
@@ -444,7 +445,7 @@ func wantCheckersFindAllUp(t *testing.T, fed client.Client, endpoints int32) {
 	})
 	fedtest.Steady(t, fedtest.HCBound+2*time.Second, "no checker finds a cluster down", func() error {
 		var reports kfedv1alpha1.HealthReportList
-		if err := fed.List(context.Background(), &reports, client.InNamespace("kfed-system")); err != nil {
+		if err := fed.List(context.Background(), &reports); err != nil {
 			return err
 		}
 		for _, r := range reports.Items {
@@ -499,18 +500,17 @@ func federatedGatewayReachesBIND(t *testing.T, f *framework.Federation) {
 func startCheckers(t *testing.T, f *framework.Federation) {
 	t.Helper()
 	bin := fedtest.BuildHealthcheck(t)
-	kubeconfig := fedtest.ServiceAccountKubeconfig(t, f, "kfed-healthcheck",
-		"deploy/healthcheck/rbac/role.yaml", "deploy/healthcheck/control-plane.yaml")
 	for _, m := range f.Members {
+		// Each as its member, with the permissions kfed join gives it.
 		c, err := f.Env.StartChecker(context.Background(), devenv.CheckerOptions{
 			Binary: bin, Name: "checker-" + m.Name, Cluster: m.Name, Federation: "fed",
-			Kubeconfig: kubeconfig, Context: "federation",
+			Kubeconfig: fedtest.AgentKubeconfig(t, f, m.Name, identity.HealthCheck), Context: "federation",
 			Args: []string{"--interval=" + fedtest.HCInterval.String(), "--timeout=400ms", "--fall=" + strconv.Itoa(fedtest.HCFall), "--rise=2",
 				"--heartbeat=" + (fedtest.HCFreshness / 4).String()},
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		retireAtEnd(t, f, "checker-"+m.Name, c)
+		retireAtEnd(t, f, m.Name, "checker-"+m.Name, c)
 	}
 }

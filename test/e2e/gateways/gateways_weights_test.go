@@ -81,7 +81,7 @@ func federatedGatewayWeightsFollowTheBackends(t *testing.T, f *framework.Federat
 		Binary: fedtest.BuildCoreDNS(t), Name: "coredns-cluster-3", Cluster: "cluster-3", Zone: "example.com.",
 		Corefile: devenv.KfedCorefile(devenv.KfedZone{
 			Zone: "example.com.", Federation: "fed", Cluster: "cluster-3",
-			Kubeconfig: fedtest.CoreDNSKubeconfig(t, f), Context: "federation",
+			Kubeconfig: fedtest.CoreDNSKubeconfig(t, f, "cluster-3"), Context: "federation",
 		}),
 	})
 	if err != nil {

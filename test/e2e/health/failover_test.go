@@ -40,9 +40,9 @@ func failoverServesOnePlaceAtATime(t *testing.T, b *healthBed) {
 	const ns = "serves"
 	fedtest.Create(t, fed, framework.Namespace(ns))
 	binary := fedtest.BuildCoreDNS(t)
-	kubeconfig := fedtest.CoreDNSKubeconfig(t, f)
 	dnsOf := map[string]string{}
 	for _, m := range f.Members {
+		kubeconfig := fedtest.CoreDNSKubeconfig(t, f, m.Name)
 		cd, err := f.StartCoreDNS(ctx, devenv.CoreDNSOptions{
 			Binary: binary, Name: "coredns-" + m.Name, Cluster: m.Name, Zone: fedtest.DNSZone,
 			Corefile: devenv.KfedCorefile(devenv.KfedZone{Zone: fedtest.DNSZone, Federation: "e2e", Cluster: m.Name, Kubeconfig: kubeconfig, Context: "federation"}),

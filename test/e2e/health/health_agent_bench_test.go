@@ -75,8 +75,10 @@ func benchAgent(b *testing.B, endpoints int) {
 			}
 		}()
 	}
-	for _, ns := range []string{"bench", "kfed-system"} {
-		if err := fed.Create(ctx, framework.Namespace(ns)); err != nil {
+	// The checker reports in its member's namespace (ADR 0013).
+	reports := kfedv1alpha1.MemberNamespace(f.Members[0].Name)
+	for _, ns := range []string{"bench", "kfed-system", reports} {
+		if err := fed.Create(ctx, framework.Namespace(ns)); client.IgnoreAlreadyExists(err) != nil {
 			b.Fatal(err)
 		}
 	}
@@ -121,7 +123,7 @@ func benchAgent(b *testing.B, endpoints int) {
 	})
 	framework.Eventually(b, 2*time.Minute, func(ctx context.Context) error {
 		var r kfedv1alpha1.HealthReport
-		if err := fed.Get(ctx, client.ObjectKey{Namespace: "kfed-system", Name: "bench-checker"}, &r); err != nil {
+		if err := fed.Get(ctx, client.ObjectKey{Namespace: reports, Name: "bench-checker"}, &r); err != nil {
 			return err
 		}
 		if int(r.Endpoints) != endpoints {
@@ -140,7 +142,7 @@ func benchAgent(b *testing.B, endpoints int) {
 		b.Fatal(err)
 	}
 	for _, list := range []client.ObjectList{&coordinationv1.LeaseList{}, &kfedv1alpha1.HealthReportList{}} {
-		w, err := wc.Watch(watchCtx, list, client.InNamespace("kfed-system"), client.MatchingLabels{kfedv1alpha1.LabelChecker: "bench-checker"})
+		w, err := wc.Watch(watchCtx, list, client.InNamespace(reports), client.MatchingLabels{kfedv1alpha1.LabelChecker: "bench-checker"})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/clusters/identity"
 	"github.com/kfed-io/kfed/devenv"
 	"github.com/kfed-io/kfed/devenv/loopbacklb"
 	"github.com/kfed-io/kfed/devenv/process"
@@ -44,10 +45,9 @@ type healthBed struct {
 	lb       []string     // each member's load-balancer address of web
 	global   string
 
-	t                 testing.TB // the bed's test: its processes end with it
-	hc                hcSettings // the bed's checker and controller settings
-	checkerBin        string
-	checkerKubeconfig string
+	t          testing.TB // the bed's test: its processes end with it
+	hc         hcSettings // the bed's checker and controller settings
+	checkerBin string
 
 	controllerBin  string
 	controllerArgs []string
@@ -120,9 +120,6 @@ func startHealthBed(t *testing.T, hc hcSettings) *healthBed {
 	t.Cleanup(b.dns.Stop)
 
 	b.checkerBin = fedtest.BuildHealthcheck(t)
-	// The checkers run with the permissions deploy/healthcheck gives them.
-	b.checkerKubeconfig = fedtest.ServiceAccountKubeconfig(t, b.f, "kfed-healthcheck",
-		"deploy/healthcheck/rbac/role.yaml", "deploy/healthcheck/control-plane.yaml")
 	base := 10 + rand.IntN(200) // probe sources 127.0.BASE+i: distinct from parallel tests
 	for i := range b.f.Members {
 		b.sources = append(b.sources, netip.AddrFrom4([4]byte{127, 0, byte(base + i), 1}))
@@ -148,9 +145,10 @@ func (b *healthBed) startCheckers(t testing.TB, hc hcSettings) {
 	t.Helper()
 	b.checkers = b.checkers[:0]
 	for i, m := range b.f.Members {
+		// Each as its member, with the permissions kfed join gives it.
 		c, err := b.f.Env.StartChecker(context.Background(), devenv.CheckerOptions{
 			Binary: b.checkerBin, Name: "checker-" + m.Name, Cluster: m.Name, Federation: "e2e",
-			Kubeconfig: b.checkerKubeconfig, Context: "federation",
+			Kubeconfig: fedtest.AgentKubeconfig(t, b.f, m.Name, identity.HealthCheck), Context: "federation",
 			Args: append([]string{"--interval=" + hc.interval.String(), "--timeout=" + hc.timeout.String(),
 				"--fall=" + strconv.Itoa(hc.fall), "--rise=" + strconv.Itoa(hc.rise),
 				"--heartbeat=" + (hc.freshness / 4).String(), "--probe-source=" + b.sources[i].String()}, hc.checkerArgs...),
@@ -197,7 +195,7 @@ func (b *healthBed) ready(t testing.TB) {
 			b.lb = append(b.lb, s.Status.LoadBalancer.Ingress[0].IP)
 		}
 		var reports kfedv1alpha1.HealthReportList
-		if err := fed.List(ctx, &reports, client.InNamespace("kfed-system")); err != nil {
+		if err := fed.List(ctx, &reports); err != nil {
 			return err
 		}
 		for _, r := range reports.Items {

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/clusters/identity"
 	"github.com/kfed-io/kfed/devenv"
 	"github.com/kfed-io/kfed/devenv/loopbacklb"
 	"github.com/kfed-io/kfed/test/framework"
@@ -48,7 +49,7 @@ func proximityOrdersATierByRoundTripTime(t *testing.T, b *healthBed) {
 		t.Fatal(err)
 	}
 	bin := fedtest.BuildCoreDNS(t)
-	zone := devenv.KfedZone{Zone: "kfed.test", Federation: "e2e", Kubeconfig: fedtest.CoreDNSKubeconfig(t, b.f), Context: "federation", Cluster: "cluster-1"}
+	zone := devenv.KfedZone{Zone: "kfed.test", Federation: "e2e", Kubeconfig: fedtest.CoreDNSKubeconfig(t, b.f, "cluster-1"), Context: "federation", Cluster: "cluster-1"}
 	c1, err := b.f.Env.StartCoreDNS(ctx, devenv.CoreDNSOptions{
 		Binary: bin, Name: "coredns-rtt-cluster-1", Cluster: "cluster-1", Zone: "kfed.test", Corefile: devenv.KfedCorefile(zone),
 	})
@@ -89,7 +90,7 @@ func proximityOrdersATierByRoundTripTime(t *testing.T, b *healthBed) {
 	// rtts is what checker-cluster-1 publishes.
 	rtts := func(ctx context.Context) (map[string]time.Duration, error) {
 		var r kfedv1alpha1.HealthReport
-		if err := fed.Get(ctx, client.ObjectKey{Namespace: "kfed-system", Name: "checker-cluster-1"}, &r); err != nil {
+		if err := fed.Get(ctx, client.ObjectKey{Namespace: kfedv1alpha1.MemberNamespace("cluster-1"), Name: "checker-cluster-1"}, &r); err != nil {
 			return nil, err
 		}
 		out := map[string]time.Duration{}
@@ -204,16 +205,15 @@ func metricValue(body, series string) (float64, bool) {
 
 // coreDNSWithoutRightsToHealthReportsStillServes
 // (TestCoreDNSWithoutRightsToHealthReportsStillServes): round-trip times are a
-// refinement. A plugin whose identity may read DNSEndpoints but not the
-// checkers' HealthReports (an upgrade that skipped deploy/coredns's new
-// Role) becomes ready and answers, and says in its log why it orders
-// without RTTs.
+// refinement. A plugin whose identity may read DNSEndpoints but not its
+// checkers' HealthReports (its member namespace's RoleBinding gone)
+// becomes ready and answers, and says in its log why it orders without
+// RTTs.
 func coreDNSWithoutRightsToHealthReportsStillServes(t *testing.T, b *healthBed) {
 	f := b.f
 	ctx := context.Background()
-	f.Apply("federation", []string{"deploy/coredns/rbac.yaml"}, "Role", "RoleBinding")
+	kubeconfig := fedtest.CoreDNSKubeconfig(t, f, "cluster-1")
 	withoutRole(t, f)
-	kubeconfig := fedtest.ServiceAccountKubeconfig(t, f, "kfed-coredns")
 	const zone = "kfed.test"
 	// StartCoreDNS returns once the zone's SOA is answered: after the
 	// first full list of DNSEndpoints, as readiness.
@@ -242,22 +242,19 @@ func coreDNSWithoutRightsToHealthReportsStillServes(t *testing.T, b *healthBed) 
 	})
 }
 
-// withoutRole takes deploy/coredns's Role and RoleBinding (the right to
-// read HealthReports) from kfed-coredns until t ends, should another test
-// on the bed have given them.
+// withoutRole takes from cluster-1's kfed CoreDNS the RoleBinding of its
+// member namespace (the right to read its checkers' HealthReports) until t
+// ends, when identity.Ensure gives it back.
 func withoutRole(t *testing.T, f *framework.Federation) {
 	t.Helper()
 	fed := f.Client("federation")
-	meta := metav1.ObjectMeta{Namespace: "kfed-system", Name: "kfed-coredns"}
-	had := false
-	for _, o := range []client.Object{&rbacv1.RoleBinding{ObjectMeta: meta}, &rbacv1.Role{ObjectMeta: meta}} {
-		err := fed.Delete(context.Background(), o)
-		if client.IgnoreNotFound(err) != nil {
-			t.Fatal(err)
+	rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: kfedv1alpha1.MemberNamespace("cluster-1"), Name: identity.CoreDNS.ServiceAccount()}}
+	if err := fed.Delete(context.Background(), rb); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := identity.Ensure(context.Background(), fed, "cluster-1"); err != nil {
+			t.Error(err)
 		}
-		had = had || err == nil
-	}
-	if had {
-		t.Cleanup(func() { f.Apply("federation", []string{"deploy/coredns/rbac.yaml"}) })
-	}
+	})
 }

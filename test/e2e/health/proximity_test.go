@@ -33,7 +33,7 @@ func proximityOrdersAnswersByPlace(t *testing.T, b *healthBed) {
 		t.Fatal(err)
 	}
 	bin := fedtest.BuildCoreDNS(t)
-	kubeconfig := fedtest.CoreDNSKubeconfig(t, b.f)
+	kubeconfig := fedtest.CoreDNSKubeconfig(t, b.f, "cluster-1")
 	zone := devenv.KfedZone{Zone: "kfed.test", Federation: "e2e", Kubeconfig: kubeconfig, Context: "federation"}
 	inside := zone
 	inside.Cluster = "cluster-1"

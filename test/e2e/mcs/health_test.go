@@ -58,7 +58,7 @@ func TestAnUnhealthyLoadBalancerIsNotReadyInOtherMembersImports(t *testing.T) {
 	report := func(unhealthy ...string) {
 		t.Helper()
 		for i, name := range checkers {
-			r := &kfedv1alpha1.HealthReport{ObjectMeta: metav1.ObjectMeta{Namespace: kfedv1alpha1.DefaultNamespace, Name: name,
+			r := &kfedv1alpha1.HealthReport{ObjectMeta: metav1.ObjectMeta{Namespace: kfedv1alpha1.MemberNamespace(members[i]), Name: name,
 				Labels: map[string]string{kfedv1alpha1.LabelManagedBy: kfedv1alpha1.ManagedBy, kfedv1alpha1.LabelFederation: "e2e",
 					kfedv1alpha1.LabelChecker: name, kfedv1alpha1.LabelCluster: members[i]}},
 				Federation: "e2e", Cluster: members[i], Endpoints: 2}
@@ -82,7 +82,7 @@ func TestAnUnhealthyLoadBalancerIsNotReadyInOtherMembersImports(t *testing.T) {
 		for ctx.Err() == nil {
 			for i, name := range checkers {
 				now := metav1.NewMicroTime(time.Now())
-				l := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: kfedv1alpha1.DefaultNamespace, Name: name,
+				l := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: kfedv1alpha1.MemberNamespace(members[i]), Name: name,
 					Labels: map[string]string{kfedv1alpha1.LabelManagedBy: kfedv1alpha1.ManagedBy, kfedv1alpha1.LabelFederation: "e2e",
 						kfedv1alpha1.LabelChecker: name, kfedv1alpha1.LabelCluster: members[i]}},
 					Spec: coordinationv1.LeaseSpec{HolderIdentity: &name, AcquireTime: &now, RenewTime: &now}}

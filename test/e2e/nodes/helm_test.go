@@ -23,6 +23,7 @@ import (
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/clusters/identity"
 	"github.com/kfed-io/kfed/devenv"
 	"github.com/kfed-io/kfed/manager"
 	"github.com/kfed-io/kfed/services"
@@ -41,14 +42,15 @@ const imageTag = "helm-nodes"
 // TestHelmChartRunsOnARealNode installs the Helm chart as a user of a
 // dedicated federation API server does (README of the chart, "dedicated"
 // examples): a release into the control plane, which has no nodes, holding
-// the CRDs, RBAC and identities; in the member, a release of kfed-controller
-// acting on the control plane through a kubeconfig Secret, and the member
-// release (health-check agent, kfed's CoreDNS). kfed's three images, built
-// here, are loaded into the member's real node; every pod the chart makes
-// runs there, Ready by the kubelet's own probes. A federated Service is
-// published, and a pod resolves its global name through its resolv.conf:
-// the member's cluster DNS forwards the federation's zone to the chart's
-// CoreDNS Service, as the chart's forward stanza lays it out.
+// the CRDs, RBAC and kfed-controller's ServiceAccount; in the member, a
+// release of kfed-controller acting on the control plane through a
+// kubeconfig Secret, and the member release (health-check agent, kfed's
+// CoreDNS, with kubeconfigs of the member's own identities). kfed's three
+// images, built here, are loaded into the member's real node; every pod the
+// chart makes runs there, Ready by the kubelet's own probes. A federated
+// Service is published, and a pod resolves its global name through its
+// resolv.conf: the member's cluster DNS forwards the federation's zone to
+// the chart's CoreDNS Service, as the chart's forward stanza lays it out.
 //
 // The controller runs with hostNetwork: it reaches the control plane and
 // the members' API servers, which listen on the host's loopback, only
@@ -151,7 +153,8 @@ func installChart(ctx context.Context, t *testing.T, env *devenv.Env, node *deve
 
 	// Kubeconfigs of the control plane's identities, in Secrets of the
 	// member as the chart's README says: the controller's names the API
-	// server as the node reaches it, the agents' as their pods do.
+	// server as the node reaches it; the agents', those of the member's own
+	// identities (as kfed agent-kubeconfig prints them), as their pods do.
 	cp, err := kubernetes.NewForConfig(env.ControlPlane.Config)
 	if err != nil {
 		t.Fatal(err)
@@ -160,10 +163,18 @@ func installChart(ctx context.Context, t *testing.T, env *devenv.Env, node *deve
 	if err != nil {
 		t.Fatal(err)
 	}
+	scheme, err := manager.NewScheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fed, err := client.New(env.ControlPlane.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
 	secrets := map[string]string{ // Secret: kubeconfig
 		"kfed-control-plane":          tokenKubeconfig(ctx, t, cp, "kfed-controller", env.ControlPlane.URL, env.ControlPlane.Config.CAData),
-		"kfed-healthcheck-kubeconfig": tokenKubeconfig(ctx, t, cp, "kfed-healthcheck", "https://"+exposed, env.ControlPlane.Config.CAData),
-		"kfed-coredns-kubeconfig":     tokenKubeconfig(ctx, t, cp, "kfed-coredns", "https://"+exposed, env.ControlPlane.Config.CAData),
+		"kfed-healthcheck-kubeconfig": agentKubeconfig(t, fed, member.Name, identity.HealthCheck, "https://"+exposed, env.ControlPlane.Config.CAData),
+		"kfed-coredns-kubeconfig":     agentKubeconfig(t, fed, member.Name, identity.CoreDNS, "https://"+exposed, env.ControlPlane.Config.CAData),
 	}
 	if _, err := mcs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kfed-system"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -257,8 +268,9 @@ func chartPodsReady(ctx context.Context, t *testing.T, cs kubernetes.Interface, 
 }
 
 // agentHeartbeats waits for the heartbeat of the chart's agent in the
-// control plane: a Lease named after its pod (its checker name) and
-// labelled with its cluster, written through the node's exposed address.
+// control plane: a Lease in its cluster's member namespace, named after its
+// pod (its checker name) and labelled with its cluster, written through the
+// node's exposed address.
 func agentHeartbeats(ctx context.Context, t *testing.T, env *devenv.Env, mcs kubernetes.Interface, cluster string) {
 	pods, err := mcs.CoreV1().Pods("kfed-system").List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=kfed-healthcheck"})
 	if err != nil || len(pods.Items) != 1 {
@@ -269,7 +281,7 @@ func agentHeartbeats(ctx context.Context, t *testing.T, env *devenv.Env, mcs kub
 		t.Fatal(err)
 	}
 	framework.Eventually(t, 30*time.Second, func(ctx context.Context) error {
-		l, err := cp.CoordinationV1().Leases("kfed-system").Get(ctx, pods.Items[0].Name, metav1.GetOptions{})
+		l, err := cp.CoordinationV1().Leases(kfedv1alpha1.MemberNamespace(cluster)).Get(ctx, pods.Items[0].Name, metav1.GetOptions{})
 		if err != nil {
 			return fmt.Errorf("no heartbeat of the chart's agent: %w", err)
 		}
@@ -382,8 +394,8 @@ func publishAndResolve(ctx context.Context, t *testing.T, env *devenv.Env, m *me
 }
 
 // tokenKubeconfig is a kubeconfig for the control plane's ServiceAccount
-// kfed-system/sa at server, verifying the serving certificate's name
-// localhost whatever address server names.
+// kfed-system/sa (kfed-controller's) at server, verifying the serving
+// certificate's name localhost whatever address server names.
 func tokenKubeconfig(ctx context.Context, t *testing.T, cp kubernetes.Interface, sa, server string, ca []byte) string {
 	t.Helper()
 	hour := int64(3600)
@@ -397,6 +409,20 @@ func tokenKubeconfig(ctx context.Context, t *testing.T, cp kubernetes.Interface,
 	cfg.AuthInfos[sa] = &clientcmdapi.AuthInfo{Token: tok.Status.Token}
 	cfg.Contexts["federation"] = &clientcmdapi.Context{Cluster: "federation", AuthInfo: sa}
 	cfg.CurrentContext = "federation"
+	data, err := clientcmd.Write(*cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// agentKubeconfig is a kubeconfig for member cluster's own identity c in
+// the control plane at server (ADR 0013), verifying the serving
+// certificate's name localhost whatever address server names.
+func agentKubeconfig(t *testing.T, fed client.Client, cluster string, c identity.Component, server string, ca []byte) string {
+	t.Helper()
+	cfg := identity.Kubeconfig(&clientcmdapi.Cluster{Server: server, CertificateAuthorityData: ca, TLSServerName: "localhost"},
+		cluster, c, fedtest.AgentToken(t, fed, cluster, c), "")
 	data, err := clientcmd.Write(*cfg)
 	if err != nil {
 		t.Fatal(err)

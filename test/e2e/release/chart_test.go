@@ -24,10 +24,12 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -324,16 +326,17 @@ func TestChartRendersMonitoringFromItsFiles(t *testing.T) {
 }
 
 // TestChartSplitsTheControlPlaneForADedicatedAPIServer: a federation API
-// server without nodes gets the CRDs, RBAC and identities but no
-// controller; the hosting cluster gets the controller, reading the control
-// plane's kubeconfig from a Secret, and no RBAC or CRDs of its own.
+// server without nodes gets the CRDs, RBAC and kfed-controller's
+// ServiceAccount but no controller; the hosting cluster gets the
+// controller, reading the control plane's kubeconfig from a Secret, and no
+// RBAC or CRDs of its own.
 func TestChartSplitsTheControlPlaneForADedicatedAPIServer(t *testing.T) {
 	fedtest.Helm(t)
 	dir := filepath.Join(framework.RepoRoot(t), fedtest.ChartDir, "examples")
 	api := renderChart(t, []string{filepath.Join(dir, "dedicated-apiserver.yaml")})
 	for _, want := range []struct{ kind, name string }{
 		{"CustomResourceDefinition", "clusters.kfed.io"}, {"ServiceAccount", "kfed-controller"}, {"ClusterRole", "kfed-controller"},
-		{"RoleBinding", "kfed-controller"}, {"ServiceAccount", "kfed-healthcheck"}, {"ClusterRole", "kfed-coredns"},
+		{"RoleBinding", "kfed-controller"},
 	} {
 		mustFind(t, api, want.kind, want.name)
 	}
@@ -450,16 +453,16 @@ func TestChartRefusesBadValuesWithAClearMessage(t *testing.T) {
 }
 
 // TestChartCarriesTheGeneratedCRDsAndRBAC: the chart's copies (make
-// generate) are the generated files, and the roles it renders have exactly
-// their rules.
+// generate) are the generated files, the roles it renders have exactly
+// their rules, and it makes no identity of the members' agents: kfed join
+// makes each member's own (ADR 0013).
 func TestChartCarriesTheGeneratedCRDsAndRBAC(t *testing.T) {
 	fedtest.Helm(t)
 	root := framework.RepoRoot(t)
 	copies := map[string]string{
-		"deploy/rbac/role.yaml":             "files/rbac/controller.yaml",
-		"deploy/healthcheck/rbac/role.yaml": "files/rbac/healthcheck.yaml",
-		"deploy/member/rbac.yaml":           "files/rbac/member.yaml",
-		"deploy/coredns/rbac.yaml":          "files/rbac/coredns.yaml",
+		"deploy/rbac/role.yaml":               "files/rbac/controller.yaml",
+		"deploy/member/rbac.yaml":             "files/rbac/member.yaml",
+		"deploy/coredns/clusterset-rbac.yaml": "files/rbac/clusterset.yaml",
 	}
 	crds, _ := filepath.Glob(filepath.Join(root, "deploy/crds/*.yaml"))
 	for _, c := range crds {
@@ -477,7 +480,8 @@ func TestChartCarriesTheGeneratedCRDsAndRBAC(t *testing.T) {
 	}
 
 	cp := renderChart(t, nil, "federation=fed", "domain=example.com")
-	member := renderChart(t, nil, "federation=fed", "domain=example.com", "role=member", "member.cluster=c1", "member.controlPlane.server=https://cp:6443")
+	member := renderChart(t, nil, "federation=fed", "domain=example.com", "role=member", "member.cluster=c1", "member.controlPlane.server=https://cp:6443",
+		"coredns.clusterset.enabled=true")
 	for _, tt := range []struct {
 		objs       []*unstructured.Unstructured
 		kind, name string
@@ -485,11 +489,8 @@ func TestChartCarriesTheGeneratedCRDsAndRBAC(t *testing.T) {
 	}{
 		{cp, "ClusterRole", "kfed-controller", "deploy/rbac/role.yaml"},
 		{cp, "Role", "kfed-controller", "deploy/rbac/role.yaml"},
-		{cp, "ClusterRole", "kfed-healthcheck", "deploy/healthcheck/rbac/role.yaml"},
-		{cp, "Role", "kfed-healthcheck", "deploy/healthcheck/rbac/role.yaml"},
-		{cp, "ClusterRole", "kfed-coredns", "deploy/coredns/rbac.yaml"},
-		{cp, "Role", "kfed-coredns", "deploy/coredns/rbac.yaml"},
 		{member, "ClusterRole", "kfed-member", "deploy/member/rbac.yaml"},
+		{member, "ClusterRole", "kfed-clusterset-dns", "deploy/coredns/clusterset-rbac.yaml"},
 	} {
 		data, err := os.ReadFile(filepath.Join(root, tt.file))
 		if err != nil {
@@ -522,6 +523,17 @@ func TestChartCarriesTheGeneratedCRDsAndRBAC(t *testing.T) {
 	}
 	if len(names) != len(crds) {
 		t.Errorf("control plane CRDs %v, want all %d of deploy/crds", names, len(crds))
+	}
+	// Each member's agents have identities of their own, which kfed join
+	// makes with deploy/identities' roles; an upgrade deletes the shared
+	// ones older charts made.
+	for _, o := range cp {
+		switch o.GetKind() {
+		case "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
+			if o.GetName() != "kfed-controller" {
+				t.Errorf("the control plane gets %s %s; the chart's only identity there is kfed-controller", o.GetKind(), o.GetName())
+			}
+		}
 	}
 	for _, o := range member {
 		if o.GetKind() == "CustomResourceDefinition" && o.GetName() != "balancers.kfed.io" && o.GetName() != "clusterproperties.about.k8s.io" {
@@ -613,10 +625,11 @@ func flagNames(args []string) []string {
 // members with `kfed join --service-account` as the README says, runs
 // kfed-controller with exactly the chart's ServiceAccount and flags (its
 // TSIG secret from the Secret the chart mounts) publishing to a real BIND, the
-// health-check agent and the member's CoreDNS with the Corefile, kubeconfig
-// and identity the chart renders, and resolves a federated Service through
-// that CoreDNS and through the forward stanza the chart writes for the
-// cluster's own CoreDNS.
+// health-check agent and the member's CoreDNS with the Corefile and
+// kubeconfig the chart renders and the tokens of the member's own identities
+// that kfed join writes where the chart mounts them, and resolves a federated
+// Service through that CoreDNS and through the forward stanza the chart
+// writes for the cluster's own CoreDNS.
 func TestChartInstallsOnRealClustersAndServesAFederatedService(t *testing.T) {
 	fedtest.Helm(t)
 	start := time.Now()
@@ -699,21 +712,13 @@ dns:
 		t.Fatalf("a failed join left clusters %s", got)
 	}
 
-	// In each member: the agents' tokens, the chart, kfed join.
+	// In each member: the chart, then kfed join, which writes the agents'
+	// tokens into the release's namespace.
 	memberObjs := map[string][]*unstructured.Unstructured{}
 	for _, m := range f.Members {
 		mc := f.Client(m.Name)
 		if err := mc.Create(ctx, framework.Namespace("kfed-system")); err != nil {
 			t.Fatal(err)
-		}
-		for _, sa := range []string{"kfed-healthcheck", "kfed-coredns"} {
-			s := &corev1.Secret{
-				ObjectMeta: metav1.ObjectMeta{Namespace: "kfed-system", Name: sa + "-token"},
-				StringData: map[string]string{"token": f.Token("federation", "kfed-system", sa)},
-			}
-			if err := mc.Create(ctx, s); err != nil {
-				t.Fatal(err)
-			}
 		}
 		values := fedtest.WriteFile(t, tmp, m.Name+".yaml", fmt.Sprintf(`
 role: member
@@ -742,6 +747,9 @@ member:
 		}
 		if !strings.Contains(out, "as ServiceAccount kfed-system/kfed-member") {
 			t.Errorf("kfed join said %q", out)
+		}
+		for _, d := range []string{"kfed-healthcheck", "kfed-coredns"} {
+			mountedToken(t, f, m.Name, convert[appsv1.Deployment](t, mustFind(t, memberObjs[m.Name], "Deployment", d)), tmp, m.Name+"-"+d+".token")
 		}
 		// The stored kubeconfig carries the member ServiceAccount's token,
 		// not the admin's client certificate.
@@ -808,19 +816,19 @@ member:
 	lbs := shardAddresses(t, f, "default", "web", "cluster-1")
 
 	step("Service published")
-	// The health-check agent, with the chart's flags and kubeconfig, reports
-	// to the control plane as the chart's kfed-healthcheck identity.
+	// The health-check agent, with the chart's flags and kubeconfig and the
+	// token kfed join wrote, reports to the control plane as cluster-1's own
+	// identity, in cluster-1's member namespace (ADR 0013).
 	m1 := memberObjs["cluster-1"]
-	hcToken := fedtest.WriteFile(t, tmp, "healthcheck.token", f.Token("federation", "kfed-system", "kfed-healthcheck"))
-	hcKubeconfig := chartKubeconfig(t, m1, tmp, "healthcheck.kubeconfig", hcToken)
 	hc := convert[appsv1.Deployment](t, mustFind(t, m1, "Deployment", "kfed-healthcheck"))
+	hcKubeconfig := chartKubeconfig(t, m1, tmp, "healthcheck.kubeconfig", mountedToken(t, f, "cluster-1", hc, tmp, "healthcheck.token"))
 	hcArgs := rewriteArgs(hc.Spec.Template.Spec.Containers[0].Args, map[string]string{
 		"--metrics-bind-address": framework.FreeAddr(t), "--kubeconfig": hcKubeconfig, "--checker": "kfed-healthcheck-0",
 	})
 	framework.StartProcess(t, exec.Command(bins["kfed-healthcheck"], hcArgs...), "kfed-healthcheck")
 	framework.Eventually(t, 30*time.Second, func(ctx context.Context) error {
 		var l coordinationv1.Lease
-		if err := fed.Get(ctx, client.ObjectKey{Namespace: "kfed-system", Name: "kfed-healthcheck-0"}, &l); err != nil {
+		if err := fed.Get(ctx, client.ObjectKey{Namespace: kfedv1alpha1.MemberNamespace("cluster-1"), Name: "kfed-healthcheck-0"}, &l); err != nil {
 			return fmt.Errorf("no heartbeat of the chart's agent: %w", err)
 		}
 		if l.Labels[kfedv1alpha1.LabelCluster] != "cluster-1" {
@@ -840,8 +848,9 @@ member:
 	})
 	step("BIND answers")
 	// The member's CoreDNS: the chart's Corefile (ports moved to loopback)
-	// and kubeconfig, as the chart's kfed-coredns identity.
-	dnsToken := fedtest.WriteFile(t, tmp, "coredns.token", f.Token("federation", "kfed-system", "kfed-coredns"))
+	// and kubeconfig, with the token kfed join wrote: cluster-1's own
+	// read-only identity.
+	dnsToken := mountedToken(t, f, "cluster-1", convert[appsv1.Deployment](t, mustFind(t, m1, "Deployment", "kfed-coredns")), tmp, "coredns.token")
 	dnsKubeconfig := chartKubeconfig(t, m1, tmp, "coredns.kubeconfig", dnsToken)
 	cm := mustFind(t, m1, "ConfigMap", "kfed-coredns")
 	corefile, _, _ := unstructured.NestedString(cm.Object, "data", "Corefile")
@@ -861,13 +870,29 @@ member:
 
 	// kfed join --renew: the member's ServiceAccount is recreated (every
 	// token of the old one stops working), a new token is stored, and kfed
-	// acts there again.
+	// acts there again. The agents' tokens are renewed too, where the chart
+	// mounts them, and the old ones revoked: at once, as no agent of
+	// cluster-2 runs here to reread its token.
+	d2 := convert[appsv1.Deployment](t, mustFind(t, memberObjs["cluster-2"], "Deployment", "kfed-healthcheck"))
+	oldAgentToken := readFile(t, mountedToken(t, f, "cluster-2", d2, tmp, "cluster-2-old.token"))
+	if err := tokenCheck(t, fedCluster, oldAgentToken); err != nil {
+		t.Fatalf("the agent token kfed join wrote into cluster-2 is refused: %v", err)
+	}
 	fedtest.RevokeTokens(t, f.Client("cluster-2"), "kfed-system", "kfed-member", storedMemberConfig(t, fed, "cluster-2"))
 	out, err = runCommand(bins["kfed"], "join", "cluster-2", "--kubeconfig", f.Kubeconfig, "--context", "federation",
-		"--service-account", "kfed-system/kfed-member", "--renew")
+		"--service-account", "kfed-system/kfed-member", "--renew", "--revoke-after=0")
 	if err != nil || !strings.Contains(out, "with a new token") {
 		t.Fatalf("kfed join --renew: %v\n%s", err, out)
 	}
+	if readFile(t, mountedToken(t, f, "cluster-2", d2, tmp, "cluster-2-new.token")) == oldAgentToken {
+		t.Errorf("kfed join --renew left cluster-2's agent token as it was")
+	}
+	framework.Eventually(t, 30*time.Second, func(context.Context) error {
+		if err := tokenCheck(t, fedCluster, oldAgentToken); !apierrors.IsUnauthorized(err) {
+			return fmt.Errorf("cluster-2's old agent token after kfed join --renew: %v, want 401 Unauthorized", err)
+		}
+		return nil
+	})
 	two := fedtest.FederatedService("default", "two")
 	if err := fed.Create(ctx, two); err != nil {
 		t.Fatal(err)
@@ -1009,6 +1034,52 @@ func mountSecretFile(t *testing.T, f *framework.Federation, d *appsv1.Deployment
 		t.Fatalf("the Secret behind %s: %v", flag, err)
 	}
 	return fedtest.WriteFile(t, dir, key, string(s.Data[key]))
+}
+
+// mountedToken does what member's kubelet does for the token volume of d
+// (healthcheck.tokenSecret, coredns.tokenSecret): reads that key of the
+// Secret from member's API server and writes it to dir/name; it returns the
+// file's path.
+func mountedToken(t *testing.T, f *framework.Federation, member string, d *appsv1.Deployment, dir, name string) string {
+	t.Helper()
+	for _, v := range d.Spec.Template.Spec.Volumes {
+		if v.Name != "token" || v.Secret == nil || len(v.Secret.Items) != 1 {
+			continue
+		}
+		var s corev1.Secret
+		if err := f.Client(member).Get(context.Background(), client.ObjectKey{Namespace: d.Namespace, Name: v.Secret.SecretName}, &s); err != nil {
+			t.Fatalf("%s: the token Secret of %s, which kfed join writes: %v", member, d.Name, err)
+		}
+		token := s.Data[v.Secret.Items[0].Key]
+		if len(token) == 0 {
+			t.Fatalf("%s: Secret %s/%s has no key %s", member, s.Namespace, s.Name, v.Secret.Items[0].Key)
+		}
+		return fedtest.WriteFile(t, dir, name, string(token))
+	}
+	t.Fatalf("%s mounts no token Secret", d.Name)
+	return ""
+}
+
+// tokenCheck asks the control plane at server for its version with token:
+// nil when the token is accepted.
+func tokenCheck(t *testing.T, server *clientcmdapi.Cluster, token string) error {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(&rest.Config{Host: server.Server, BearerToken: token,
+		TLSClientConfig: rest.TLSClientConfig{CAData: server.CertificateAuthorityData, ServerName: server.TLSServerName}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = cs.Discovery().ServerVersion()
+	return err
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // chartKubeconfig writes the kubeconfig the member chart renders, its

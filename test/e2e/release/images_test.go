@@ -45,9 +45,9 @@ import (
 
 // TestImagesRunTheChartsPodsThroughUpgradeAndUninstall is an operator's
 // first contact with kfed, on real API servers and a real container
-// runtime: helm install of the previous chart in the control plane
-// (publishing to a real BIND through RFC 2136) and in a member; the three
-// images `make images` builds run under runc with the pod specs the API
+// runtime: helm install of the previous chart, with the images of its own
+// source, in the control plane (publishing to a real BIND through RFC 2136)
+// and in a member; the three images `make images` builds run under runc with the pod specs the API
 // server holds for the chart's Deployments, as a kubelet would run them
 // (test/pods); a federated Service published to BIND and answered by kfed's
 // CoreDNS; helm upgrade to this chart and the pods rolled as a Deployment
@@ -68,13 +68,20 @@ func TestImagesRunTheChartsPodsThroughUpgradeAndUninstall(t *testing.T) {
 		layouts map[string]string
 		err     error
 	}
-	built := make(chan buildResult, 1)
+	built, builtBefore := make(chan buildResult, 1), make(chan buildResult, 1)
 	imagesDir := t.TempDir()
 	go func() {
 		l, err := pods.BuildImages(ctx, root, imagesDir, "v0.0.0-images-e2e")
 		built <- buildResult{l, err}
 	}()
-	previous := previousChart(t, root)
+	// The previous chart runs the images of its own source, as a release
+	// does: what this tree's images need of the chart (its RBAC) may be
+	// what the previous chart lacks.
+	previous, previousSource := previousChart(t, root)
+	go func() {
+		l, err := pods.BuildImages(ctx, previousSource, t.TempDir(), "v0.0.0-images-e2e-previous")
+		builtBefore <- buildResult{l, err}
+	}()
 	f := framework.Start(t, framework.Members(1), framework.LoadBalancer())
 	fed := f.Client("federation")
 	member := f.Client("cluster-1")
@@ -129,44 +136,56 @@ healthcheck:
 `, registryHost, fedCluster.Server, base64.StdEncoding.EncodeToString(fedCluster.CertificateAuthorityData)))
 
 	// What the README's install asks of the operator: the TSIG Secret, the
-	// chart in the control plane, the agents' tokens and the chart in the
-	// member, kfed join with the member's ServiceAccount.
+	// chart in the control plane and in the member, kfed join with the
+	// member's ServiceAccount, which also writes the tokens of the member's
+	// own agent identities where the chart mounts them (clusters.Join makes
+	// the identities; the tokens are the CLI's part).
 	fedtest.Create(t, fed, framework.Namespace("kfed-system"), &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "kfed-system", Name: "kfed-tsig"},
 		StringData: map[string]string{"secret": bind.Secret},
 	})
-	helmRun(t, f, "federation", "install", previous, cpValues)
+	previousImages := fedtest.WriteFile(t, tmp, "previous.yaml", "image: {tag: previous}\n")
+	helmRun(t, f, "federation", "install", previous, cpValues, previousImages)
 	fedtest.Create(t, member, framework.Namespace("kfed-system"))
-	for _, sa := range []string{"kfed-healthcheck", "kfed-coredns"} {
-		fedtest.Create(t, member, &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Namespace: "kfed-system", Name: sa + "-token"},
-			StringData: map[string]string{"token": f.Token("federation", "kfed-system", sa)},
-		})
-	}
-	helmRun(t, f, "cluster-1", "install", previous, memberValues)
+	helmRun(t, f, "cluster-1", "install", previous, memberValues, previousImages)
 	joinConfig := admin.DeepCopy()
 	joinConfig.AuthInfos["cluster-1"] = &clientcmdapi.AuthInfo{Token: f.Token("cluster-1", "kfed-system", "kfed-member")}
 	m := f.Members[0]
 	if _, err := clusters.Join(ctx, fed, clusters.JoinOptions{Name: m.Name, Region: m.Region, Zones: m.Zones, Kubeconfig: joinConfig}); err != nil {
 		t.Fatalf("joining cluster-1 with its kfed-member ServiceAccount: %v", err)
 	}
+	// A chart from before ADR 0013 made one identity for every member's
+	// agents, kfed-system/kfed-healthcheck (and kfed-coredns), whose
+	// tokens its agents mount, and they report in kfed-system.
+	heartbeats := kfedv1alpha1.MemberNamespace(m.Name)
+	if _, err := os.Stat(filepath.Join(previous, "templates", "member-identities.yaml")); err == nil {
+		heartbeats = kfedv1alpha1.DefaultNamespace
+		for _, sa := range []string{"kfed-healthcheck", "kfed-coredns"} {
+			fedtest.Create(t, member, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "kfed-system", Name: sa + "-token"},
+				StringData: map[string]string{"token": f.Token("federation", "kfed-system", sa)}})
+		}
+	} else {
+		fedtest.WriteAgentTokens(t, fed, member, m.Name)
+	}
 	step("installed the previous chart and joined cluster-1")
 
-	b := <-built
-	if b.err != nil {
-		t.Fatal(b.err)
+	b, prev := <-built, <-builtBefore
+	if err := errors.Join(b.err, prev.err); err != nil {
+		t.Fatal(err)
 	}
-	step("built the images")
-	// Tagged with the chart's appVersion, which the chart pulls by default,
-	// as a release of both would be.
-	tags := map[string]bool{appVersion(t, previous): true, appVersion(t, filepath.Join(root, fedtest.ChartDir)): true}
+	step("built the images, and the previous source's")
+	// This tree's tagged with the chart's appVersion, which the chart pulls
+	// by default, as a release would be; the previous source's "previous".
 	for name, dir := range b.layouts {
 		compressed, unpacked := imageSize(t, dir)
 		t.Logf("FIGURE image %s: %.1f MiB compressed, %.1f MiB unpacked", name, mib(compressed), mib(unpacked))
-		for tag := range tags {
-			if err := pods.Push(ctx, dir, registryHost+"/kfed-io/"+name+":"+tag); err != nil {
-				t.Fatal(err)
-			}
+		if err := pods.Push(ctx, dir, registryHost+"/kfed-io/"+name+":"+appVersion(t, filepath.Join(root, fedtest.ChartDir))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, dir := range prev.layouts {
+		if err := pods.Push(ctx, dir, registryHost+"/kfed-io/"+name+":previous"); err != nil {
+			t.Fatal(err)
 		}
 	}
 	step("pushed the images to a registry on loopback")
@@ -187,7 +206,7 @@ healthcheck:
 	framework.Eventually(t, 30*time.Second, func(context.Context) error {
 		return fedtest.WantAddresses(k.dnsAddr(), "udp", name, dns.TypeA, local...)
 	})
-	k.wantHeartbeat(ctx, fed)
+	k.wantHeartbeat(ctx, fed, heartbeats)
 	step("the controller published web to BIND, the agent reports, kfed's CoreDNS answers")
 
 	// A second federated Service, so that the upgrade has more than one
@@ -215,6 +234,10 @@ healthcheck:
 	// keeps every record and kfed's CoreDNS every answer, checked every 100 ms.
 	watch := startDNSWatch(bind, k.withDNS, before)
 	t.Cleanup(func() { watch.stop() }) // when the test stops early
+	// The chart README's upgrade: kfed join --renew gives the member's
+	// agents tokens of its own identities (a no-op's worth of change when
+	// they had them), then the charts.
+	fedtest.WriteAgentTokens(t, fed, member, m.Name)
 	helmRun(t, f, "federation", "upgrade", filepath.Join(root, fedtest.ChartDir), cpValues)
 	helmRun(t, f, "cluster-1", "upgrade", filepath.Join(root, fedtest.ChartDir), memberValues)
 	step("helm upgrade to this chart")
@@ -234,7 +257,7 @@ healthcheck:
 	framework.Eventually(t, 30*time.Second, func(context.Context) error {
 		return fedtest.WantAddresses(k.dnsAddr(), "udp", name, dns.TypeA, local...)
 	})
-	k.wantHeartbeat(ctx, fed)
+	k.wantHeartbeat(ctx, fed, kfedv1alpha1.MemberNamespace(m.Name))
 	// The watch spans the new controller's first DNS passes too: an
 	// upgrade that lost track of what it owns would delete records there.
 	// It makes at least 20 checks (2 s) even when the upgrade rolled no pod
@@ -336,6 +359,12 @@ healthcheck:
 		{"cluster-1 cluster-2", "cluster-1"},
 		{"kubectl --context federation -n kfed-system rollout status deployment/kfed-controller", ""},
 		{"bin/kfed ", bins["kfed"] + " "},
+		// The bed's kubelet mounts a Secret once, when the pod starts, and
+		// never follows it as kubelets do (test/pods): renewed and revoked,
+		// the agents' tokens would leave these pods with the old ones. Their
+		// rotation is tested where a file follows the Secret
+		// (test/e2e/identity) and in TestChartInstalls.
+		{"--renew", "--renew --agents-namespace="},
 	})
 	runScript(t, f, steps, "REGISTRY="+registryHost+"/kfed-io", "TAG="+appVersion(t, filepath.Join(root, fedtest.ChartDir)))
 	k.sync("federation")
@@ -344,9 +373,9 @@ healthcheck:
 		t.Errorf("after the README's install %d pods run, want 3 (kfed-controller, kfed-healthcheck, kfed-coredns)", n)
 	}
 	k.wantProbes(ctx)
-	step("the README's install steps 1 to 3: every pod runs and passes its probes")
+	step("the README's install steps 1 and 2: every pod runs and passes its probes")
 	runScript(t, f, renew)
-	k.wantHeartbeat(ctx, fed)
+	k.wantHeartbeat(ctx, fed, kfedv1alpha1.MemberNamespace("cluster-1"))
 	three := fedtest.FederatedService("default", "three")
 	fedtest.Create(t, fed, three)
 	threeGlobal := shardAddresses(t, f, "default", "three", "")
@@ -369,12 +398,13 @@ func runcPath(t *testing.T) string {
 	return path
 }
 
-// previousChart writes the chart users upgrade from into a folder of the
-// test's and returns it: the chart of the last release (the nearest v* tag)
+// previousChart writes the source users upgrade from into a folder of the
+// test's and returns its chart and the folder, whose images the chart
+// runs: the source of the last release (the nearest v* tag)
 // if it differs from this one; else the chart before its last change, that
 // is of the commit before the last one that changed its templates, values
 // or files (its README aside), or of HEAD when the working tree changes them.
-func previousChart(t *testing.T, root string) string {
+func previousChart(t *testing.T, root string) (chart, source string) {
 	t.Helper()
 	git := func(args ...string) (string, error) {
 		cmd := exec.Command("git", args...)
@@ -406,27 +436,30 @@ func previousChart(t *testing.T, root string) string {
 		}
 	}
 	dir := t.TempDir()
-	archive := exec.Command("git", "archive", "--format=tar", rev, fedtest.ChartDir)
+	archive := exec.Command("git", "archive", "--format=tar", rev)
 	archive.Dir = root
 	data, err := archive.Output()
 	if err != nil {
-		t.Fatalf("git archive %s %s: %v", rev, fedtest.ChartDir, err)
+		t.Fatalf("git archive %s: %v", rev, err)
 	}
 	untar := exec.Command("tar", "-x", "-C", dir)
 	untar.Stdin = bytes.NewReader(data)
 	if out, err := untar.CombinedOutput(); err != nil {
-		t.Fatalf("unpacking the previous chart: %v\n%s", err, out)
+		t.Fatalf("unpacking the previous source: %v\n%s", err, out)
 	}
 	short, _ := git("rev-parse", "--short", rev)
 	t.Logf("the previous chart is the one of %s (%s)", rev, short)
-	return filepath.Join(dir, fedtest.ChartDir)
+	return filepath.Join(dir, fedtest.ChartDir), dir
 }
 
 // helmRun runs helm install or upgrade of release kfed in kfed-system.
-func helmRun(t *testing.T, f *framework.Federation, cluster, verb, chart, values string) {
+func helmRun(t *testing.T, f *framework.Federation, cluster, verb, chart string, values ...string) {
 	t.Helper()
-	if _, err := fedtest.RunHelm(t, verb, "kfed", chart, "--kubeconfig", f.Kubeconfig, "--kube-context", cluster,
-		"--namespace", "kfed-system", "-f", values); err != nil {
+	args := []string{verb, "kfed", chart, "--kubeconfig", f.Kubeconfig, "--kube-context", cluster, "--namespace", "kfed-system"}
+	for _, v := range values {
+		args = append(args, "-f", v)
+	}
+	if _, err := fedtest.RunHelm(t, args...); err != nil {
 		t.Fatalf("helm %s in %s: %v", verb, cluster, err)
 	}
 }
@@ -719,9 +752,9 @@ func probeAsKubelet(ctx context.Context, run *pods.Running, container string, pr
 }
 
 // wantHeartbeat waits for the running agent's heartbeat Lease, named after
-// its pod (--checker=$(POD_NAME)), to be written in the control plane since
-// the pod started.
-func (k *kubelet) wantHeartbeat(ctx context.Context, fed client.Client) {
+// its pod (--checker=$(POD_NAME)), to be written in cluster-1's member
+// namespace of the control plane since the pod started.
+func (k *kubelet) wantHeartbeat(ctx context.Context, fed client.Client, namespace string) {
 	t := k.t
 	t.Helper()
 	k.mu.Lock()
@@ -732,7 +765,7 @@ func (k *kubelet) wantHeartbeat(ctx context.Context, fed client.Client) {
 	}
 	framework.Eventually(t, 30*time.Second, func(ctx context.Context) error {
 		var l coordinationv1.Lease
-		if err := fed.Get(ctx, client.ObjectKey{Namespace: "kfed-system", Name: agent.name}, &l); err != nil {
+		if err := fed.Get(ctx, client.ObjectKey{Namespace: namespace, Name: agent.name}, &l); err != nil {
 			return fmt.Errorf("no heartbeat of agent %s: %w", agent.name, err)
 		}
 		if l.Labels[kfedv1alpha1.LabelCluster] != "cluster-1" {

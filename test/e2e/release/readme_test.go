@@ -29,8 +29,8 @@ func readmeStep(t *testing.T, readme, title string) string {
 }
 
 // readmeInstall is the README's install as the test bed runs it: steps 1
-// to 3 as written, then, for a cluster that stayed joined, the renewal of
-// its credentials the README gives after step 4. What the bed cannot run as
+// and 2 as written, then, for a cluster that stayed joined, the renewal of
+// its credentials the README gives after step 3. What the bed cannot run as
 // written is replaced, each replacement required to match so that a README
 // change the test does not follow fails it:
 //   - Route53, which the bed cannot reach: the RFC 2136 example, at BIND;
@@ -39,14 +39,14 @@ func readmeStep(t *testing.T, readme, title string) string {
 //   - `kubectl rollout status`: the bed has no Deployment controller (the
 //     test's kubelet runs the pods and waits until they are ready);
 //   - bin/kfed: the kfed the test built.
-func readmeInstall(t *testing.T, replace [][2]string) (steps1to3, renew string) {
+func readmeInstall(t *testing.T, replace [][2]string) (steps1and2, renew string) {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(framework.RepoRoot(t), "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	readme := string(b)
-	steps1to3 = readmeStep(t, readme, "1. The control plane") + readmeStep(t, readme, "2. Tokens") + readmeStep(t, readme, "3. Each member")
+	steps1and2 = readmeStep(t, readme, "1. The control plane") + readmeStep(t, readme, "2. Each member")
 	m := regexp.MustCompile("`(bin/kfed join [^`]*--renew)`").FindStringSubmatch(readme)
 	if m == nil {
 		t.Fatal("the README does not say how to renew a joined cluster's credentials (bin/kfed join … --renew)")
@@ -54,12 +54,12 @@ func readmeInstall(t *testing.T, replace [][2]string) (steps1to3, renew string) 
 	renew = strings.Join(strings.Fields(m[1]), " ") + "\n"
 	for _, r := range replace {
 		old, new := r[0], r[1]
-		if !strings.Contains(steps1to3, old) && !strings.Contains(renew, old) {
+		if !strings.Contains(steps1and2, old) && !strings.Contains(renew, old) {
 			t.Fatalf("the README's install no longer has %q, which the test replaces with %q: update the test", old, new)
 		}
-		steps1to3, renew = strings.ReplaceAll(steps1to3, old, new), strings.ReplaceAll(renew, old, new)
+		steps1and2, renew = strings.ReplaceAll(steps1and2, old, new), strings.ReplaceAll(renew, old, new)
 	}
-	return steps1to3, renew
+	return steps1and2, renew
 }
 
 // runScript runs script with bash -euo pipefail in the repository root,

@@ -1,9 +1,12 @@
 {{/*
 kfed.corefile: the Corefile of the member's kfed CoreDNS. Its kfed block is
 the one devenv.KfedCorefile writes for `kfed dev up` (test/e2e/release's chart test
-compares them), with the kubeconfig the chart mounts; with
-coredns.clusterset.enabled, a second block serves the clusterset zone from
-this cluster through the pod's ServiceAccount.
+compares them), with the kubeconfig the chart mounts. It names no rtt
+namespace: the plugin reads its checkers' round-trip times from the
+member's own namespace, kfed-member-CLUSTER, the only one its identity may
+read reports in (ADR 0013). With coredns.clusterset.enabled, a second block
+serves the clusterset zone from this cluster through the pod's
+ServiceAccount.
 */}}
 {{- define "kfed.corefile" -}}
 {{ .Values.domain }}:5353 {
@@ -23,7 +26,6 @@ this cluster through the pod's ServiceAccount.
         cluster {{ .Values.member.cluster }}
         kubeconfig "/etc/kfed/kubeconfig"
         trusted_namespaces {{ include "kfed.trustedNamespaces" (list . .Values.member.controlPlane.namespace) | replace "," " " }}
-        rtt {{ .Values.member.controlPlane.namespace }}
         {{- with .Values.coredns.ttl }}
         ttl {{ . }}
         {{- end }}

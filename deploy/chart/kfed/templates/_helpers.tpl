@@ -41,8 +41,8 @@ app.kubernetes.io/instance: {{ (index . 0).Release.Name }}
 {{/*
 kfed.rules: the rules of the first object of a kind in one of files/rbac,
 which `make generate` copies from the roles controller-gen generates from the
-code (deploy/rbac, deploy/healthcheck/rbac) and from deploy/member and
-deploy/coredns. (list $ "files/rbac/controller.yaml" "ClusterRole")
+code (deploy/rbac) and from deploy/member and deploy/coredns.
+(list $ "files/rbac/controller.yaml" "ClusterRole")
 */}}
 {{- define "kfed.rules" -}}
 {{- $ := index . 0 }}{{ $file := index . 1 }}{{ $kind := index . 2 }}
