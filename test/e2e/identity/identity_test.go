@@ -56,14 +56,14 @@ type bed struct {
 
 func TestOneMemberOneVote(t *testing.T) {
 	d, bin := fedtest.StartDevBed(t, "./cmd/kfed")
-	b := &bed{d: d, kfed: filepath.Join(bin, "kfed"), admin: b0(t, d.ControlPlane.Config)}
+	b := &bed{d: d, kfed: filepath.Join(bin, "kfed"), admin: newClient(t, d.ControlPlane.Config)}
 	// In this order: the unjoin takes cluster-3 away.
 	t.Run("a member's credentials forge nothing and outvote nobody", b.forgeriesAreRefused)
 	t.Run("a renewed member keeps its vote and its old token is refused", b.renewal)
 	t.Run("an unjoined member's token is refused", b.unjoin)
 }
 
-func b0(t *testing.T, cfg *rest.Config) client.Client {
+func newClient(t *testing.T, cfg *rest.Config) client.Client {
 	t.Helper()
 	scheme, err := manager.NewScheme()
 	if err != nil {
@@ -100,7 +100,7 @@ func (b *bed) agent(t *testing.T, cluster, component string) client.Client {
 	if err != nil {
 		t.Fatalf("kfed agent-kubeconfig printed no kubeconfig (%v):\n%s", err, out)
 	}
-	return b0(t, cfg)
+	return newClient(t, cfg)
 }
 
 func wantForbidden(t *testing.T, what string, err error) {
@@ -300,7 +300,7 @@ func (b *bed) heartbeats(t *testing.T, c client.Client, namespace string, names 
 // old token is refused once the new one has had its time.
 func (b *bed) renewal(t *testing.T) {
 	ctx := context.Background()
-	member := b0(t, b.d.Members[0].Config)
+	member := newClient(t, b.d.Members[0].Config)
 	if err := member.Create(ctx, framework.Namespace("kfed-agents")); err != nil {
 		t.Fatal(err)
 	}
@@ -369,7 +369,7 @@ func (b *bed) withToken(t *testing.T, token string) client.Client {
 	t.Helper()
 	cfg := rest.AnonymousClientConfig(b.d.ControlPlane.Config)
 	cfg.BearerToken = token
-	return b0(t, cfg)
+	return newClient(t, cfg)
 }
 
 // tokenCache is how long kube-apiserver keeps a token's authentication.
