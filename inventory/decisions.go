@@ -29,6 +29,7 @@ import (
 	"github.com/kfed-io/kfed/placement"
 	"github.com/kfed-io/kfed/planner"
 	"github.com/kfed-io/kfed/services"
+	"github.com/kfed-io/kfed/services/serviceconfig"
 )
 
 // SchedulerName is the schedulerName of the PlacementDecisions kfed writes.
@@ -178,6 +179,13 @@ func (d *Decisions) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resul
 		}
 		return ctrl.Result{}, nil
 	}
+	if _, _, err := d.placementOf(obj); err != nil {
+		// Its controller refuses the object and freezes it where it is
+		// placed: so does its decision, rather than read the placement
+		// another way (a bad selector as no selector, every cluster).
+		d.warn(obj, "InvalidPlacement", "PlacementDecision %s is kept as it is until the annotations are fixed: %v", key.Name, err)
+		return ctrl.Result{}, nil
+	}
 	if err := d.record(ctx, obj); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -236,11 +244,9 @@ func decidedClusters(pd *inventoryv1alpha1.PlacementDecision) []string {
 // placement) and, for a Deployment, that the planner's preferences can give
 // replicas.
 func (d *Decisions) placed(ctx context.Context, obj client.Object) ([]kfedv1alpha1.Cluster, error) {
-	p, _ := placement.Parse(obj.GetAnnotations())
-	var prefs *planner.Preferences
-	if d.Kind == "deployment" {
-		cfg, _ := deploymentconfig.Parse(obj.GetAnnotations())
-		prefs = &cfg.Preferences
+	p, prefs, err := d.placementOf(obj)
+	if err != nil {
+		return nil, err
 	}
 	var list kfedv1alpha1.ClusterList
 	if err := d.Fed.List(ctx, &list); err != nil {
@@ -256,6 +262,19 @@ func (d *Decisions) placed(ctx context.Context, obj client.Object) ([]kfedv1alph
 	}
 	slices.SortFunc(out, func(a, b kfedv1alpha1.Cluster) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
+}
+
+// placementOf reads obj's placement, and a Deployment's replica
+// preferences, as the controller that places obj reads them
+// (serviceconfig.Parse, deploymentconfig.Parse): every problem they refuse
+// is refused here too.
+func (d *Decisions) placementOf(obj client.Object) (placement.Placement, *planner.Preferences, error) {
+	if d.Kind == "deployment" {
+		cfg, err := deploymentconfig.Parse(obj.GetAnnotations())
+		return cfg.Placement, &cfg.Preferences, err
+	}
+	cfg, err := serviceconfig.Parse(obj.GetAnnotations())
+	return cfg.Placement, nil, err
 }
 
 // plannable reports whether the planner can give cluster any replica under
