@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -25,17 +26,17 @@ const MemberFinalizer = "kfed.io/member-cleanup"
 // +kubebuilder:rbac:groups=kfed.io,resources=clusters/finalizers,verbs=update
 
 // MemberCleanup removes the objects kfed created in a member cluster that is
-// being unjoined (shards, Deployment copies: every kind in Kinds), and lets
-// go of the ones it adopted. A member that cannot
+// being unjoined (shards, copies, imports: every kind a controller declared
+// with Registry.Writes), and lets go of the ones it adopted. A member that cannot
 // be reached is retried for GiveUpAfter, then let go with a Warning Event:
 // unjoining must not hang forever on a cluster that is gone.
 type MemberCleanup struct {
 	Fed        client.Client
 	Recorder   events.EventRecorder
 	Federation string
-	// Kinds are the lists of the kinds kfed puts in members, such as
-	// &corev1.ServiceList{}.
-	Kinds []client.ObjectList
+	// Members holds the kinds kfed's controllers write in members
+	// (Registry.Written).
+	Members *Registry
 	// GiveUpAfter bounds the retries for an unreachable member; 2 minutes
 	// when zero.
 	GiveUpAfter time.Duration
@@ -80,7 +81,7 @@ func (m *MemberCleanup) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 		}
 		if m.Recorder != nil {
 			m.Recorder.Eventf(&c, nil, corev1.EventTypeWarning, "ShardsLeftBehind", "Unjoin",
-				"could not remove kfed's objects from cluster %s within %v; delete the Services and Deployments labelled %s=%s there by hand: %v",
+				"could not remove kfed's objects from cluster %s within %v; delete the objects labelled %s=%s there by hand: %v",
 				c.Name, giveUp, kfedv1alpha1.LabelFederation, m.Federation, err)
 		}
 	}
@@ -102,10 +103,14 @@ func (m *MemberCleanup) cleanup(ctx context.Context, c *kfedv1alpha1.Cluster) er
 		return err
 	}
 	var errs []error
-	for _, kind := range m.Kinds {
-		list := kind.DeepCopyObject().(client.ObjectList)
-		if err := member.List(ctx, list, client.MatchingLabels{kfedv1alpha1.LabelFederation: m.Federation}); err != nil {
-			errs = append(errs, fmt.Errorf("listing kfed's %T in %s: %w", kind, c.Name, err))
+	for _, kind := range m.Members.Written() {
+		list := kind.List.DeepCopyObject().(client.ObjectList)
+		labels := client.MatchingLabels{kfedv1alpha1.LabelFederation: m.Federation}
+		maps.Copy(labels, kind.Labels)
+		if err := member.List(ctx, list, labels); meta.IsNoMatchError(err) {
+			continue // the member does not serve the kind: kfed wrote none there
+		} else if err != nil {
+			errs = append(errs, fmt.Errorf("listing kfed's %T in %s: %w", kind.List, c.Name, err))
 			continue
 		}
 		items, err := meta.ExtractList(list)

@@ -81,6 +81,7 @@ type Registry struct {
 	mu      sync.Mutex
 	members map[string]*running
 	watches []watch
+	written []MemberKind
 	changes []chan event.GenericEvent
 	// drained are the Clusters, Ready or not, whose spec.drained was true
 	// when last reconciled: a drain or undrain changes what every
@@ -117,6 +118,36 @@ func (r *Registry) WatchOptional(obj client.Object, h ObjectHandler) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.watches = append(r.watches, watch{obj: obj, handler: h, optional: true})
+}
+
+// A MemberKind is a kind of object a controller writes in members. When a
+// member leaves, MemberCleanup deletes (or lets go of) every object of the
+// kind there that carries kfed's federation label and Labels.
+type MemberKind struct {
+	// List is the kind's list, such as &corev1.ServiceList{}.
+	List client.ObjectList
+	// Labels narrow the kind to kfed's own objects where the label of the
+	// federation alone does not: a cluster's EndpointSlice controller
+	// copies a Service's labels onto the slices it writes.
+	Labels map[string]string
+}
+
+// Writes declares kinds a controller writes in members, so that the member
+// cleanup removes them: each controller declares what it writes where it
+// sets up, and no list elsewhere can forget one. Call it before the manager
+// starts.
+func (r *Registry) Writes(kinds ...MemberKind) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.written = append(r.written, kinds...)
+}
+
+// Written are the kinds every controller writes in members, as declared by
+// Writes.
+func (r *Registry) Written() []MemberKind {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.written)
 }
 
 // Changes returns a new channel that receives an event each time the set of

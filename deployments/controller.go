@@ -78,6 +78,7 @@ func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
 	// Optional: a member whose RBAC predates federated Deployments keeps
 	// serving Services, and gets no copies.
 	c.Members.WatchOptional(&appsv1.Deployment{}, c.onMember)
+	c.Members.Writes(clusters.MemberKind{List: &appsv1.DeploymentList{}}) // the copies
 	// Pods tell when a cluster is full, or has room again; ReplicaSets which
 	// pods are the newest. A member where kfed may not read them gets copies
 	// but its capacity is not learned.

@@ -185,8 +185,10 @@ func (c *Controller) setup(mgr ctrl.Manager, k kind) error {
 	switch k.(type) {
 	case gatewayKind:
 		c.Members.WatchOptional(&gatewayv1.Gateway{}, clusters.ToOrigin(r.copies, c.Federation, newObj))
+		c.Members.Writes(clusters.MemberKind{List: &gatewayv1.GatewayList{}})
 		for _, rk := range c.routes {
 			c.Members.WatchOptional(rk.newObj(), r.routeCopy)
+			c.Members.Writes(clusters.MemberKind{List: rk.newList()})
 			// A route's labels change without changing any claim; its
 			// parents are looked at again all the same, since its copies
 			// follow it.
@@ -196,6 +198,7 @@ func (c *Controller) setup(mgr ctrl.Manager, k kind) error {
 		// Optional: a member whose RBAC predates federated Ingresses keeps
 		// serving everything else.
 		c.Members.WatchOptional(&networkingv1.Ingress{}, clusters.ToOrigin(r.copies, c.Federation, newObj))
+		c.Members.Writes(clusters.MemberKind{List: &networkingv1.IngressList{}})
 	}
 	return b.Complete(r)
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -245,8 +244,7 @@ func addClusters(mgr ctrl.Manager, o Options) (*clusters.Registry, error) {
 	}
 	mc := &clusters.MemberCleanup{
 		Fed: mgr.GetClient(), Recorder: mgr.GetEventRecorder("kfed-member-cleanup"), Federation: o.Federation,
-		Kinds:  []client.ObjectList{&corev1.ServiceList{}, &appsv1.DeploymentList{}},
-		Access: o.Inventory.Access,
+		Members: members, Access: o.Inventory.Access,
 	}
 	if err := mc.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up member cleanup: %w", err)

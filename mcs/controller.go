@@ -26,6 +26,7 @@ import (
 
 	aboutv1alpha1 "github.com/kfed-io/kfed/api/about/v1alpha1"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/publish"
 	"github.com/kfed-io/kfed/tenancy"
@@ -83,6 +84,12 @@ func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
 	c.Members.WatchOptional(&discoveryv1.EndpointSlice{}, c.sendIfExported(sliceKey))
 	c.Members.WatchOptional(&aboutv1alpha1.ClusterProperty{}, func(string, client.Object) { c.sendAll(context.Background()) })
 	c.Members.Watch(&corev1.Service{}, c.sendIfExported(serviceKey))
+	// Each import's ServiceImport, EndpointSlices and derived Service.
+	c.Members.Writes(
+		clusters.MemberKind{List: &mcsv1beta1.ServiceImportList{}},
+		clusters.MemberKind{List: &discoveryv1.EndpointSliceList{}, Labels: map[string]string{discoveryv1.LabelManagedBy: ManagedBy}},
+		clusters.MemberKind{List: &corev1.ServiceList{}, Labels: map[string]string{kfedv1alpha1.LabelManagedBy: kfedv1alpha1.ManagedBy}},
+	)
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("mcs").
 		WatchesRawSource(clusters.ChannelSource(c.events, &handler.EnqueueRequestForObject{})).

@@ -105,6 +105,7 @@ func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
 		return err
 	}
 	c.Members.Watch(&corev1.Service{}, clusters.ToOrigin(c.shards, c.Federation, newService))
+	c.Members.Writes(clusters.MemberKind{List: &corev1.ServiceList{}}) // the shards
 	interesting := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		svc, ok := o.(*corev1.Service)
 		return ok && (IsFederated(svc) || controllerutil.ContainsFinalizer(svc, Finalizer))

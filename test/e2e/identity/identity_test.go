@@ -5,7 +5,8 @@
 // of kfed-controller's Lease or of published records is refused by the API
 // server, checkers beyond cluster-1's seat are not counted, and cluster-3
 // stays in every answer; a renewed member keeps its vote without a gap and
-// its old token is refused; an unjoined member's token is refused.
+// its old token is refused; an unjoined member's token is refused, and
+// nothing of kfed's stays in it, of any kind.
 //
 // Like every package under test/e2e, it runs against real kube-apiserver and
 // etcd processes on loopback, real CoreDNS with kfed's plugin and real
@@ -60,7 +61,8 @@ func TestOneMemberOneVote(t *testing.T) {
 	// In this order: the unjoin takes cluster-3 away.
 	t.Run("a member's credentials forge nothing and outvote nobody", b.forgeriesAreRefused)
 	t.Run("a renewed member keeps its vote and its old token is refused", b.renewal)
-	t.Run("an unjoined member's token is refused", b.unjoin)
+	t.Run("a member holds an object of every kind kfed writes there", b.memberObjects)
+	t.Run("an unjoined member's token is refused and none of kfed's objects stay there", b.unjoin)
 }
 
 func newClient(t *testing.T, cfg *rest.Config) client.Client {
@@ -391,6 +393,7 @@ func (b *bed) unjoin(t *testing.T) {
 	if _, err := b.run(t, "unjoin", "cluster-3", "--wait", "2m"); err != nil {
 		t.Fatal(err)
 	}
+	b.nothingOfKfedsIn(t, leaver) // the unjoin waited for the cleanup
 	if err := c.List(context.Background(), &kfedv1alpha1.HealthReportList{}, client.InNamespace(ns)); !apierrors.IsUnauthorized(err) && !apierrors.IsForbidden(err) {
 		t.Errorf("cluster-3's checker token just after the unjoin: %v, want it refused", err)
 	}
@@ -400,4 +403,5 @@ func (b *bed) unjoin(t *testing.T) {
 		}
 		return nil
 	})
+	b.nothingOfKfedsIn(t, leaver) // and nothing wrote there since
 }
