@@ -1,6 +1,7 @@
 package clusters
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -278,20 +279,13 @@ func (c *Controller) forget(name string) {
 	delete(c.failures, name)
 }
 
-func (c *Controller) interval() time.Duration { return orDefault(c.Interval, 10*time.Second) }
-func (c *Controller) timeout() time.Duration  { return orDefault(c.Timeout, 5*time.Second) }
+func (c *Controller) interval() time.Duration { return cmp.Or(c.Interval, 10*time.Second) }
+func (c *Controller) timeout() time.Duration  { return cmp.Or(c.Timeout, 5*time.Second) }
 func (c *Controller) threshold() int {
 	if c.FailureThreshold <= 0 {
 		return 3
 	}
 	return c.FailureThreshold
-}
-
-func orDefault(d, def time.Duration) time.Duration {
-	if d <= 0 {
-		return def
-	}
-	return d
 }
 
 // equalStatus compares what the controller writes, ignoring transition

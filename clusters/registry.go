@@ -1,6 +1,7 @@
 package clusters
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"fmt"
@@ -315,7 +316,7 @@ func (r *Registry) start(ctx context.Context, c *kfedv1alpha1.Cluster, cfg *rest
 			r.Logger.Error(err, "member cache stopped", "member", c.Name)
 		}
 	}()
-	syncCtx, cancelSync := context.WithTimeout(ctx, orDefault(r.SyncTimeout, 30*time.Second))
+	syncCtx, cancelSync := context.WithTimeout(ctx, cmp.Or(r.SyncTimeout, 30*time.Second))
 	defer cancelSync()
 	if !cl.GetCache().WaitForCacheSync(syncCtx) {
 		cancel()

@@ -1,6 +1,7 @@
 package devenv
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -54,7 +55,7 @@ func (e *Env) StartCoreDNS(ctx context.Context, opts CoreDNSOptions) (*CoreDNS, 
 	if opts.Binary == "" || opts.Zone == "" || opts.Corefile == "" {
 		return nil, errors.New("devenv: CoreDNS needs Binary, Zone and Corefile")
 	}
-	opts.Name = cmpOr(opts.Name, "coredns")
+	opts.Name = cmp.Or(opts.Name, "coredns")
 	owner := e.ControlPlane
 	if opts.Cluster != "" {
 		if owner = e.Cluster(opts.Cluster); owner == nil {
@@ -163,9 +164,9 @@ type ClustersetZone struct {
 // ClustersetCorefile is a server block that serves z on 127.0.0.1 (or
 // z.Bind) with the clusterset plugin.
 func ClustersetCorefile(z ClustersetZone) string {
-	zone := cmpOr(z.Zone, "clusterset.local")
+	zone := cmp.Or(z.Zone, "clusterset.local")
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s {\n\tbind %s\n\terrors\n\tclusterset %s {\n", zone, cmpOr(z.Bind, "127.0.0.1"), zone)
+	fmt.Fprintf(&b, "%s {\n\tbind %s\n\terrors\n\tclusterset %s {\n", zone, cmp.Or(z.Bind, "127.0.0.1"), zone)
 	if z.Kubeconfig != "" {
 		fmt.Fprintf(&b, "\t\tkubeconfig %q", z.Kubeconfig)
 		if z.Context != "" {
@@ -182,7 +183,7 @@ func ClustersetCorefile(z ClustersetZone) string {
 // clusterset zone's.
 func KfedCorefile(z KfedZone) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s {\n\tbind %s\n\terrors\n", z.Zone, cmpOr(z.Bind, "127.0.0.1"))
+	fmt.Fprintf(&b, "%s {\n\tbind %s\n\terrors\n", z.Zone, cmp.Or(z.Bind, "127.0.0.1"))
 	for _, l := range z.Extra {
 		fmt.Fprintf(&b, "\t%s\n", l)
 	}

@@ -13,6 +13,7 @@
 package devenv
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -21,7 +22,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -166,9 +166,9 @@ func newEnv(opts Options) (*Env, error) {
 	if opts.Nodes == 0 {
 		opts.Nodes = 2
 	}
-	opts.NodeCPU = cmpOr(opts.NodeCPU, "4")
-	opts.NodeMem = cmpOr(opts.NodeMem, "8Gi")
-	opts.NodePods = cmpOr(opts.NodePods, "110")
+	opts.NodeCPU = cmp.Or(opts.NodeCPU, "4")
+	opts.NodeMem = cmp.Or(opts.NodeMem, "8Gi")
+	opts.NodePods = cmp.Or(opts.NodePods, "110")
 	e := &Env{
 		Dir:     opts.Dir,
 		opts:    opts,
@@ -537,11 +537,4 @@ func httpGetOK(ctx context.Context, cfg *rest.Config, url string) error {
 		return fmt.Errorf("GET %s: %s", url, resp.Status)
 	}
 	return nil
-}
-
-func cmpOr(s, def string) string {
-	if strings.TrimSpace(s) == "" {
-		return def
-	}
-	return s
 }

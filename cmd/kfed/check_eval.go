@@ -3,6 +3,7 @@ package main
 // The checks' judgements: facts in, a checkResult out, no I/O.
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -113,7 +114,7 @@ func evalMember(m memberFacts, now time.Time) checkResult {
 	case m.credErr != nil:
 		return warn(name, "check the kubeconfig Secret of the Cluster", "Ready; credentials unreadable: %v", m.credErr)
 	case m.expires.IsZero():
-		return pass(name, "Ready; %s credentials, no expiry known", orString(m.credKind, "kubeconfig"))
+		return pass(name, "Ready; %s credentials, no expiry known", cmp.Or(m.credKind, "kubeconfig"))
 	case left <= 0:
 		return fail(name, renew, "Ready, but its %s expired %s ago", m.credKind, (-left).Round(time.Minute))
 	case left < credentialWarning:
@@ -128,13 +129,6 @@ func days(d time.Duration) string {
 		return d.Round(time.Minute).String()
 	}
 	return fmt.Sprintf("%dd", int(d.Hours()/24))
-}
-
-func orString(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // sourceClusterIP is dnsFacts.source when the address is the member's
@@ -161,7 +155,7 @@ func evalDNS(d dnsFacts, zone string) checkResult {
 	case zone == "":
 		return warn(name, "give the zone with --domain or $KFED_DOMAIN", "not checked: no zone")
 	case d.addr == "":
-		return warn(name, "give its address with --dns "+d.cluster+"=ADDR", "no CoreDNS address known (%s)", orString(d.source, "no kfed-coredns Service"))
+		return warn(name, "give its address with --dns "+d.cluster+"=ADDR", "no CoreDNS address known (%s)", cmp.Or(d.source, "no kfed-coredns Service"))
 	case d.soaErr != nil && d.source == sourceClusterIP:
 		// A cluster IP is seldom reachable from where kfed check runs: not
 		// answering there says nothing about CoreDNS.

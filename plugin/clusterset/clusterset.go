@@ -7,7 +7,6 @@ package clusterset
 
 import (
 	"context"
-	"net"
 	"strings"
 	"sync/atomic"
 
@@ -17,6 +16,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/kfed-io/kfed/plugin/clusterset/zone"
+	"github.com/kfed-io/kfed/plugin/localaddr"
 )
 
 // Clusterset is the plugin: authoritative for its zone, answering from a
@@ -90,7 +90,7 @@ func (c *Clusterset) respond(state request.Request, qname string, qtype uint16) 
 			m.Answer = append(m.Answer, c.ns())
 		}
 	case c.server:
-		m.Answer = appendLocalAddress(m.Answer, state, qname, qtype, c.ttl)
+		m.Answer = localaddr.Append(m.Answer, state, qname, qtype, c.ttl)
 	case c.server[len("ns."):]:
 		// The name server's parent, dns.ORIGIN: an empty non-terminal.
 	default:
@@ -163,26 +163,6 @@ func (c *Clusterset) soa() dns.RR {
 func (c *Clusterset) ns() dns.RR {
 	origin := c.zone.Origin()
 	return &dns.NS{Hdr: dns.RR_Header{Name: origin, Rrtype: dns.TypeNS, Class: dns.ClassINET, Ttl: c.ttl}, Ns: c.server}
-}
-
-// appendLocalAddress answers the name server's name with the address the
-// query arrived on, as whoami does: whichever address reached this server
-// serves the zone.
-func appendLocalAddress(dst []dns.RR, state request.Request, name string, qtype uint16, ttl uint32) []dns.RR {
-	ip := net.ParseIP(state.LocalIP())
-	if ip == nil {
-		return dst
-	}
-	hdr := dns.RR_Header{Name: name, Rrtype: qtype, Class: dns.ClassINET, Ttl: ttl}
-	switch v4 := ip.To4(); {
-	case v4 != nil && (qtype == dns.TypeA || qtype == dns.TypeANY):
-		hdr.Rrtype = dns.TypeA
-		return append(dst, &dns.A{Hdr: hdr, A: v4})
-	case v4 == nil && (qtype == dns.TypeAAAA || qtype == dns.TypeANY):
-		hdr.Rrtype = dns.TypeAAAA
-		return append(dst, &dns.AAAA{Hdr: hdr, AAAA: ip})
-	}
-	return dst
 }
 
 // Ready implements CoreDNS's ready.Readiness: the plugin is ready once it

@@ -2,7 +2,6 @@ package kfed
 
 import (
 	"math/rand/v2"
-	"net"
 	"slices"
 	"strings"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/kfed-io/kfed/plugin/kfed/index"
+	"github.com/kfed-io/kfed/plugin/localaddr"
 )
 
 // maxChain bounds the CNAMEs followed in one answer (index.MaxChain, which
@@ -38,7 +38,7 @@ func (k *Kfed) respond(state request.Request, qname, zone string, v index.Vantag
 		} else if h := k.apexOf(zone).host(name); h != nil {
 			exists = true
 			if h.local {
-				m.Answer = appendLocalAddress(m.Answer, state, name, qtype, k.ttl)
+				m.Answer = localaddr.Append(m.Answer, state, name, qtype, k.ttl)
 			} else {
 				m.Answer = appendHost(m.Answer, h, qtype)
 			}
@@ -217,26 +217,6 @@ func appendApex(dst []dns.RR, k *Kfed, zone string, qtype uint16) []dns.RR {
 		return append(dst, k.apexOf(zone).ns...)
 	case dns.TypeANY:
 		return append(append(dst, k.soa(zone)), k.apexOf(zone).ns...)
-	}
-	return dst
-}
-
-// appendLocalAddress answers the zone's name server name with the address
-// the query arrived on, as whoami does: whichever address reached this
-// server is one that serves the zone.
-func appendLocalAddress(dst []dns.RR, state request.Request, name string, qtype uint16, ttl uint32) []dns.RR {
-	ip := net.ParseIP(state.LocalIP())
-	if ip == nil {
-		return dst
-	}
-	hdr := dns.RR_Header{Name: name, Rrtype: qtype, Class: dns.ClassINET, Ttl: ttl}
-	switch v4 := ip.To4(); {
-	case v4 != nil && (qtype == dns.TypeA || qtype == dns.TypeANY):
-		hdr.Rrtype = dns.TypeA
-		return append(dst, &dns.A{Hdr: hdr, A: v4})
-	case v4 == nil && (qtype == dns.TypeAAAA || qtype == dns.TypeANY):
-		hdr.Rrtype = dns.TypeAAAA
-		return append(dst, &dns.AAAA{Hdr: hdr, AAAA: ip})
 	}
 	return dst
 }
