@@ -30,12 +30,6 @@ import (
 // its copies while what others set on them stays.
 const FieldManager = "kfed"
 
-// AnnotationApplied is a hash of what kfed last applied to a member object.
-// Member caches keep no managedFields (see memberCacheOptions), so it is
-// how kfed knows, without a request, that a copy already holds exactly what
-// it wants: the same hash, and every field it sets at the value it sets.
-const AnnotationApplied = "kfed.io/applied"
-
 // Apply writes want, a member object as kfed wants it, with server-side
 // apply as FieldManager, taking over the fields it sets from whoever set
 // them (a copy's fields are the federated object's to say); the API server
@@ -81,7 +75,7 @@ func apply(ctx context.Context, c client.Client, cur, want client.Object, create
 			return false, fmt.Errorf("encoding %s: %w", want.GetName(), err)
 		}
 	}
-	if cur != nil && !reflect.ValueOf(cur).IsNil() && cur.GetAnnotations()[AnnotationApplied] == want.GetAnnotations()[AnnotationApplied] {
+	if cur != nil && !reflect.ValueOf(cur).IsNil() && cur.GetAnnotations()[kfedv1alpha1.AnnotationApplied] == want.GetAnnotations()[kfedv1alpha1.AnnotationApplied] {
 		have, err := runtime.DefaultUnstructuredConverter.ToUnstructured(cur)
 		if err != nil {
 			return false, fmt.Errorf("reading %s: %w", cur.GetName(), err)
@@ -108,7 +102,7 @@ func apply(ctx context.Context, c client.Client, cur, want client.Object, create
 
 // applied is want as kfed applies it: its fields less its status (kfed
 // never writes a copy's status), stamped with its kind, and with their hash
-// in AnnotationApplied (set on want too).
+// in kfedv1alpha1.AnnotationApplied (set on want too).
 func applied(c client.Client, want client.Object) (map[string]any, error) {
 	gvk, err := apiutil.GVKForObject(want, c.Scheme())
 	if err != nil {
@@ -118,7 +112,7 @@ func applied(c client.Client, want client.Object) (map[string]any, error) {
 	if annotations == nil {
 		annotations = map[string]string{}
 	}
-	delete(annotations, AnnotationApplied)
+	delete(annotations, kfedv1alpha1.AnnotationApplied)
 	want.SetAnnotations(annotations)
 	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(want)
 	if err != nil {
@@ -132,9 +126,9 @@ func applied(c client.Client, want client.Object) (map[string]any, error) {
 		return nil, fmt.Errorf("encoding %s: %w", want.GetName(), err)
 	}
 	sum := sha256.Sum256(b)
-	annotations[AnnotationApplied] = hex.EncodeToString(sum[:8])
+	annotations[kfedv1alpha1.AnnotationApplied] = hex.EncodeToString(sum[:8])
 	want.SetAnnotations(annotations)
-	if err := unstructured.SetNestedField(u, annotations[AnnotationApplied], "metadata", "annotations", AnnotationApplied); err != nil {
+	if err := unstructured.SetNestedField(u, annotations[kfedv1alpha1.AnnotationApplied], "metadata", "annotations", kfedv1alpha1.AnnotationApplied); err != nil {
 		return nil, fmt.Errorf("encoding %s: %w", want.GetName(), err)
 	}
 	return u, nil
@@ -194,13 +188,13 @@ func holds(have, want any) bool {
 
 // originField is the field that says an object is kfed's: whoever set it
 // with an update was kfed, before it wrote member objects with apply.
-var originField = fieldpath.NewSet(fieldpath.MakePathOrDie("metadata", "annotations", AnnotationOrigin))
+var originField = fieldpath.NewSet(fieldpath.MakePathOrDie("metadata", "annotations", kfedv1alpha1.AnnotationOrigin))
 
 // UpgradeOwnership hands the fields of a member object that an earlier kfed
 // set with plain updates (the managers that set kfed's origin annotation) to
 // FieldManager, so that the first apply removes what kfed set then and no
 // longer wants, as later applies do. It is for an object of kfed's that
-// holds no AnnotationApplied yet, and reads it from the API server (r):
+// holds no kfedv1alpha1.AnnotationApplied yet, and reads it from the API server (r):
 // caches keep no managedFields.
 func UpgradeOwnership(ctx context.Context, r client.Reader, c client.Client, cur client.Object) error {
 	return UpgradeOwnershipBy(ctx, r, c, cur, originField)
@@ -211,7 +205,7 @@ func UpgradeOwnership(ctx context.Context, r client.Reader, c client.Client, cur
 // update were kfed. A control-plane object kfed writes with Apply (a
 // DNSEndpoint) is marked by its managed-by label.
 func UpgradeOwnershipBy(ctx context.Context, r client.Reader, c client.Client, cur client.Object, marker *fieldpath.Set) error {
-	if cur.GetAnnotations()[AnnotationApplied] != "" {
+	if cur.GetAnnotations()[kfedv1alpha1.AnnotationApplied] != "" {
 		return nil
 	}
 	live := cur.DeepCopyObject().(client.Object)
@@ -253,7 +247,7 @@ func WriteCopy(ctx context.Context, m Member, cur, want client.Object) (bool, er
 	if absent {
 		cur = nil
 	} else {
-		switch Classify(cur, want.GetAnnotations()[AnnotationOrigin], want.GetLabels()[kfedv1alpha1.LabelFederation]) {
+		switch Classify(cur, want.GetAnnotations()[kfedv1alpha1.AnnotationOrigin], want.GetLabels()[kfedv1alpha1.LabelFederation]) {
 		case Ours, Adopted:
 			if err := UpgradeOwnership(ctx, m.Reader, m.Client, cur); err != nil {
 				return false, fmt.Errorf("cluster %s: %w", m.Name, err)

@@ -11,6 +11,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 )
 
 // A copy that holds every field kfed applies, at kfed's values, with the
@@ -38,8 +40,8 @@ func TestAppliedAndHolds(t *testing.T) {
 	if u["kind"] != "Service" || u["apiVersion"] != "v1" {
 		t.Errorf("applied kind %v %v, want v1 Service", u["apiVersion"], u["kind"])
 	}
-	hash := w.Annotations[AnnotationApplied]
-	if w2 := want(); func() string { applied(c, w2); return w2.Annotations[AnnotationApplied] }() != hash || hash == "" {
+	hash := w.Annotations[kfedv1alpha1.AnnotationApplied]
+	if w2 := want(); func() string { applied(c, w2); return w2.Annotations[kfedv1alpha1.AnnotationApplied] }() != hash || hash == "" {
 		t.Errorf("the hash of equal objects differs or is empty: %q", hash)
 	}
 

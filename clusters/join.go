@@ -427,17 +427,12 @@ func RenewKubeconfig(ctx context.Context, fed client.Client, name string, member
 	if c.Annotations == nil {
 		c.Annotations = map[string]string{}
 	}
-	c.Annotations[AnnotationKubeconfigRenewed] = time.Now().UTC().Format(time.RFC3339)
+	c.Annotations[kfedv1alpha1.AnnotationKubeconfigRenewed] = time.Now().UTC().Format(time.RFC3339)
 	if err := fed.Patch(ctx, &c, patch); err != nil {
 		return fmt.Errorf("marking cluster %q renewed: %w", name, err)
 	}
 	return nil
 }
-
-// AnnotationKubeconfigRenewed records on a Cluster when kfed join --renew
-// last replaced its kubeconfig. kfed-controller reloads a member when its
-// kubeconfig Secret changes, and looks again when its Cluster does.
-const AnnotationKubeconfigRenewed = "kfed.io/kubeconfig-renewed"
 
 // isKubeconfigSecret reports whether s is the kubeconfig Secret Join made for
 // cluster name: the only Secret kfed changes or deletes.

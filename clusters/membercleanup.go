@@ -19,9 +19,6 @@ import (
 	"github.com/kfed-io/kfed/inventory/access"
 )
 
-// MemberFinalizer holds a Cluster until kfed has removed its objects there.
-const MemberFinalizer = "kfed.io/member-cleanup"
-
 // +kubebuilder:rbac:groups=kfed.io,resources=clusters,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=kfed.io,resources=clusters/finalizers,verbs=update
 
@@ -61,14 +58,14 @@ func (m *MemberCleanup) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if c.DeletionTimestamp == nil {
-		if controllerutil.ContainsFinalizer(&c, MemberFinalizer) {
+		if controllerutil.ContainsFinalizer(&c, kfedv1alpha1.FinalizerMember) {
 			return ctrl.Result{}, nil
 		}
 		patch := client.MergeFrom(c.DeepCopy())
-		controllerutil.AddFinalizer(&c, MemberFinalizer)
+		controllerutil.AddFinalizer(&c, kfedv1alpha1.FinalizerMember)
 		return ctrl.Result{}, m.Fed.Patch(ctx, &c, patch)
 	}
-	if !controllerutil.ContainsFinalizer(&c, MemberFinalizer) {
+	if !controllerutil.ContainsFinalizer(&c, kfedv1alpha1.FinalizerMember) {
 		return ctrl.Result{}, nil
 	}
 	if err := m.cleanup(ctx, &c); err != nil {
@@ -86,7 +83,7 @@ func (m *MemberCleanup) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 		}
 	}
 	patch := client.MergeFrom(c.DeepCopy())
-	controllerutil.RemoveFinalizer(&c, MemberFinalizer)
+	controllerutil.RemoveFinalizer(&c, kfedv1alpha1.FinalizerMember)
 	return ctrl.Result{}, client.IgnoreNotFound(m.Fed.Patch(ctx, &c, patch))
 }
 
@@ -123,7 +120,7 @@ func (m *MemberCleanup) cleanup(ctx context.Context, c *kfedv1alpha1.Cluster) er
 			if !ok {
 				continue
 			}
-			switch Classify(obj, obj.GetAnnotations()[AnnotationOrigin], m.Federation) {
+			switch Classify(obj, obj.GetAnnotations()[kfedv1alpha1.AnnotationOrigin], m.Federation) {
 			case Ours:
 				if err := member.Delete(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
 					errs = append(errs, err)

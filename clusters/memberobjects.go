@@ -12,21 +12,6 @@ import (
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 )
 
-// The rule for objects kfed puts in members (a federated Service's shards,
-// a federated Deployment's copies), applied by every controller that makes
-// them and by the cleanup when a member leaves: kfed creates an object where
-// there is none, takes over one it did not make only when the user opts in
-// (and then marks it adopted), lets go of an adopted one (removes its
-// marks), and deletes only what it made.
-const (
-	// AnnotationOrigin is the namespace/name of the control-plane object a
-	// member object was made from.
-	AnnotationOrigin = "kfed.io/origin"
-	// AnnotationAdopted marks a member object that existed before kfed took
-	// it over; kfed never deletes it, it lets go of it.
-	AnnotationAdopted = "kfed.io/adopted"
-)
-
 // Standing is how kfed stands to an existing member object of a federated
 // object's name.
 type Standing int
@@ -56,8 +41,8 @@ func Classify(existing client.Object, origin, federation string) Standing {
 		return Absent
 	}
 	labels, annotations := existing.GetLabels(), existing.GetAnnotations()
-	if annotations[AnnotationOrigin] == origin && labels[kfedv1alpha1.LabelFederation] == federation {
-		if annotations[AnnotationAdopted] == "true" {
+	if annotations[kfedv1alpha1.AnnotationOrigin] == origin && labels[kfedv1alpha1.LabelFederation] == federation {
+		if annotations[kfedv1alpha1.AnnotationAdopted] == "true" {
 			return Adopted
 		}
 		return Ours
@@ -79,7 +64,7 @@ func Mark(obj client.Object, origin, federation string) {
 	}
 	labels[kfedv1alpha1.LabelManagedBy] = kfedv1alpha1.ManagedBy
 	labels[kfedv1alpha1.LabelFederation] = federation
-	annotations[AnnotationOrigin] = origin
+	annotations[kfedv1alpha1.AnnotationOrigin] = origin
 	obj.SetLabels(labels)
 	obj.SetAnnotations(annotations)
 }
@@ -116,7 +101,7 @@ func LetGo(ctx context.Context, c client.Client, obj client.Object) error {
 // Origin is the control-plane object a member object of federation was made
 // from (its kfed.io/origin annotation), and false for any other object.
 func Origin(obj client.Object, federation string) (types.NamespacedName, bool) {
-	origin := obj.GetAnnotations()[AnnotationOrigin]
+	origin := obj.GetAnnotations()[kfedv1alpha1.AnnotationOrigin]
 	if origin == "" || obj.GetLabels()[kfedv1alpha1.LabelFederation] != federation {
 		return types.NamespacedName{}, false
 	}

@@ -22,9 +22,9 @@ func TestClassify(t *testing.T) {
 	mark := func(federation, origin, adopted string) func(*corev1.Service) {
 		return func(s *corev1.Service) {
 			s.Labels = map[string]string{kfedv1alpha1.LabelFederation: federation}
-			s.Annotations = map[string]string{AnnotationOrigin: origin}
+			s.Annotations = map[string]string{kfedv1alpha1.AnnotationOrigin: origin}
 			if adopted != "" {
-				s.Annotations[AnnotationAdopted] = adopted
+				s.Annotations[kfedv1alpha1.AnnotationAdopted] = adopted
 			}
 		}
 	}

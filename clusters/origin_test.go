@@ -12,7 +12,7 @@ import (
 func TestOrigin(t *testing.T) {
 	obj := func(federation, origin string) *corev1.Service {
 		return &corev1.Service{ObjectMeta: metav1.ObjectMeta{
-			Labels: map[string]string{kfedv1alpha1.LabelFederation: federation}, Annotations: map[string]string{AnnotationOrigin: origin},
+			Labels: map[string]string{kfedv1alpha1.LabelFederation: federation}, Annotations: map[string]string{kfedv1alpha1.AnnotationOrigin: origin},
 		}}
 	}
 	if key, ok := Origin(obj("fed", "shop/web"), "fed"); !ok || key.String() != "shop/web" {

@@ -4,27 +4,14 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/deployments/deploymentconfig"
-)
-
-// Annotations users put on a control-plane Deployment.
-const (
-	// AnnotationPreferences opts a Deployment in, with the JSON of the
-	// Federated ReplicaSet preferences (planner.Preferences).
-	AnnotationPreferences = deploymentconfig.AnnotationPreferences
-	// AnnotationFederated: "true" opts a Deployment in with an even spread
-	// over its clusters.
-	AnnotationFederated = deploymentconfig.AnnotationFederated
-	// AnnotationAdoptExisting: "true" lets kfed take over a member
-	// Deployment of the same name that it did not create. Without it such
-	// a Deployment is a conflict and is left alone.
-	AnnotationAdoptExisting = deploymentconfig.AnnotationAdoptExisting
 )
 
 // IsFederated reports whether d opted in to federation.
 func IsFederated(d *appsv1.Deployment) bool {
-	_, ok := d.Annotations[AnnotationPreferences]
-	return ok || d.Annotations[AnnotationFederated] == "true"
+	_, ok := d.Annotations[kfedv1alpha1.AnnotationReplicaPreferences]
+	return ok || d.Annotations[kfedv1alpha1.AnnotationFederated] == "true"
 }
 
 // clusterInfo is what placement needs to know of a Ready member.

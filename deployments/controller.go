@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/kfed-io/kfed/api/clusterreplicas"
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
 )
 
@@ -86,7 +87,7 @@ func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
 	c.Members.WatchOptional(&appsv1.ReplicaSet{}, func(string, client.Object) {})
 	interesting := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		d, ok := o.(*appsv1.Deployment)
-		return ok && (IsFederated(d) || controllerutil.ContainsFinalizer(d, Finalizer))
+		return ok && (IsFederated(d) || controllerutil.ContainsFinalizer(d, kfedv1alpha1.FinalizerDeployment))
 	})
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("federated-deployment").
@@ -147,7 +148,7 @@ func (c *Controller) allFederated(ctx context.Context, _ client.Object) []ctrl.R
 	var reqs []ctrl.Request
 	for i := range list.Items {
 		d := &list.Items[i]
-		if IsFederated(d) || controllerutil.ContainsFinalizer(d, Finalizer) {
+		if IsFederated(d) || controllerutil.ContainsFinalizer(d, kfedv1alpha1.FinalizerDeployment) {
 			reqs = append(reqs, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(d)})
 		}
 	}
@@ -163,7 +164,7 @@ func (c *Controller) readyMembers() []clusters.Member {
 func (c *Controller) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	start := c.Clock.Now()
 	var d appsv1.Deployment
-	switch stage, err := clusters.Open(ctx, c.Fed, req.NamespacedName, &d, Finalizer, isFederated); {
+	switch stage, err := clusters.Open(ctx, c.Fed, req.NamespacedName, &d, kfedv1alpha1.FinalizerDeployment, isFederated); {
 	case err != nil:
 		return ctrl.Result{}, err
 	case stage == clusters.Gone:
@@ -198,7 +199,7 @@ func (c *Controller) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // finalize deletes d's copies, or lets go of them when d is deleted with
 // orphan propagation (kubectl delete --cascade=orphan), and then lets d go.
 func (c *Controller) finalize(ctx context.Context, d *appsv1.Deployment) error {
-	if !controllerutil.ContainsFinalizer(d, Finalizer) {
+	if !controllerutil.ContainsFinalizer(d, kfedv1alpha1.FinalizerDeployment) {
 		return nil
 	}
 	orphan := d.DeletionTimestamp != nil && controllerutil.ContainsFinalizer(d, metav1.FinalizerOrphanDependents)
@@ -206,7 +207,7 @@ func (c *Controller) finalize(ctx context.Context, d *appsv1.Deployment) error {
 		return err
 	}
 	patch := client.MergeFromWithOptions(d.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	controllerutil.RemoveFinalizer(d, Finalizer)
+	controllerutil.RemoveFinalizer(d, kfedv1alpha1.FinalizerDeployment)
 	if d.DeletionTimestamp != nil {
 		// The API server adds these for kubectl's --cascade=orphan and
 		// --cascade=foreground and leaves them to the garbage collector. A
@@ -224,7 +225,7 @@ func (c *Controller) finalize(ctx context.Context, d *appsv1.Deployment) error {
 			return fmt.Errorf("removing kfed's conditions: %w", err)
 		}
 		patch = client.MergeFromWithOptions(d.DeepCopy(), client.MergeFromWithOptimisticLock{})
-		controllerutil.RemoveFinalizer(d, Finalizer)
+		controllerutil.RemoveFinalizer(d, kfedv1alpha1.FinalizerDeployment)
 		delete(d.Annotations, clusterreplicas.Annotation)
 	}
 	if err := c.Fed.Patch(ctx, d, patch); err != nil && !apierrors.IsNotFound(err) {

@@ -11,25 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
-)
-
-// Marks kfed puts on member copies (the member-object rule of package
-// clusters).
-const (
-	// AnnotationOrigin is the namespace/name of the control-plane
-	// Deployment a copy was made from.
-	AnnotationOrigin = clusters.AnnotationOrigin
-	// AnnotationAdopted marks a copy that existed before kfed took it over
-	// (see AnnotationAdoptExisting); kfed never deletes it, it lets go of it.
-	AnnotationAdopted = clusters.AnnotationAdopted
-	// AnnotationSpecHash is a hash of everything kfed sets on a copy but
-	// spec.replicas: a copy whose hash matches needs no update, and whose
-	// status.observedGeneration has caught up runs the current template.
-	AnnotationSpecHash = "kfed.io/spec-hash"
-	// Finalizer holds a federated Deployment until its copies are deleted
-	// (or, with orphan propagation, let go of).
-	Finalizer = "kfed.io/deployment-cleanup"
 )
 
 // desiredCopy is the member copy of d with replicas: the same spec, the
@@ -53,7 +36,7 @@ func desiredCopy(d *appsv1.Deployment, federation string, replicas int32) *appsv
 		c.Annotations[k] = v
 	}
 	clusters.Mark(c, d.Namespace+"/"+d.Name, federation)
-	c.Annotations[AnnotationSpecHash] = specHash(c)
+	c.Annotations[kfedv1alpha1.AnnotationSpecHash] = specHash(c)
 	c.Spec.Replicas = &replicas
 	return c
 }
@@ -72,12 +55,12 @@ func specHash(c *appsv1.Deployment) string {
 
 func withoutHash(a map[string]string) map[string]string {
 	out := maps.Clone(a)
-	delete(out, AnnotationSpecHash)
+	delete(out, kfedv1alpha1.AnnotationSpecHash)
 	return out
 }
 
 // current reports whether copy c runs the spec hash names: it carries the
 // hash and its Deployment controller has seen its latest generation.
 func current(c *appsv1.Deployment, hash string) bool {
-	return c.Annotations[AnnotationSpecHash] == hash && c.Status.ObservedGeneration >= c.Generation
+	return c.Annotations[kfedv1alpha1.AnnotationSpecHash] == hash && c.Status.ObservedGeneration >= c.Generation
 }

@@ -11,9 +11,9 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/deployments/deploymentconfig"
-	"github.com/kfed-io/kfed/placement"
 )
 
 func fedDeployment(annotations map[string]string) *appsv1.Deployment {
@@ -43,104 +43,104 @@ func TestDecide(t *testing.T) {
 	}{
 		{
 			name:        "equal weights over three clusters plan 16, 17 and 17",
-			annotations: map[string]string{AnnotationPreferences: `{"rebalance": true, "clusters": {"*": {"weight": 1}}}`},
+			annotations: map[string]string{kfedv1alpha1.AnnotationReplicaPreferences: `{"rebalance": true, "clusters": {"*": {"weight": 1}}}`},
 			total:       50, want: multiset(16, 17, 17),
 		},
 		{
 			name:        "federated true spreads evenly",
-			annotations: map[string]string{AnnotationFederated: "true"},
+			annotations: map[string]string{kfedv1alpha1.AnnotationFederated: "true"},
 			total:       6, want: "a=2 b=2 c=2",
 		},
 		{
 			name:        "scenario 4: C capped at 20 plans 16, 17, 17",
-			annotations: map[string]string{AnnotationPreferences: `{"rebalance": true, "clusters": {"*": {"weight": 1}, "c": {"maxReplicas": 20, "weight": 1}}}`},
+			annotations: map[string]string{kfedv1alpha1.AnnotationReplicaPreferences: `{"rebalance": true, "clusters": {"*": {"weight": 1}, "c": {"maxReplicas": 20, "weight": 1}}}`},
 			total:       50, want: multiset(16, 17, 17),
 		},
 		{
 			name:        "scenario 5: a heavy weight takes everything",
-			annotations: map[string]string{AnnotationPreferences: `{"rebalance": true, "clusters": {"a": {"weight": 1000000}, "b": {"weight": 1}, "c": {"weight": 1}}}`},
+			annotations: map[string]string{kfedv1alpha1.AnnotationReplicaPreferences: `{"rebalance": true, "clusters": {"a": {"weight": 1000000}, "b": {"weight": 1}, "c": {"weight": 1}}}`},
 			total:       50, want: "a=50 b=0 c=0",
 		},
 		{
 			name:        "without rebalance running replicas stay (scenario 7)",
-			annotations: map[string]string{AnnotationPreferences: `{"clusters": {"*": {"weight": 1}}}`},
+			annotations: map[string]string{kfedv1alpha1.AnnotationReplicaPreferences: `{"clusters": {"*": {"weight": 1}}}`},
 			total:       50, copies: map[string]observedCopy{"a": {state: clusters.Ours, replicas: 20}},
 			want: "a=20 b=15 c=15",
 		},
 		{
 			name:        "with rebalance running replicas move to the weighted layout",
-			annotations: map[string]string{AnnotationPreferences: `{"rebalance": true, "clusters": {"*": {"weight": 1}}}`},
+			annotations: map[string]string{kfedv1alpha1.AnnotationReplicaPreferences: `{"rebalance": true, "clusters": {"*": {"weight": 1}}}`},
 			total:       3, copies: map[string]observedCopy{"a": {state: clusters.Ours, replicas: 3}},
 			want: "a=1 b=1 c=1",
 		},
 		{
 			name:        "a cluster holding someone else's Deployment is left out and its share goes elsewhere",
-			annotations: map[string]string{AnnotationFederated: "true"},
+			annotations: map[string]string{kfedv1alpha1.AnnotationFederated: "true"},
 			total:       4, copies: map[string]observedCopy{"b": {state: clusters.Foreign, replicas: 9}},
 			want: "a=2 c=2", conflicts: []string{"b"},
 		},
 		{
 			name:        "another federation's copy is a conflict even with adopt-existing",
-			annotations: map[string]string{AnnotationFederated: "true", AnnotationAdoptExisting: "true"},
+			annotations: map[string]string{kfedv1alpha1.AnnotationFederated: "true", kfedv1alpha1.AnnotationAdoptExisting: "true"},
 			total:       4, copies: map[string]observedCopy{"b": {state: clusters.Conflict}},
 			want: "a=2 c=2", conflicts: []string{"b"},
 		},
 		{
 			name:        "adopt-existing takes a foreign Deployment into the plan",
-			annotations: map[string]string{AnnotationFederated: "true", AnnotationAdoptExisting: "true"},
+			annotations: map[string]string{kfedv1alpha1.AnnotationFederated: "true", kfedv1alpha1.AnnotationAdoptExisting: "true"},
 			total:       3, copies: map[string]observedCopy{"b": {state: clusters.Foreign, replicas: 9}},
 			want: "a=1 b=1 c=1",
 		},
 		{
 			name:        "kfed.io/clusters places it in the named clusters only",
-			annotations: map[string]string{AnnotationFederated: "true", placement.AnnotationClusters: "a, c"},
+			annotations: map[string]string{kfedv1alpha1.AnnotationFederated: "true", kfedv1alpha1.AnnotationClusters: "a, c"},
 			total:       4, want: "a=2 c=2",
 		},
 		{
 			name:        "kfed.io/cluster-selector matches the implicit region label",
-			annotations: map[string]string{AnnotationFederated: "true", placement.AnnotationClusterSelector: "kfed.io/region=us-east1"},
+			annotations: map[string]string{kfedv1alpha1.AnnotationFederated: "true", kfedv1alpha1.AnnotationClusterSelector: "kfed.io/region=us-east1"},
 			total:       4, want: "a=2 b=2",
 		},
 		{
 			name:        "a full cluster runs its capacity, the others take the rest, and two wait where they were",
-			annotations: map[string]string{AnnotationPreferences: `{"rebalance": true, "clusters": {"*": {"weight": 1}}}`},
+			annotations: map[string]string{kfedv1alpha1.AnnotationReplicaPreferences: `{"rebalance": true, "clusters": {"*": {"weight": 1}}}`},
 			total:       50, capacity: map[string]int64{"b": 10},
 			want: "a=20 b=12 c=20", waiting: "b=2",
 		},
 		{
 			name:        "a full cluster one short of its share keeps one waiting",
-			annotations: map[string]string{AnnotationPreferences: `{"rebalance": true, "clusters": {"*": {"weight": 1}}}`},
+			annotations: map[string]string{kfedv1alpha1.AnnotationReplicaPreferences: `{"rebalance": true, "clusters": {"*": {"weight": 1}}}`},
 			total:       6, capacity: map[string]int64{"b": 1},
 			want: "a=3 b=2 c=2", waiting: "b=1",
 		},
 		{
 			name:        "capacity above the share changes nothing",
-			annotations: map[string]string{AnnotationPreferences: `{"rebalance": true, "clusters": {"*": {"weight": 1}}}`},
+			annotations: map[string]string{kfedv1alpha1.AnnotationReplicaPreferences: `{"rebalance": true, "clusters": {"*": {"weight": 1}}}`},
 			total:       6, capacity: map[string]int64{"b": 5},
 			want: "a=2 b=2 c=2",
 		},
 		{
 			name:        "without rebalance a full cluster keeps what it runs and the new replicas go elsewhere",
-			annotations: map[string]string{AnnotationPreferences: `{"clusters": {"*": {"weight": 1}}}`},
+			annotations: map[string]string{kfedv1alpha1.AnnotationReplicaPreferences: `{"clusters": {"*": {"weight": 1}}}`},
 			total:       50, capacity: map[string]int64{"a": 6},
 			copies: map[string]observedCopy{"a": {state: clusters.Ours, replicas: 17}, "b": {state: clusters.Ours, replicas: 17}, "c": {state: clusters.Ours, replicas: 16}},
 			want:   "a=8 b=22 c=22", waiting: "a=2",
 		},
 		{
 			name:        "an unreachable cluster in its grace period keeps its replicas and the others keep theirs",
-			annotations: map[string]string{AnnotationPreferences: `{"rebalance": true, "clusters": {"*": {"weight": 1}}}`},
+			annotations: map[string]string{kfedv1alpha1.AnnotationReplicaPreferences: `{"rebalance": true, "clusters": {"*": {"weight": 1}}}`},
 			total:       50, held: map[string]int32{"d": 17},
 			want: "a=11 b=11 c=11 d=17",
 		},
 		{
 			name:        "a cluster that refused the copy gets nothing and the others share its part",
-			annotations: map[string]string{AnnotationPreferences: `{"rebalance": true, "clusters": {"*": {"weight": 1}}}`},
+			annotations: map[string]string{kfedv1alpha1.AnnotationReplicaPreferences: `{"rebalance": true, "clusters": {"*": {"weight": 1}}}`},
 			total:       50, rejected: map[string]bool{"b": true},
 			want: "a=25 c=25",
 		},
 		{
 			name:        "a cluster without preferences and no star gets none",
-			annotations: map[string]string{AnnotationPreferences: `{"clusters": {"a": {"weight": 1}}}`},
+			annotations: map[string]string{kfedv1alpha1.AnnotationReplicaPreferences: `{"clusters": {"a": {"weight": 1}}}`},
 			total:       5, want: "a=5 b=0 c=0",
 		},
 	}

@@ -15,19 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kfed-io/kfed/api/clusterreplicas"
-)
-
-// Condition types kfed sets on a federated Deployment, beside the summed
-// counts. A Deployment's conditions carry no observedGeneration of their
-// own; status.observedGeneration says which generation they describe.
-const (
-	// CondSynced is True when every placed, Ready member runs a copy with
-	// its planned replicas.
-	CondSynced appsv1.DeploymentConditionType = "kfed.io/Synced"
-	// CondControlPlaneWorkloads is True when the control plane makes
-	// ReplicaSets for the Deployment: it runs a Deployment controller,
-	// which it must not.
-	CondControlPlaneWorkloads appsv1.DeploymentConditionType = "kfed.io/ControlPlaneWorkloads"
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 )
 
 // Reasons of the conditions and Events.
@@ -120,7 +108,7 @@ func nextStatus(d *appsv1.Deployment, o outcome, now time.Time) (appsv1.Deployme
 	var notices []notice
 	table, _, _ := clusterreplicas.Read(d.Annotations)
 
-	synced := appsv1.DeploymentCondition{Type: CondSynced, Status: corev1.ConditionTrue, Reason: ReasonSynced}
+	synced := appsv1.DeploymentCondition{Type: kfedv1alpha1.DeploymentSynced, Status: corev1.ConditionTrue, Reason: ReasonSynced}
 	switch {
 	case o.invalid != nil:
 		synced.Status, synced.Reason = corev1.ConditionFalse, ReasonInvalidPreferences
@@ -139,7 +127,7 @@ func nextStatus(d *appsv1.Deployment, o outcome, now time.Time) (appsv1.Deployme
 			synced.Status, synced.Reason = corev1.ConditionFalse, ReasonMemberConflict
 			synced.Message = fmt.Sprintf("cluster %s already has a Deployment %s/%s that kfed did not create; left alone, "+
 				"its share planned elsewhere (annotate the federated Deployment %s: \"true\" to take it over)",
-				strings.Join(o.plan.conflicts, ", "), d.Namespace, d.Name, AnnotationAdoptExisting)
+				strings.Join(o.plan.conflicts, ", "), d.Namespace, d.Name, kfedv1alpha1.AnnotationAdoptExisting)
 		case len(o.plan.replicas) == 0:
 			synced.Status, synced.Reason = corev1.ConditionFalse, ReasonNoClusters
 			synced.Message = "no Ready member cluster is placed to run it"
@@ -151,7 +139,7 @@ func nextStatus(d *appsv1.Deployment, o outcome, now time.Time) (appsv1.Deployme
 		}
 		notices = append(notices, capacityNotices(table, d.Annotations)...)
 	}
-	if was := findCondition(st.Conditions, CondSynced); was == nil || was.Status != synced.Status ||
+	if was := findCondition(st.Conditions, kfedv1alpha1.DeploymentSynced); was == nil || was.Status != synced.Status ||
 		was.Reason != synced.Reason || (synced.Status == corev1.ConditionFalse && was.Message != synced.Message) {
 		if synced.Status == corev1.ConditionFalse {
 			notices = append(notices, notice{corev1.EventTypeWarning, synced.Reason, synced.Message})
@@ -159,15 +147,15 @@ func nextStatus(d *appsv1.Deployment, o outcome, now time.Time) (appsv1.Deployme
 	}
 	st.Conditions = setCondition(st.Conditions, synced, now)
 	if o.controlPlaneWorkloads != "" {
-		cond := appsv1.DeploymentCondition{Type: CondControlPlaneWorkloads, Status: corev1.ConditionTrue, Reason: ReasonDeploymentCtrl,
+		cond := appsv1.DeploymentCondition{Type: kfedv1alpha1.DeploymentControlPlaneWorkloads, Status: corev1.ConditionTrue, Reason: ReasonDeploymentCtrl,
 			Message: fmt.Sprintf("the control plane made ReplicaSet %s for this Deployment: it runs a Deployment controller, "+
 				"which a federation control plane must not (its pods and status fight kfed's)", o.controlPlaneWorkloads)}
-		if findCondition(st.Conditions, CondControlPlaneWorkloads) == nil {
+		if findCondition(st.Conditions, kfedv1alpha1.DeploymentControlPlaneWorkloads) == nil {
 			notices = append(notices, notice{corev1.EventTypeWarning, cond.Reason, cond.Message})
 		}
 		st.Conditions = setCondition(st.Conditions, cond, now)
 	} else {
-		st.Conditions = slices.DeleteFunc(st.Conditions, func(c appsv1.DeploymentCondition) bool { return c.Type == CondControlPlaneWorkloads })
+		st.Conditions = slices.DeleteFunc(st.Conditions, func(c appsv1.DeploymentCondition) bool { return c.Type == kfedv1alpha1.DeploymentControlPlaneWorkloads })
 	}
 	return st, table, notices
 }

@@ -12,12 +12,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kfed-io/kfed/api/clusterreplicas"
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
 )
 
 func memberCopy(hash string, gen, observed int64, replicas, ready int32) *appsv1.Deployment {
 	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Generation: gen, Annotations: map[string]string{AnnotationSpecHash: hash}},
+		ObjectMeta: metav1.ObjectMeta{Generation: gen, Annotations: map[string]string{kfedv1alpha1.AnnotationSpecHash: hash}},
 		Status: appsv1.DeploymentStatus{ObservedGeneration: observed, Replicas: replicas, UpdatedReplicas: replicas,
 			ReadyReplicas: ready, AvailableReplicas: ready, UnavailableReplicas: replicas - ready},
 	}
@@ -119,7 +120,7 @@ func TestNextStatus(t *testing.T) {
 			d.Generation = 7
 			d.Status = tt.previous
 			st, table, notices := nextStatus(d, tt.o, now)
-			cond := findCondition(st.Conditions, CondSynced)
+			cond := findCondition(st.Conditions, kfedv1alpha1.DeploymentSynced)
 			if cond == nil || cond.Reason != tt.wantCondition {
 				t.Errorf("condition %+v, want reason %s", cond, tt.wantCondition)
 			}
@@ -162,19 +163,19 @@ func TestNextStatusSendsNoEventWhenNothingChanged(t *testing.T) {
 }
 
 func TestCopies(t *testing.T) {
-	d := fedDeployment(map[string]string{AnnotationFederated: "true", "team": "x", "kubectl.kubernetes.io/last-applied-configuration": "{}"})
+	d := fedDeployment(map[string]string{kfedv1alpha1.AnnotationFederated: "true", "team": "x", "kubectl.kubernetes.io/last-applied-configuration": "{}"})
 	d.Labels = map[string]string{"app": "web"}
 	c := desiredCopy(d, "fed", 4)
-	if c.Labels["app.kubernetes.io/managed-by"] != "kfed" || c.Labels["kfed.io/federation"] != "fed" || c.Annotations[AnnotationOrigin] != "ns/web" {
+	if c.Labels["app.kubernetes.io/managed-by"] != "kfed" || c.Labels["kfed.io/federation"] != "fed" || c.Annotations[kfedv1alpha1.AnnotationOrigin] != "ns/web" {
 		t.Errorf("copy lacks kfed's marks: %v %v", c.Labels, c.Annotations)
 	}
-	if _, ok := c.Annotations[AnnotationFederated]; ok || c.Annotations["team"] != "x" {
+	if _, ok := c.Annotations[kfedv1alpha1.AnnotationFederated]; ok || c.Annotations["team"] != "x" {
 		t.Errorf("copy annotations %v: want the user's, not kfed's or kubectl's", c.Annotations)
 	}
 	if *c.Spec.Replicas != 4 {
 		t.Errorf("copy replicas %d, want 4", *c.Spec.Replicas)
 	}
-	if desiredCopy(d, "fed", 9).Annotations[AnnotationSpecHash] != c.Annotations[AnnotationSpecHash] {
+	if desiredCopy(d, "fed", 9).Annotations[kfedv1alpha1.AnnotationSpecHash] != c.Annotations[kfedv1alpha1.AnnotationSpecHash] {
 		t.Error("the spec hash depends on replicas")
 	}
 	for _, tt := range []struct {

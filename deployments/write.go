@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
 )
 
@@ -27,7 +28,7 @@ func (c *Controller) sync(ctx context.Context, d *appsv1.Deployment, obs observa
 	in := obs.in
 	o.capacity = in.capacity
 	o.copies = map[string]*appsv1.Deployment{}
-	o.hash = desiredCopy(d, c.Federation, 0).Annotations[AnnotationSpecHash]
+	o.hash = desiredCopy(d, c.Federation, 0).Annotations[kfedv1alpha1.AnnotationSpecHash]
 	members := slices.Clone(obs.members)
 	slices.SortStableFunc(members, func(a, b clusters.Member) int {
 		return cmpBool(in.copies[b.Name].state == clusters.Absent, in.copies[a.Name].state == clusters.Absent)
@@ -108,11 +109,11 @@ func (c *Controller) ensureCopy(ctx context.Context, m clusters.Member, d *appsv
 		c.event(d, corev1.EventTypeNormal, "CopyCreated", "created the copy in cluster %s with %d replicas", m.Name, replicas)
 		return want, nil
 	case clusters.Foreign:
-		want.Annotations[AnnotationAdopted] = "true"
+		want.Annotations[kfedv1alpha1.AnnotationAdopted] = "true"
 		c.event(d, corev1.EventTypeNormal, "CopyAdopted", "adopted the Deployment already in cluster %s", m.Name)
 		c.Metrics.write(m.Name, "adopt")
 	case clusters.Adopted:
-		want.Annotations[AnnotationAdopted] = "true"
+		want.Annotations[kfedv1alpha1.AnnotationAdopted] = "true"
 	}
 	was := *cur.Spec.Replicas
 	changed, err := clusters.WriteCopy(ctx, m, cur, want)

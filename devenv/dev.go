@@ -516,10 +516,10 @@ func waitClustersReady(ctx context.Context, fed client.Client, n int, errc <-cha
 func createDemo(ctx context.Context, fed client.Client) error {
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "demo", Namespace: "default",
-			Annotations: map[string]string{serviceconfig.AnnotationRouting: string(serviceconfig.RoutingProximity)}},
+			Annotations: map[string]string{kfedv1alpha1.AnnotationRouting: string(serviceconfig.RoutingProximity)}},
 		Spec: corev1.ServiceSpec{
 			Type:              corev1.ServiceTypeLoadBalancer,
-			LoadBalancerClass: new("kfed.io/global"),
+			LoadBalancerClass: new(kfedv1alpha1.LoadBalancerClassGlobal),
 			Selector:          map[string]string{"app": "demo"},
 			Ports:             []corev1.ServicePort{{Name: "http", Port: 8080, TargetPort: intstr.FromInt32(8080)}},
 		},
@@ -535,7 +535,7 @@ func createDemo(ctx context.Context, fed client.Client) error {
 // Service (../shared/DESIGN.md, "Gateways and Ingresses").
 func createDemoGateway(ctx context.Context, fed client.Client, domain string) error {
 	gw := &gatewayv1.Gateway{
-		ObjectMeta: metav1.ObjectMeta{Name: "demo-gw", Namespace: "default", Annotations: map[string]string{"kfed.io/federated": "true"}},
+		ObjectMeta: metav1.ObjectMeta{Name: "demo-gw", Namespace: "default", Annotations: map[string]string{kfedv1alpha1.AnnotationFederated: "true"}},
 		Spec: gatewayv1.GatewaySpec{
 			GatewayClassName: loopbackgw.ClassName,
 			Listeners:        []gatewayv1.Listener{{Name: "http", Port: 8080, Protocol: gatewayv1.HTTPProtocolType}},

@@ -13,10 +13,10 @@ import (
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/failover"
 	"github.com/kfed-io/kfed/geo"
 	"github.com/kfed-io/kfed/publish"
-	"github.com/kfed-io/kfed/services/serviceconfig"
 )
 
 var names = publish.NewNames("dev", "kfed.test", "default", "demo")
@@ -98,7 +98,7 @@ func TestExplainSaysWhatThePluginAnswersAndWhy(t *testing.T) {
 				"provider rfc2136 has the latest records"}},
 		{"at the edge from Tokyo: Europe first, by distance",
 			Query{Name: names.Global(), Type: dns.TypeA, Subnet: netip.MustParsePrefix("203.0.113.0/24"), Location: tokyo},
-			[]extdnsv1alpha1.DNSEndpoint{demo(t, proximity, nil, c1, c2, c3)}, map[string]string{serviceconfig.AnnotationRouting: "proximity"}, publish.Health{},
+			[]extdnsv1alpha1.DNSEndpoint{demo(t, proximity, nil, c1, c2, c3)}, map[string]string{kfedv1alpha1.AnnotationRouting: "proximity"}, publish.Health{},
 			[]string{"127.0.1.3", "127.0.1.2", "127.0.1.1"},
 			[]string{"client in 203.0.113.0/24, placed by GeoIP at 35.68, 139.69", "routing: proximity", "#1 cluster-3 127.0.1.3: 9507 km from the client",
 				"#2 cluster-1 127.0.1.1: 11314 km from the client, weight 1, drawn by weight"}},
@@ -125,7 +125,7 @@ func TestExplainSaysWhatThePluginAnswersAndWhy(t *testing.T) {
 			[]string{"drained (kfed drain), but kept: no other cluster that is neither drained nor down can answer"}},
 		{"a region without a serving cluster falls back to the global name",
 			Query{Name: names.Region("us-east1"), Type: dns.TypeA}, []extdnsv1alpha1.DNSEndpoint{failed}, map[string]string{
-				serviceconfig.AnnotationRouting: "failover", serviceconfig.AnnotationFailoverOrder: "us-east1,europe-west1", serviceconfig.AnnotationFailoverPin: "europe-west1"},
+				kfedv1alpha1.AnnotationRouting: "failover", kfedv1alpha1.AnnotationFailoverOrder: "us-east1,europe-west1", kfedv1alpha1.AnnotationFailoverPin: "europe-west1"},
 			publish.Health{},
 			[]string{names.Global() + ".", "127.0.1.3"},
 			[]string{"alias to " + names.Global(), "routing: failover, failover order us-east1, europe-west1, pinned to europe-west1, active place europe-west1",

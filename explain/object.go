@@ -13,7 +13,6 @@ import (
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/failover"
-	"github.com/kfed-io/kfed/publish"
 	"github.com/kfed-io/kfed/services/serviceconfig"
 )
 
@@ -31,8 +30,8 @@ func object(name, key string, ep *extdnsv1alpha1.DNSEndpoint, w World) Object {
 	switch {
 	case found:
 		o.Owner = owner.Kind + " " + owner.Namespace + "/" + owner.Name
-	case ep.Annotations[publish.AnnotationOrigin] != "":
-		o.Owner = ep.Annotations[publish.AnnotationOrigin]
+	case ep.Annotations[kfedv1alpha1.AnnotationHostnamesOf] != "":
+		o.Owner = ep.Annotations[kfedv1alpha1.AnnotationHostnamesOf]
 	}
 	o.Routing = string(serviceconfig.RoutingWeighted)
 	if found {

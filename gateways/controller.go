@@ -1,8 +1,8 @@
 // Package gateways federates Gateway API Gateways (with the HTTPRoutes and
 // GRPCRoutes attached to them) and Ingresses: a control-plane object opted in with
 // kfed.io/federated: "true" is copied into each placed member, whose own
-// implementation gives the copy addresses; the hostnames it serves that the
-// rule of package hostnames lets its namespace hold are published at every
+// implementation gives the copy addresses; the hostnames it serves that its
+// namespace may hold (package tenancy) are published at every
 // placed cluster's addresses, in a DNSEndpoint that kfed's readers (the
 // CoreDNS plugin, the DNS sync, the health checkers) read as a Service's.
 //
@@ -42,14 +42,12 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/publish"
 	"github.com/kfed-io/kfed/services/serviceconfig"
 	"github.com/kfed-io/kfed/tenancy"
 )
-
-// AnnotationFederated: "true" opts a Gateway or Ingress in, as a Service.
-const AnnotationFederated = "kfed.io/federated"
 
 // +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=gateways,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=gateways/status,verbs=get;update;patch
@@ -236,7 +234,9 @@ func (r *reconciler) healthWatch(mgr ctrl.Manager) *publish.HealthWatch {
 }
 
 // federated reports whether obj opted in.
-func federated(obj client.Object) bool { return obj.GetAnnotations()[AnnotationFederated] == "true" }
+func federated(obj client.Object) bool {
+	return obj.GetAnnotations()[kfedv1alpha1.AnnotationFederated] == "true"
+}
 
 // all answers every federated object of the reconciler's kind.
 func (r *reconciler) all(ctx context.Context, _ client.Object) []ctrl.Request {
@@ -253,7 +253,7 @@ func (r *reconciler) all(ctx context.Context, _ client.Object) []ctrl.Request {
 
 // ofEndpoint answers the object a DNSEndpoint of kfed's publishes.
 func (r *reconciler) ofEndpoint(_ context.Context, obj client.Object) []ctrl.Request {
-	kind, key, ok := strings.Cut(obj.GetAnnotations()[publish.AnnotationOrigin], " ")
+	kind, key, ok := strings.Cut(obj.GetAnnotations()[kfedv1alpha1.AnnotationHostnamesOf], " ")
 	ns, name, ok2 := strings.Cut(key, "/")
 	if !ok || !ok2 || kind != r.k.name() {
 		return nil
@@ -342,7 +342,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		// Bad input freezes the object as it is.
 		return ctrl.Result{}, r.setStatus(ctx, obj, nil, nil, []metav1.Condition{{
-			Type: CondValid, Status: metav1.ConditionFalse, Reason: reasonInvalid, Message: err.Error(), ObservedGeneration: obj.GetGeneration(),
+			Type: kfedv1alpha1.ConditionValid, Status: metav1.ConditionFalse, Reason: reasonInvalid, Message: err.Error(), ObservedGeneration: obj.GetGeneration(),
 		}})
 	}
 	o, err := r.observe(ctx, obj, cfg)

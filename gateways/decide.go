@@ -10,7 +10,7 @@ import (
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
-	"github.com/kfed-io/kfed/healthcheck"
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/publish"
 	"github.com/kfed-io/kfed/tenancy"
 )
@@ -228,9 +228,9 @@ func probeSettings(annotations map[string]string, published []string) map[string
 		return nil
 	}
 	out := maps.Clone(annotations)
-	check := strings.ToLower(strings.TrimSpace(out[healthcheck.AnnotationCheck]))
-	if _, ok := out[healthcheck.AnnotationHost]; !ok && (check == "http" || check == "https") && len(published) > 0 {
-		out[healthcheck.AnnotationHost] = published[0]
+	check := strings.ToLower(strings.TrimSpace(out[kfedv1alpha1.AnnotationHealthCheck]))
+	if _, ok := out[kfedv1alpha1.AnnotationHealthHost]; !ok && (check == "http" || check == "https") && len(published) > 0 {
+		out[kfedv1alpha1.AnnotationHealthHost] = published[0]
 	}
 	return out
 }

@@ -1,18 +1,19 @@
 package gateways
 
 import (
-	"github.com/kfed-io/kfed/publish"
 	"maps"
 	"net/netip"
 	"slices"
 	"strings"
 	"testing"
 
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/publish"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
-	"github.com/kfed-io/kfed/healthcheck"
 	"github.com/kfed-io/kfed/tenancy"
 )
 
@@ -279,14 +280,14 @@ func TestProbeSettingsAskForAHostname(t *testing.T) {
 	}{
 		{"no settings: a TCP connect, nothing to write", nil, nil},
 		{"an http check asks for the first hostname",
-			map[string]string{healthcheck.AnnotationCheck: "http", healthcheck.AnnotationPath: "/healthz"},
-			map[string]string{healthcheck.AnnotationCheck: "http", healthcheck.AnnotationPath: "/healthz", healthcheck.AnnotationHost: "shop.example.com"}},
+			map[string]string{kfedv1alpha1.AnnotationHealthCheck: "http", kfedv1alpha1.AnnotationHealthPath: "/healthz"},
+			map[string]string{kfedv1alpha1.AnnotationHealthCheck: "http", kfedv1alpha1.AnnotationHealthPath: "/healthz", kfedv1alpha1.AnnotationHealthHost: "shop.example.com"}},
 		{"a host of the object's own is kept",
-			map[string]string{healthcheck.AnnotationCheck: "https", healthcheck.AnnotationHost: "www.shop.example.com"},
-			map[string]string{healthcheck.AnnotationCheck: "https", healthcheck.AnnotationHost: "www.shop.example.com"}},
+			map[string]string{kfedv1alpha1.AnnotationHealthCheck: "https", kfedv1alpha1.AnnotationHealthHost: "www.shop.example.com"},
+			map[string]string{kfedv1alpha1.AnnotationHealthCheck: "https", kfedv1alpha1.AnnotationHealthHost: "www.shop.example.com"}},
 		{"a tcp check asks for no host",
-			map[string]string{healthcheck.AnnotationInterval: "5s"},
-			map[string]string{healthcheck.AnnotationInterval: "5s"}},
+			map[string]string{kfedv1alpha1.AnnotationHealthInterval: "5s"},
+			map[string]string{kfedv1alpha1.AnnotationHealthInterval: "5s"}},
 	}
 	for _, tt := range tests {
 		if got := probeSettings(tt.annotations, published); !maps.Equal(got, tt.want) {

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/kfed-io/kfed/publish"
 	"net/netip"
 	"slices"
 	"strings"
+
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/publish"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,13 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
 )
-
-// GatewayFinalizer holds a federated Gateway until its copies, its routes'
-// copies and its records are gone.
-const GatewayFinalizer = "kfed.io/gateway-cleanup"
 
 // gatewayKind federates Gateways with the routes of their namespace that
 // attach to them.
@@ -34,7 +31,7 @@ type gatewayKind struct {
 
 func (gatewayKind) name() string             { return "Gateway" }
 func (gatewayKind) newObject() client.Object { return &gatewayv1.Gateway{} }
-func (gatewayKind) finalizer() string        { return GatewayFinalizer }
+func (gatewayKind) finalizer() string        { return kfedv1alpha1.FinalizerGateway }
 
 // attached lists the routes (every kind served) of gw's namespace whose
 // parentRefs name gw. Routes of other namespaces are not federated with it:
@@ -277,8 +274,8 @@ func (gatewayKind) setStatus(obj client.Object, addrs []netip.Addr, hostnames []
 	// Gateway API's own: the per-provider ones are folded into one.
 	folded := publish.FoldProgrammed(conds)
 	for _, c := range slices.Clone(gw.Status.Conditions) {
-		if strings.HasPrefix(c.Type, publish.CondProgrammedPrefix) ||
-			c.Type == publish.CondDNSProgrammed && meta.FindStatusCondition(folded, c.Type) == nil {
+		if strings.HasPrefix(c.Type, kfedv1alpha1.ConditionProgrammedPrefix) ||
+			c.Type == kfedv1alpha1.ConditionDNSProgrammed && meta.FindStatusCondition(folded, c.Type) == nil {
 			meta.RemoveStatusCondition(&gw.Status.Conditions, c.Type)
 		}
 	}

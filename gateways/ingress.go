@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/kfed-io/kfed/publish"
 	"maps"
 	"net/netip"
 	"strings"
+
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/publish"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -20,19 +22,11 @@ import (
 	"github.com/kfed-io/kfed/clusters"
 )
 
-// AnnotationConditions holds kfed's conditions on a federated Ingress, as a
-// JSON list of metav1.Condition: an Ingress's status has no conditions.
-const AnnotationConditions = "kfed.io/conditions"
-
-// IngressFinalizer holds a federated Ingress until its copies and records
-// are gone.
-const IngressFinalizer = "kfed.io/ingress-cleanup"
-
 type ingressKind struct{}
 
 func (ingressKind) name() string             { return "Ingress" }
 func (ingressKind) newObject() client.Object { return &networkingv1.Ingress{} }
-func (ingressKind) finalizer() string        { return IngressFinalizer }
+func (ingressKind) finalizer() string        { return kfedv1alpha1.FinalizerIngress }
 
 // serves reads rules[].host; an Ingress listens on 80, and on 443 when it
 // has TLS.
@@ -118,13 +112,13 @@ func (ingressKind) setStatus(obj client.Object, addrs []netip.Addr, hostnames []
 	if ing.Annotations == nil {
 		ing.Annotations = map[string]string{}
 	}
-	ing.Annotations[AnnotationConditions] = string(b)
+	ing.Annotations[kfedv1alpha1.AnnotationConditions] = string(b)
 	return true
 }
 
 func (ingressKind) conditions(obj client.Object) []metav1.Condition {
 	var conds []metav1.Condition
-	_ = json.Unmarshal([]byte(obj.GetAnnotations()[AnnotationConditions]), &conds) // a bad value reads as none
+	_ = json.Unmarshal([]byte(obj.GetAnnotations()[kfedv1alpha1.AnnotationConditions]), &conds) // a bad value reads as none
 	return conds
 }
 

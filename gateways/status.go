@@ -13,24 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/publish"
-)
-
-// Condition types kfed sets on a federated Gateway (in its status) or
-// Ingress (in the annotation AnnotationConditions).
-const (
-	// CondValid is False when the object's kfed.io/* annotations cannot be
-	// read; nothing of it changes until they are fixed.
-	CondValid = "kfed.io/Valid"
-	// CondPlaced is True when every placed, Ready cluster has its copy.
-	CondPlaced = "kfed.io/Placed"
-	// CondHostnames is True when every hostname the object serves is
-	// published, and False naming those that are not and why.
-	CondHostnames = "kfed.io/HostnamesPublished"
-	// CondHealthy is True when the health checkers find every cluster's
-	// addresses up, and False naming those out of DNS; absent when no
-	// checker is configured.
-	CondHealthy = "kfed.io/Healthy"
 )
 
 // Condition reasons.
@@ -59,20 +43,20 @@ func conditions(d decision, placed int, gen int64) []metav1.Condition {
 		}
 		return metav1.Condition{Type: typ, Status: st, Reason: reason, Message: msg, ObservedGeneration: gen}
 	}
-	out := []metav1.Condition{cond(CondValid, true, reasonValid, "annotations are valid")}
+	out := []metav1.Condition{cond(kfedv1alpha1.ConditionValid, true, reasonValid, "annotations are valid")}
 	switch {
 	case len(d.problems) > 0:
-		out = append(out, cond(CondPlaced, false, reasonNotPlaced, strings.Join(d.problems, "; ")))
+		out = append(out, cond(kfedv1alpha1.ConditionPlaced, false, reasonNotPlaced, strings.Join(d.problems, "; ")))
 	case placed == 0:
-		out = append(out, cond(CondPlaced, false, reasonNoClusterReady, "the placement selects no joined cluster"))
+		out = append(out, cond(kfedv1alpha1.ConditionPlaced, false, reasonNoClusterReady, "the placement selects no joined cluster"))
 	case placed == len(d.offline):
-		out = append(out, cond(CondPlaced, false, reasonNoClusterReady, "no placed cluster is Ready: "+strings.Join(d.offline, ", ")))
+		out = append(out, cond(kfedv1alpha1.ConditionPlaced, false, reasonNoClusterReady, "no placed cluster is Ready: "+strings.Join(d.offline, ", ")))
 	default:
 		msg := fmt.Sprintf("copies in %d of %d placed clusters", placed-len(d.offline), placed)
 		if len(d.offline) > 0 {
 			msg += "; not Ready: " + strings.Join(d.offline, ", ")
 		}
-		out = append(out, cond(CondPlaced, true, reasonPlaced, msg))
+		out = append(out, cond(kfedv1alpha1.ConditionPlaced, true, reasonPlaced, msg))
 	}
 	switch {
 	case len(d.refused) > 0:
@@ -84,30 +68,30 @@ func conditions(d decision, placed int, gen int64) []metav1.Condition {
 		if len(d.published) > 0 {
 			msg += "; published: " + strings.Join(d.published, ", ")
 		}
-		out = append(out, cond(CondHostnames, false, reasonRefused, msg))
+		out = append(out, cond(kfedv1alpha1.ConditionHostnamesPublished, false, reasonRefused, msg))
 	case len(d.published) == 0:
-		out = append(out, cond(CondHostnames, false, reasonNoHostname, "the object serves no hostname"))
+		out = append(out, cond(kfedv1alpha1.ConditionHostnamesPublished, false, reasonNoHostname, "the object serves no hostname"))
 	case len(d.serving) == 0:
 		msg := "no copy has an address yet"
 		if len(d.waiting) > 0 {
 			msg += " (waiting on " + strings.Join(d.waiting, ", ") + ")"
 		}
-		out = append(out, cond(CondHostnames, false, reasonWaiting, msg))
+		out = append(out, cond(kfedv1alpha1.ConditionHostnamesPublished, false, reasonWaiting, msg))
 	default:
 		msg := fmt.Sprintf("%s published with addresses in %s", strings.Join(d.published, ", "), strings.Join(d.serving, ", "))
 		if len(d.waiting) > 0 {
 			msg += "; waiting for addresses in " + strings.Join(d.waiting, ", ")
 		}
-		out = append(out, cond(CondHostnames, true, reasonPublished, msg))
+		out = append(out, cond(kfedv1alpha1.ConditionHostnamesPublished, true, reasonPublished, msg))
 	}
 	switch {
 	case !d.judged || len(d.serving) == 0:
 	case len(d.down) == 0:
-		out = append(out, cond(CondHealthy, true, reasonHealthy, fmt.Sprintf("%d of %d clusters healthy", len(d.serving), len(d.serving))))
+		out = append(out, cond(kfedv1alpha1.ConditionHealthy, true, reasonHealthy, fmt.Sprintf("%d of %d clusters healthy", len(d.serving), len(d.serving))))
 	case len(d.down) == len(d.serving):
-		out = append(out, cond(CondHealthy, false, reasonNoneHealthy, "no cluster is healthy, so the hostnames keep all of them (fail open): "+strings.Join(d.down, "; ")))
+		out = append(out, cond(kfedv1alpha1.ConditionHealthy, false, reasonNoneHealthy, "no cluster is healthy, so the hostnames keep all of them (fail open): "+strings.Join(d.down, "; ")))
 	default:
-		out = append(out, cond(CondHealthy, false, reasonUnhealthy, fmt.Sprintf("%d of %d clusters healthy; out of DNS: %s",
+		out = append(out, cond(kfedv1alpha1.ConditionHealthy, false, reasonUnhealthy, fmt.Sprintf("%d of %d clusters healthy; out of DNS: %s",
 			len(d.serving)-len(d.down), len(d.serving), strings.Join(d.down, "; "))))
 	}
 	if c := d.drain.Condition(gen); c != nil {
@@ -128,11 +112,11 @@ func (r *reconciler) setStatus(ctx context.Context, obj client.Object, addrs []n
 	for _, c := range conds {
 		meta.SetStatusCondition(&merged, c)
 	}
-	if !slices.ContainsFunc(conds, func(c metav1.Condition) bool { return c.Type == publish.CondDrained }) {
-		meta.RemoveStatusCondition(&merged, publish.CondDrained) // no cluster of it is drained (any more)
+	if !slices.ContainsFunc(conds, func(c metav1.Condition) bool { return c.Type == kfedv1alpha1.ConditionDrained }) {
+		meta.RemoveStatusCondition(&merged, kfedv1alpha1.ConditionDrained) // no cluster of it is drained (any more)
 	}
 	for _, c := range slices.Clone(merged) {
-		if strings.HasPrefix(c.Type, publish.CondProgrammedPrefix) && !slices.ContainsFunc(conds, func(w metav1.Condition) bool { return w.Type == c.Type }) {
+		if strings.HasPrefix(c.Type, kfedv1alpha1.ConditionProgrammedPrefix) && !slices.ContainsFunc(conds, func(w metav1.Condition) bool { return w.Type == c.Type }) {
 			meta.RemoveStatusCondition(&merged, c.Type) // a provider that no longer reports
 		}
 	}

@@ -9,39 +9,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
-)
 
-// Service annotations that set how a federated Service's endpoints are
-// probed. Any of them may be left out; the agent's defaults fill the rest.
-const (
-	// AnnotationPrefix starts every one of them, so that they can be
-	// carried as a set.
-	AnnotationPrefix = "kfed.io/health-"
-	// AnnotationCheck is the probe kind: tcp (default), http or https.
-	AnnotationCheck = "kfed.io/health-check"
-	// AnnotationPath is the path an http or https probe GETs (default /).
-	AnnotationPath = "kfed.io/health-path"
-	// AnnotationPort is a port to probe instead of the endpoint's first port.
-	AnnotationPort = "kfed.io/health-port"
-	// AnnotationHost is the host name an http or https probe asks for: its
-	// Host header, and its TLS server name (SNI). Default: the address. A
-	// Gateway answers per host, so its probes send one of its hostnames.
-	AnnotationHost = "kfed.io/health-host"
-	// AnnotationStatus is the HTTP status range that passes: "200-399"
-	// (default) or a single status such as "200".
-	AnnotationStatus = "kfed.io/health-status"
-	// AnnotationInterval is the time between probes of one endpoint, a Go
-	// duration from 1s to 1h.
-	AnnotationInterval = "kfed.io/health-interval"
-	// AnnotationTimeout bounds one probe, a Go duration from 100ms to less
-	// than the interval.
-	AnnotationTimeout = "kfed.io/health-timeout"
-	// AnnotationRise is how many consecutive passing probes turn an unhealthy
-	// endpoint healthy again (1–10).
-	AnnotationRise = "kfed.io/health-rise"
-	// AnnotationFall is how many consecutive failing probes turn a healthy
-	// endpoint unhealthy (1–10).
-	AnnotationFall = "kfed.io/health-fall"
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 )
 
 // Kind is how an endpoint is probed.
@@ -149,12 +118,12 @@ func (r *annotationReader) bad(key, format string, args ...any) {
 // check drops the path and status range the defaults may carry; an http or
 // https one without them takes DefaultPath and 200–399.
 func (r *annotationReader) kind(s *Spec) (web bool) {
-	if v, ok := r.annotations[AnnotationCheck]; ok {
+	if v, ok := r.annotations[kfedv1alpha1.AnnotationHealthCheck]; ok {
 		switch k := Kind(strings.ToLower(strings.TrimSpace(v))); k {
 		case KindTCP, KindHTTP, KindHTTPS:
 			s.Kind = k
 		default:
-			r.bad(AnnotationCheck, "must be tcp, http or https")
+			r.bad(kfedv1alpha1.AnnotationHealthCheck, "must be tcp, http or https")
 		}
 	}
 	web = s.Kind == KindHTTP || s.Kind == KindHTTPS
@@ -172,63 +141,63 @@ func (r *annotationReader) kind(s *Spec) (web bool) {
 }
 
 func (r *annotationReader) path(s *Spec, web bool) {
-	v, ok := r.annotations[AnnotationPath]
+	v, ok := r.annotations[kfedv1alpha1.AnnotationHealthPath]
 	if !ok {
 		return
 	}
 	p := strings.TrimSpace(v)
 	if !web {
-		r.bad(AnnotationPath, "a path needs %s http or https", AnnotationCheck)
+		r.bad(kfedv1alpha1.AnnotationHealthPath, "a path needs %s http or https", kfedv1alpha1.AnnotationHealthCheck)
 		return
 	}
 	if err := checkPath(p); err != nil {
-		r.bad(AnnotationPath, "%v", err)
+		r.bad(kfedv1alpha1.AnnotationHealthPath, "%v", err)
 		return
 	}
 	s.Path = p
 }
 
 func (r *annotationReader) host(s *Spec, web bool) {
-	v, ok := r.annotations[AnnotationHost]
+	v, ok := r.annotations[kfedv1alpha1.AnnotationHealthHost]
 	if !ok {
 		return
 	}
 	h := strings.ToLower(strings.TrimSuffix(strings.TrimSpace(v), "."))
 	if !web {
-		r.bad(AnnotationHost, "a host needs %s http or https", AnnotationCheck)
+		r.bad(kfedv1alpha1.AnnotationHealthHost, "a host needs %s http or https", kfedv1alpha1.AnnotationHealthCheck)
 		return
 	}
 	if msgs := validation.IsDNS1123Subdomain(h); len(msgs) > 0 {
-		r.bad(AnnotationHost, "not a host name: %s", strings.Join(msgs, "; "))
+		r.bad(kfedv1alpha1.AnnotationHealthHost, "not a host name: %s", strings.Join(msgs, "; "))
 		return
 	}
 	s.Host = h
 }
 
 func (r *annotationReader) port(s *Spec) {
-	v, ok := r.annotations[AnnotationPort]
+	v, ok := r.annotations[kfedv1alpha1.AnnotationHealthPort]
 	if !ok {
 		return
 	}
 	p, err := strconv.ParseUint(strings.TrimSpace(v), 10, 16)
 	if err != nil || p == 0 {
-		r.bad(AnnotationPort, "must be a port number from 1 to 65535")
+		r.bad(kfedv1alpha1.AnnotationHealthPort, "must be a port number from 1 to 65535")
 		return
 	}
 	s.Port = uint16(p)
 }
 
 func (r *annotationReader) status(s *Spec, web bool) {
-	v, ok := r.annotations[AnnotationStatus]
+	v, ok := r.annotations[kfedv1alpha1.AnnotationHealthStatus]
 	if !ok {
 		return
 	}
 	lo, hi, err := parseStatus(strings.TrimSpace(v))
 	switch {
 	case !web:
-		r.bad(AnnotationStatus, "a status range needs %s http or https", AnnotationCheck)
+		r.bad(kfedv1alpha1.AnnotationHealthStatus, "a status range needs %s http or https", kfedv1alpha1.AnnotationHealthCheck)
 	case err != nil:
-		r.bad(AnnotationStatus, "%v", err)
+		r.bad(kfedv1alpha1.AnnotationHealthStatus, "%v", err)
 	default:
 		s.StatusMin, s.StatusMax = lo, hi
 	}
@@ -240,34 +209,34 @@ func (r *annotationReader) status(s *Spec, web bool) {
 // interval annotation, if any, was valid, so one mistake is reported once.
 func (r *annotationReader) timing(s *Spec, defaultTimeout time.Duration) {
 	intervalOK := true
-	if v, ok := r.annotations[AnnotationInterval]; ok {
+	if v, ok := r.annotations[kfedv1alpha1.AnnotationHealthInterval]; ok {
 		d, err := time.ParseDuration(strings.TrimSpace(v))
 		switch {
 		case err != nil:
 			intervalOK = false
-			r.bad(AnnotationInterval, "not a duration such as 10s or 1m")
+			r.bad(kfedv1alpha1.AnnotationHealthInterval, "not a duration such as 10s or 1m")
 		case d < MinInterval || d > MaxInterval:
 			intervalOK = false
-			r.bad(AnnotationInterval, "must be from %v to %v", MinInterval, MaxInterval)
+			r.bad(kfedv1alpha1.AnnotationHealthInterval, "must be from %v to %v", MinInterval, MaxInterval)
 		default:
 			s.Interval = d
-			if _, set := r.annotations[AnnotationTimeout]; !set {
+			if _, set := r.annotations[kfedv1alpha1.AnnotationHealthTimeout]; !set {
 				s.Timeout = min(defaultTimeout, d*2/5)
 			}
 		}
 	}
-	v, ok := r.annotations[AnnotationTimeout]
+	v, ok := r.annotations[kfedv1alpha1.AnnotationHealthTimeout]
 	if !ok {
 		return
 	}
 	d, err := time.ParseDuration(strings.TrimSpace(v))
 	switch {
 	case err != nil:
-		r.bad(AnnotationTimeout, "not a duration such as 4s or 500ms")
+		r.bad(kfedv1alpha1.AnnotationHealthTimeout, "not a duration such as 4s or 500ms")
 	case d < MinTimeout:
-		r.bad(AnnotationTimeout, "must be at least %v", MinTimeout)
+		r.bad(kfedv1alpha1.AnnotationHealthTimeout, "must be at least %v", MinTimeout)
 	case intervalOK && d >= s.Interval:
-		r.bad(AnnotationTimeout, "must be shorter than the interval, %v", s.Interval)
+		r.bad(kfedv1alpha1.AnnotationHealthTimeout, "must be shorter than the interval, %v", s.Interval)
 	default:
 		s.Timeout = d
 	}
@@ -278,7 +247,7 @@ func (r *annotationReader) thresholds(s *Spec) {
 	for _, a := range []struct {
 		key string
 		to  *int
-	}{{AnnotationRise, &s.Rise}, {AnnotationFall, &s.Fall}} {
+	}{{kfedv1alpha1.AnnotationHealthRise, &s.Rise}, {kfedv1alpha1.AnnotationHealthFall, &s.Fall}} {
 		v, ok := r.annotations[a.key]
 		if !ok {
 			continue

@@ -25,7 +25,6 @@ import (
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/deployments"
 	"github.com/kfed-io/kfed/deployments/deploymentconfig"
-	"github.com/kfed-io/kfed/gateways"
 	"github.com/kfed-io/kfed/placement"
 	"github.com/kfed-io/kfed/planner"
 	"github.com/kfed-io/kfed/services"
@@ -44,8 +43,8 @@ const SchedulerName = "kfed"
 // Decisions keeps, for each federated object of one kind (Services,
 // Deployments, Gateways or Ingresses), the PlacementDecision "<kind>-<name>"
 // that lists the clusters kfed places it in, and carries out the
-// PlacementDecision the object names (placement.AnnotationPlacementDecision)
-// by recording its clusters on the object (placement.AnnotationDecided),
+// PlacementDecision the object names (kfedv1alpha1.AnnotationPlacementDecision)
+// by recording its clusters on the object (kfedv1alpha1.AnnotationPlacementDecided),
 // which every controller that places the object reads through package
 // placement.
 type Decisions struct {
@@ -99,7 +98,9 @@ func kindOf(kind string) objectKind {
 }
 
 // optedIn reports whether a Gateway or Ingress opted in to federation.
-func optedIn(o client.Object) bool { return o.GetAnnotations()[gateways.AnnotationFederated] == "true" }
+func optedIn(o client.Object) bool {
+	return o.GetAnnotations()[kfedv1alpha1.AnnotationFederated] == "true"
+}
 
 func (d *Decisions) newObject() client.Object { return kindOf(d.Kind).newObject() }
 
@@ -138,7 +139,7 @@ func (d *Decisions) naming(ctx context.Context, o client.Object) []ctrl.Request 
 	}
 	var out []ctrl.Request
 	for _, obj := range objs {
-		if obj.GetAnnotations()[placement.AnnotationPlacementDecision] == o.GetName() {
+		if obj.GetAnnotations()[kfedv1alpha1.AnnotationPlacementDecision] == o.GetName() {
 			out = append(out, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(obj)})
 		}
 	}
@@ -198,7 +199,7 @@ func (d *Decisions) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resul
 
 // record writes on obj the clusters of the PlacementDecision it names.
 func (d *Decisions) record(ctx context.Context, obj client.Object) error {
-	name, ok := obj.GetAnnotations()[placement.AnnotationPlacementDecision]
+	name, ok := obj.GetAnnotations()[kfedv1alpha1.AnnotationPlacementDecision]
 	if !ok {
 		return nil
 	}
@@ -213,12 +214,12 @@ func (d *Decisions) record(ctx context.Context, obj client.Object) error {
 		clusters = decidedClusters(&pd)
 	}
 	value := placement.Decided(name, clusters)
-	if obj.GetAnnotations()[placement.AnnotationDecided] == value {
+	if obj.GetAnnotations()[kfedv1alpha1.AnnotationPlacementDecided] == value {
 		return nil
 	}
 	patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
 	ann := obj.GetAnnotations()
-	ann[placement.AnnotationDecided] = value
+	ann[kfedv1alpha1.AnnotationPlacementDecided] = value
 	obj.SetAnnotations(ann)
 	if err := d.Fed.Patch(ctx, obj, patch); err != nil {
 		return fmt.Errorf("recording PlacementDecision %s on %s %s/%s: %w", name, d.Kind, obj.GetNamespace(), obj.GetName(), err)
@@ -328,9 +329,9 @@ func (d *Decisions) write(ctx context.Context, obj client.Object, key client.Obj
 func reason(obj client.Object) string {
 	ann := obj.GetAnnotations()
 	switch {
-	case ann[placement.AnnotationPlacementDecision] != "":
-		return "listed by PlacementDecision " + ann[placement.AnnotationPlacementDecision]
-	case ann[placement.AnnotationClusters] != "" || ann[placement.AnnotationClusterSelector] != "":
+	case ann[kfedv1alpha1.AnnotationPlacementDecision] != "":
+		return "listed by PlacementDecision " + ann[kfedv1alpha1.AnnotationPlacementDecision]
+	case ann[kfedv1alpha1.AnnotationClusters] != "" || ann[kfedv1alpha1.AnnotationClusterSelector] != "":
 		return "selected by its kfed.io placement annotations"
 	}
 	return "every member cluster"

@@ -21,7 +21,6 @@ import (
 	inventoryv1alpha1 "github.com/kfed-io/kfed/api/inventory/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/deployments/deploymentconfig"
-	"github.com/kfed-io/kfed/placement"
 	"github.com/kfed-io/kfed/services/serviceconfig"
 )
 
@@ -41,11 +40,11 @@ func TestDecisionsListThePlacedClusters(t *testing.T) {
 	}{
 		{name: "every cluster without placement annotations",
 			want: []string{"kfed-system/c1", "kfed-system/c2", "fleet/c3"}},
-		{name: "the selector's clusters", annotations: map[string]string{placement.AnnotationClusterSelector: "kfed.io/region=us-east1"},
+		{name: "the selector's clusters", annotations: map[string]string{kfedv1alpha1.AnnotationClusterSelector: "kfed.io/region=us-east1"},
 			want: []string{"kfed-system/c1", "kfed-system/c2"}},
-		{name: "a named decision's clusters, recorded on the object", annotations: map[string]string{placement.AnnotationPlacementDecision: "pick"},
+		{name: "a named decision's clusters, recorded on the object", annotations: map[string]string{kfedv1alpha1.AnnotationPlacementDecision: "pick"},
 			decision: []string{"c3", "c1", "c3"}, want: []string{"kfed-system/c1", "fleet/c3"}, wantDecided: "pick=c1,c3"},
-		{name: "a missing decision places nowhere", annotations: map[string]string{placement.AnnotationPlacementDecision: "pick"},
+		{name: "a missing decision places nowhere", annotations: map[string]string{kfedv1alpha1.AnnotationPlacementDecision: "pick"},
 			want: []string{}, wantDecided: "pick="},
 	}
 	for _, tt := range tests {
@@ -89,7 +88,7 @@ func TestDecisionsListThePlacedClusters(t *testing.T) {
 			if err := fed.Get(ctx, client.ObjectKeyFromObject(svc), svc); err != nil {
 				t.Fatal(err)
 			}
-			if got := svc.Annotations[placement.AnnotationDecided]; got != tt.wantDecided {
+			if got := svc.Annotations[kfedv1alpha1.AnnotationPlacementDecided]; got != tt.wantDecided {
 				t.Errorf("recorded %q, want %q", got, tt.wantDecided)
 			}
 		})
@@ -108,20 +107,20 @@ func TestABadPlacementKeepsTheDecisionAsItIs(t *testing.T) {
 		parse       func(map[string]string) error // the controller's reading
 	}{
 		{name: "a Service's selector that does not parse", kind: "service",
-			annotations: map[string]string{placement.AnnotationClusterSelector: "kfed.io/region in (us-east1"},
+			annotations: map[string]string{kfedv1alpha1.AnnotationClusterSelector: "kfed.io/region in (us-east1"},
 			parse:       func(a map[string]string) error { _, err := serviceconfig.Parse(a); return err }},
 		{name: "a Service's cluster list naming no cluster", kind: "service",
-			annotations: map[string]string{placement.AnnotationClusters: " , "},
+			annotations: map[string]string{kfedv1alpha1.AnnotationClusters: " , "},
 			parse:       func(a map[string]string) error { _, err := serviceconfig.Parse(a); return err }},
 		{name: "a Service's other annotation the controller refuses", kind: "service",
-			annotations: map[string]string{serviceconfig.AnnotationTTL: "soon"},
+			annotations: map[string]string{kfedv1alpha1.AnnotationTTL: "soon"},
 			parse:       func(a map[string]string) error { _, err := serviceconfig.Parse(a); return err }},
 		{name: "a Deployment's selector that does not parse", kind: "deployment",
-			annotations: map[string]string{deploymentconfig.AnnotationPreferences: `{"clusters":{"*":{"weight":1}}}`,
-				placement.AnnotationClusterSelector: "!!"},
+			annotations: map[string]string{kfedv1alpha1.AnnotationReplicaPreferences: `{"clusters":{"*":{"weight":1}}}`,
+				kfedv1alpha1.AnnotationClusterSelector: "!!"},
 			parse: func(a map[string]string) error { _, err := deploymentconfig.Parse(a); return err }},
 		{name: "a Deployment's preferences that do not parse", kind: "deployment",
-			annotations: map[string]string{deploymentconfig.AnnotationPreferences: `{"clusters":`},
+			annotations: map[string]string{kfedv1alpha1.AnnotationReplicaPreferences: `{"clusters":`},
 			parse:       func(a map[string]string) error { _, err := deploymentconfig.Parse(a); return err }},
 	}
 	for _, tt := range tests {

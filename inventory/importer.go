@@ -3,7 +3,7 @@
 // namespace kfed's members, the Exporter lists kfed's joined members as
 // ClusterProfiles, and the Decisions controller writes a PlacementDecision
 // per federated Service and Deployment and carries out the decisions that
-// federated objects name (placement.AnnotationPlacementDecision).
+// federated objects name (kfedv1alpha1.AnnotationPlacementDecision).
 package inventory
 
 import (
@@ -47,19 +47,9 @@ const (
 	PropertyLocation = "location.kfed.io/coordinates"
 )
 
-// Finalizer holds a ClusterProfile that kfed federates to until kfed has
-// taken its shards out of the cluster, which needs the profile's access
-// provider (as kfed unjoin keeps the kubeconfig Secret until then).
-const Finalizer = "kfed.io/inventory-member"
-
 // ManagerName is the cluster manager name kfed writes on the profiles of its
 // joined clusters; the Importer never imports those.
 const ManagerName = "kfed"
-
-// annotationAccess records on a Cluster the hash of its profile's access
-// provider, so that a changed server or CA changes the Cluster and the
-// registry restarts the member's cache.
-const annotationAccess = "kfed.io/cluster-profile-access"
 
 // +kubebuilder:rbac:groups=multicluster.x-k8s.io,resources=clusterprofiles,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=kfed.io,resources=clusters,verbs=get;list;watch;create;update;patch;delete
@@ -119,9 +109,9 @@ func (im *Importer) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resul
 		if err != nil || !gone {
 			return ctrl.Result{RequeueAfter: im.requeue()}, err
 		}
-		if controllerutil.ContainsFinalizer(&p, Finalizer) {
+		if controllerutil.ContainsFinalizer(&p, kfedv1alpha1.FinalizerInventoryMember) {
 			patch := client.MergeFrom(p.DeepCopy())
-			controllerutil.RemoveFinalizer(&p, Finalizer)
+			controllerutil.RemoveFinalizer(&p, kfedv1alpha1.FinalizerInventoryMember)
 			return ctrl.Result{}, client.IgnoreNotFound(im.Fed.Patch(ctx, &p, patch))
 		}
 		return ctrl.Result{}, nil
@@ -141,9 +131,9 @@ func (im *Importer) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resul
 	case err != nil && !apierrors.IsNotFound(err):
 		return ctrl.Result{}, err
 	}
-	if !controllerutil.ContainsFinalizer(&p, Finalizer) {
+	if !controllerutil.ContainsFinalizer(&p, kfedv1alpha1.FinalizerInventoryMember) {
 		patch := client.MergeFrom(p.DeepCopy())
-		controllerutil.AddFinalizer(&p, Finalizer)
+		controllerutil.AddFinalizer(&p, kfedv1alpha1.FinalizerInventoryMember)
 		if err := im.Fed.Patch(ctx, &p, patch); err != nil {
 			return ctrl.Result{}, err
 		}
@@ -227,8 +217,8 @@ func desiredCluster(p *inventoryv1alpha1.ClusterProfile) (*kfedv1alpha1.Cluster,
 			Name:   p.Name,
 			Labels: lbls,
 			Annotations: map[string]string{
-				kfedv1alpha1.AnnotationControlPlaneHealthy: healthy,
-				annotationAccess: accessHash(p),
+				kfedv1alpha1.AnnotationControlPlaneHealthy:  healthy,
+				kfedv1alpha1.AnnotationClusterProfileAccess: accessHash(p),
 			},
 		},
 		Spec: kfedv1alpha1.ClusterSpec{

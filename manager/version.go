@@ -12,18 +12,14 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/buildinfo"
 )
-
-// AnnotationVersion, on the controller's leader-election Lease, is the
-// version of the replica that leads, so that `kfed check` can compare it
-// with its own (the kfed_build_info metric is not readable through the API).
-const AnnotationVersion = "kfed.io/controller-version"
 
 // leaseName is the controller's leader-election Lease.
 const leaseName = "kfed-controller"
 
-// versionWriter writes AnnotationVersion on the Lease once its replica
+// versionWriter writes kfedv1alpha1.AnnotationControllerVersion on the Lease once its replica
 // leads. A merge patch carries no resourceVersion, so it never conflicts
 // with the leader elector's renewals; the elector's next update keeps it.
 type versionWriter struct {
@@ -37,7 +33,7 @@ type versionWriter struct {
 func (w *versionWriter) NeedLeaderElection() bool { return true }
 
 func (w *versionWriter) Start(ctx context.Context) error {
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{AnnotationVersion: w.version}}})
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{kfedv1alpha1.AnnotationControllerVersion: w.version}}})
 	if err != nil {
 		return err
 	}

@@ -20,13 +20,7 @@ import (
 	"github.com/kfed-io/kfed/services/serviceconfig"
 )
 
-// CondGlobalName is the condition kfed sets on an export of a Service of
-// type LoadBalancer: whether the federation's names of the Service
-// (S.N.F.svc.D and its region, zone, cluster and SRV forms) are published
-// from it. It is kfed's own, beside the KEP's Valid, Ready and Conflict.
-const CondGlobalName = "kfed.io/GlobalName"
-
-// Reasons of CondGlobalName.
+// Reasons of kfedv1alpha1.ConditionGlobalName.
 const (
 	ReasonPublished          = "Published"
 	ReasonInvalidAnnotations = "InvalidAnnotations"
@@ -35,7 +29,7 @@ const (
 	ReasonNotPublished       = "NotPublished"
 )
 
-// Origin is the kfed.io/hostnames-of (publish.AnnotationOrigin) of the
+// Origin is the kfed.io/hostnames-of (kfedv1alpha1.AnnotationHostnamesOf) of the
 // DNSEndpoint N/S that publishes the exports of N/S: the export has no
 // object in the control plane to own it.
 func Origin(key types.NamespacedName) string { return "ServiceExport " + key.String() }
@@ -84,7 +78,7 @@ type globalDecision struct {
 	healthy map[string]bool
 	// due is when a pending failback is to be looked at again; 0 for never.
 	due time.Duration
-	// condition is CondGlobalName for every export in exports.
+	// condition is kfedv1alpha1.ConditionGlobalName for every export in exports.
 	condition metav1.Condition
 }
 
@@ -172,7 +166,7 @@ func decideGlobal(in globalInput) globalDecision {
 }
 
 func globalCondition(status metav1.ConditionStatus, reason, msg string) metav1.Condition {
-	return metav1.Condition{Type: CondGlobalName, Status: status, Reason: reason, Message: msg}
+	return metav1.Condition{Type: kfedv1alpha1.ConditionGlobalName, Status: status, Reason: reason, Message: msg}
 }
 
 // kfedAnnotations are an export's kfed.io/ annotations: those the global
@@ -270,7 +264,7 @@ func judgedRows(in globalInput, exports []lbExport, previous map[string]dnsendpo
 	return rows, unhealthy
 }
 
-// globalMessage is CondGlobalName's message of a published name.
+// globalMessage is kfedv1alpha1.ConditionGlobalName's message of a published name.
 func globalMessage(n publish.Names, rows []dnsendpoint.Cluster, unhealthy []string, routing string, differ []string, winner string) string {
 	var names []string
 	for _, r := range rows {

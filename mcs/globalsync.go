@@ -49,7 +49,7 @@ func (c *Controller) observeGlobal(ctx context.Context, key types.NamespacedName
 	}
 	var cur extdnsv1alpha1.DNSEndpoint
 	switch err := c.Fed.Get(ctx, key, &cur); {
-	case err == nil && cur.Annotations[publish.AnnotationOrigin] == Origin(key):
+	case err == nil && cur.Annotations[kfedv1alpha1.AnnotationHostnamesOf] == Origin(key):
 		in.published, st.published = &cur, &cur
 	case err == nil:
 		st.taken = true
@@ -183,7 +183,7 @@ func (c *Controller) namespace() string {
 // went (the cache lagged the write) is deleted.
 func (c *Controller) ownDNSEndpoint(_ context.Context, obj client.Object) []ctrl.Request {
 	key := client.ObjectKeyFromObject(obj)
-	if obj.GetAnnotations()[publish.AnnotationOrigin] != Origin(key) {
+	if obj.GetAnnotations()[kfedv1alpha1.AnnotationHostnamesOf] != Origin(key) {
 		return nil
 	}
 	return []ctrl.Request{{NamespacedName: key}}
@@ -193,7 +193,7 @@ func (c *Controller) ownDNSEndpoint(_ context.Context, obj client.Object) []ctrl
 // verdict is about, when that DNSEndpoint is an export's.
 func (c *Controller) enqueueEndpoint(key types.NamespacedName) {
 	var ep extdnsv1alpha1.DNSEndpoint
-	if c.Fed.Get(context.Background(), key, &ep) == nil && ep.Annotations[publish.AnnotationOrigin] == Origin(key) {
+	if c.Fed.Get(context.Background(), key, &ep) == nil && ep.Annotations[kfedv1alpha1.AnnotationHostnamesOf] == Origin(key) {
 		c.events.Send(stub(key))
 	}
 }

@@ -12,10 +12,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
+
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 )
 
 // report sets each export's conditions: Valid and Conflict as d says,
-// Ready as writing the import went, and CondGlobalName (global) on the
+// Ready as writing the import went, and kfedv1alpha1.ConditionGlobalName (global) on the
 // exports of LoadBalancer Services g publishes. It writes an export's
 // status only when a condition changed.
 func (c *Controller) report(ctx context.Context, members []*member, d Decision, o *outcome, g *globalState, global *metav1.Condition) error {
@@ -38,7 +40,7 @@ func (c *Controller) report(ctx context.Context, members []*member, d Decision, 
 		}
 		if g != nil && g.exporters[m.id] && global != nil {
 			changed = setConditions(&have.Status.Conditions, []metav1.Condition{*global}, se.Generation) || changed
-		} else if meta.RemoveStatusCondition(&have.Status.Conditions, CondGlobalName) {
+		} else if meta.RemoveStatusCondition(&have.Status.Conditions, kfedv1alpha1.ConditionGlobalName) {
 			changed = true // no longer a LoadBalancer's export, or not exported
 		}
 		if !changed {
@@ -61,7 +63,7 @@ func warnings(before, now []metav1.Condition) []metav1.Condition {
 	bad := func(c metav1.Condition) bool {
 		return (c.Type == string(mcsv1beta1.ServiceExportConditionValid) && c.Status == metav1.ConditionFalse) ||
 			(c.Type == string(mcsv1beta1.ServiceExportConditionConflict) && c.Status == metav1.ConditionTrue) ||
-			(c.Type == CondGlobalName && c.Status == metav1.ConditionFalse)
+			(c.Type == kfedv1alpha1.ConditionGlobalName && c.Status == metav1.ConditionFalse)
 	}
 	var out []metav1.Condition
 	for _, c := range now {

@@ -7,6 +7,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 )
 
 // FuzzParse feeds arbitrary kfed.io/clusters and
@@ -35,15 +37,15 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, present uint8, names, selector, cluster, region, key, value string) {
 		annotations := map[string]string{}
 		if present&1 != 0 {
-			annotations[AnnotationClusters] = names
+			annotations[kfedv1alpha1.AnnotationClusters] = names
 		}
 		if present&2 != 0 {
-			annotations[AnnotationClusterSelector] = selector
+			annotations[kfedv1alpha1.AnnotationClusterSelector] = selector
 		}
 		p, err := Parse(annotations)
 		if err != nil {
 			msg := err.Error()
-			if !strings.Contains(msg, AnnotationClusters) && !strings.Contains(msg, AnnotationClusterSelector) {
+			if !strings.Contains(msg, kfedv1alpha1.AnnotationClusters) && !strings.Contains(msg, kfedv1alpha1.AnnotationClusterSelector) {
 				t.Fatalf("error %q names no annotation", msg)
 			}
 		}
@@ -58,7 +60,7 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("selector %v without the annotation", p.Selector)
 		}
 		if err == nil && present&1 != 0 && len(p.Names) == 0 {
-			t.Fatalf("%s=%q accepted naming no cluster", AnnotationClusters, names)
+			t.Fatalf("%s=%q accepted naming no cluster", kfedv1alpha1.AnnotationClusters, names)
 		}
 		given := strings.Split(names, ",")
 		for i, n := range p.Names {

@@ -12,26 +12,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
-)
 
-// Annotations that place a federated object (a Service, a Deployment) in
-// some member clusters only; without them it is placed in every one.
-const (
-	// AnnotationClusters names the clusters (comma-separated).
-	AnnotationClusters = "kfed.io/clusters"
-	// AnnotationClusterSelector is a label selector on Cluster labels; each
-	// cluster also has the implicit label kfed.io/region=<its region>.
-	AnnotationClusterSelector = "kfed.io/cluster-selector"
-	// AnnotationPlacementDecision names a PlacementDecision
-	// (multicluster.x-k8s.io, KEP-5313) in the object's namespace: a fleet
-	// scheduler decides the clusters, kfed carries the decision out. It
-	// replaces AnnotationClusters; a selector still narrows it.
-	AnnotationPlacementDecision = "kfed.io/placement-decision"
-	// AnnotationDecided is kfed's own record, on the object, of the
-	// clusters the named decision lists: "DECISION=c1,c2". kfed's inventory
-	// controller keeps it as the decision changes, and writing it is what
-	// makes every controller that places the object act on the change.
-	AnnotationDecided = "kfed.io/placement-decided"
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 )
 
 // Placement is where an object's placement annotations put it.
@@ -49,7 +31,7 @@ type Placement struct {
 func Parse(annotations map[string]string) (Placement, error) {
 	var p Placement
 	var errs []error
-	if v, ok := annotations[AnnotationClusters]; ok {
+	if v, ok := annotations[kfedv1alpha1.AnnotationClusters]; ok {
 		p.Names = []string{}
 		for _, name := range strings.Split(v, ",") {
 			name = strings.TrimSpace(name)
@@ -57,7 +39,7 @@ func Parse(annotations map[string]string) (Placement, error) {
 				continue
 			}
 			if msgs := validation.IsDNS1123Label(name); len(msgs) > 0 {
-				errs = append(errs, fmt.Errorf("annotation %s: %q is not a cluster name: %s", AnnotationClusters, name, msgs[0]))
+				errs = append(errs, fmt.Errorf("annotation %s: %q is not a cluster name: %s", kfedv1alpha1.AnnotationClusters, name, msgs[0]))
 				continue
 			}
 			if !slices.Contains(p.Names, name) {
@@ -65,18 +47,18 @@ func Parse(annotations map[string]string) (Placement, error) {
 			}
 		}
 		if len(p.Names) == 0 && len(errs) == 0 {
-			errs = append(errs, fmt.Errorf("annotation %s=%q names no cluster", AnnotationClusters, v))
+			errs = append(errs, fmt.Errorf("annotation %s=%q names no cluster", kfedv1alpha1.AnnotationClusters, v))
 		}
 	}
-	if name, ok := annotations[AnnotationPlacementDecision]; ok {
+	if name, ok := annotations[kfedv1alpha1.AnnotationPlacementDecision]; ok {
 		if err := p.decided(name, annotations); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	if v, ok := annotations[AnnotationClusterSelector]; ok {
+	if v, ok := annotations[kfedv1alpha1.AnnotationClusterSelector]; ok {
 		sel, err := labels.Parse(v)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("annotation %s=%q: %w", AnnotationClusterSelector, v, err))
+			errs = append(errs, fmt.Errorf("annotation %s=%q: %w", kfedv1alpha1.AnnotationClusterSelector, v, err))
 		} else {
 			p.Selector = sel
 		}
@@ -101,19 +83,19 @@ func (p Placement) Places(name, region string, clusterLabels map[string]string) 
 }
 
 // decided reads the clusters that PlacementDecision name lists from
-// AnnotationDecided. Until that record is written for this decision the
+// kfedv1alpha1.AnnotationPlacementDecided. Until that record is written for this decision the
 // object is placed nowhere: a decision not read yet must not spread the
 // object to every cluster.
 func (p *Placement) decided(name string, annotations map[string]string) error {
 	name = strings.TrimSpace(name)
 	if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {
-		return fmt.Errorf("annotation %s: %q is not an object name: %s", AnnotationPlacementDecision, name, msgs[0])
+		return fmt.Errorf("annotation %s: %q is not an object name: %s", kfedv1alpha1.AnnotationPlacementDecision, name, msgs[0])
 	}
 	if p.Names != nil {
-		return fmt.Errorf("annotations %s and %s both name the clusters; keep one", AnnotationClusters, AnnotationPlacementDecision)
+		return fmt.Errorf("annotations %s and %s both name the clusters; keep one", kfedv1alpha1.AnnotationClusters, kfedv1alpha1.AnnotationPlacementDecision)
 	}
 	p.Decision, p.Names = name, []string{}
-	decision, list, ok := strings.Cut(annotations[AnnotationDecided], "=")
+	decision, list, ok := strings.Cut(annotations[kfedv1alpha1.AnnotationPlacementDecided], "=")
 	if !ok || decision != name {
 		return nil
 	}
@@ -125,7 +107,7 @@ func (p *Placement) decided(name string, annotations map[string]string) error {
 	return nil
 }
 
-// Decided is the value of AnnotationDecided for PlacementDecision name
+// Decided is the value of kfedv1alpha1.AnnotationPlacementDecided for PlacementDecision name
 // listing clusters.
 func Decided(name string, clusters []string) string {
 	return name + "=" + strings.Join(clusters, ",")

@@ -3,6 +3,8 @@ package placement
 import (
 	"strings"
 	"testing"
+
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 )
 
 func TestPlacement(t *testing.T) {
@@ -13,26 +15,26 @@ func TestPlacement(t *testing.T) {
 		errHas      string
 	}{
 		{name: "no annotation places everywhere", places: map[string]bool{"c1": true, "c2": true, "c3": true}},
-		{name: "names are trimmed and deduplicated", annotations: map[string]string{AnnotationClusters: " c1, c3 ,c1"},
+		{name: "names are trimmed and deduplicated", annotations: map[string]string{kfedv1alpha1.AnnotationClusters: " c1, c3 ,c1"},
 			places: map[string]bool{"c1": true, "c2": false, "c3": true}},
-		{name: "the selector sees the implicit region label", annotations: map[string]string{AnnotationClusterSelector: "kfed.io/region=us-east1"},
+		{name: "the selector sees the implicit region label", annotations: map[string]string{kfedv1alpha1.AnnotationClusterSelector: "kfed.io/region=us-east1"},
 			places: map[string]bool{"c1": true, "c2": true, "c3": false}},
-		{name: "names and selector both apply", annotations: map[string]string{AnnotationClusters: "c1,c3", AnnotationClusterSelector: "tier=gold"},
+		{name: "names and selector both apply", annotations: map[string]string{kfedv1alpha1.AnnotationClusters: "c1,c3", kfedv1alpha1.AnnotationClusterSelector: "tier=gold"},
 			places: map[string]bool{"c1": true, "c2": false, "c3": false}},
-		{name: "a name that is not a DNS label is refused", annotations: map[string]string{AnnotationClusters: "Cluster_1"}, errHas: `"Cluster_1" is not a cluster name`},
-		{name: "names naming nothing are refused", annotations: map[string]string{AnnotationClusters: " , "}, errHas: "names no cluster"},
-		{name: "a PlacementDecision places where it lists", annotations: map[string]string{AnnotationPlacementDecision: "fleet", AnnotationDecided: "fleet=c1,c3"},
+		{name: "a name that is not a DNS label is refused", annotations: map[string]string{kfedv1alpha1.AnnotationClusters: "Cluster_1"}, errHas: `"Cluster_1" is not a cluster name`},
+		{name: "names naming nothing are refused", annotations: map[string]string{kfedv1alpha1.AnnotationClusters: " , "}, errHas: "names no cluster"},
+		{name: "a PlacementDecision places where it lists", annotations: map[string]string{kfedv1alpha1.AnnotationPlacementDecision: "fleet", kfedv1alpha1.AnnotationPlacementDecided: "fleet=c1,c3"},
 			places: map[string]bool{"c1": true, "c2": false, "c3": true}},
-		{name: "a selector narrows a PlacementDecision", annotations: map[string]string{AnnotationPlacementDecision: "fleet", AnnotationDecided: "fleet=c1,c3", AnnotationClusterSelector: "kfed.io/region=us-east1"},
+		{name: "a selector narrows a PlacementDecision", annotations: map[string]string{kfedv1alpha1.AnnotationPlacementDecision: "fleet", kfedv1alpha1.AnnotationPlacementDecided: "fleet=c1,c3", kfedv1alpha1.AnnotationClusterSelector: "kfed.io/region=us-east1"},
 			places: map[string]bool{"c1": true, "c2": false, "c3": false}},
-		{name: "a PlacementDecision not read yet places nowhere", annotations: map[string]string{AnnotationPlacementDecision: "fleet"},
+		{name: "a PlacementDecision not read yet places nowhere", annotations: map[string]string{kfedv1alpha1.AnnotationPlacementDecision: "fleet"},
 			places: map[string]bool{"c1": false, "c2": false, "c3": false}},
-		{name: "the record of another decision is not used", annotations: map[string]string{AnnotationPlacementDecision: "fleet", AnnotationDecided: "old=c1,c2,c3"},
+		{name: "the record of another decision is not used", annotations: map[string]string{kfedv1alpha1.AnnotationPlacementDecision: "fleet", kfedv1alpha1.AnnotationPlacementDecided: "old=c1,c2,c3"},
 			places: map[string]bool{"c1": false, "c2": false, "c3": false}},
-		{name: "a PlacementDecision listing nothing places nowhere", annotations: map[string]string{AnnotationPlacementDecision: "fleet", AnnotationDecided: "fleet="},
+		{name: "a PlacementDecision listing nothing places nowhere", annotations: map[string]string{kfedv1alpha1.AnnotationPlacementDecision: "fleet", kfedv1alpha1.AnnotationPlacementDecided: "fleet="},
 			places: map[string]bool{"c1": false, "c2": false, "c3": false}},
-		{name: "names and a PlacementDecision are refused together", annotations: map[string]string{AnnotationClusters: "c1", AnnotationPlacementDecision: "fleet"}, errHas: "both name the clusters"},
-		{name: "a malformed selector is refused", annotations: map[string]string{AnnotationClusterSelector: "tier in (a"}, errHas: AnnotationClusterSelector},
+		{name: "names and a PlacementDecision are refused together", annotations: map[string]string{kfedv1alpha1.AnnotationClusters: "c1", kfedv1alpha1.AnnotationPlacementDecision: "fleet"}, errHas: "both name the clusters"},
+		{name: "a malformed selector is refused", annotations: map[string]string{kfedv1alpha1.AnnotationClusterSelector: "tier in (a"}, errHas: kfedv1alpha1.AnnotationClusterSelector},
 	}
 	where := map[string]struct {
 		region string

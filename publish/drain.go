@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 )
 
 // Drain is how an object's rows stand with the drained clusters among them
@@ -45,25 +46,19 @@ func Drained(rows []dnsendpoint.Cluster) Drain {
 	return d
 }
 
-// CondDrained is the condition every published object (Service, Gateway,
-// Ingress) carries while a cluster it is in is drained: True once every
-// drained cluster is out of its names, False while it keeps some because no
-// other cluster can answer. Absent when none of its clusters is drained.
-const CondDrained = "kfed.io/Drained"
-
-// Reasons of CondDrained.
+// Reasons of kfedv1alpha1.ConditionDrained.
 const (
 	ReasonDrainedOut          = "DrainedClustersOut"
 	ReasonOnlyDrainedClusters = "OnlyDrainedClusters"
 )
 
-// Condition is CondDrained for an object of generation gen, nil when none
+// Condition is kfedv1alpha1.ConditionDrained for an object of generation gen, nil when none
 // of its clusters is drained.
 func (d Drain) Condition(gen int64) *metav1.Condition {
 	if len(d.Out) == 0 && len(d.Kept) == 0 {
 		return nil
 	}
-	c := &metav1.Condition{Type: CondDrained, Status: metav1.ConditionTrue, Reason: ReasonDrainedOut, ObservedGeneration: gen,
+	c := &metav1.Condition{Type: kfedv1alpha1.ConditionDrained, Status: metav1.ConditionTrue, Reason: ReasonDrainedOut, ObservedGeneration: gen,
 		Message: "drained clusters out of every name: " + strings.Join(d.Out, ", ")}
 	if len(d.Kept) > 0 {
 		c.Status, c.Reason = metav1.ConditionFalse, ReasonOnlyDrainedClusters
@@ -75,12 +70,12 @@ func (d Drain) Condition(gen int64) *metav1.Condition {
 	return c
 }
 
-// SetCondition sets d's CondDrained on conds, or removes it when none of
+// SetCondition sets d's kfedv1alpha1.ConditionDrained on conds, or removes it when none of
 // the object's clusters is drained.
 func (d Drain) SetCondition(conds *[]metav1.Condition, gen int64) {
 	if c := d.Condition(gen); c != nil {
 		meta.SetStatusCondition(conds, *c)
 		return
 	}
-	meta.RemoveStatusCondition(conds, CondDrained)
+	meta.RemoveStatusCondition(conds, kfedv1alpha1.ConditionDrained)
 }

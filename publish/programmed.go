@@ -8,13 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 )
-
-// CondProgrammedPrefix begins the condition every published object carries
-// per DNS provider that reports on its DNSEndpoint (kfed's DNS sync writes
-// status.publishers): CondProgrammedPrefix + provider, such as
-// kfed.io/Programmed-route53.
-const CondProgrammedPrefix = "kfed.io/Programmed-"
 
 // Reasons of the per-provider conditions.
 const (
@@ -33,7 +28,7 @@ const (
 func ProgrammedConditions(pubs []extdnsv1alpha1.PublisherStatus, gen, objGen int64) []metav1.Condition {
 	out := make([]metav1.Condition, 0, len(pubs))
 	for _, p := range pubs {
-		c := metav1.Condition{Type: CondProgrammedPrefix + p.Provider, ObservedGeneration: objGen}
+		c := metav1.Condition{Type: kfedv1alpha1.ConditionProgrammedPrefix + p.Provider, ObservedGeneration: objGen}
 		switch {
 		case len(p.Conflicts) > 0:
 			c.Status, c.Reason = metav1.ConditionFalse, ReasonDNSConflict
@@ -59,7 +54,7 @@ func SetProgrammedConditions(conds *[]metav1.Condition, pubs []extdnsv1alpha1.Pu
 	want := ProgrammedConditions(pubs, gen, objGen)
 	var stale []string
 	for _, c := range *conds {
-		if strings.HasPrefix(c.Type, CondProgrammedPrefix) && !hasType(want, c.Type) {
+		if strings.HasPrefix(c.Type, kfedv1alpha1.ConditionProgrammedPrefix) && !hasType(want, c.Type) {
 			stale = append(stale, c.Type)
 		}
 	}
@@ -80,13 +75,8 @@ func hasType(conds []metav1.Condition, typ string) bool {
 	return false
 }
 
-// CondDNSProgrammed is the one condition that stands for the per-provider
-// ones on an object that cannot hold many: a Gateway's status holds at most
-// eight conditions, two of them the Gateway API's own.
-const CondDNSProgrammed = "kfed.io/DNSProgrammed"
-
 // FoldProgrammed returns conds with the per-provider conditions folded into
-// one CondDNSProgrammed naming each provider's state: False when one is
+// one kfedv1alpha1.ConditionDNSProgrammed naming each provider's state: False when one is
 // False, else Unknown when one is, else True. Without per-provider
 // conditions it returns conds as they are.
 func FoldProgrammed(conds []metav1.Condition) []metav1.Condition {
@@ -95,13 +85,13 @@ func FoldProgrammed(conds []metav1.Condition) []metav1.Condition {
 	var states []string
 	rank := map[metav1.ConditionStatus]int{metav1.ConditionTrue: 0, metav1.ConditionUnknown: 1, metav1.ConditionFalse: 2}
 	for _, c := range conds {
-		if !strings.HasPrefix(c.Type, CondProgrammedPrefix) {
+		if !strings.HasPrefix(c.Type, kfedv1alpha1.ConditionProgrammedPrefix) {
 			out = append(out, c)
 			continue
 		}
 		states = append(states, c.Message)
 		if fold == nil || rank[c.Status] > rank[fold.Status] {
-			fold = &metav1.Condition{Type: CondDNSProgrammed, Status: c.Status, Reason: c.Reason, ObservedGeneration: c.ObservedGeneration}
+			fold = &metav1.Condition{Type: kfedv1alpha1.ConditionDNSProgrammed, Status: c.Status, Reason: c.Reason, ObservedGeneration: c.ObservedGeneration}
 		}
 	}
 	if fold == nil {

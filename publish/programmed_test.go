@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 )
 
 func TestProgrammedConditions(t *testing.T) {
@@ -68,7 +69,7 @@ func TestFoldProgrammedNamesEveryProviderInOneCondition(t *testing.T) {
 		{Provider: "rfc2136", ObservedGeneration: 2}, {Provider: "route53", ObservedGeneration: 1, Error: "InvalidChangeBatch"}, {Provider: "clouddns", ObservedGeneration: 1},
 	}, 2, 1)...)
 	got := FoldProgrammed(conds)
-	if len(got) != 2 || got[0].Type != "kfed.io/Valid" || got[1].Type != CondDNSProgrammed {
+	if len(got) != 2 || got[0].Type != "kfed.io/Valid" || got[1].Type != kfedv1alpha1.ConditionDNSProgrammed {
 		t.Fatalf("folded into %+v", got)
 	}
 	f := got[1]

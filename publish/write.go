@@ -18,12 +18,6 @@ import (
 	"github.com/kfed-io/kfed/clusters"
 )
 
-// AnnotationOrigin on a DNSEndpoint that is not in its object's namespace
-// (a Gateway's or Ingress's, in kfed's: ADR 0008) names the object it
-// publishes, "Kind namespace/name"; kfed writes and deletes only the one
-// that names the object it publishes.
-const AnnotationOrigin = "kfed.io/hostnames-of"
-
 // Record is what one federated object's DNSEndpoint should hold.
 type Record struct {
 	// Key is where the DNSEndpoint is.
@@ -34,7 +28,7 @@ type Record struct {
 	// Origin names it.
 	Owner client.Object
 	// Origin, for a DNSEndpoint outside its object's namespace, is
-	// AnnotationOrigin's value.
+	// kfedv1alpha1.AnnotationHostnamesOf's value.
 	Origin string
 	// Endpoints are the records (Endpoints, AddressEndpoints); Clusters
 	// the cluster table (dnsendpoint.SetClusters).
@@ -138,7 +132,7 @@ func (p Publisher) desired(r Record) (*extdnsv1alpha1.DNSEndpoint, error) {
 	}
 	dnsendpoint.SetClusters(want, r.Clusters)
 	if r.Origin != "" {
-		want.Annotations[AnnotationOrigin] = r.Origin
+		want.Annotations[kfedv1alpha1.AnnotationHostnamesOf] = r.Origin
 	} else if err := controllerutil.SetControllerReference(r.Owner, want, p.Client.Scheme()); err != nil {
 		return nil, err
 	}
@@ -149,7 +143,7 @@ func (p Publisher) desired(r Record) (*extdnsv1alpha1.DNSEndpoint, error) {
 // names ("" for one in its object's namespace, kfed's by its label).
 func owns(ep *extdnsv1alpha1.DNSEndpoint, origin string) bool {
 	if origin != "" {
-		return ep.Annotations[AnnotationOrigin] == origin
+		return ep.Annotations[kfedv1alpha1.AnnotationHostnamesOf] == origin
 	}
 	return ep.Labels[kfedv1alpha1.LabelManagedBy] == kfedv1alpha1.ManagedBy
 }

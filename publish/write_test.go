@@ -108,7 +108,7 @@ func TestWriteAppliesOnlyWhatChangedAndOnlyKfedsOwn(t *testing.T) {
 // another object's, or one kfed did not write, stays.
 func TestDeleteOnlyKfedsOwn(t *testing.T) {
 	mine := &extdnsv1alpha1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: "kfed-system", Name: "gateway.shop.front", UID: "e1",
-		Labels: dnsendpoint.Selector("fed"), Annotations: map[string]string{AnnotationOrigin: "Gateway shop/front"}}}
+		Labels: dnsendpoint.Selector("fed"), Annotations: map[string]string{kfedv1alpha1.AnnotationHostnamesOf: "Gateway shop/front"}}}
 	theirs := &extdnsv1alpha1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", Labels: map[string]string{"team": "shop"}}}
 	c := fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(mine, theirs).Build()
 	p := Publisher{Client: c, Federation: "fed", Namespace: "kfed-system"}

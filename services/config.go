@@ -7,29 +7,16 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kfed-io/kfed/placement"
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/services/serviceconfig"
-)
-
-// Annotations and values users put on a control-plane Service.
-const (
-	// LoadBalancerClass opts a Service in; no cloud controller acts on it.
-	LoadBalancerClass = "kfed.io/global"
-	// AnnotationFederated: "true" opts in a Service of any class.
-	AnnotationFederated = "kfed.io/federated"
-	// AnnotationTTL sets the record TTL in seconds.
-	AnnotationTTL = serviceconfig.AnnotationTTL
-	// AnnotationClusters places the Service in the named clusters only
-	// (comma-separated).
-	AnnotationClusters = placement.AnnotationClusters
 )
 
 // IsFederated reports whether svc opted in to federation.
 func IsFederated(svc *corev1.Service) bool {
-	if svc.Spec.LoadBalancerClass != nil && *svc.Spec.LoadBalancerClass == LoadBalancerClass {
+	if svc.Spec.LoadBalancerClass != nil && *svc.Spec.LoadBalancerClass == kfedv1alpha1.LoadBalancerClassGlobal {
 		return true
 	}
-	return svc.Annotations[AnnotationFederated] == "true"
+	return svc.Annotations[kfedv1alpha1.AnnotationFederated] == "true"
 }
 
 func isFederated(o client.Object) bool {

@@ -1,14 +1,14 @@
 package services
 
 import (
-	"github.com/kfed-io/kfed/publish"
 	"strings"
 	"testing"
 
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/publish"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/kfed-io/kfed/placement"
 )
 
 func TestParseConfig(t *testing.T) {
@@ -30,18 +30,18 @@ func TestParseConfig(t *testing.T) {
 		errHas   []string
 	}{
 		{name: "no annotations takes defaults", svc: svc(nil), ttl: publish.DefaultTTL},
-		{name: "ttl annotation sets the TTL", svc: svc(map[string]string{AnnotationTTL: "120"}), ttl: 120},
+		{name: "ttl annotation sets the TTL", svc: svc(map[string]string{kfedv1alpha1.AnnotationTTL: "120"}), ttl: 120},
 		{name: "clusters annotation lists names, trimmed and deduplicated",
-			svc: svc(map[string]string{AnnotationClusters: " c1, c2 ,c1"}), ttl: publish.DefaultTTL, clusters: []string{"c1", "c2"}},
-		{name: "malformed ttl is refused with the value", svc: svc(map[string]string{AnnotationTTL: "30s"}),
+			svc: svc(map[string]string{kfedv1alpha1.AnnotationClusters: " c1, c2 ,c1"}), ttl: publish.DefaultTTL, clusters: []string{"c1", "c2"}},
+		{name: "malformed ttl is refused with the value", svc: svc(map[string]string{kfedv1alpha1.AnnotationTTL: "30s"}),
 			errHas: []string{`kfed.io/ttl="30s": not a whole number`}},
-		{name: "ttl of zero is refused", svc: svc(map[string]string{AnnotationTTL: "0"}),
+		{name: "ttl of zero is refused", svc: svc(map[string]string{kfedv1alpha1.AnnotationTTL: "0"}),
 			errHas: []string{"between 1 and 604800"}},
-		{name: "clusters annotation naming nothing is refused", svc: svc(map[string]string{AnnotationClusters: " , "}),
+		{name: "clusters annotation naming nothing is refused", svc: svc(map[string]string{kfedv1alpha1.AnnotationClusters: " , "}),
 			errHas: []string{"names no cluster"}},
-		{name: "cluster name that is not a DNS label is refused", svc: svc(map[string]string{AnnotationClusters: "Cluster_1"}),
+		{name: "cluster name that is not a DNS label is refused", svc: svc(map[string]string{kfedv1alpha1.AnnotationClusters: "Cluster_1"}),
 			errHas: []string{`"Cluster_1" is not a cluster name`}},
-		{name: "malformed selector is refused", svc: svc(map[string]string{placement.AnnotationClusterSelector: "region in (a"}),
+		{name: "malformed selector is refused", svc: svc(map[string]string{kfedv1alpha1.AnnotationClusterSelector: "region in (a"}),
 			errHas: []string{"kfed.io/cluster-selector"}},
 		{name: "ExternalName cannot be federated",
 			svc:    svc(nil, func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeExternalName }),
@@ -55,10 +55,10 @@ func TestParseConfig(t *testing.T) {
 		{name: "unknown health check kind is refused", svc: svc(map[string]string{"kfed.io/health-check": "icmp"}),
 			errHas: []string{`kfed.io/health-check="icmp"`}},
 		{name: "every problem is reported at once",
-			svc:    svc(map[string]string{AnnotationTTL: "x", placement.AnnotationClusterSelector: "=="}),
+			svc:    svc(map[string]string{kfedv1alpha1.AnnotationTTL: "x", kfedv1alpha1.AnnotationClusterSelector: "=="}),
 			errHas: []string{"kfed.io/ttl", "kfed.io/cluster-selector"}},
 		{name: "spec and annotation problems are reported together",
-			svc:    svc(map[string]string{AnnotationTTL: "0"}, func(s *corev1.Service) { s.Spec.Ports = nil }),
+			svc:    svc(map[string]string{kfedv1alpha1.AnnotationTTL: "0"}, func(s *corev1.Service) { s.Spec.Ports = nil }),
 			errHas: []string{"no ports", "kfed.io/ttl"}},
 	}
 	for _, tt := range tests {

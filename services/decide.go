@@ -3,10 +3,11 @@ package services
 import (
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
 	"slices"
 	"strings"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
@@ -57,7 +58,7 @@ func decide(o observation) (decision, error) {
 	var d decision
 	st := &d.status
 	if len(o.unknown) > 0 {
-		st.placementWarning(fmt.Sprintf("annotation %s names clusters that are not joined: %s", AnnotationClusters, strings.Join(o.unknown, ", ")))
+		st.placementWarning(fmt.Sprintf("annotation %s names clusters that are not joined: %s", kfedv1alpha1.AnnotationClusters, strings.Join(o.unknown, ", ")))
 	}
 	previous := publish.Previous(o.published)
 	var shards []dnsendpoint.Cluster
@@ -244,7 +245,7 @@ func decideCopies(svc *corev1.Service, federation string, o observation) []copyA
 		default:
 			a.want = desiredCopy(svc, federation)
 			if r.standing == clusters.Foreign || r.standing == clusters.Adopted {
-				a.want.Annotations[AnnotationAdopted] = "true"
+				a.want.Annotations[kfedv1alpha1.AnnotationAdopted] = "true"
 				a.adopt = r.standing == clusters.Foreign
 			}
 		}

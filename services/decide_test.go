@@ -248,13 +248,13 @@ func TestMatches(t *testing.T) {
 // each member allocates for itself.
 func TestDesiredCopyLeavesOutKfedsAndTheMembersFields(t *testing.T) {
 	svc := testService(func(s *corev1.Service) {
-		s.Annotations = map[string]string{"team": "shop", AnnotationTTL: "60"}
-		s.Spec.LoadBalancerClass = new(LoadBalancerClass)
+		s.Annotations = map[string]string{"team": "shop", kfedv1alpha1.AnnotationTTL: "60"}
+		s.Spec.LoadBalancerClass = new(kfedv1alpha1.LoadBalancerClassGlobal)
 		s.Spec.ClusterIP, s.Spec.ClusterIPs = "10.0.0.1", []string{"10.0.0.1"}
 		s.Spec.Ports[0].NodePort = 31000
 	})
 	want := desiredCopy(svc, "fed")
-	if _, ok := want.Annotations[AnnotationTTL]; ok || want.Annotations["team"] != "shop" {
+	if _, ok := want.Annotations[kfedv1alpha1.AnnotationTTL]; ok || want.Annotations["team"] != "shop" {
 		t.Errorf("shard annotations %v, want team without kfed's", want.Annotations)
 	}
 	if want.Spec.LoadBalancerClass != nil || want.Spec.ClusterIP != "" || want.Spec.ClusterIPs != nil || want.Spec.Ports[0].NodePort != 0 {
@@ -272,12 +272,12 @@ func TestStatusConditions(t *testing.T) {
 		{
 			name: "bad input says only Valid False",
 			fill: func(s *status) { s.invalid(reasonInvalidSpec, "annotation kfed.io/ttl") },
-			want: map[string]string{CondValid: "False/InvalidSpec"},
+			want: map[string]string{kfedv1alpha1.ConditionValid: "False/InvalidSpec"},
 		},
 		{
 			name: "every placed cluster serving: Placed and Published, global name in status",
 			fill: func(s *status) { s.published("web.ns.fed.svc.example.com", []dnsendpoint.Cluster{east1, east2}, 2) },
-			want: map[string]string{CondValid: "True/Valid", CondPlaced: "True/Placed", CondPublished: "True/Published"}, global: true,
+			want: map[string]string{kfedv1alpha1.ConditionValid: "True/Valid", kfedv1alpha1.ConditionPlaced: "True/Placed", kfedv1alpha1.ConditionPublished: "True/Published"}, global: true,
 		},
 		{
 			name: "a shard problem makes Placed False with its reason",
@@ -285,12 +285,12 @@ func TestStatusConditions(t *testing.T) {
 				s.copyProblem("c2", reasonShardConflict, "left alone")
 				s.published("web.ns.fed.svc.example.com", []dnsendpoint.Cluster{east1}, 2)
 			},
-			want: map[string]string{CondValid: "True/Valid", CondPlaced: "False/ShardConflict", CondPublished: "True/Published"}, global: true,
+			want: map[string]string{kfedv1alpha1.ConditionValid: "True/Valid", kfedv1alpha1.ConditionPlaced: "False/ShardConflict", kfedv1alpha1.ConditionPublished: "True/Published"}, global: true,
 		},
 		{
 			name: "no placed cluster Ready",
 			fill: func(s *status) { s.offline("c1"); s.published("web.ns.fed.svc.example.com", nil, 1) },
-			want: map[string]string{CondValid: "True/Valid", CondPlaced: "False/NoClusterReady", CondPublished: "False/WaitingForIngress"},
+			want: map[string]string{kfedv1alpha1.ConditionValid: "True/Valid", kfedv1alpha1.ConditionPlaced: "False/NoClusterReady", kfedv1alpha1.ConditionPublished: "False/WaitingForIngress"},
 		},
 		{
 			name: "unknown clusters in the placement",
@@ -298,7 +298,7 @@ func TestStatusConditions(t *testing.T) {
 				s.placementWarning("names clusters that are not joined: gone")
 				s.published("web.ns.fed.svc.example.com", []dnsendpoint.Cluster{east1}, 1)
 			},
-			want: map[string]string{CondValid: "True/Valid", CondPlaced: "False/UnknownClusters", CondPublished: "True/Published"}, global: true,
+			want: map[string]string{kfedv1alpha1.ConditionValid: "True/Valid", kfedv1alpha1.ConditionPlaced: "False/UnknownClusters", kfedv1alpha1.ConditionPublished: "True/Published"}, global: true,
 		},
 		{
 			name: "a provider left a name alone",
@@ -306,7 +306,7 @@ func TestStatusConditions(t *testing.T) {
 				s.published("web.ns.fed.svc.example.com", []dnsendpoint.Cluster{east1}, 1)
 				s.providers([]extdnsv1alpha1.PublisherStatus{{Provider: "route53", ObservedGeneration: 3, Conflicts: []string{"c1.web"}}}, 3)
 			},
-			want: map[string]string{CondValid: "True/Valid", CondPlaced: "True/Placed", CondPublished: "True/Published", CondDNSPublished: "False/DNSConflict",
+			want: map[string]string{kfedv1alpha1.ConditionValid: "True/Valid", kfedv1alpha1.ConditionPlaced: "True/Placed", kfedv1alpha1.ConditionPublished: "True/Published", kfedv1alpha1.ConditionDNSPublished: "False/DNSConflict",
 				"kfed.io/Programmed-route53": "False/DNSConflict"}, global: true,
 		},
 		{
@@ -315,7 +315,7 @@ func TestStatusConditions(t *testing.T) {
 				s.published("web.ns.fed.svc.example.com", []dnsendpoint.Cluster{east1}, 1)
 				s.providers([]extdnsv1alpha1.PublisherStatus{{Provider: "rfc2136", ObservedGeneration: 2}}, 3)
 			},
-			want: map[string]string{CondValid: "True/Valid", CondPlaced: "True/Placed", CondPublished: "True/Published", CondDNSPublished: "False/Publishing",
+			want: map[string]string{kfedv1alpha1.ConditionValid: "True/Valid", kfedv1alpha1.ConditionPlaced: "True/Placed", kfedv1alpha1.ConditionPublished: "True/Published", kfedv1alpha1.ConditionDNSPublished: "False/Publishing",
 				"kfed.io/Programmed-rfc2136": "Unknown/Publishing"}, global: true,
 		},
 		{
@@ -325,7 +325,7 @@ func TestStatusConditions(t *testing.T) {
 				s.providers([]extdnsv1alpha1.PublisherStatus{{Provider: "rfc2136", ObservedGeneration: 3},
 					{Provider: "route53", ObservedGeneration: 2, Error: "InvalidChangeBatch: RRSet of type A with DNS name c1.web is not permitted"}}, 3)
 			},
-			want: map[string]string{CondValid: "True/Valid", CondPlaced: "True/Placed", CondPublished: "True/Published", CondDNSPublished: "False/ProviderError",
+			want: map[string]string{kfedv1alpha1.ConditionValid: "True/Valid", kfedv1alpha1.ConditionPlaced: "True/Placed", kfedv1alpha1.ConditionPublished: "True/Published", kfedv1alpha1.ConditionDNSPublished: "False/ProviderError",
 				"kfed.io/Programmed-rfc2136": "True/Programmed", "kfed.io/Programmed-route53": "False/ProviderError"}, global: true,
 		},
 	}
@@ -407,7 +407,7 @@ func TestDecideAppliesTheCheckersVerdicts(t *testing.T) {
 		checkers  []publish.Checker
 		published *extdnsv1alpha1.DNSEndpoint
 		wantOut   bool   // c2 judged unhealthy: out of the shared names unless none is healthy
-		cond      string // CondHealthy "Status/Reason", "" for none
+		cond      string // kfedv1alpha1.ConditionHealthy "Status/Reason", "" for none
 	}{
 		{name: "no checker configured: every endpoint is in", published: publishedWith(t, east1, sick, eu), cond: ""},
 		{name: "two of three fresh checkers see it down: out",
@@ -470,7 +470,7 @@ func TestDecideAppliesTheCheckersVerdicts(t *testing.T) {
 			st.apply(svc)
 			cond := ""
 			for _, c := range svc.Status.Conditions {
-				if c.Type == CondHealthy {
+				if c.Type == kfedv1alpha1.ConditionHealthy {
 					cond = string(c.Status) + "/" + c.Reason
 					if c.Status == "False" && !strings.Contains(c.Message, "c2 (") {
 						t.Errorf("condition does not name the endpoint that is out: %s", c.Message)
@@ -478,7 +478,7 @@ func TestDecideAppliesTheCheckersVerdicts(t *testing.T) {
 				}
 			}
 			if cond != tt.cond {
-				t.Errorf("%s = %q, want %q", CondHealthy, cond, tt.cond)
+				t.Errorf("%s = %q, want %q", kfedv1alpha1.ConditionHealthy, cond, tt.cond)
 			}
 		})
 	}

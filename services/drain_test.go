@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/failover"
 	"github.com/kfed-io/kfed/publish"
 	"github.com/kfed-io/kfed/services/serviceconfig"
@@ -28,7 +29,7 @@ func TestDecideDrainedCluster(t *testing.T) {
 		policy  *failover.Policy
 		global  []string // clusters at the global name
 		own     []string // clusters at their own names
-		cond    string   // publish.CondDrained "Status/Reason", "" for none
+		cond    string   // kfedv1alpha1.ConditionDrained "Status/Reason", "" for none
 	}{
 		{name: "nothing drained: no condition", placed: []dnsendpoint.Cluster{east1, east2, eu},
 			global: []string{"c1", "c2", "c3"}, own: []string{"c1", "c2", "c3"}},
@@ -85,14 +86,14 @@ func TestDecideDrainedCluster(t *testing.T) {
 			svc := testService()
 			d.status.apply(svc)
 			got := ""
-			if c := meta.FindStatusCondition(svc.Status.Conditions, publish.CondDrained); c != nil {
+			if c := meta.FindStatusCondition(svc.Status.Conditions, kfedv1alpha1.ConditionDrained); c != nil {
 				got = string(c.Status) + "/" + c.Reason
 				if !strings.Contains(c.Message, tt.drained[0]) {
-					t.Errorf("%s says %q, not naming %s", publish.CondDrained, c.Message, tt.drained[0])
+					t.Errorf("%s says %q, not naming %s", kfedv1alpha1.ConditionDrained, c.Message, tt.drained[0])
 				}
 			}
 			if got != tt.cond {
-				t.Errorf("%s = %q, want %q", publish.CondDrained, got, tt.cond)
+				t.Errorf("%s = %q, want %q", kfedv1alpha1.ConditionDrained, got, tt.cond)
 			}
 		})
 	}

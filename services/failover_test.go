@@ -1,11 +1,13 @@
 package services
 
 import (
-	"github.com/kfed-io/kfed/publish"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/publish"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
@@ -41,7 +43,7 @@ func TestDecideFailover(t *testing.T) {
 		global    []string // clusters at the global name
 		region    string   // what the us-east1 region name holds: "A" or "CNAME"
 		active    string
-		cond      string // CondFailover "Status/Reason"
+		cond      string // kfedv1alpha1.ConditionFailover "Status/Reason"
 		due       bool
 	}{
 		{name: "the first place serves: the others leave every shared name",
@@ -101,9 +103,9 @@ func TestDecideFailover(t *testing.T) {
 			}
 			svc := testService()
 			st.apply(svc)
-			c := meta.FindStatusCondition(svc.Status.Conditions, CondFailover)
+			c := meta.FindStatusCondition(svc.Status.Conditions, kfedv1alpha1.ConditionFailover)
 			if c == nil || string(c.Status)+"/"+c.Reason != tt.cond || !strings.Contains(c.Message, tt.active) {
-				t.Errorf("%s = %+v, want %s naming %s", CondFailover, c, tt.cond, tt.active)
+				t.Errorf("%s = %+v, want %s naming %s", kfedv1alpha1.ConditionFailover, c, tt.cond, tt.active)
 			}
 		})
 	}
@@ -122,7 +124,7 @@ func TestDecideWithoutFailoverHasNoCondition(t *testing.T) {
 	}
 	svc := testService()
 	st.apply(svc)
-	if meta.FindStatusCondition(svc.Status.Conditions, CondFailover) != nil {
+	if meta.FindStatusCondition(svc.Status.Conditions, kfedv1alpha1.ConditionFailover) != nil {
 		t.Error("a weighted Service has a failover condition")
 	}
 }

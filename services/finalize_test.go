@@ -42,7 +42,7 @@ func TestFinalizeDeletesADNSEndpointTheCacheHasNotSeen(t *testing.T) {
 			}
 			now := metav1.Now()
 			svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{
-				Namespace: "shop", Name: "web", UID: "u1", Finalizers: []string{Finalizer}, DeletionTimestamp: &now,
+				Namespace: "shop", Name: "web", UID: "u1", Finalizers: []string{kfedv1alpha1.FinalizerService}, DeletionTimestamp: &now,
 			}}
 			ep := &extdnsv1alpha1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{
 				Namespace: "shop", Name: "web",

@@ -168,7 +168,7 @@ func countServices(list []corev1.Service) (counts map[[2]string]int, failingOpen
 		if !IsFederated(svc) {
 			continue
 		}
-		for _, typ := range []string{CondValid, CondPlaced, CondPublished, CondHealthy} {
+		for _, typ := range []string{kfedv1alpha1.ConditionValid, kfedv1alpha1.ConditionPlaced, kfedv1alpha1.ConditionPublished, kfedv1alpha1.ConditionHealthy} {
 			st := "Unknown"
 			if cond := meta.FindStatusCondition(svc.Status.Conditions, typ); cond != nil {
 				st = string(cond.Status)
@@ -177,10 +177,10 @@ func countServices(list []corev1.Service) (counts map[[2]string]int, failingOpen
 		}
 		// DNSPublished exists only where a DNS provider publishes, so it
 		// is counted only where it is set.
-		if cond := meta.FindStatusCondition(svc.Status.Conditions, CondDNSPublished); cond != nil {
-			counts[[2]string{CondDNSPublished, string(cond.Status)}]++
+		if cond := meta.FindStatusCondition(svc.Status.Conditions, kfedv1alpha1.ConditionDNSPublished); cond != nil {
+			counts[[2]string{kfedv1alpha1.ConditionDNSPublished, string(cond.Status)}]++
 		}
-		if cond := meta.FindStatusCondition(svc.Status.Conditions, CondHealthy); cond != nil && cond.Reason == reasonNoneHealthy {
+		if cond := meta.FindStatusCondition(svc.Status.Conditions, kfedv1alpha1.ConditionHealthy); cond != nil && cond.Reason == reasonNoneHealthy {
 			failingOpen++
 		}
 	}

@@ -5,6 +5,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 )
 
 func TestServiceMetricsCountConditionsAndFailingOpen(t *testing.T) {
@@ -24,18 +26,18 @@ func TestServiceMetricsCountConditionsAndFailingOpen(t *testing.T) {
 		want            map[[2]string]int
 		wantFailingOpen int
 	}{
-		{"a Service not federated is not counted", []corev1.Service{svc(false, cond(CondValid, "True", reasonValid))},
+		{"a Service not federated is not counted", []corev1.Service{svc(false, cond(kfedv1alpha1.ConditionValid, "True", reasonValid))},
 			map[[2]string]int{}, 0},
 		{"conditions not set yet count as Unknown, but DNSPublished only where set",
-			[]corev1.Service{svc(true, cond(CondValid, "True", reasonValid))},
-			map[[2]string]int{{CondValid, "True"}: 1, {CondPlaced, "Unknown"}: 1, {CondPublished, "Unknown"}: 1, {CondHealthy, "Unknown"}: 1}, 0},
+			[]corev1.Service{svc(true, cond(kfedv1alpha1.ConditionValid, "True", reasonValid))},
+			map[[2]string]int{{kfedv1alpha1.ConditionValid, "True"}: 1, {kfedv1alpha1.ConditionPlaced, "Unknown"}: 1, {kfedv1alpha1.ConditionPublished, "Unknown"}: 1, {kfedv1alpha1.ConditionHealthy, "Unknown"}: 1}, 0},
 		{"a DNS conflict counts DNSPublished False",
-			[]corev1.Service{svc(true, cond(CondDNSPublished, "False", reasonDNSConflict)), svc(true, cond(CondDNSPublished, "True", reasonDNSPublished))},
-			map[[2]string]int{{CondValid, "Unknown"}: 2, {CondPlaced, "Unknown"}: 2, {CondPublished, "Unknown"}: 2, {CondHealthy, "Unknown"}: 2,
-				{CondDNSPublished, "False"}: 1, {CondDNSPublished, "True"}: 1}, 0},
+			[]corev1.Service{svc(true, cond(kfedv1alpha1.ConditionDNSPublished, "False", reasonDNSConflict)), svc(true, cond(kfedv1alpha1.ConditionDNSPublished, "True", reasonDNSPublished))},
+			map[[2]string]int{{kfedv1alpha1.ConditionValid, "Unknown"}: 2, {kfedv1alpha1.ConditionPlaced, "Unknown"}: 2, {kfedv1alpha1.ConditionPublished, "Unknown"}: 2, {kfedv1alpha1.ConditionHealthy, "Unknown"}: 2,
+				{kfedv1alpha1.ConditionDNSPublished, "False"}: 1, {kfedv1alpha1.ConditionDNSPublished, "True"}: 1}, 0},
 		{"no endpoint healthy fails open; some unhealthy does not",
-			[]corev1.Service{svc(true, cond(CondHealthy, "False", reasonNoneHealthy)), svc(true, cond(CondHealthy, "False", reasonUnhealthy))},
-			map[[2]string]int{{CondValid, "Unknown"}: 2, {CondPlaced, "Unknown"}: 2, {CondPublished, "Unknown"}: 2, {CondHealthy, "False"}: 2}, 1},
+			[]corev1.Service{svc(true, cond(kfedv1alpha1.ConditionHealthy, "False", reasonNoneHealthy)), svc(true, cond(kfedv1alpha1.ConditionHealthy, "False", reasonUnhealthy))},
+			map[[2]string]int{{kfedv1alpha1.ConditionValid, "Unknown"}: 2, {kfedv1alpha1.ConditionPlaced, "Unknown"}: 2, {kfedv1alpha1.ConditionPublished, "Unknown"}: 2, {kfedv1alpha1.ConditionHealthy, "False"}: 2}, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -12,18 +12,6 @@ import (
 	"github.com/kfed-io/kfed/clusters"
 )
 
-// Markers kfed puts on shards (the member-object rule of package clusters).
-const (
-	// AnnotationOrigin is the namespace/name of the control-plane Service a
-	// shard mirrors.
-	AnnotationOrigin = clusters.AnnotationOrigin
-	// AnnotationAdopted marks a shard that existed before kfed took it over;
-	// kfed never deletes such a shard, it only lets go of it.
-	AnnotationAdopted = clusters.AnnotationAdopted
-	// Finalizer holds a federated Service until its shards and records are gone.
-	Finalizer = "kfed.io/service-cleanup"
-)
-
 // matches reports whether an existing Service that kfed did not create is
 // close enough to the federated one to be taken over: a load balancer with
 // the same selector and the same ports.

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/publish"
 )
@@ -47,7 +48,7 @@ func TestDecideCopies(t *testing.T) {
 			switch {
 			case a.adopt:
 				got = "adopt"
-			case a.want != nil && a.want.Annotations[AnnotationAdopted] == "true":
+			case a.want != nil && a.want.Annotations[kfedv1alpha1.AnnotationAdopted] == "true":
 				got = "write adopted"
 			case a.want != nil:
 				got = "write"
@@ -55,7 +56,7 @@ func TestDecideCopies(t *testing.T) {
 			if got != tt.want || a.placed != tt.placed {
 				t.Fatalf("action %s (placed %v), want %s", got, a.placed, tt.want)
 			}
-			if a.want != nil && a.want.Annotations[AnnotationOrigin] != "ns/web" {
+			if a.want != nil && a.want.Annotations[kfedv1alpha1.AnnotationOrigin] != "ns/web" {
 				t.Errorf("the shard to write is not marked as web's: %v", a.want.Annotations)
 			}
 			if !tt.placed {

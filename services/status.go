@@ -12,33 +12,10 @@ import (
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/failover"
 	"github.com/kfed-io/kfed/healthcheck"
 	"github.com/kfed-io/kfed/publish"
-)
-
-// Condition types kfed sets on a federated Service.
-const (
-	// CondValid is False when the Service's spec or annotations cannot be
-	// federated; kfed then changes nothing of it until they are fixed.
-	CondValid = "kfed.io/Valid"
-	// CondPlaced is True when every placed, Ready cluster has its shard.
-	CondPlaced = "kfed.io/Placed"
-	// CondPublished is True when the DNS records have at least one endpoint.
-	CondPublished = "kfed.io/Published"
-	// CondHealthy is True when every endpoint the health checkers judge is
-	// healthy, and False, naming the ones that are out and why, when not.
-	// Absent when no checker is configured.
-	CondHealthy = "kfed.io/Healthy"
-	// CondDNSPublished is True when every DNS provider kfed publishes to holds
-	// the current records, and False when one leaves a name alone because a
-	// record kfed does not own holds it, or failed to publish them. Absent
-	// when no provider is set up. Each provider also has its own condition
-	// (publish.CondProgrammedPrefix + provider).
-	CondDNSPublished = "kfed.io/DNSPublished"
-	// CondFailover says, for a Service routed by failover, which place
-	// serves, why and since when.
-	CondFailover = "kfed.io/Failover"
 )
 
 // Condition reasons.
@@ -154,10 +131,10 @@ func (s *status) apply(svc *corev1.Service) {
 	}
 	if s.invalidReason != "" {
 		// Placed and Published keep saying what they said before.
-		set(CondValid, false, s.invalidReason, s.invalidMsg)
+		set(kfedv1alpha1.ConditionValid, false, s.invalidReason, s.invalidMsg)
 		return
 	}
-	set(CondValid, true, reasonValid, "spec and annotations are valid")
+	set(kfedv1alpha1.ConditionValid, true, reasonValid, "spec and annotations are valid")
 
 	switch {
 	case len(s.problems) > 0:
@@ -165,19 +142,19 @@ func (s *status) apply(svc *corev1.Service) {
 		for _, p := range s.problems {
 			msgs = append(msgs, p.msg)
 		}
-		set(CondPlaced, false, s.problems[0].reason, strings.Join(msgs, "; "))
+		set(kfedv1alpha1.ConditionPlaced, false, s.problems[0].reason, strings.Join(msgs, "; "))
 	case s.unknownClusters != "":
-		set(CondPlaced, false, reasonUnknownClusters, s.unknownClusters)
+		set(kfedv1alpha1.ConditionPlaced, false, reasonUnknownClusters, s.unknownClusters)
 	case s.placed == 0:
-		set(CondPlaced, false, reasonNoClusterReady, "the placement selects no joined cluster")
+		set(kfedv1alpha1.ConditionPlaced, false, reasonNoClusterReady, "the placement selects no joined cluster")
 	case s.placed == len(s.notReady):
-		set(CondPlaced, false, reasonNoClusterReady, "no placed cluster is Ready: "+strings.Join(s.notReady, ", "))
+		set(kfedv1alpha1.ConditionPlaced, false, reasonNoClusterReady, "no placed cluster is Ready: "+strings.Join(s.notReady, ", "))
 	default:
 		msg := fmt.Sprintf("shards in %d of %d placed clusters", s.placed-len(s.notReady), s.placed)
 		if len(s.notReady) > 0 {
 			msg += "; not Ready: " + strings.Join(s.notReady, ", ")
 		}
-		set(CondPlaced, true, reasonPlaced, msg)
+		set(kfedv1alpha1.ConditionPlaced, true, reasonPlaced, msg)
 	}
 
 	if !s.reached {
@@ -188,20 +165,20 @@ func (s *status) apply(svc *corev1.Service) {
 		if len(s.waitingOn) > 0 {
 			msg += " (waiting on " + strings.Join(s.waitingOn, ", ") + ")"
 		}
-		set(CondPublished, false, reasonWaiting, msg)
+		set(kfedv1alpha1.ConditionPublished, false, reasonWaiting, msg)
 		return
 	}
 	msg := fmt.Sprintf("%s has endpoints in %s", s.global, strings.Join(s.endpoints, ", "))
 	if len(s.waitingOn) > 0 {
 		msg += "; waiting for ingress in " + strings.Join(s.waitingOn, ", ")
 	}
-	set(CondPublished, true, reasonPublished, msg)
+	set(kfedv1alpha1.ConditionPublished, true, reasonPublished, msg)
 	if svc.Spec.Type == corev1.ServiceTypeLoadBalancer {
 		svc.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{Hostname: s.global}}
 	}
 	if len(s.verdicts) == 0 {
 		// No checker is configured (any more): nothing judges health.
-		meta.RemoveStatusCondition(&svc.Status.Conditions, CondHealthy)
+		meta.RemoveStatusCondition(&svc.Status.Conditions, kfedv1alpha1.ConditionHealthy)
 	}
 	s.applyHealth(set)
 	s.applyDNS(set)
@@ -210,16 +187,16 @@ func (s *status) apply(svc *corev1.Service) {
 	s.drain.SetCondition(&svc.Status.Conditions, s.gen)
 }
 
-// applyFailover turns the failover decision into CondFailover, which is
+// applyFailover turns the failover decision into kfedv1alpha1.ConditionFailover, which is
 // True while a place of the order serves and False when none is up (every
 // cluster serves); a Service not routed by failover has none.
 func (s *status) applyFailover(svc *corev1.Service) {
 	d := s.failoverDecision
 	if d == nil {
-		meta.RemoveStatusCondition(&svc.Status.Conditions, CondFailover)
+		meta.RemoveStatusCondition(&svc.Status.Conditions, kfedv1alpha1.ConditionFailover)
 		return
 	}
-	cond := metav1.Condition{Type: CondFailover, Status: metav1.ConditionTrue, Reason: d.Reason, ObservedGeneration: s.gen, Message: d.Message}
+	cond := metav1.Condition{Type: kfedv1alpha1.ConditionFailover, Status: metav1.ConditionTrue, Reason: d.Reason, ObservedGeneration: s.gen, Message: d.Message}
 	if d.State.Active == "" {
 		cond.Status = metav1.ConditionFalse
 	} else {
@@ -228,7 +205,7 @@ func (s *status) applyFailover(svc *corev1.Service) {
 	meta.SetStatusCondition(&svc.Status.Conditions, cond)
 }
 
-// applyHealth turns the checkers' verdicts into CondHealthy.
+// applyHealth turns the checkers' verdicts into kfedv1alpha1.ConditionHealthy.
 func (s *status) applyHealth(set func(typ string, ok bool, reason, msg string)) {
 	if len(s.verdicts) == 0 {
 		return
@@ -242,17 +219,17 @@ func (s *status) applyHealth(set func(typ string, ok bool, reason, msg string)) 
 	n := len(s.verdicts)
 	switch {
 	case len(out) == 0:
-		set(CondHealthy, true, reasonHealthy, fmt.Sprintf("%d of %d endpoints healthy", n, n))
+		set(kfedv1alpha1.ConditionHealthy, true, reasonHealthy, fmt.Sprintf("%d of %d endpoints healthy", n, n))
 	case len(out) == n:
-		set(CondHealthy, false, reasonNoneHealthy, fmt.Sprintf("no endpoint is healthy, so %s keeps all of them (fail open): %s",
+		set(kfedv1alpha1.ConditionHealthy, false, reasonNoneHealthy, fmt.Sprintf("no endpoint is healthy, so %s keeps all of them (fail open): %s",
 			s.global, strings.Join(out, "; ")))
 	default:
-		set(CondHealthy, false, reasonUnhealthy, fmt.Sprintf("%d of %d endpoints healthy; out of DNS: %s",
+		set(kfedv1alpha1.ConditionHealthy, false, reasonUnhealthy, fmt.Sprintf("%d of %d endpoints healthy; out of DNS: %s",
 			n-len(out), n, strings.Join(out, "; ")))
 	}
 }
 
-// applyDNS turns the providers' reports into CondDNSPublished.
+// applyDNS turns the providers' reports into kfedv1alpha1.ConditionDNSPublished.
 func (s *status) applyDNS(set func(typ string, ok bool, reason, msg string)) {
 	if len(s.publishers) == 0 {
 		return
@@ -272,12 +249,12 @@ func (s *status) applyDNS(set func(typ string, ok bool, reason, msg string)) {
 	}
 	switch {
 	case len(conflicts) > 0:
-		set(CondDNSPublished, false, reasonDNSConflict, strings.Join(conflicts, "; "))
+		set(kfedv1alpha1.ConditionDNSPublished, false, reasonDNSConflict, strings.Join(conflicts, "; "))
 	case len(failed) > 0:
-		set(CondDNSPublished, false, publish.ReasonProviderError, "not published: "+strings.Join(failed, "; "))
+		set(kfedv1alpha1.ConditionDNSPublished, false, publish.ReasonProviderError, "not published: "+strings.Join(failed, "; "))
 	case len(pending) > 0:
-		set(CondDNSPublished, false, reasonDNSPending, "not yet published to "+strings.Join(pending, ", "))
+		set(kfedv1alpha1.ConditionDNSPublished, false, reasonDNSPending, "not yet published to "+strings.Join(pending, ", "))
 	default:
-		set(CondDNSPublished, true, reasonDNSPublished, "published to "+strings.Join(done, ", "))
+		set(kfedv1alpha1.ConditionDNSPublished, true, reasonDNSPublished, "published to "+strings.Join(done, ", "))
 	}
 }

@@ -55,7 +55,7 @@ func (c *Controller) publisher() publish.Publisher {
 // finalize removes what kfed made for svc — shards it created, its
 // DNSEndpoint — lets go of adopted shards, and drops the finalizer.
 func (c *Controller) finalize(ctx context.Context, svc *corev1.Service) error {
-	if !controllerutil.ContainsFinalizer(svc, Finalizer) {
+	if !controllerutil.ContainsFinalizer(svc, kfedv1alpha1.FinalizerService) {
 		return nil
 	}
 	key := client.ObjectKeyFromObject(svc)
@@ -71,7 +71,7 @@ func (c *Controller) finalize(ctx context.Context, svc *corev1.Service) error {
 		return err
 	}
 	patch := client.MergeFrom(svc.DeepCopy())
-	controllerutil.RemoveFinalizer(svc, Finalizer)
+	controllerutil.RemoveFinalizer(svc, kfedv1alpha1.FinalizerService)
 	if !IsFederated(svc) && svc.DeletionTimestamp == nil {
 		// No longer federated: take back the global hostname and our conditions.
 		svc.Status.LoadBalancer.Ingress = slices.DeleteFunc(svc.Status.LoadBalancer.Ingress,
@@ -84,7 +84,7 @@ func (c *Controller) finalize(ctx context.Context, svc *corev1.Service) error {
 			return err
 		}
 		patch = client.MergeFrom(svc.DeepCopy())
-		controllerutil.RemoveFinalizer(svc, Finalizer)
+		controllerutil.RemoveFinalizer(svc, kfedv1alpha1.FinalizerService)
 	}
 	if err := c.Fed.Patch(ctx, svc, patch); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("removing finalizer: %w", err)

@@ -62,10 +62,6 @@ func ParseComponent(s string) (Component, error) {
 // ServiceAccount is the name of c's ServiceAccount in a member namespace.
 func (c Component) ServiceAccount() string { return "kfed-" + string(c) }
 
-// LabelToken marks the Secrets that c's tokens are bound to (value: the
-// component).
-const LabelToken = "kfed.io/token-for"
-
 // roles are the ClusterRoles of deploy/identities/roles.yaml.
 func roles() ([]rbacv1.ClusterRole, error) {
 	d := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(identities.Roles), 4096)
@@ -200,7 +196,7 @@ func Issue(ctx context.Context, cl client.Client, cluster string, c Component, d
 	ns := kfedv1alpha1.MemberNamespace(cluster)
 	bound := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{GenerateName: c.ServiceAccount() + "-token-", Namespace: ns,
-			Labels: merge(labels(cluster), map[string]string{LabelToken: string(c)})},
+			Labels: merge(labels(cluster), map[string]string{kfedv1alpha1.LabelTokenFor: string(c)})},
 		// It holds nothing: it exists so that deleting it revokes the token.
 		Type: corev1.SecretTypeOpaque,
 	}
@@ -225,7 +221,7 @@ func Issue(ctx context.Context, cl client.Client, cluster string, c Component, d
 func RevokeOthers(ctx context.Context, cl client.Client, cluster string, c Component, keep string) error {
 	var list corev1.SecretList
 	if err := cl.List(ctx, &list, client.InNamespace(kfedv1alpha1.MemberNamespace(cluster)),
-		client.MatchingLabels{LabelToken: string(c)}); err != nil {
+		client.MatchingLabels{kfedv1alpha1.LabelTokenFor: string(c)}); err != nil {
 		return fmt.Errorf("listing the tokens of %s's %s: %w", cluster, c, err)
 	}
 	var errs []error

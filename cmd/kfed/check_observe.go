@@ -197,7 +197,7 @@ func readLease(ctx context.Context, fed client.Client, namespace, name string) l
 	if err != nil {
 		return leaseFacts{err: err}
 	}
-	f := leaseFacts{found: true, renewed: renewTime(&l), version: l.Annotations[manager.AnnotationVersion]}
+	f := leaseFacts{found: true, renewed: renewTime(&l), version: l.Annotations[kfedv1alpha1.AnnotationControllerVersion]}
 	if l.Spec.HolderIdentity != nil {
 		f.holder = *l.Spec.HolderIdentity
 	}

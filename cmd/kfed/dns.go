@@ -16,10 +16,10 @@ import (
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/dnsprovider"
 	"github.com/kfed-io/kfed/dnssync"
 	"github.com/kfed-io/kfed/failover"
-	"github.com/kfed-io/kfed/publish"
 )
 
 func newDNSCommand() *cobra.Command {
@@ -229,7 +229,7 @@ func toRecords(eps []extdnsv1alpha1.DNSEndpoint, placed map[dnsprovider.Key]bool
 // Service of the same name, or the Gateway, Ingress or ServiceExport its
 // kfed.io/hostnames-of annotation names.
 func owner(ep *extdnsv1alpha1.DNSEndpoint) string {
-	if of := ep.Annotations[publish.AnnotationOrigin]; of != "" {
+	if of := ep.Annotations[kfedv1alpha1.AnnotationHostnamesOf]; of != "" {
 		return of
 	}
 	return ep.Namespace + "/" + ep.Name

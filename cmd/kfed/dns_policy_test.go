@@ -9,6 +9,7 @@ import (
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/failover"
 	"github.com/kfed-io/kfed/geo/regions"
 	"github.com/kfed-io/kfed/mcs"
@@ -30,8 +31,8 @@ func TestPlanNamesPolicyAndOwner(t *testing.T) {
 			"failover: europe-west1", "default/db"},
 		{"by failover, no place up", ep(map[string]string{dnsendpoint.AnnotationFailover: failover.State{}.Encode()}),
 			"failover (no place up: all)", "default/db"},
-		{"a Gateway's names", ep(map[string]string{publish.AnnotationOrigin: "Gateway shop/front"}), "weighted", "Gateway shop/front"},
-		{"the names of a LoadBalancer Service's exports", ep(map[string]string{publish.AnnotationOrigin: mcs.Origin(types.NamespacedName{Namespace: "default", Name: "db"})}),
+		{"a Gateway's names", ep(map[string]string{kfedv1alpha1.AnnotationHostnamesOf: "Gateway shop/front"}), "weighted", "Gateway shop/front"},
+		{"the names of a LoadBalancer Service's exports", ep(map[string]string{kfedv1alpha1.AnnotationHostnamesOf: mcs.Origin(types.NamespacedName{Namespace: "default", Name: "db"})}),
 			"weighted", "ServiceExport default/db"},
 	}
 	for _, tt := range tests {

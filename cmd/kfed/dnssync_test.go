@@ -18,11 +18,11 @@ import (
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/dnsprovider"
 	"github.com/kfed-io/kfed/dnsprovider/rfc2136"
 	"github.com/kfed-io/kfed/manager"
-	"github.com/kfed-io/kfed/services"
 	"github.com/kfed-io/kfed/test/bindtest"
 	"github.com/kfed-io/kfed/test/fedtest"
 	"github.com/kfed-io/kfed/test/framework"
@@ -65,7 +65,7 @@ func dnsSyncPublishesAFederatedServiceToBIND(t *testing.T, f *framework.Federati
 
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
-		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, LoadBalancerClass: new(services.LoadBalancerClass),
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, LoadBalancerClass: new(kfedv1alpha1.LoadBalancerClassGlobal),
 			Ports: []corev1.ServicePort{{Name: "http", Port: 8080}}},
 	}
 	fedtest.DeleteServicesAtEnd(t, f, client.ObjectKeyFromObject(svc))
@@ -76,7 +76,7 @@ func dnsSyncPublishesAFederatedServiceToBIND(t *testing.T, f *framework.Federati
 		if err := fed.Get(ctx, client.ObjectKeyFromObject(svc), svc); err != nil {
 			return err
 		}
-		if c := meta.FindStatusCondition(svc.Status.Conditions, services.CondPublished); c == nil || !strings.Contains(c.Message, "cluster-1, cluster-2") {
+		if c := meta.FindStatusCondition(svc.Status.Conditions, kfedv1alpha1.ConditionPublished); c == nil || !strings.Contains(c.Message, "cluster-1, cluster-2") {
 			return fmt.Errorf("Published %+v", c)
 		}
 		return nil

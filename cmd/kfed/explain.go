@@ -220,7 +220,7 @@ func federationOf(eps []extdnsv1alpha1.DNSEndpoint, name string) (string, error)
 
 // ownerOf reads the metadata of the federated object ep publishes: its
 // controller in ep's namespace, or the Gateway or Ingress its
-// publish.AnnotationOrigin names ("Kind namespace/name"), which kfed
+// kfedv1alpha1.AnnotationHostnamesOf names ("Kind namespace/name"), which kfed
 // publishes from its own namespace.
 func ownerOf(ctx context.Context, fed client.Client, ep *extdnsv1alpha1.DNSEndpoint) (explain.Owner, bool) {
 	var (
@@ -234,7 +234,7 @@ func ownerOf(ctx context.Context, fed client.Client, ep *extdnsv1alpha1.DNSEndpo
 		}
 		gvk, key = gv.WithKind(ref.Kind), client.ObjectKey{Namespace: ep.Namespace, Name: ref.Name}
 	} else {
-		kind, nn, _ := strings.Cut(ep.Annotations[publish.AnnotationOrigin], " ")
+		kind, nn, _ := strings.Cut(ep.Annotations[kfedv1alpha1.AnnotationHostnamesOf], " ")
 		ns, name, ok := strings.Cut(nn, "/")
 		origins := map[string]schema.GroupVersionKind{
 			"Gateway": {Group: "gateway.networking.k8s.io", Version: "v1", Kind: "Gateway"},

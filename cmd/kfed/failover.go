@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/services"
 	"github.com/kfed-io/kfed/services/serviceconfig"
 )
@@ -55,16 +56,16 @@ which a GitOps tool can write too; kfed status shows which place serves, why and
 			}
 			cfg, _ := serviceconfig.Parse(svc.Annotations)
 			if cfg.Routing != serviceconfig.RoutingFailover {
-				return fmt.Errorf("service %s is not routed by failover (annotation %s: %s)", key, serviceconfig.AnnotationRouting, serviceconfig.RoutingFailover)
+				return fmt.Errorf("service %s is not routed by failover (annotation %s: %s)", key, kfedv1alpha1.AnnotationRouting, serviceconfig.RoutingFailover)
 			}
 			patch := client.MergeFrom(svc.DeepCopy())
 			if auto {
-				delete(svc.Annotations, serviceconfig.AnnotationFailoverPin)
+				delete(svc.Annotations, kfedv1alpha1.AnnotationFailoverPin)
 			} else {
 				if !slices.Contains(cfg.Failover.Order, to) {
-					return fmt.Errorf("%q is not a place of %s's %s %v", to, key, serviceconfig.AnnotationFailoverOrder, cfg.Failover.Order)
+					return fmt.Errorf("%q is not a place of %s's %s %v", to, key, kfedv1alpha1.AnnotationFailoverOrder, cfg.Failover.Order)
 				}
-				svc.Annotations[serviceconfig.AnnotationFailoverPin] = to
+				svc.Annotations[kfedv1alpha1.AnnotationFailoverPin] = to
 			}
 			if err := fed.Patch(cmd.Context(), &svc, patch); err != nil {
 				return fmt.Errorf("annotating service %s: %w", key, err)

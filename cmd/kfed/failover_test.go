@@ -9,8 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kfed-io/kfed/services"
-	"github.com/kfed-io/kfed/services/serviceconfig"
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/test/fedtest"
 	"github.com/kfed-io/kfed/test/framework"
 )
@@ -24,12 +23,12 @@ func failoverCommandPinsAndReleases(t *testing.T, f *framework.Federation) {
 	svc := func(name string, annotations map[string]string) *corev1.Service {
 		return &corev1.Service{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, Annotations: annotations},
-			Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, LoadBalancerClass: new(services.LoadBalancerClass),
+			Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, LoadBalancerClass: new(kfedv1alpha1.LoadBalancerClassGlobal),
 				Ports: []corev1.ServicePort{{Name: "pg", Port: 5432}}},
 		}
 	}
 	for _, s := range []*corev1.Service{
-		svc("db", map[string]string{serviceconfig.AnnotationRouting: "failover", serviceconfig.AnnotationFailoverOrder: "europe-west1,us-east1"}),
+		svc("db", map[string]string{kfedv1alpha1.AnnotationRouting: "failover", kfedv1alpha1.AnnotationFailoverOrder: "europe-west1,us-east1"}),
 		svc("web", nil),
 	} {
 		fedtest.DeleteAtEnd(t, fed, s.DeepCopy())
@@ -42,7 +41,7 @@ func failoverCommandPinsAndReleases(t *testing.T, f *framework.Federation) {
 		if err := fed.Get(ctx, client.ObjectKey{Namespace: "default", Name: "db"}, &s); err != nil {
 			t.Fatal(err)
 		}
-		return s.Annotations[serviceconfig.AnnotationFailoverPin]
+		return s.Annotations[kfedv1alpha1.AnnotationFailoverPin]
 	}
 	kc := []string{"--kubeconfig", f.Kubeconfig}
 	tests := []struct {

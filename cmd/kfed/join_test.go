@@ -132,8 +132,8 @@ func joinAndUnjoinAgainstRealAPIServers(t *testing.T, f *framework.Federation) {
 		t.Errorf("join --renew replaced the Cluster or its Secret (UIDs %s → %s, %s → %s) or changed its spec %+v",
 			c.UID, renewed.UID, secretBefore.UID, secretAfter.UID, renewed.Spec)
 	}
-	if renewed.Annotations[clusters.AnnotationKubeconfigRenewed] == "" {
-		t.Errorf("join --renew did not mark the Cluster %s, which says when its kubeconfig was replaced", clusters.AnnotationKubeconfigRenewed)
+	if renewed.Annotations[kfedv1alpha1.AnnotationKubeconfigRenewed] == "" {
+		t.Errorf("join --renew did not mark the Cluster %s, which says when its kubeconfig was replaced", kfedv1alpha1.AnnotationKubeconfigRenewed)
 	}
 	if _, err := run(t, "join", "cluster-2", "--kubeconfig", kc, "--renew"); err == nil || !strings.Contains(err.Error(), `looking up cluster "cluster-2"`) {
 		t.Errorf("join --renew of a cluster that is not joined: %v", err)

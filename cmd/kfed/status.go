@@ -28,7 +28,6 @@ import (
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/deployments"
-	"github.com/kfed-io/kfed/gateways"
 	"github.com/kfed-io/kfed/healthcheck"
 	"github.com/kfed-io/kfed/services"
 )
@@ -320,7 +319,7 @@ func printGateways(ctx context.Context, w io.Writer, fed client.Client, v status
 	}
 	for i := range gws.Items {
 		gw := &gws.Items[i]
-		if gw.Annotations[gateways.AnnotationFederated] != "true" || !v.inScope(gw.Namespace, "") {
+		if gw.Annotations[kfedv1alpha1.AnnotationFederated] != "true" || !v.inScope(gw.Namespace, "") {
 			continue
 		}
 		var addrs []string
@@ -335,7 +334,7 @@ func printGateways(ctx context.Context, w io.Writer, fed client.Client, v status
 	}
 	for i := range ings.Items {
 		ing := &ings.Items[i]
-		if ing.Annotations[gateways.AnnotationFederated] != "true" || !v.inScope(ing.Namespace, "") {
+		if ing.Annotations[kfedv1alpha1.AnnotationFederated] != "true" || !v.inScope(ing.Namespace, "") {
 			continue
 		}
 		var addrs []string
@@ -343,7 +342,7 @@ func printGateways(ctx context.Context, w io.Writer, fed client.Client, v status
 			addrs = append(addrs, a.IP+a.Hostname)
 		}
 		var conds []metav1.Condition
-		_ = json.Unmarshal([]byte(ing.Annotations[gateways.AnnotationConditions]), &conds) // a bad value reads as none
+		_ = json.Unmarshal([]byte(ing.Annotations[kfedv1alpha1.AnnotationConditions]), &conds) // a bad value reads as none
 		row("Ingress", ing, addrs, conds)
 	}
 	return printSection(w, "GATEWAY OR INGRESS\tADDRESSES\tCONDITIONS", rows)
@@ -462,7 +461,7 @@ func deploymentRows(p palette, d *appsv1.Deployment, clusters []string) []string
 		if strings.HasPrefix(string(c.Type), "kfed.io/") {
 			// Synced is good when True; the others (ControlPlaneWorkloads)
 			// report a problem when True.
-			conds = append(conds, p.condition(string(c.Type), string(c.Status), c.Reason, c.Message, c.Type == deployments.CondSynced))
+			conds = append(conds, p.condition(string(c.Type), string(c.Status), c.Reason, c.Message, c.Type == kfedv1alpha1.DeploymentSynced))
 		}
 	}
 	return append(rows, fmt.Sprintf("\t→ total\t%d\t%d\t%s", desired, d.Status.ReadyReplicas, strings.Join(conds, " ")))

@@ -10,8 +10,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/devenv/loopbackgw"
-	"github.com/kfed-io/kfed/gateways"
 	"github.com/kfed-io/kfed/manager"
 	"github.com/kfed-io/kfed/test/fedtest"
 	"github.com/kfed-io/kfed/test/framework"
@@ -36,14 +36,14 @@ func statusListsGatewaysAndIngresses(t *testing.T, f *framework.Federation) {
 		t.Fatal(err)
 	}
 	gw := &gatewayv1.Gateway{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "front", Annotations: map[string]string{gateways.AnnotationFederated: "true"}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "front", Annotations: map[string]string{kfedv1alpha1.AnnotationFederated: "true"}},
 		Spec: gatewayv1.GatewaySpec{GatewayClassName: loopbackgw.ClassName,
 			Listeners: []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}}},
 	}
 	ing := &networkingv1.Ingress{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", Annotations: map[string]string{
-			gateways.AnnotationFederated:  "true",
-			gateways.AnnotationConditions: `[{"type":"kfed.io/HostnamesPublished","status":"False","reason":"HostnameRefused","message":"x","lastTransitionTime":"2026-11-25T12:00:00Z"}]`,
+			kfedv1alpha1.AnnotationFederated:  "true",
+			kfedv1alpha1.AnnotationConditions: `[{"type":"kfed.io/HostnamesPublished","status":"False","reason":"HostnameRefused","message":"x","lastTransitionTime":"2026-11-25T12:00:00Z"}]`,
 		}},
 		Spec: networkingv1.IngressSpec{IngressClassName: new(loopbackgw.IngressClassName), Rules: []networkingv1.IngressRule{{Host: "web.example.com"}}},
 	}

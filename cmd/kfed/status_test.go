@@ -16,10 +16,8 @@ import (
 
 	"github.com/kfed-io/kfed/api/clusterreplicas"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	"github.com/kfed-io/kfed/deployments"
 	"github.com/kfed-io/kfed/healthcheck"
 	"github.com/kfed-io/kfed/manager"
-	"github.com/kfed-io/kfed/services"
 	"github.com/kfed-io/kfed/test/fedtest"
 	"github.com/kfed-io/kfed/test/framework"
 )
@@ -37,7 +35,7 @@ func statusAndDNSPlanShowAFederatedService(t *testing.T, f *framework.Federation
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "shop", Namespace: "default"},
 		Spec: corev1.ServiceSpec{
-			Type: corev1.ServiceTypeLoadBalancer, LoadBalancerClass: new(services.LoadBalancerClass),
+			Type: corev1.ServiceTypeLoadBalancer, LoadBalancerClass: new(kfedv1alpha1.LoadBalancerClassGlobal),
 			Ports: []corev1.ServicePort{{Name: "http", Port: 8080}},
 		},
 	}
@@ -49,7 +47,7 @@ func statusAndDNSPlanShowAFederatedService(t *testing.T, f *framework.Federation
 		if err := fed.Get(ctx, client.ObjectKeyFromObject(svc), svc); err != nil {
 			return err
 		}
-		c := meta.FindStatusCondition(svc.Status.Conditions, services.CondPublished)
+		c := meta.FindStatusCondition(svc.Status.Conditions, kfedv1alpha1.ConditionPublished)
 		if c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "cluster-1, cluster-2") {
 			return fmt.Errorf("Published %+v", c)
 		}
@@ -83,7 +81,7 @@ func statusAndDNSPlanShowAFederatedService(t *testing.T, f *framework.Federation
 	// A federated Deployment gets a row per cluster.
 	labels := map[string]string{"app": "cart"}
 	cart := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "cart", Namespace: "default", Annotations: map[string]string{deployments.AnnotationFederated: "true"}},
+		ObjectMeta: metav1.ObjectMeta{Name: "cart", Namespace: "default", Annotations: map[string]string{kfedv1alpha1.AnnotationFederated: "true"}},
 		Spec: appsv1.DeploymentSpec{Replicas: new(int32(4)), Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "cart", Image: "cart:1"}}}}},

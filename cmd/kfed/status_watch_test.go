@@ -11,9 +11,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/devenv/process"
 	"github.com/kfed-io/kfed/manager"
-	"github.com/kfed-io/kfed/services"
 	"github.com/kfed-io/kfed/test/fedtest"
 	"github.com/kfed-io/kfed/test/framework"
 )
@@ -66,7 +66,7 @@ func statusWatchDrawsAFrameOnEachChange(t *testing.T, f *framework.Federation) {
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "shop", Namespace: "default"},
 		Spec: corev1.ServiceSpec{
-			Type: corev1.ServiceTypeLoadBalancer, LoadBalancerClass: new(services.LoadBalancerClass),
+			Type: corev1.ServiceTypeLoadBalancer, LoadBalancerClass: new(kfedv1alpha1.LoadBalancerClassGlobal),
 			Ports: []corev1.ServicePort{{Name: "http", Port: 8080}},
 		},
 	}

@@ -11,26 +11,9 @@ import (
 	"fmt"
 	"time"
 
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/placement"
 	"github.com/kfed-io/kfed/planner"
-)
-
-// Annotations users put on a control-plane Deployment.
-const (
-	// AnnotationPreferences opts a Deployment in, with the JSON of the
-	// Federated ReplicaSet preferences (planner.Preferences).
-	AnnotationPreferences = "kfed.io/replica-preferences"
-	// AnnotationFederated: "true" opts a Deployment in with an even spread
-	// over its clusters.
-	AnnotationFederated = "kfed.io/federated"
-	// AnnotationAdoptExisting: "true" lets kfed take over a member
-	// Deployment of the same name that it did not create. Without it such
-	// a Deployment is a conflict and is left alone.
-	AnnotationAdoptExisting = "kfed.io/adopt-existing"
-	// AnnotationUnschedulableThreshold overrides, for one Deployment, how
-	// long a pod may stay unschedulable before its cluster counts as full,
-	// as a Go duration ("30s").
-	AnnotationUnschedulableThreshold = "kfed.io/unschedulable-threshold"
 )
 
 // EvenSpread is what kfed.io/federated: "true" without preferences means:
@@ -60,10 +43,10 @@ type Config struct {
 func Parse(annotations map[string]string) (Config, error) {
 	var errs []error
 	cfg := Config{Preferences: EvenSpread()}
-	if v, ok := annotations[AnnotationPreferences]; ok {
+	if v, ok := annotations[kfedv1alpha1.AnnotationReplicaPreferences]; ok {
 		p, err := planner.ParsePreferences([]byte(v))
 		if err != nil {
-			errs = append(errs, fmt.Errorf("annotation %s: %w", AnnotationPreferences, err))
+			errs = append(errs, fmt.Errorf("annotation %s: %w", kfedv1alpha1.AnnotationReplicaPreferences, err))
 		} else {
 			cfg.Preferences = p
 		}
@@ -73,17 +56,17 @@ func Parse(annotations map[string]string) (Config, error) {
 		errs = append(errs, err)
 	}
 	cfg.Placement = p
-	switch v, ok := annotations[AnnotationAdoptExisting]; {
+	switch v, ok := annotations[kfedv1alpha1.AnnotationAdoptExisting]; {
 	case !ok || v == "false":
 	case v == "true":
 		cfg.Adopt = true
 	default:
-		errs = append(errs, fmt.Errorf("annotation %s=%q: want \"true\" or \"false\"", AnnotationAdoptExisting, v))
+		errs = append(errs, fmt.Errorf("annotation %s=%q: want \"true\" or \"false\"", kfedv1alpha1.AnnotationAdoptExisting, v))
 	}
-	if v, ok := annotations[AnnotationUnschedulableThreshold]; ok {
+	if v, ok := annotations[kfedv1alpha1.AnnotationUnschedulableThreshold]; ok {
 		t, err := time.ParseDuration(v)
 		if err != nil || t <= 0 {
-			errs = append(errs, fmt.Errorf("annotation %s=%q: want a positive duration such as \"30s\"", AnnotationUnschedulableThreshold, v))
+			errs = append(errs, fmt.Errorf("annotation %s=%q: want a positive duration such as \"30s\"", kfedv1alpha1.AnnotationUnschedulableThreshold, v))
 		} else {
 			cfg.UnschedulableThreshold = t
 		}

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kfed-io/kfed/placement"
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/planner"
 )
 
@@ -30,9 +30,9 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, present uint8, prefs, adopt, threshold, names, selector string) {
 		annotations := map[string]string{}
 		for i, kv := range [][2]string{
-			{AnnotationPreferences, prefs}, {AnnotationAdoptExisting, adopt},
-			{AnnotationUnschedulableThreshold, threshold},
-			{placement.AnnotationClusters, names}, {placement.AnnotationClusterSelector, selector},
+			{kfedv1alpha1.AnnotationReplicaPreferences, prefs}, {kfedv1alpha1.AnnotationAdoptExisting, adopt},
+			{kfedv1alpha1.AnnotationUnschedulableThreshold, threshold},
+			{kfedv1alpha1.AnnotationClusters, names}, {kfedv1alpha1.AnnotationClusterSelector, selector},
 		} {
 			if present&(1<<i) != 0 {
 				annotations[kv[0]] = kv[1]
@@ -42,7 +42,7 @@ func FuzzParse(f *testing.F) {
 		if present&1 != 0 {
 			p, perr := planner.ParsePreferences([]byte(prefs))
 			switch {
-			case perr != nil && (err == nil || !strings.Contains(err.Error(), AnnotationPreferences)):
+			case perr != nil && (err == nil || !strings.Contains(err.Error(), kfedv1alpha1.AnnotationReplicaPreferences)):
 				t.Fatalf("preferences %q refused (%v), but the config error %v does not say so", prefs, perr, err)
 			case perr == nil && !reflect.DeepEqual(cfg.Preferences, p):
 				t.Fatalf("preferences %q read as %+v, want %+v", prefs, cfg.Preferences, p)
@@ -63,10 +63,10 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("no preferences annotation, yet preferences %+v", cfg.Preferences)
 		}
 		if cfg.Adopt != (present&2 != 0 && adopt == "true") {
-			t.Fatalf("%s=%q (present %v) read as adopt=%v", AnnotationAdoptExisting, adopt, present&2 != 0, cfg.Adopt)
+			t.Fatalf("%s=%q (present %v) read as adopt=%v", kfedv1alpha1.AnnotationAdoptExisting, adopt, present&2 != 0, cfg.Adopt)
 		}
-		if present&2 != 0 && adopt != "true" && adopt != "false" && (err == nil || !strings.Contains(err.Error(), AnnotationAdoptExisting)) {
-			t.Fatalf("%s=%q accepted or not named: %v", AnnotationAdoptExisting, adopt, err)
+		if present&2 != 0 && adopt != "true" && adopt != "false" && (err == nil || !strings.Contains(err.Error(), kfedv1alpha1.AnnotationAdoptExisting)) {
+			t.Fatalf("%s=%q accepted or not named: %v", kfedv1alpha1.AnnotationAdoptExisting, adopt, err)
 		}
 
 		got := cfg.UnschedulableThreshold
@@ -74,12 +74,12 @@ func FuzzParse(f *testing.F) {
 		switch {
 		case present&4 == 0 && got != 0:
 			t.Fatalf("no threshold annotation, threshold %v", got)
-		case present&4 != 0 && (terr != nil || want <= 0) && (err == nil || !strings.Contains(err.Error(), AnnotationUnschedulableThreshold)):
-			t.Fatalf("%s=%q accepted or not named: %v", AnnotationUnschedulableThreshold, threshold, err)
+		case present&4 != 0 && (terr != nil || want <= 0) && (err == nil || !strings.Contains(err.Error(), kfedv1alpha1.AnnotationUnschedulableThreshold)):
+			t.Fatalf("%s=%q accepted or not named: %v", kfedv1alpha1.AnnotationUnschedulableThreshold, threshold, err)
 		case present&4 != 0 && terr == nil && want > 0 && got != want:
-			t.Fatalf("%s=%q read as %v, want %v", AnnotationUnschedulableThreshold, threshold, got, want)
+			t.Fatalf("%s=%q read as %v, want %v", kfedv1alpha1.AnnotationUnschedulableThreshold, threshold, got, want)
 		case got < 0 || (got != 0 && present&4 == 0):
-			t.Fatalf("%s=%q read as %v", AnnotationUnschedulableThreshold, threshold, got)
+			t.Fatalf("%s=%q read as %v", kfedv1alpha1.AnnotationUnschedulableThreshold, threshold, got)
 		}
 	})
 }

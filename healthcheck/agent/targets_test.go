@@ -10,6 +10,7 @@ import (
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/healthcheck"
 	"github.com/kfed-io/kfed/tenancy"
 )
@@ -50,10 +51,10 @@ func TestTargets(t *testing.T) {
 			dnsendpoint.Cluster{Name: "c1", Addresses: addrs("127.1.0.1", "fd00::1"), Ports: []dnsendpoint.Port{dns, http}},
 			dnsendpoint.Cluster{Name: "c2", Addresses: addrs("127.2.0.1"), Ports: []dnsendpoint.Port{http}},
 			dnsendpoint.Cluster{Name: "pending", Ports: []dnsendpoint.Port{http}}),
-		endpoint("api", map[string]string{healthcheck.AnnotationCheck: "http", healthcheck.AnnotationPath: "/healthz", healthcheck.AnnotationPort: "9090"},
+		endpoint("api", map[string]string{kfedv1alpha1.AnnotationHealthCheck: "http", kfedv1alpha1.AnnotationHealthPath: "/healthz", kfedv1alpha1.AnnotationHealthPort: "9090"},
 			dnsendpoint.Cluster{Name: "c1", Addresses: addrs("127.1.0.2"), Ports: []dnsendpoint.Port{http}}),
 		endpoint("udp-only", nil, dnsendpoint.Cluster{Name: "c1", Addresses: addrs("127.1.0.3"), Ports: []dnsendpoint.Port{dns}}),
-		endpoint("bad", map[string]string{healthcheck.AnnotationInterval: "soon"},
+		endpoint("bad", map[string]string{kfedv1alpha1.AnnotationHealthInterval: "soon"},
 			dnsendpoint.Cluster{Name: "c1", Addresses: addrs("127.1.0.4"), Ports: []dnsendpoint.Port{http}}),
 	}
 	got, errs := Targets(rule, eps, defaults)

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/healthcheck"
-	"github.com/kfed-io/kfed/placement"
 )
 
 // FuzzParse feeds arbitrary values of every annotation a federated Service
@@ -27,8 +27,8 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, present uint8, ttl, names, selector, check, interval string) {
 		annotations := map[string]string{}
 		for i, kv := range [][2]string{
-			{AnnotationTTL, ttl}, {placement.AnnotationClusters, names}, {placement.AnnotationClusterSelector, selector},
-			{healthcheck.AnnotationCheck, check}, {healthcheck.AnnotationInterval, interval},
+			{kfedv1alpha1.AnnotationTTL, ttl}, {kfedv1alpha1.AnnotationClusters, names}, {kfedv1alpha1.AnnotationClusterSelector, selector},
+			{kfedv1alpha1.AnnotationHealthCheck, check}, {kfedv1alpha1.AnnotationHealthInterval, interval},
 		} {
 			if present&(1<<i) != 0 {
 				annotations[kv[0]] = kv[1]
@@ -41,13 +41,13 @@ func FuzzParse(f *testing.F) {
 		case present&1 == 0 && cfg.TTL != DefaultTTL:
 			t.Fatalf("no TTL annotation, TTL %d", cfg.TTL)
 		case present&1 != 0 && ttlOK && cfg.TTL != n:
-			t.Fatalf("%s=%q read as %d", AnnotationTTL, ttl, cfg.TTL)
+			t.Fatalf("%s=%q read as %d", kfedv1alpha1.AnnotationTTL, ttl, cfg.TTL)
 		case cfg.TTL < 1 || cfg.TTL > MaxTTL:
-			t.Fatalf("%s=%q gives TTL %d, out of bounds", AnnotationTTL, ttl, cfg.TTL)
-		case !ttlOK && (err == nil || !strings.Contains(err.Error(), AnnotationTTL)):
-			t.Fatalf("%s=%q accepted or not named: %v", AnnotationTTL, ttl, err)
+			t.Fatalf("%s=%q gives TTL %d, out of bounds", kfedv1alpha1.AnnotationTTL, ttl, cfg.TTL)
+		case !ttlOK && (err == nil || !strings.Contains(err.Error(), kfedv1alpha1.AnnotationTTL)):
+			t.Fatalf("%s=%q accepted or not named: %v", kfedv1alpha1.AnnotationTTL, ttl, err)
 		}
-		for _, k := range []string{healthcheck.AnnotationCheck, healthcheck.AnnotationInterval} {
+		for _, k := range []string{kfedv1alpha1.AnnotationHealthCheck, kfedv1alpha1.AnnotationHealthInterval} {
 			want, has := annotations[k]
 			got, carried := cfg.Health[k]
 			if has != carried || got != want {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/failover"
 )
 
@@ -20,17 +21,17 @@ func TestParseRouting(t *testing.T) {
 		errHas      string
 	}{
 		{"weighted by default", nil, RoutingWeighted, nil, "", failover.DefaultHold, ""},
-		{"proximity", map[string]string{AnnotationRouting: "proximity"}, RoutingProximity, nil, "", failover.DefaultHold, ""},
+		{"proximity", map[string]string{kfedv1alpha1.AnnotationRouting: "proximity"}, RoutingProximity, nil, "", failover.DefaultHold, ""},
 		{"failover with its order, a hold and a pin",
-			map[string]string{AnnotationRouting: "failover", AnnotationFailoverOrder: "europe-west1, us-east1,cluster-9", AnnotationFailbackHold: "2m", AnnotationFailoverPin: "us-east1"},
+			map[string]string{kfedv1alpha1.AnnotationRouting: "failover", kfedv1alpha1.AnnotationFailoverOrder: "europe-west1, us-east1,cluster-9", kfedv1alpha1.AnnotationFailbackHold: "2m", kfedv1alpha1.AnnotationFailoverPin: "us-east1"},
 			RoutingFailover, []string{"europe-west1", "us-east1", "cluster-9"}, "us-east1", 2 * time.Minute, ""},
-		{"an unknown routing", map[string]string{AnnotationRouting: "random"}, RoutingWeighted, nil, "", failover.DefaultHold, "want weighted, proximity or failover"},
-		{"failover without an order", map[string]string{AnnotationRouting: "failover"}, RoutingFailover, nil, "", failover.DefaultHold, "failover needs kfed.io/failover-order"},
-		{"an order without failover", map[string]string{AnnotationFailoverOrder: "us-east1"}, RoutingWeighted, []string{"us-east1"}, "", failover.DefaultHold, "applies only with kfed.io/routing: failover"},
-		{"a place listed twice", map[string]string{AnnotationRouting: "failover", AnnotationFailoverOrder: "a,b,a"}, RoutingFailover, []string{"a", "b"}, "", failover.DefaultHold, `"a" is listed twice`},
-		{"a place that is no name", map[string]string{AnnotationRouting: "failover", AnnotationFailoverOrder: "a,B_c"}, RoutingFailover, []string{"a"}, "", failover.DefaultHold, `"B_c" is not a region, zone or cluster name`},
-		{"a hold that is no duration", map[string]string{AnnotationRouting: "failover", AnnotationFailoverOrder: "a", AnnotationFailbackHold: "soon"}, RoutingFailover, []string{"a"}, "", failover.DefaultHold, "want a duration"},
-		{"a pin outside the order", map[string]string{AnnotationRouting: "failover", AnnotationFailoverOrder: "a,b", AnnotationFailoverPin: "c"}, RoutingFailover, []string{"a", "b"}, "", failover.DefaultHold, `"c": not a place`},
+		{"an unknown routing", map[string]string{kfedv1alpha1.AnnotationRouting: "random"}, RoutingWeighted, nil, "", failover.DefaultHold, "want weighted, proximity or failover"},
+		{"failover without an order", map[string]string{kfedv1alpha1.AnnotationRouting: "failover"}, RoutingFailover, nil, "", failover.DefaultHold, "failover needs kfed.io/failover-order"},
+		{"an order without failover", map[string]string{kfedv1alpha1.AnnotationFailoverOrder: "us-east1"}, RoutingWeighted, []string{"us-east1"}, "", failover.DefaultHold, "applies only with kfed.io/routing: failover"},
+		{"a place listed twice", map[string]string{kfedv1alpha1.AnnotationRouting: "failover", kfedv1alpha1.AnnotationFailoverOrder: "a,b,a"}, RoutingFailover, []string{"a", "b"}, "", failover.DefaultHold, `"a" is listed twice`},
+		{"a place that is no name", map[string]string{kfedv1alpha1.AnnotationRouting: "failover", kfedv1alpha1.AnnotationFailoverOrder: "a,B_c"}, RoutingFailover, []string{"a"}, "", failover.DefaultHold, `"B_c" is not a region, zone or cluster name`},
+		{"a hold that is no duration", map[string]string{kfedv1alpha1.AnnotationRouting: "failover", kfedv1alpha1.AnnotationFailoverOrder: "a", kfedv1alpha1.AnnotationFailbackHold: "soon"}, RoutingFailover, []string{"a"}, "", failover.DefaultHold, "want a duration"},
+		{"a pin outside the order", map[string]string{kfedv1alpha1.AnnotationRouting: "failover", kfedv1alpha1.AnnotationFailoverOrder: "a,b", kfedv1alpha1.AnnotationFailoverPin: "c"}, RoutingFailover, []string{"a", "b"}, "", failover.DefaultHold, `"c": not a place`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -15,13 +15,11 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/failover"
 	"github.com/kfed-io/kfed/healthcheck"
 	"github.com/kfed-io/kfed/placement"
 )
-
-// AnnotationTTL sets the record TTL in seconds.
-const AnnotationTTL = "kfed.io/ttl"
 
 // DefaultTTL is the record TTL when a Service does not set kfed.io/ttl; 30 s
 // as k8gb, so a failed-over name is not cached long.
@@ -29,23 +27,6 @@ const DefaultTTL = 30
 
 // MaxTTL is a week, the most any provider kfed writes to accepts.
 const MaxTTL = 604800
-
-// Annotations of routing (docs/design.md, "Routing").
-const (
-	// AnnotationRouting chooses how clients are sent among the Service's
-	// clusters: RoutingWeighted, RoutingProximity or RoutingFailover.
-	AnnotationRouting = "kfed.io/routing"
-	// AnnotationFailoverOrder lists the places, in order, that serve the
-	// Service with routing failover: regions, zones or cluster names.
-	AnnotationFailoverOrder = "kfed.io/failover-order"
-	// AnnotationFailbackHold is how long a better place must be up before
-	// traffic returns to it (a Go duration; failover.DefaultHold when
-	// absent).
-	AnnotationFailbackHold = "kfed.io/failback-hold"
-	// AnnotationFailoverPin pins the serving place, a place of the order
-	// (kfed failover SERVICE --to PLACE writes it; --auto removes it).
-	AnnotationFailoverPin = "kfed.io/failover-pin"
-)
 
 // Routing is how clients are sent among a Service's clusters.
 type Routing string
@@ -83,13 +64,13 @@ type Config struct {
 func Parse(annotations map[string]string) (Config, error) {
 	var errs []error
 	cfg := Config{TTL: DefaultTTL, Routing: RoutingWeighted}
-	if v, ok := annotations[AnnotationTTL]; ok {
+	if v, ok := annotations[kfedv1alpha1.AnnotationTTL]; ok {
 		ttl, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 		switch {
 		case err != nil:
-			errs = append(errs, fmt.Errorf("annotation %s=%q: not a whole number of seconds", AnnotationTTL, v))
+			errs = append(errs, fmt.Errorf("annotation %s=%q: not a whole number of seconds", kfedv1alpha1.AnnotationTTL, v))
 		case ttl < 1 || ttl > MaxTTL:
-			errs = append(errs, fmt.Errorf("annotation %s=%q: must be between 1 and %d seconds", AnnotationTTL, v, MaxTTL))
+			errs = append(errs, fmt.Errorf("annotation %s=%q: must be between 1 and %d seconds", kfedv1alpha1.AnnotationTTL, v, MaxTTL))
 		default:
 			cfg.TTL = ttl
 		}
@@ -103,7 +84,7 @@ func Parse(annotations map[string]string) (Config, error) {
 	}
 	cfg.Placement = p
 	for k, v := range annotations {
-		if strings.HasPrefix(k, healthcheck.AnnotationPrefix) {
+		if strings.HasPrefix(k, kfedv1alpha1.AnnotationHealthPrefix) {
 			if cfg.Health == nil {
 				cfg.Health = map[string]string{}
 			}
@@ -113,13 +94,13 @@ func Parse(annotations map[string]string) (Config, error) {
 	if _, err := healthcheck.ParseAnnotations(cfg.Health, healthcheck.Defaults()); err != nil {
 		errs = append(errs, err)
 	}
-	if v, ok := annotations[AnnotationFailoverWithin]; ok {
+	if v, ok := annotations[kfedv1alpha1.AnnotationFailoverWithin]; ok {
 		d, err := time.ParseDuration(strings.TrimSpace(v))
 		switch {
 		case err != nil || d <= 0:
-			errs = append(errs, fmt.Errorf("annotation %s=%q: want a duration such as 30s", AnnotationFailoverWithin, v))
+			errs = append(errs, fmt.Errorf("annotation %s=%q: want a duration such as 30s", kfedv1alpha1.AnnotationFailoverWithin, v))
 		case cfg.Routing != RoutingFailover:
-			errs = append(errs, fmt.Errorf("annotation %s applies only with %s: %s", AnnotationFailoverWithin, AnnotationRouting, RoutingFailover))
+			errs = append(errs, fmt.Errorf("annotation %s applies only with %s: %s", kfedv1alpha1.AnnotationFailoverWithin, kfedv1alpha1.AnnotationRouting, RoutingFailover))
 		default:
 			if err := applyWithin(annotations, d, &cfg); err != nil {
 				errs = append(errs, err)
@@ -132,48 +113,48 @@ func Parse(annotations map[string]string) (Config, error) {
 // parseRouting reads the routing annotations into cfg.
 func parseRouting(annotations map[string]string, cfg *Config) error {
 	var errs []error
-	if v, ok := annotations[AnnotationRouting]; ok {
+	if v, ok := annotations[kfedv1alpha1.AnnotationRouting]; ok {
 		switch r := Routing(strings.TrimSpace(v)); r {
 		case RoutingWeighted, RoutingProximity, RoutingFailover:
 			cfg.Routing = r
 		default:
-			errs = append(errs, fmt.Errorf("annotation %s=%q: want %s, %s or %s", AnnotationRouting, v, RoutingWeighted, RoutingProximity, RoutingFailover))
+			errs = append(errs, fmt.Errorf("annotation %s=%q: want %s, %s or %s", kfedv1alpha1.AnnotationRouting, v, RoutingWeighted, RoutingProximity, RoutingFailover))
 		}
 	}
-	order, hasOrder := annotations[AnnotationFailoverOrder]
+	order, hasOrder := annotations[kfedv1alpha1.AnnotationFailoverOrder]
 	for _, p := range strings.Split(order, ",") {
 		if p = strings.TrimSpace(p); p == "" {
 			continue
 		}
 		if msgs := validation.IsDNS1123Label(p); len(msgs) > 0 {
-			errs = append(errs, fmt.Errorf("annotation %s: %q is not a region, zone or cluster name: %s", AnnotationFailoverOrder, p, strings.Join(msgs, "; ")))
+			errs = append(errs, fmt.Errorf("annotation %s: %q is not a region, zone or cluster name: %s", kfedv1alpha1.AnnotationFailoverOrder, p, strings.Join(msgs, "; ")))
 			continue
 		}
 		if slices.Contains(cfg.Failover.Order, p) {
-			errs = append(errs, fmt.Errorf("annotation %s: %q is listed twice", AnnotationFailoverOrder, p))
+			errs = append(errs, fmt.Errorf("annotation %s: %q is listed twice", kfedv1alpha1.AnnotationFailoverOrder, p))
 			continue
 		}
 		cfg.Failover.Order = append(cfg.Failover.Order, p)
 	}
 	switch {
 	case cfg.Routing == RoutingFailover && len(cfg.Failover.Order) == 0:
-		errs = append(errs, fmt.Errorf("annotation %s: failover needs %s, the places in the order they serve", AnnotationRouting, AnnotationFailoverOrder))
+		errs = append(errs, fmt.Errorf("annotation %s: failover needs %s, the places in the order they serve", kfedv1alpha1.AnnotationRouting, kfedv1alpha1.AnnotationFailoverOrder))
 	case cfg.Routing != RoutingFailover && hasOrder:
-		errs = append(errs, fmt.Errorf("annotation %s applies only with %s: %s", AnnotationFailoverOrder, AnnotationRouting, RoutingFailover))
+		errs = append(errs, fmt.Errorf("annotation %s applies only with %s: %s", kfedv1alpha1.AnnotationFailoverOrder, kfedv1alpha1.AnnotationRouting, RoutingFailover))
 	}
 	cfg.Failover.Hold = failover.DefaultHold
-	if v, ok := annotations[AnnotationFailbackHold]; ok {
+	if v, ok := annotations[kfedv1alpha1.AnnotationFailbackHold]; ok {
 		d, err := time.ParseDuration(strings.TrimSpace(v))
 		if err != nil || d < 0 || d > 24*time.Hour {
-			errs = append(errs, fmt.Errorf("annotation %s=%q: want a duration from 0s to 24h", AnnotationFailbackHold, v))
+			errs = append(errs, fmt.Errorf("annotation %s=%q: want a duration from 0s to 24h", kfedv1alpha1.AnnotationFailbackHold, v))
 		} else {
 			cfg.Failover.Hold = d
 		}
 	}
-	if v, ok := annotations[AnnotationFailoverPin]; ok {
+	if v, ok := annotations[kfedv1alpha1.AnnotationFailoverPin]; ok {
 		pin := strings.TrimSpace(v)
 		if !slices.Contains(cfg.Failover.Order, pin) {
-			errs = append(errs, fmt.Errorf("annotation %s=%q: not a place of %s %v", AnnotationFailoverPin, v, AnnotationFailoverOrder, cfg.Failover.Order))
+			errs = append(errs, fmt.Errorf("annotation %s=%q: not a place of %s %v", kfedv1alpha1.AnnotationFailoverPin, v, kfedv1alpha1.AnnotationFailoverOrder, cfg.Failover.Order))
 		} else {
 			cfg.Failover.Pin = pin
 		}

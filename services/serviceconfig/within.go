@@ -5,14 +5,9 @@ import (
 	"strconv"
 	"time"
 
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/healthcheck"
 )
-
-// AnnotationFailoverWithin bounds, for a Service routed by failover, the time
-// from the failure of the serving place's last endpoint until clients are
-// sent elsewhere: kfed derives the probe interval, timeout and fall and the
-// record TTL from it (a Go duration, such as "30s").
-const AnnotationFailoverWithin = "kfed.io/failover-within"
 
 // Propagation is the time kfed takes, once a quorum of checkers has seen an
 // endpoint fail, to answer without it: the agents' report debounce and
@@ -85,28 +80,28 @@ func Within(within time.Duration) (Timing, error) {
 func applyWithin(annotations map[string]string, within time.Duration, cfg *Config) error {
 	derived, err := Within(within)
 	if err != nil {
-		return fmt.Errorf("annotation %s=%v: %w", AnnotationFailoverWithin, within, err)
+		return fmt.Errorf("annotation %s=%v: %w", kfedv1alpha1.AnnotationFailoverWithin, within, err)
 	}
 	spec, err := healthcheck.ParseAnnotations(cfg.Health, healthcheck.Defaults())
 	if err != nil {
 		return nil // reported by Parse
 	}
 	t := derived
-	_, ownTTL := annotations[AnnotationTTL]
+	_, ownTTL := annotations[kfedv1alpha1.AnnotationTTL]
 	if ownTTL {
 		t.TTL = time.Duration(cfg.TTL) * time.Second
 	}
 	set := map[string]bool{}
-	for _, a := range []string{healthcheck.AnnotationInterval, healthcheck.AnnotationTimeout, healthcheck.AnnotationFall} {
+	for _, a := range []string{kfedv1alpha1.AnnotationHealthInterval, kfedv1alpha1.AnnotationHealthTimeout, kfedv1alpha1.AnnotationHealthFall} {
 		_, set[a] = cfg.Health[a]
 	}
-	if set[healthcheck.AnnotationInterval] {
+	if set[kfedv1alpha1.AnnotationHealthInterval] {
 		t.Interval = spec.Interval
 	}
-	if set[healthcheck.AnnotationTimeout] {
+	if set[kfedv1alpha1.AnnotationHealthTimeout] {
 		t.Timeout = spec.Timeout
 	}
-	if set[healthcheck.AnnotationFall] {
+	if set[kfedv1alpha1.AnnotationHealthFall] {
 		t.Fall = spec.Fall
 	}
 	if t.Timeout >= t.Interval {
@@ -114,15 +109,15 @@ func applyWithin(annotations map[string]string, within time.Duration, cfg *Confi
 	}
 	if t.WorstCase() > within {
 		return fmt.Errorf("annotation %s=%v: the Service's own TTL or probe settings take %v; remove them and kfed derives some that fit (%v)",
-			AnnotationFailoverWithin, within, t.WorstCase().Round(100*time.Millisecond), derived)
+			kfedv1alpha1.AnnotationFailoverWithin, within, t.WorstCase().Round(100*time.Millisecond), derived)
 	}
 	cfg.TTL = int64(t.TTL / time.Second)
 	if cfg.Health == nil {
 		cfg.Health = map[string]string{}
 	}
-	cfg.Health[healthcheck.AnnotationInterval] = t.Interval.String()
-	cfg.Health[healthcheck.AnnotationTimeout] = t.Timeout.String()
-	cfg.Health[healthcheck.AnnotationFall] = strconv.Itoa(t.Fall)
+	cfg.Health[kfedv1alpha1.AnnotationHealthInterval] = t.Interval.String()
+	cfg.Health[kfedv1alpha1.AnnotationHealthTimeout] = t.Timeout.String()
+	cfg.Health[kfedv1alpha1.AnnotationHealthFall] = strconv.Itoa(t.Fall)
 	cfg.Within = &t
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/healthcheck"
 )
 
@@ -41,7 +42,7 @@ func TestWithinRefusesWhatCannotBeMet(t *testing.T) {
 }
 
 func TestParseFailoverWithin(t *testing.T) {
-	failover := map[string]string{AnnotationRouting: "failover", AnnotationFailoverOrder: "a,b"}
+	failover := map[string]string{kfedv1alpha1.AnnotationRouting: "failover", kfedv1alpha1.AnnotationFailoverOrder: "a,b"}
 	with := func(extra map[string]string) map[string]string {
 		out := map[string]string{}
 		for k, v := range failover {
@@ -59,12 +60,12 @@ func TestParseFailoverWithin(t *testing.T) {
 		ttl         int64
 		interval    string
 	}{
-		{"derives the TTL and the probes", with(map[string]string{AnnotationFailoverWithin: "30s"}), "", 14, "3.6s"},
-		{"keeps the Service's own TTL when it fits", with(map[string]string{AnnotationFailoverWithin: "30s", AnnotationTTL: "10"}), "", 10, "3.6s"},
-		{"refuses the Service's own TTL when it does not fit", with(map[string]string{AnnotationFailoverWithin: "30s", AnnotationTTL: "60"}), "the Service's own TTL or probe settings take", 0, ""},
-		{"refuses a bound it cannot meet", with(map[string]string{AnnotationFailoverWithin: "3s"}), "cannot fail over within 3s", 0, ""},
-		{"refuses it without failover routing", map[string]string{AnnotationFailoverWithin: "30s"}, "applies only with kfed.io/routing: failover", 0, ""},
-		{"refuses what is no duration", with(map[string]string{AnnotationFailoverWithin: "half a minute"}), "want a duration", 0, ""},
+		{"derives the TTL and the probes", with(map[string]string{kfedv1alpha1.AnnotationFailoverWithin: "30s"}), "", 14, "3.6s"},
+		{"keeps the Service's own TTL when it fits", with(map[string]string{kfedv1alpha1.AnnotationFailoverWithin: "30s", kfedv1alpha1.AnnotationTTL: "10"}), "", 10, "3.6s"},
+		{"refuses the Service's own TTL when it does not fit", with(map[string]string{kfedv1alpha1.AnnotationFailoverWithin: "30s", kfedv1alpha1.AnnotationTTL: "60"}), "the Service's own TTL or probe settings take", 0, ""},
+		{"refuses a bound it cannot meet", with(map[string]string{kfedv1alpha1.AnnotationFailoverWithin: "3s"}), "cannot fail over within 3s", 0, ""},
+		{"refuses it without failover routing", map[string]string{kfedv1alpha1.AnnotationFailoverWithin: "30s"}, "applies only with kfed.io/routing: failover", 0, ""},
+		{"refuses what is no duration", with(map[string]string{kfedv1alpha1.AnnotationFailoverWithin: "half a minute"}), "want a duration", 0, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -78,7 +79,7 @@ func TestParseFailoverWithin(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if cfg.TTL != tt.ttl || cfg.Health[healthcheck.AnnotationInterval] != tt.interval || cfg.Within == nil {
+			if cfg.TTL != tt.ttl || cfg.Health[kfedv1alpha1.AnnotationHealthInterval] != tt.interval || cfg.Within == nil {
 				t.Errorf("TTL %d, health %v, within %v; want TTL %d and interval %s", cfg.TTL, cfg.Health, cfg.Within, tt.ttl, tt.interval)
 			}
 		})

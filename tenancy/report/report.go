@@ -24,6 +24,7 @@ import (
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/promreg"
 	"github.com/kfed-io/kfed/tenancy"
 )
@@ -32,13 +33,7 @@ import (
 // +kubebuilder:rbac:groups=externaldns.k8s.io,resources=dnsendpoints/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// CondNamesAdmitted is the DNSEndpoint condition that says whether every
-// name of the object is its namespace's to publish. It is written only on
-// objects that have had a refused endpoint (False, then True once they have
-// none), so that the federation's own DNSEndpoints cost no status write.
-const CondNamesAdmitted = "kfed.io/NamesAdmitted"
-
-// Reasons of CondNamesAdmitted and of the Warning Event.
+// Reasons of kfedv1alpha1.ConditionNamesAdmitted and of the Warning Event.
 const (
 	ReasonNameNotOwned = "NameNotOwned"
 	reasonAdmitted     = "Admitted"
@@ -72,7 +67,7 @@ func (r *Reporter) SetupWithManager(mgr ctrl.Manager, reg prometheus.Registerer)
 		Complete(r)
 }
 
-// conditionLost passes an update that dropped CondNamesAdmitted: ExternalDNS
+// conditionLost passes an update that dropped kfedv1alpha1.ConditionNamesAdmitted: ExternalDNS
 // (v0.22) marks a generation observed by updating the whole status from its
 // own type, which has no conditions, and the refusal must not vanish until
 // the next change of the object.
@@ -90,7 +85,7 @@ func conditionLost() predicate.Funcs {
 
 func admittedCondition(o client.Object) bool {
 	ep, ok := o.(*extdnsv1alpha1.DNSEndpoint)
-	return ok && meta.FindStatusCondition(ep.Status.Conditions, CondNamesAdmitted) != nil
+	return ok && meta.FindStatusCondition(ep.Status.Conditions, kfedv1alpha1.ConditionNamesAdmitted) != nil
 }
 
 // Reconcile reports what the rule refuses of one DNSEndpoint.
@@ -119,16 +114,16 @@ func (r *Reporter) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	return ctrl.Result{}, nil
 }
 
-// Condition is the CondNamesAdmitted that ep, of whose endpoints refused
+// Condition is the kfedv1alpha1.ConditionNamesAdmitted that ep, of whose endpoints refused
 // are refused, should have; ok is false when it should have none (nothing
 // refused, and no condition to turn True).
 func Condition(ep *extdnsv1alpha1.DNSEndpoint, refused []tenancy.Refusal) (metav1.Condition, bool) {
 	if len(refused) == 0 {
-		if meta.FindStatusCondition(ep.Status.Conditions, CondNamesAdmitted) == nil {
+		if meta.FindStatusCondition(ep.Status.Conditions, kfedv1alpha1.ConditionNamesAdmitted) == nil {
 			return metav1.Condition{}, false
 		}
 		return metav1.Condition{
-			Type: CondNamesAdmitted, Status: metav1.ConditionTrue, Reason: reasonAdmitted, ObservedGeneration: ep.Generation,
+			Type: kfedv1alpha1.ConditionNamesAdmitted, Status: metav1.ConditionTrue, Reason: reasonAdmitted, ObservedGeneration: ep.Generation,
 			Message: "every name is the namespace's to publish",
 		}, true
 	}
@@ -137,7 +132,7 @@ func Condition(ep *extdnsv1alpha1.DNSEndpoint, refused []tenancy.Refusal) (metav
 		names[i] = rf.RecordType + " " + rf.Name
 	}
 	return metav1.Condition{
-		Type: CondNamesAdmitted, Status: metav1.ConditionFalse, Reason: ReasonNameNotOwned, ObservedGeneration: ep.Generation,
+		Type: kfedv1alpha1.ConditionNamesAdmitted, Status: metav1.ConditionFalse, Reason: ReasonNameNotOwned, ObservedGeneration: ep.Generation,
 		Message: fmt.Sprintf("%d of %d endpoints are not published, since namespace %s may not publish their names: %s (%s)",
 			len(refused), len(ep.Spec.Endpoints), ep.Namespace, strings.Join(names, ", "), refused[0].Reason),
 	}, true
@@ -154,7 +149,7 @@ func eventNote(refused []tenancy.Refusal) string {
 		line := fmt.Sprintf(" %s;", rf)
 		// Room is kept for the "and N more" that ends a long list.
 		if b.Len()+len(line) > maxNote-80 {
-			fmt.Fprintf(&b, " and %d more (see the condition %s)", len(refused)-i, CondNamesAdmitted)
+			fmt.Fprintf(&b, " and %d more (see the condition %s)", len(refused)-i, kfedv1alpha1.ConditionNamesAdmitted)
 			break
 		}
 		b.WriteString(line)

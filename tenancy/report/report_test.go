@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/tenancy"
 )
 
@@ -21,7 +22,7 @@ func TestCondition(t *testing.T) {
 		ep.Status.Conditions = conds
 		return ep
 	}
-	refusedBefore := []metav1.Condition{{Type: CondNamesAdmitted, Status: metav1.ConditionFalse, Reason: ReasonNameNotOwned}}
+	refusedBefore := []metav1.Condition{{Type: kfedv1alpha1.ConditionNamesAdmitted, Status: metav1.ConditionFalse, Reason: ReasonNameNotOwned}}
 	tests := []struct {
 		name       string
 		ep         *extdnsv1alpha1.DNSEndpoint
@@ -79,7 +80,7 @@ func TestConditionLostTriggersAReport(t *testing.T) {
 	with := func(conds ...metav1.Condition) *extdnsv1alpha1.DNSEndpoint {
 		return &extdnsv1alpha1.DNSEndpoint{Status: extdnsv1alpha1.DNSEndpointStatus{Conditions: conds}}
 	}
-	admitted := metav1.Condition{Type: CondNamesAdmitted, Status: metav1.ConditionFalse, Reason: ReasonNameNotOwned}
+	admitted := metav1.Condition{Type: kfedv1alpha1.ConditionNamesAdmitted, Status: metav1.ConditionFalse, Reason: ReasonNameNotOwned}
 	other := metav1.Condition{Type: "kfed.io/Other", Status: metav1.ConditionTrue, Reason: "X"}
 	tests := []struct {
 		name     string

@@ -12,8 +12,8 @@ import (
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/devenv/loopbackgw"
-	"github.com/kfed-io/kfed/gateways"
 	"github.com/kfed-io/kfed/manager"
 	"github.com/kfed-io/kfed/test/framework"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -44,7 +44,7 @@ func FederatedGateway(namespace, name, listenerHost string) *gatewayv1.Gateway {
 		l.Hostname = &h
 	}
 	return &gatewayv1.Gateway{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Annotations: map[string]string{gateways.AnnotationFederated: "true"}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Annotations: map[string]string{kfedv1alpha1.AnnotationFederated: "true"}},
 		Spec:       gatewayv1.GatewaySpec{GatewayClassName: loopbackgw.ClassName, Listeners: []gatewayv1.Listener{l}},
 	}
 }

@@ -11,8 +11,6 @@ import (
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	"github.com/kfed-io/kfed/deployments"
-	"github.com/kfed-io/kfed/services"
 	"github.com/kfed-io/kfed/test/framework"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -31,7 +29,7 @@ func FederatedService(ns, name string) *corev1.Service {
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 		Spec: corev1.ServiceSpec{
 			Type:              corev1.ServiceTypeLoadBalancer,
-			LoadBalancerClass: new(services.LoadBalancerClass),
+			LoadBalancerClass: new(kfedv1alpha1.LoadBalancerClassGlobal),
 			Selector:          map[string]string{"app": name},
 			Ports:             []corev1.ServicePort{{Name: "http", Port: 8080, TargetPort: intstr.FromInt32(8080)}},
 		},
@@ -118,7 +116,7 @@ var MemberNames = []string{"cluster-1", "cluster-2", "cluster-3"}
 // with preferences.
 func FederatedDeployment(ns, name string, replicas int32, preferences string) *appsv1.Deployment {
 	d := Deployment(ns, name, name, "", replicas)
-	d.Annotations = map[string]string{deployments.AnnotationPreferences: preferences}
+	d.Annotations = map[string]string{kfedv1alpha1.AnnotationReplicaPreferences: preferences}
 	return d
 }
 

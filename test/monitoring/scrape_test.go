@@ -27,7 +27,6 @@ import (
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/devenv"
 	"github.com/kfed-io/kfed/memlimit"
-	"github.com/kfed-io/kfed/services"
 	"github.com/kfed-io/kfed/test/framework"
 	"github.com/kfed-io/kfed/test/route53fake"
 )
@@ -151,7 +150,7 @@ func loadBalanced(name string, annotations map[string]string) *corev1.Service {
 		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, Annotations: annotations},
 		Spec: corev1.ServiceSpec{
 			Type:              corev1.ServiceTypeLoadBalancer,
-			LoadBalancerClass: new(services.LoadBalancerClass),
+			LoadBalancerClass: new(kfedv1alpha1.LoadBalancerClassGlobal),
 			Selector:          map[string]string{"app": name},
 			Ports:             []corev1.ServicePort{{Name: "http", Port: 8080, TargetPort: intstr.FromInt32(8080)}},
 		},
@@ -324,7 +323,7 @@ func TestCatalogueDashboardAndAlertsMatchTheRunningBinaries(t *testing.T) {
 	t.Run("a name held by a record kfed does not own is a conflict", func(t *testing.T) {
 		wantMetric(90*time.Second, "kfed_dns_conflicts", map[string]string{"provider": "route53"}, positive, "> 0")
 		wantMetric(30*time.Second, "kfed_federated_services",
-			map[string]string{"condition": services.CondDNSPublished, "status": "False"}, one, "1 (taken)")
+			map[string]string{"condition": kfedv1alpha1.ConditionDNSPublished, "status": "False"}, one, "1 (taken)")
 	})
 	t.Run("a Service whose every endpoint fails fails open", func(t *testing.T) {
 		wantMetric(90*time.Second, "kfed_federated_services_failing_open", nil, one, "1 (broken)")

@@ -108,8 +108,8 @@ func (b *bed) converged(ctx context.Context) error {
 			return fmt.Errorf("%s: the last write created or updated it, and it is gone", name)
 		}
 		got := spec{port: svc.Spec.Ports[0].Port}
-		got.ttl, _ = strconv.Atoi(svc.Annotations[services.AnnotationTTL])
-		if v, ok := svc.Annotations[services.AnnotationClusters]; ok {
+		got.ttl, _ = strconv.Atoi(svc.Annotations[kfedv1alpha1.AnnotationTTL])
+		if v, ok := svc.Annotations[kfedv1alpha1.AnnotationClusters]; ok {
 			got.clusters = strings.Split(v, ",")
 		}
 		if !reflect.DeepEqual(got, *want) {
@@ -201,7 +201,7 @@ func (b *bed) converged(ctx context.Context) error {
 			}
 		}
 		ttl := int64(publish.DefaultTTL)
-		if v := svc.Annotations[services.AnnotationTTL]; v != "" {
+		if v := svc.Annotations[kfedv1alpha1.AnnotationTTL]; v != "" {
 			n, _ := strconv.Atoi(v)
 			ttl = int64(n)
 		}

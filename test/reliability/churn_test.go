@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kfed-io/kfed/services"
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 )
 
 func churnName(i int) string  { return fmt.Sprintf("svc-%04d", i) }
@@ -34,7 +34,7 @@ func (s spec) service(name string) *corev1.Service {
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Annotations: map[string]string{}},
 		Spec: corev1.ServiceSpec{
 			Type:              corev1.ServiceTypeLoadBalancer,
-			LoadBalancerClass: new(services.LoadBalancerClass),
+			LoadBalancerClass: new(kfedv1alpha1.LoadBalancerClassGlobal),
 			Selector:          map[string]string{"app": name},
 		},
 	}
@@ -44,14 +44,14 @@ func (s spec) service(name string) *corev1.Service {
 
 func (s spec) apply(svc *corev1.Service) {
 	if s.ttl != 0 {
-		svc.Annotations[services.AnnotationTTL] = strconv.Itoa(s.ttl)
+		svc.Annotations[kfedv1alpha1.AnnotationTTL] = strconv.Itoa(s.ttl)
 	} else {
-		delete(svc.Annotations, services.AnnotationTTL)
+		delete(svc.Annotations, kfedv1alpha1.AnnotationTTL)
 	}
 	if s.clusters != nil {
-		svc.Annotations[services.AnnotationClusters] = strings.Join(s.clusters, ",")
+		svc.Annotations[kfedv1alpha1.AnnotationClusters] = strings.Join(s.clusters, ",")
 	} else {
-		delete(svc.Annotations, services.AnnotationClusters)
+		delete(svc.Annotations, kfedv1alpha1.AnnotationClusters)
 	}
 	svc.Spec.Ports = []corev1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: s.port, TargetPort: intstr.FromInt32(s.port)}}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/test/fedtest"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -21,10 +22,8 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/devenv/process"
-	"github.com/kfed-io/kfed/services"
 	"github.com/kfed-io/kfed/test/framework"
 )
 
@@ -103,7 +102,7 @@ func TestKfedControllerElectsALeaderServesMetricsAndFailsOver(t *testing.T) {
 	if err := fed.Create(ctx, svc); err != nil {
 		t.Fatal(err)
 	}
-	fedtest.WantServiceCondition(t, fed, client.ObjectKeyFromObject(svc), services.CondPublished, "True", "cluster-1, cluster-2")
+	fedtest.WantServiceCondition(t, fed, client.ObjectKeyFromObject(svc), kfedv1alpha1.ConditionPublished, "True", "cluster-1, cluster-2")
 	framework.Eventually(t, 10*time.Second, func(ctx context.Context) error {
 		body, err := fedtest.Get(ctx, "http://"+leader.metrics+"/metrics")
 		if err != nil {
@@ -172,7 +171,7 @@ func TestKfedControllerElectsALeaderServesMetricsAndFailsOver(t *testing.T) {
 	if err := fed.Create(ctx, two); err != nil {
 		t.Fatal(err)
 	}
-	fedtest.WantServiceCondition(t, fed, client.ObjectKeyFromObject(two), services.CondPublished, "True", "cluster-1, cluster-2")
+	fedtest.WantServiceCondition(t, fed, client.ObjectKeyFromObject(two), kfedv1alpha1.ConditionPublished, "True", "cluster-1, cluster-2")
 	if !standby.leads() {
 		t.Errorf("the standby published without logging that it took the lease:\n%s", standby.log.String())
 	}
@@ -235,7 +234,7 @@ func TestControllerWithAnOlderChartsRBACStillServesServices(t *testing.T) {
 	if err := fed.Create(ctx, svc); err != nil {
 		t.Fatal(err)
 	}
-	fedtest.WantServiceCondition(t, fed, client.ObjectKeyFromObject(svc), services.CondPublished, "True", "cluster-1")
+	fedtest.WantServiceCondition(t, fed, client.ObjectKeyFromObject(svc), kfedv1alpha1.ConditionPublished, "True", "cluster-1")
 	if log := r.log.String(); !strings.Contains(log, "not federating Ingresses") {
 		t.Errorf("the controller did not say why it leaves Ingresses alone:\n%s", log)
 	}

@@ -12,7 +12,6 @@ import (
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/manager"
-	"github.com/kfed-io/kfed/services"
 	"github.com/kfed-io/kfed/test/fedtest"
 	"github.com/kfed-io/kfed/test/framework"
 )
@@ -56,7 +55,7 @@ func TestANewKubeconfigInItsSecretTakesEffect(t *testing.T) {
 	if err := fed.Create(ctx, one); err != nil {
 		t.Fatal(err)
 	}
-	fedtest.WantServiceCondition(t, fed, client.ObjectKeyFromObject(one), services.CondPublished, "True", m.Name)
+	fedtest.WantServiceCondition(t, fed, client.ObjectKeyFromObject(one), kfedv1alpha1.ConditionPublished, "True", m.Name)
 
 	oldCfg, err := clientcmd.NewDefaultClientConfig(*old, &clientcmd.ConfigOverrides{}).ClientConfig()
 	if err != nil {
@@ -81,7 +80,7 @@ func TestANewKubeconfigInItsSecretTakesEffect(t *testing.T) {
 	if err := fed.Create(ctx, two); err != nil {
 		t.Fatal(err)
 	}
-	fedtest.WantServiceCondition(t, fed, client.ObjectKeyFromObject(two), services.CondPublished, "True", m.Name)
+	fedtest.WantServiceCondition(t, fed, client.ObjectKeyFromObject(two), kfedv1alpha1.ConditionPublished, "True", m.Name)
 	var copied corev1.Service
 	if err := member.Get(ctx, client.ObjectKeyFromObject(two), &copied); err != nil {
 		t.Errorf("no copy of default/two in %s: %v", m.Name, err)

@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/test/fedtest"
 
 	"github.com/miekg/dns"
@@ -41,7 +42,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
-	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/clusters/identity"
 	"github.com/kfed-io/kfed/devenv"
@@ -49,7 +49,6 @@ import (
 	"github.com/kfed-io/kfed/dnsprovider"
 	"github.com/kfed-io/kfed/dnsprovider/clouddns"
 	"github.com/kfed-io/kfed/dnssync"
-	"github.com/kfed-io/kfed/services"
 	"github.com/kfed-io/kfed/tenancy"
 	"github.com/kfed-io/kfed/test/bindtest"
 	"github.com/kfed-io/kfed/test/clouddnsfake"
@@ -311,7 +310,7 @@ func TestNoSecretReachesLogsEventsMetricsOrObjects(t *testing.T) {
 		names = append(names, svc.Name)
 	}
 	for _, name := range names {
-		fedtest.WantServiceCondition(t, fed, client.ObjectKey{Namespace: "default", Name: name}, services.CondPublished, "True", "cluster-1, cluster-2")
+		fedtest.WantServiceCondition(t, fed, client.ObjectKey{Namespace: "default", Name: name}, kfedv1alpha1.ConditionPublished, "True", "cluster-1, cluster-2")
 	}
 	syncGoogle()
 	patch := func(name, p string) {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/test/fedtest"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -20,10 +21,8 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/manager"
-	"github.com/kfed-io/kfed/services"
 	"github.com/kfed-io/kfed/test/framework"
 )
 
@@ -380,5 +379,5 @@ func memberWithoutBalancerAccessStillServesServices(t *testing.T, f *framework.F
 	svc := fedtest.FederatedService("default", "web")
 	fedtest.DeleteServicesAtEnd(t, f, client.ObjectKeyFromObject(svc))
 	fedtest.Create(t, fed, svc)
-	fedtest.WantServiceCondition(t, fed, client.ObjectKeyFromObject(svc), services.CondPublished, "True", "cluster-1")
+	fedtest.WantServiceCondition(t, fed, client.ObjectKeyFromObject(svc), kfedv1alpha1.ConditionPublished, "True", "cluster-1")
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/test/fedtest"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -16,7 +17,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kfed-io/kfed/api/clusterreplicas"
-	"github.com/kfed-io/kfed/deployments"
 	"github.com/kfed-io/kfed/manager"
 	"github.com/kfed-io/kfed/test/framework"
 )
@@ -57,7 +57,7 @@ func BenchmarkReconcile500Deployments(b *testing.B) {
 			wg.Go(func() {
 				for i := w; i < n; i += 8 {
 					d := fedtest.Deployment("default", fmt.Sprintf("dep-%04d", i), fmt.Sprintf("dep-%04d", i), "", 3)
-					d.Annotations = map[string]string{deployments.AnnotationFederated: "true"}
+					d.Annotations = map[string]string{kfedv1alpha1.AnnotationFederated: "true"}
 					if err := creator.Create(context.Background(), d); err != nil {
 						b.Error(err)
 					}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/test/fedtest"
 
 	"github.com/miekg/dns"
@@ -16,7 +17,6 @@ import (
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
-	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/devenv"
 	"github.com/kfed-io/kfed/dnssync"
 	"github.com/kfed-io/kfed/manager"
@@ -166,12 +166,12 @@ func federatedDeploymentWeightsReachTheProviders(t *testing.T, f *framework.Fede
 					return err
 				}
 				if routing == "" {
-					delete(s.Annotations, serviceconfig.AnnotationRouting)
+					delete(s.Annotations, kfedv1alpha1.AnnotationRouting)
 				} else {
 					if s.Annotations == nil {
 						s.Annotations = map[string]string{}
 					}
-					s.Annotations[serviceconfig.AnnotationRouting] = routing
+					s.Annotations[kfedv1alpha1.AnnotationRouting] = routing
 				}
 				return fed.Update(ctx, &s)
 			})

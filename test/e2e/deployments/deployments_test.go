@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/test/fedtest"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -18,7 +19,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/deployments"
 	"github.com/kfed-io/kfed/manager"
 	"github.com/kfed-io/kfed/test/framework"
@@ -121,7 +121,7 @@ func federatedDeployment(t *testing.T, f *framework.Federation) {
 				t.Fatal(err)
 			}
 			if d.Labels[kfedv1alpha1.LabelManagedBy] != "kfed" || d.Labels[kfedv1alpha1.LabelFederation] != "fed" ||
-				d.Annotations[deployments.AnnotationOrigin] != "shop/web" {
+				d.Annotations[kfedv1alpha1.AnnotationOrigin] != "shop/web" {
 				t.Errorf("copy in %s has labels %v and annotations %v, want kfed's marks", m, d.Labels, d.Annotations)
 			}
 		}
@@ -136,7 +136,7 @@ func federatedDeployment(t *testing.T, f *framework.Federation) {
 			}
 			return nil
 		})
-		wantDeploymentCondition(t, fed, key, deployments.CondSynced, corev1.ConditionTrue, deployments.ReasonSynced, 10*time.Second)
+		wantDeploymentCondition(t, fed, key, kfedv1alpha1.DeploymentSynced, corev1.ConditionTrue, deployments.ReasonSynced, 10*time.Second)
 		out := kubectl(t, f, "--context", "federation", "get", "deploy", "-n", ns, "web", "--no-headers")
 		if fields := strings.Fields(out); len(fields) < 4 || fields[1] != "50/50" || fields[2] != "50" || fields[3] != "50" {
 			t.Errorf("kubectl get deploy: %q, want READY 50/50, UP-TO-DATE 50, AVAILABLE 50", out)
@@ -190,7 +190,7 @@ func federatedDeployment(t *testing.T, f *framework.Federation) {
 			Spec: appsv1.ReplicaSetSpec{Replicas: new(int32(0)), Selector: d.Spec.Selector, Template: d.Spec.Template},
 		}
 		fedtest.Create(t, fed, rs)
-		wantDeploymentCondition(t, fed, key, deployments.CondControlPlaneWorkloads, corev1.ConditionTrue, deployments.ReasonDeploymentCtrl, 20*time.Second)
+		wantDeploymentCondition(t, fed, key, kfedv1alpha1.DeploymentControlPlaneWorkloads, corev1.ConditionTrue, deployments.ReasonDeploymentCtrl, 20*time.Second)
 		wantDeploymentEvent(t, f, key, corev1.EventTypeWarning, deployments.ReasonDeploymentCtrl)
 		if err := fed.Delete(context.Background(), rs); err != nil {
 			t.Fatal(err)
@@ -200,7 +200,7 @@ func federatedDeployment(t *testing.T, f *framework.Federation) {
 				return err
 			}
 			for _, c := range d.Status.Conditions {
-				if c.Type == deployments.CondControlPlaneWorkloads {
+				if c.Type == kfedv1alpha1.DeploymentControlPlaneWorkloads {
 					return fmt.Errorf("condition %s still there", c.Type)
 				}
 			}
@@ -225,14 +225,14 @@ func federatedDeployment(t *testing.T, f *framework.Federation) {
 			t.Fatal(err)
 		}
 		setPreferences(t, fed, key, `{"clusters": {"*": {"weight": 1, "maxReplica": 3}}}`)
-		wantDeploymentCondition(t, fed, key, deployments.CondSynced, corev1.ConditionFalse, deployments.ReasonInvalidPreferences, 20*time.Second)
+		wantDeploymentCondition(t, fed, key, kfedv1alpha1.DeploymentSynced, corev1.ConditionFalse, deployments.ReasonInvalidPreferences, 20*time.Second)
 		wantDeploymentEvent(t, f, key, corev1.EventTypeWarning, deployments.ReasonInvalidPreferences)
 		scale(t, fed, key, 30)
 		time.Sleep(2 * time.Second) // give a wrong reconcile the chance to write
 		wantCopiesStill(t, f, ns, "web", before)
 		setPreferences(t, fed, key, `{"rebalance": true, "clusters": {"*": {"weight": 1}}}`)
 		wantCopies(t, f, ns, "web", []int32{10, 10, 10}, false, 30*time.Second)
-		wantDeploymentCondition(t, fed, key, deployments.CondSynced, corev1.ConditionTrue, deployments.ReasonSynced, 20*time.Second)
+		wantDeploymentCondition(t, fed, key, kfedv1alpha1.DeploymentSynced, corev1.ConditionTrue, deployments.ReasonSynced, 20*time.Second)
 	})
 
 	t.Run("a member Deployment kfed did not make is a conflict until the user lets kfed adopt it", func(t *testing.T) {
@@ -241,13 +241,13 @@ func federatedDeployment(t *testing.T, f *framework.Federation) {
 		api := fedtest.FederatedDeployment(ns, "api", 4, `{"rebalance": true, "clusters": {"*": {"weight": 1}}}`)
 		fedtest.Create(t, fed, api)
 		apiKey := client.ObjectKeyFromObject(api)
-		wantDeploymentCondition(t, fed, apiKey, deployments.CondSynced, corev1.ConditionFalse, deployments.ReasonMemberConflict, 20*time.Second)
+		wantDeploymentCondition(t, fed, apiKey, kfedv1alpha1.DeploymentSynced, corev1.ConditionFalse, deployments.ReasonMemberConflict, 20*time.Second)
 		wantDeploymentEvent(t, f, apiKey, corev1.EventTypeWarning, deployments.ReasonMemberConflict)
 		wantCopies(t, f, ns, "api", []int32{2, 7, 2}, false, 20*time.Second)
 
-		patchAnnotation(t, fed, apiKey, deployments.AnnotationAdoptExisting, "true")
+		patchAnnotation(t, fed, apiKey, kfedv1alpha1.AnnotationAdoptExisting, "true")
 		wantCopies(t, f, ns, "api", []int32{1, 2, 1}, true, 20*time.Second)
-		wantDeploymentCondition(t, fed, apiKey, deployments.CondSynced, corev1.ConditionTrue, deployments.ReasonSynced, 20*time.Second)
+		wantDeploymentCondition(t, fed, apiKey, kfedv1alpha1.DeploymentSynced, corev1.ConditionTrue, deployments.ReasonSynced, 20*time.Second)
 
 		// Deleting it lets go of the adopted one, and deletes those kfed made.
 		before, err := fedtest.CopyReplicas(context.Background(), f, ns, "api")
@@ -291,13 +291,13 @@ func federatedDeployment(t *testing.T, f *framework.Federation) {
 		fedtest.Create(t, fed, cache)
 		cacheKey := client.ObjectKeyFromObject(cache)
 		wantCopies(t, f, "quota", "cache", []int32{3, -1, 3}, false, 30*time.Second)
-		wantDeploymentCondition(t, fed, cacheKey, deployments.CondSynced, corev1.ConditionFalse, deployments.ReasonMemberWriteFailed, 10*time.Second)
+		wantDeploymentCondition(t, fed, cacheKey, kfedv1alpha1.DeploymentSynced, corev1.ConditionFalse, deployments.ReasonMemberWriteFailed, 10*time.Second)
 		wantDeploymentEvent(t, f, cacheKey, corev1.EventTypeWarning, deployments.ReasonMemberWriteFailed)
 		if err := f.Client("cluster-2").Delete(context.Background(), quota); err != nil {
 			t.Fatal(err)
 		}
 		wantCopies(t, f, "quota", "cache", []int32{2, 2, 2}, false, 60*time.Second)
-		wantDeploymentCondition(t, fed, cacheKey, deployments.CondSynced, corev1.ConditionTrue, deployments.ReasonSynced, 10*time.Second)
+		wantDeploymentCondition(t, fed, cacheKey, kfedv1alpha1.DeploymentSynced, corev1.ConditionTrue, deployments.ReasonSynced, 10*time.Second)
 	})
 
 	t.Run("kubectl delete --cascade=orphan leaves the copies running", func(t *testing.T) {
@@ -307,7 +307,7 @@ func federatedDeployment(t *testing.T, f *framework.Federation) {
 		if err := f.Client("cluster-1").Get(context.Background(), key, &d); err != nil {
 			t.Fatal(err)
 		}
-		if _, ok := d.Annotations[deployments.AnnotationOrigin]; ok {
+		if _, ok := d.Annotations[kfedv1alpha1.AnnotationOrigin]; ok {
 			t.Errorf("an orphaned copy still points at its origin: %v", d.Annotations)
 		}
 	})
@@ -375,7 +375,7 @@ func patchAnnotation(t testing.TB, c client.Client, key client.ObjectKey, name, 
 
 func setPreferences(t testing.TB, c client.Client, key client.ObjectKey, prefs string) {
 	t.Helper()
-	patchAnnotation(t, c, key, deployments.AnnotationPreferences, prefs)
+	patchAnnotation(t, c, key, kfedv1alpha1.AnnotationReplicaPreferences, prefs)
 }
 
 func scale(t testing.TB, c client.Client, key client.ObjectKey, replicas int32) {

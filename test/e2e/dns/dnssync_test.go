@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/test/fedtest"
 
 	"github.com/miekg/dns"
@@ -15,7 +16,6 @@ import (
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/dnsprovider"
 	"github.com/kfed-io/kfed/dnsprovider/rfc2136"
-	"github.com/kfed-io/kfed/services"
 	"github.com/kfed-io/kfed/test/bindtest"
 	"github.com/kfed-io/kfed/test/framework"
 )
@@ -90,7 +90,7 @@ func dnsSyncControllerPublishesToBINDAndIsQuietInSteadyState(t *testing.T, f *fr
 		return nil
 	})
 
-	fedtest.WantServiceCondition(t, fed, client.ObjectKeyFromObject(svc), services.CondDNSPublished, "True", "published to rfc2136")
+	fedtest.WantServiceCondition(t, fed, client.ObjectKeyFromObject(svc), kfedv1alpha1.ConditionDNSPublished, "True", "published to rfc2136")
 
 	// A second Service whose per-cluster name is held by someone else's
 	// record: the rest is published, the Service says which name was left.
@@ -114,7 +114,7 @@ func dnsSyncControllerPublishesToBINDAndIsQuietInSteadyState(t *testing.T, f *fr
 	if err := fed.Create(ctx, heldSvc); err != nil {
 		t.Fatal(err)
 	}
-	fedtest.WantServiceCondition(t, fed, client.ObjectKeyFromObject(heldSvc), services.CondDNSPublished, "False", "rfc2136 leaves "+held+" alone")
+	fedtest.WantServiceCondition(t, fed, client.ObjectKeyFromObject(heldSvc), kfedv1alpha1.ConditionDNSPublished, "False", "rfc2136 leaves "+held+" alone")
 	if got := srv.Answers(t, held, dns.TypeA); len(got) != 1 || got[0] != "192.0.2.77" {
 		t.Errorf("the unowned record changed: %v", got)
 	}

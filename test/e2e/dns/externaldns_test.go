@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/test/fedtest"
 
 	"github.com/miekg/dns"
@@ -22,7 +23,6 @@ import (
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/dnsprovider"
 	"github.com/kfed-io/kfed/dnsprovider/rfc2136"
-	"github.com/kfed-io/kfed/services"
 	"github.com/kfed-io/kfed/test/bindtest"
 	"github.com/kfed-io/kfed/test/framework"
 	"github.com/kfed-io/kfed/test/route53fake"
@@ -75,7 +75,7 @@ func externalDNSService(t *testing.T, f *framework.Federation) *extdnsv1alpha1.D
 	t.Helper()
 	fed := f.Client("federation")
 	svc := fedtest.FederatedService("default", "web")
-	svc.Annotations = map[string]string{services.AnnotationClusters: "cluster-1,cluster-2"}
+	svc.Annotations = map[string]string{kfedv1alpha1.AnnotationClusters: "cluster-1,cluster-2"}
 	fedtest.DeleteServicesAtEnd(t, f, client.ObjectKeyFromObject(svc))
 	if err := fed.Create(context.Background(), svc); err != nil {
 		t.Fatal(err)
@@ -85,7 +85,7 @@ func externalDNSService(t *testing.T, f *framework.Federation) *extdnsv1alpha1.D
 		if err := fed.Get(ctx, client.ObjectKeyFromObject(svc), svc); err != nil {
 			return err
 		}
-		if c := meta.FindStatusCondition(svc.Status.Conditions, services.CondPublished); c == nil || !strings.Contains(c.Message, "cluster-1, cluster-2") {
+		if c := meta.FindStatusCondition(svc.Status.Conditions, kfedv1alpha1.ConditionPublished); c == nil || !strings.Contains(c.Message, "cluster-1, cluster-2") {
 			return fmt.Errorf("Published %+v", c)
 		}
 		if err := fed.Get(ctx, client.ObjectKeyFromObject(svc), &ep); err != nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/test/fedtest"
 
 	"github.com/miekg/dns"
@@ -189,7 +190,7 @@ func tenantCannotPublishAnotherNamespacesNames(t *testing.T, f *framework.Federa
 			if err := fed.Get(ctx, client.ObjectKeyFromObject(intruder), &ep); err != nil {
 				return err
 			}
-			c := meta.FindStatusCondition(ep.Status.Conditions, report.CondNamesAdmitted)
+			c := meta.FindStatusCondition(ep.Status.Conditions, kfedv1alpha1.ConditionNamesAdmitted)
 			if c == nil || c.Status != metav1.ConditionFalse || c.Reason != report.ReasonNameNotOwned ||
 				!strings.Contains(c.Message, global) || !strings.Contains(c.Message, "www."+zone) {
 				return fmt.Errorf("condition %+v, want False/%s naming both names", c, report.ReasonNameNotOwned)
@@ -225,7 +226,7 @@ func tenantCannotPublishAnotherNamespacesNames(t *testing.T, f *framework.Federa
 			if err := fed.Get(ctx, client.ObjectKeyFromObject(intruder), &ep); err != nil {
 				return err
 			}
-			if c := meta.FindStatusCondition(ep.Status.Conditions, report.CondNamesAdmitted); c == nil || c.Status != metav1.ConditionFalse {
+			if c := meta.FindStatusCondition(ep.Status.Conditions, kfedv1alpha1.ConditionNamesAdmitted); c == nil || c.Status != metav1.ConditionFalse {
 				return fmt.Errorf("after a status update without it, the condition is %+v, want False again", c)
 			}
 			return nil

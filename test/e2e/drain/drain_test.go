@@ -21,7 +21,6 @@ import (
 	"github.com/kfed-io/kfed/devenv"
 	"github.com/kfed-io/kfed/manager"
 	"github.com/kfed-io/kfed/publish"
-	"github.com/kfed-io/kfed/services"
 	"github.com/kfed-io/kfed/test/bindtest"
 	"github.com/kfed-io/kfed/test/fedtest"
 	"github.com/kfed-io/kfed/test/framework"
@@ -61,7 +60,7 @@ func TestDrainMovesEveryAnswerOffAClusterAndUndrainRestores(t *testing.T) {
 	ctx := context.Background()
 
 	demoSvc, soloSvc := fedtest.FederatedService("default", "demo"), fedtest.FederatedService("default", "solo")
-	soloSvc.Annotations = map[string]string{services.AnnotationClusters: "cluster-1"}
+	soloSvc.Annotations = map[string]string{kfedv1alpha1.AnnotationClusters: "cluster-1"}
 	fedtest.Create(t, fed, demoSvc, soloSvc, fedtest.FederatedGateway("default", "demo-gw", shop))
 
 	coredns := make([]string, len(fedtest.MemberNames))
@@ -137,10 +136,10 @@ func TestDrainMovesEveryAnswerOffAClusterAndUndrainRestores(t *testing.T) {
 		wantEverywhere(t, views(t), after, 3*time.Second)
 
 		fedtest.WantCondition(t, fed, "cluster-1", kfedv1alpha1.ClusterDrained, "True", 10*time.Second)
-		fedtest.WantServiceCondition(t, fed, client.ObjectKeyFromObject(soloSvc), publish.CondDrained, "False", "keep cluster-1")
-		fedtest.WantServiceCondition(t, fed, client.ObjectKeyFromObject(demoSvc), publish.CondDrained, "True", "cluster-1")
+		fedtest.WantServiceCondition(t, fed, client.ObjectKeyFromObject(soloSvc), kfedv1alpha1.ConditionDrained, "False", "keep cluster-1")
+		fedtest.WantServiceCondition(t, fed, client.ObjectKeyFromObject(demoSvc), kfedv1alpha1.ConditionDrained, "True", "cluster-1")
 		for _, p := range []string{"rfc2136", "route53", "clouddns"} {
-			fedtest.WantServiceCondition(t, fed, client.ObjectKeyFromObject(demoSvc), publish.CondProgrammedPrefix+p, "True", p+" holds the current records")
+			fedtest.WantServiceCondition(t, fed, client.ObjectKeyFromObject(demoSvc), kfedv1alpha1.ConditionProgrammedPrefix+p, "True", p+" holds the current records")
 		}
 		framework.Eventually(t, 10*time.Second, func(ctx context.Context) error {
 			return fedtest.WantEvent(ctx, f, soloSvc, publish.ReasonOnlyDrainedClusters)
@@ -151,7 +150,7 @@ func TestDrainMovesEveryAnswerOffAClusterAndUndrainRestores(t *testing.T) {
 			if err := fed.Get(ctx, client.ObjectKey{Namespace: "default", Name: "demo-gw"}, &gw); err != nil {
 				return err
 			}
-			for typ, want := range map[string]string{publish.CondDrained: "True", publish.CondDNSProgrammed: "True"} {
+			for typ, want := range map[string]string{kfedv1alpha1.ConditionDrained: "True", kfedv1alpha1.ConditionDNSProgrammed: "True"} {
 				if c := meta.FindStatusCondition(gw.Status.Conditions, typ); c == nil || string(c.Status) != want {
 					return fmt.Errorf("demo-gw's %s is %+v, want %s", typ, c, want)
 				}
@@ -173,9 +172,9 @@ func TestDrainMovesEveryAnswerOffAClusterAndUndrainRestores(t *testing.T) {
 		wantEverywhere(t, views(t), before, 3*time.Second)
 		fedtest.WantCondition(t, fed, "cluster-1", kfedv1alpha1.ClusterDrained, "False", 10*time.Second)
 		framework.Eventually(t, 10*time.Second, func(ctx context.Context) error {
-			c, err := fedtest.ServiceCondition(ctx, fed, client.ObjectKeyFromObject(soloSvc), publish.CondDrained)
+			c, err := fedtest.ServiceCondition(ctx, fed, client.ObjectKeyFromObject(soloSvc), kfedv1alpha1.ConditionDrained)
 			if err != nil || c != nil {
-				return fmt.Errorf("solo still has %s: %+v (%v)", publish.CondDrained, c, err)
+				return fmt.Errorf("solo still has %s: %+v (%v)", kfedv1alpha1.ConditionDrained, c, err)
 			}
 			return nil
 		})

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/test/fedtest"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -21,7 +22,6 @@ import (
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/devenv"
 	"github.com/kfed-io/kfed/devenv/loopbackgw"
-	"github.com/kfed-io/kfed/gateways"
 	"github.com/kfed-io/kfed/manager"
 	"github.com/kfed-io/kfed/test/framework"
 )
@@ -149,9 +149,9 @@ func federatedGatewayHostnameAddress(t *testing.T, f *framework.Federation) {
 		if err := fed.Get(ctx, client.ObjectKey{Namespace: ns, Name: "front"}, &cur); err != nil {
 			return err
 		}
-		c := meta.FindStatusCondition(cur.Status.Conditions, gateways.CondPlaced)
+		c := meta.FindStatusCondition(cur.Status.Conditions, kfedv1alpha1.ConditionPlaced)
 		if c == nil || c.Status != "False" || !strings.Contains(c.Message, "resolving the address nlb-1.elb.test of cluster cluster-1") {
-			return fmt.Errorf("condition %s: %+v", gateways.CondPlaced, c)
+			return fmt.Errorf("condition %s: %+v", kfedv1alpha1.ConditionPlaced, c)
 		}
 		return nil
 	})

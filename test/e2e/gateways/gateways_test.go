@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/test/fedtest"
 
 	"github.com/miekg/dns"
@@ -21,12 +22,9 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
-	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters/identity"
 	"github.com/kfed-io/kfed/devenv"
 	"github.com/kfed-io/kfed/devenv/loopbackgw"
-	"github.com/kfed-io/kfed/gateways"
-	"github.com/kfed-io/kfed/healthcheck"
 	"github.com/kfed-io/kfed/manager"
 	"github.com/kfed-io/kfed/test/bindtest"
 	"github.com/kfed-io/kfed/test/framework"
@@ -158,9 +156,9 @@ func federatedGateway(t *testing.T, f *framework.Federation) {
 		if err := fed.Get(ctx, client.ObjectKey{Namespace: "late", Name: "front"}, &gw); err != nil {
 			return err
 		}
-		c := meta.FindStatusCondition(gw.Status.Conditions, gateways.CondHostnames)
+		c := meta.FindStatusCondition(gw.Status.Conditions, kfedv1alpha1.ConditionHostnamesPublished)
 		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != "HostnameRefused" || !strings.Contains(c.Message, "held by namespace shop") {
-			return fmt.Errorf("condition %s of late/front: %+v", gateways.CondHostnames, c)
+			return fmt.Errorf("condition %s of late/front: %+v", kfedv1alpha1.ConditionHostnamesPublished, c)
 		}
 		return nil
 	})
@@ -207,7 +205,7 @@ func federatedIngress(t *testing.T, f *framework.Federation) {
 	}
 	class := loopbackgw.IngressClassName
 	ing := &networkingv1.Ingress{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "site", Annotations: map[string]string{gateways.AnnotationFederated: "true"}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "site", Annotations: map[string]string{kfedv1alpha1.AnnotationFederated: "true"}},
 		Spec: networkingv1.IngressSpec{
 			IngressClassName: &class,
 			Rules:            []networkingv1.IngressRule{{Host: "www.example.com"}},
@@ -240,8 +238,8 @@ func federatedIngress(t *testing.T, f *framework.Federation) {
 		if err := fed.Get(ctx, client.ObjectKeyFromObject(ing), &cur); err != nil {
 			return err
 		}
-		if len(cur.Status.LoadBalancer.Ingress) != 3 || !strings.Contains(cur.Annotations[gateways.AnnotationConditions], `"Published"`) {
-			return fmt.Errorf("status %+v, conditions %s", cur.Status.LoadBalancer, cur.Annotations[gateways.AnnotationConditions])
+		if len(cur.Status.LoadBalancer.Ingress) != 3 || !strings.Contains(cur.Annotations[kfedv1alpha1.AnnotationConditions], `"Published"`) {
+			return fmt.Errorf("status %+v, conditions %s", cur.Status.LoadBalancer, cur.Annotations[kfedv1alpha1.AnnotationConditions])
 		}
 		return nil
 	})
@@ -308,12 +306,12 @@ func federatedGatewayHealth(t *testing.T, f *framework.Federation) {
 		if err := fed.Get(ctx, client.ObjectKey{Namespace: ns, Name: "front"}, &gw); err != nil {
 			return nil, err
 		}
-		return meta.FindStatusCondition(gw.Status.Conditions, gateways.CondHealthy), nil
+		return meta.FindStatusCondition(gw.Status.Conditions, kfedv1alpha1.ConditionHealthy), nil
 	}
 	framework.Eventually(t, 30*time.Second, func(ctx context.Context) error {
 		c, err := condition(ctx)
 		if err == nil && (c == nil || c.Status != metav1.ConditionTrue) {
-			err = fmt.Errorf("condition %s: %+v", gateways.CondHealthy, c)
+			err = fmt.Errorf("condition %s: %+v", kfedv1alpha1.ConditionHealthy, c)
 		}
 		return err
 	})
@@ -367,7 +365,7 @@ func federatedGatewayHealth(t *testing.T, f *framework.Federation) {
 	framework.Eventually(t, 10*time.Second, func(ctx context.Context) error {
 		c, err := condition(ctx)
 		if err == nil && (c == nil || c.Status != metav1.ConditionFalse || c.Reason != "EndpointsUnhealthy" || !strings.Contains(c.Message, "cluster-2")) {
-			err = fmt.Errorf("condition %s: %+v", gateways.CondHealthy, c)
+			err = fmt.Errorf("condition %s: %+v", kfedv1alpha1.ConditionHealthy, c)
 		}
 		return err
 	})
@@ -392,7 +390,7 @@ func federatedGatewayProbesAskForTheHostname(t *testing.T, f *framework.Federati
 		t.Fatal(err)
 	}
 	gw := fedtest.FederatedGateway(ns, "front", "")
-	gw.Annotations[healthcheck.AnnotationCheck] = "http"
+	gw.Annotations[kfedv1alpha1.AnnotationHealthCheck] = "http"
 	route := &gatewayv1.HTTPRoute{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shop"},
 		Spec: gatewayv1.HTTPRouteSpec{
@@ -413,7 +411,7 @@ func federatedGatewayProbesAskForTheHostname(t *testing.T, f *framework.Federati
 		if err := fed.Get(ctx, client.ObjectKey{Namespace: "kfed-system", Name: "gateway." + ns + ".front"}, &ep); err != nil {
 			return err
 		}
-		if h := ep.Annotations[healthcheck.AnnotationHost]; h != "shop.example.com" {
+		if h := ep.Annotations[kfedv1alpha1.AnnotationHealthHost]; h != "shop.example.com" {
 			return fmt.Errorf("the checkers are told host %q, want shop.example.com", h)
 		}
 		return nil

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/test/fedtest"
 
 	corev1 "k8s.io/api/core/v1"
@@ -18,8 +19,6 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/kfed-io/kfed/devenv/loopbackgw"
-	"github.com/kfed-io/kfed/gateways"
-	"github.com/kfed-io/kfed/healthcheck"
 	"github.com/kfed-io/kfed/manager"
 	"github.com/kfed-io/kfed/test/framework"
 	"github.com/kfed-io/kfed/test/tlstest"
@@ -53,7 +52,7 @@ func federatedGatewayServesHTTPS(t *testing.T, f *framework.Federation) {
 	host := gatewayv1.Hostname("shop.example.com")
 	gw := &gatewayv1.Gateway{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "front", Annotations: map[string]string{
-			gateways.AnnotationFederated: "true", healthcheck.AnnotationCheck: "https",
+			kfedv1alpha1.AnnotationFederated: "true", kfedv1alpha1.AnnotationHealthCheck: "https",
 		}},
 		Spec: gatewayv1.GatewaySpec{GatewayClassName: loopbackgw.ClassName, Listeners: []gatewayv1.Listener{{
 			Name: "https", Port: 443, Protocol: gatewayv1.HTTPSProtocolType, Hostname: &host,
@@ -69,7 +68,7 @@ func federatedGatewayServesHTTPS(t *testing.T, f *framework.Federation) {
 	}
 	class := loopbackgw.IngressClassName
 	ing := &networkingv1.Ingress{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "www", Annotations: map[string]string{gateways.AnnotationFederated: "true"}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "www", Annotations: map[string]string{kfedv1alpha1.AnnotationFederated: "true"}},
 		Spec: networkingv1.IngressSpec{
 			IngressClassName: &class,
 			TLS:              []networkingv1.IngressTLS{{Hosts: []string{"www.example.com"}, SecretName: "shop-tls"}},

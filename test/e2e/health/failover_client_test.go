@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/test/fedtest"
 
 	"github.com/miekg/dns"
@@ -69,15 +70,15 @@ func failoverAsAClientSeesIt(t *testing.T, shared *healthBed) {
 			db := fedtest.FederatedService(ns, "db")
 			fedtest.DeleteFederatedAtEnd(t, b.f, db)
 			db.Annotations = map[string]string{
-				serviceconfig.AnnotationRouting:       string(serviceconfig.RoutingFailover),
-				serviceconfig.AnnotationFailoverOrder: "europe-west1,us-east1",
-				serviceconfig.AnnotationFailbackHold:  "2s",
+				kfedv1alpha1.AnnotationRouting:       string(serviceconfig.RoutingFailover),
+				kfedv1alpha1.AnnotationFailoverOrder: "europe-west1,us-east1",
+				kfedv1alpha1.AnnotationFailbackHold:  "2s",
 			}
 			// The worst case a client may wait: what kfed computes for
 			// failover-within, or the same formula at the defaults.
 			worst := serviceconfig.Timing{Interval: s.hc.interval, Timeout: s.hc.timeout, Fall: s.hc.fall, TTL: serviceconfig.DefaultTTL * time.Second}.WorstCase()
 			if s.within > 0 {
-				db.Annotations[serviceconfig.AnnotationFailoverWithin] = s.within.String()
+				db.Annotations[kfedv1alpha1.AnnotationFailoverWithin] = s.within.String()
 				tm, err := serviceconfig.Within(s.within)
 				if err != nil {
 					t.Fatal(err)

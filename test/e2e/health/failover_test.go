@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/test/fedtest"
 
 	"github.com/miekg/dns"
@@ -19,7 +20,6 @@ import (
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/devenv"
 	"github.com/kfed-io/kfed/devenv/loopbacklb"
-	"github.com/kfed-io/kfed/services"
 	"github.com/kfed-io/kfed/services/serviceconfig"
 	"github.com/kfed-io/kfed/test/framework"
 )
@@ -57,9 +57,9 @@ func failoverServesOnePlaceAtATime(t *testing.T, b *healthBed) {
 	svc := fedtest.FederatedService(ns, "db")
 	fedtest.DeleteFederatedAtEnd(t, b.f, svc)
 	svc.Annotations = map[string]string{
-		serviceconfig.AnnotationRouting:       string(serviceconfig.RoutingFailover),
-		serviceconfig.AnnotationFailoverOrder: "europe-west1,us-east1",
-		serviceconfig.AnnotationFailbackHold:  "3s",
+		kfedv1alpha1.AnnotationRouting:       string(serviceconfig.RoutingFailover),
+		kfedv1alpha1.AnnotationFailoverOrder: "europe-west1,us-east1",
+		kfedv1alpha1.AnnotationFailbackHold:  "3s",
 	}
 	if err := fed.Create(ctx, svc); err != nil {
 		t.Fatal(err)
@@ -122,7 +122,7 @@ func failoverServesOnePlaceAtATime(t *testing.T, b *healthBed) {
 
 	t.Run("the first place of the order serves everywhere", func(t *testing.T) {
 		serving(t, 30*time.Second, "cluster-3")
-		fedtest.WantServiceCondition(t, fed, key, services.CondFailover, "True", "serving europe-west1")
+		fedtest.WantServiceCondition(t, fed, key, kfedv1alpha1.ConditionFailover, "True", "serving europe-west1")
 	})
 	setFailure := func(t *testing.T, mode string) {
 		t.Helper()
@@ -145,12 +145,12 @@ func failoverServesOnePlaceAtATime(t *testing.T, b *healthBed) {
 		setFailure(t, loopbacklb.FailureWithdrawn)
 		took := serving(t, 30*time.Second, "cluster-1", "cluster-2")
 		t.Logf("every answer moved %v after the address was withdrawn", took.Round(time.Millisecond))
-		fedtest.WantServiceCondition(t, fed, key, services.CondFailover, "True", "serving us-east1")
+		fedtest.WantServiceCondition(t, fed, key, kfedv1alpha1.ConditionFailover, "True", "serving us-east1")
 		framework.Eventually(t, 20*time.Second, func(ctx context.Context) error { return fedtest.WantEvent(ctx, f, svc, "FailedOver") })
 	})
 	t.Run("the first place back: traffic returns after the failback hold", func(t *testing.T) {
 		setFailure(t, "")
-		fedtest.WantServiceCondition(t, fed, key, services.CondFailover, "True", "up again")
+		fedtest.WantServiceCondition(t, fed, key, kfedv1alpha1.ConditionFailover, "True", "up again")
 		took := serving(t, 30*time.Second, "cluster-3")
 		if took < 2*time.Second {
 			t.Errorf("traffic came back %v after the cluster did, within the 3s hold", took)
@@ -165,9 +165,9 @@ func failoverServesOnePlaceAtATime(t *testing.T, b *healthBed) {
 		}
 		patch := client.MergeFrom(s.DeepCopy())
 		if place == "" {
-			delete(s.Annotations, serviceconfig.AnnotationFailoverPin)
+			delete(s.Annotations, kfedv1alpha1.AnnotationFailoverPin)
 		} else {
-			s.Annotations[serviceconfig.AnnotationFailoverPin] = place
+			s.Annotations[kfedv1alpha1.AnnotationFailoverPin] = place
 		}
 		if err := fed.Patch(ctx, &s, patch); err != nil {
 			t.Fatal(err)
@@ -176,7 +176,7 @@ func failoverServesOnePlaceAtATime(t *testing.T, b *healthBed) {
 	t.Run("a pin moves every answer, and its release brings them back", func(t *testing.T) {
 		pin(t, "us-east1")
 		serving(t, 30*time.Second, "cluster-1", "cluster-2")
-		fedtest.WantServiceCondition(t, fed, key, services.CondFailover, "True", "pinned to us-east1")
+		fedtest.WantServiceCondition(t, fed, key, kfedv1alpha1.ConditionFailover, "True", "pinned to us-east1")
 		pin(t, "")
 		serving(t, 30*time.Second, "cluster-3")
 	})
@@ -198,9 +198,9 @@ func failoverFollowsTheCheckersQuorum(t *testing.T, b *healthBed) {
 	db := fedtest.FederatedService(ns, "db")
 	fedtest.DeleteFederatedAtEnd(t, b.f, db)
 	db.Annotations = map[string]string{
-		serviceconfig.AnnotationRouting:       string(serviceconfig.RoutingFailover),
-		serviceconfig.AnnotationFailoverOrder: "europe-west1,us-east1",
-		serviceconfig.AnnotationFailbackHold:  "3s",
+		kfedv1alpha1.AnnotationRouting:       string(serviceconfig.RoutingFailover),
+		kfedv1alpha1.AnnotationFailoverOrder: "europe-west1,us-east1",
+		kfedv1alpha1.AnnotationFailbackHold:  "3s",
 	}
 	if err := fed.Create(ctx, db); err != nil {
 		t.Fatal(err)

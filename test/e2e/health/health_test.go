@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/test/fedtest"
 
 	"github.com/miekg/dns"
@@ -21,14 +22,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters/identity"
 	"github.com/kfed-io/kfed/devenv"
 	"github.com/kfed-io/kfed/devenv/loopbacklb"
 	"github.com/kfed-io/kfed/devenv/process"
 	"github.com/kfed-io/kfed/dnssync"
 	"github.com/kfed-io/kfed/manager"
-	"github.com/kfed-io/kfed/services"
 	"github.com/kfed-io/kfed/test/bindtest"
 	"github.com/kfed-io/kfed/test/framework"
 )
@@ -256,7 +255,7 @@ func within(t *testing.T, bound time.Duration, what string, check func() error) 
 
 func (b *healthBed) condition(t *testing.T) *metav1.Condition {
 	t.Helper()
-	c, err := fedtest.ServiceCondition(context.Background(), b.f.Client("federation"), client.ObjectKey{Namespace: "default", Name: "web"}, services.CondHealthy)
+	c, err := fedtest.ServiceCondition(context.Background(), b.f.Client("federation"), client.ObjectKey{Namespace: "default", Name: "web"}, kfedv1alpha1.ConditionHealthy)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +280,7 @@ func healthChecksTakeADeadEndpointOutOfDNSByQuorum(t *testing.T, b *healthBed) {
 			t.Errorf("cluster-2's own name: %v", err)
 		}
 		if c := b.condition(t); c == nil || c.Status != "False" || !strings.Contains(c.Message, "cluster-2 (") {
-			t.Errorf("condition %s: %+v", services.CondHealthy, c)
+			t.Errorf("condition %s: %+v", kfedv1alpha1.ConditionHealthy, c)
 		}
 		b.fail(t, 1, "")
 		within(t, fedtest.HCBound, "cluster-2 back in CoreDNS's answers", func() error { return b.answers(lb1, lb2, lb3) })

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/test/fedtest"
 
 	"github.com/miekg/dns"
@@ -219,9 +220,9 @@ func route(t *testing.T, b *healthBed, byProximity bool) {
 			s.Annotations = map[string]string{}
 		}
 		if byProximity {
-			s.Annotations[serviceconfig.AnnotationRouting] = string(serviceconfig.RoutingProximity)
+			s.Annotations[kfedv1alpha1.AnnotationRouting] = string(serviceconfig.RoutingProximity)
 		} else {
-			delete(s.Annotations, serviceconfig.AnnotationRouting)
+			delete(s.Annotations, kfedv1alpha1.AnnotationRouting)
 		}
 		return fed.Update(ctx, &s)
 	})

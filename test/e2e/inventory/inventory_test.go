@@ -38,12 +38,9 @@ import (
 	"github.com/kfed-io/kfed/devenv"
 	"github.com/kfed-io/kfed/devenv/loopbackgw"
 	"github.com/kfed-io/kfed/devenv/loopbacklb"
-	"github.com/kfed-io/kfed/gateways"
 	"github.com/kfed-io/kfed/inventory"
 	"github.com/kfed-io/kfed/inventory/access"
 	"github.com/kfed-io/kfed/manager"
-	"github.com/kfed-io/kfed/placement"
-	"github.com/kfed-io/kfed/services"
 	"github.com/kfed-io/kfed/test/framework"
 )
 
@@ -87,7 +84,7 @@ func TestClusterProfilesAreMembers(t *testing.T) {
 	demo := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "demo", Namespace: "default"},
 		Spec: corev1.ServiceSpec{
-			Type: corev1.ServiceTypeLoadBalancer, LoadBalancerClass: new(services.LoadBalancerClass),
+			Type: corev1.ServiceTypeLoadBalancer, LoadBalancerClass: new(kfedv1alpha1.LoadBalancerClassGlobal),
 			Selector: map[string]string{"app": "demo"},
 			Ports:    []corev1.ServicePort{{Name: "http", Port: 8080, TargetPort: intstr.FromInt32(8080)}},
 		},
@@ -201,7 +198,7 @@ func TestClusterProfilesAreMembers(t *testing.T) {
 		}
 		b.wantDecision(t, inventory.DecisionName("deployment", "web"), "fleet/cluster-1", "fleet/cluster-2", "kfed-system/cluster-4")
 		patch := client.MergeFrom(d.DeepCopy())
-		d.Annotations[placement.AnnotationClusterSelector] = "kfed.io/region=europe-west1"
+		d.Annotations[kfedv1alpha1.AnnotationClusterSelector] = "kfed.io/region=europe-west1"
 		if err := b.cp.Patch(ctx, d, patch); err != nil {
 			t.Fatal(err)
 		}
@@ -219,9 +216,9 @@ func TestClusterProfilesAreMembers(t *testing.T) {
 		}
 		svc := &corev1.Service{
 			ObjectMeta: metav1.ObjectMeta{Name: "picked", Namespace: "default",
-				Annotations: map[string]string{placement.AnnotationPlacementDecision: "fleet-pick"}},
+				Annotations: map[string]string{kfedv1alpha1.AnnotationPlacementDecision: "fleet-pick"}},
 			Spec: corev1.ServiceSpec{
-				Type: corev1.ServiceTypeLoadBalancer, LoadBalancerClass: new(services.LoadBalancerClass),
+				Type: corev1.ServiceTypeLoadBalancer, LoadBalancerClass: new(kfedv1alpha1.LoadBalancerClassGlobal),
 				Ports: []corev1.ServicePort{{Name: "http", Port: 8080, TargetPort: intstr.FromInt32(8080)}},
 			},
 		}
@@ -248,7 +245,7 @@ func TestClusterProfilesAreMembers(t *testing.T) {
 		class := loopbackgw.IngressClassName
 		ing := &networkingv1.Ingress{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "site", Annotations: map[string]string{
-				gateways.AnnotationFederated: "true", placement.AnnotationPlacementDecision: "fleet-pick-site"}},
+				kfedv1alpha1.AnnotationFederated: "true", kfedv1alpha1.AnnotationPlacementDecision: "fleet-pick-site"}},
 			Spec: networkingv1.IngressSpec{IngressClassName: &class, Rules: []networkingv1.IngressRule{{Host: "www.example.com"}}},
 		}
 		if err := b.cp.Create(ctx, ing); err != nil {
@@ -540,7 +537,7 @@ func deployment(name, selector string) *appsv1.Deployment {
 	labels := map[string]string{"app": name}
 	return &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Annotations: map[string]string{
-			"kfed.io/federated": "true", placement.AnnotationClusterSelector: selector,
+			"kfed.io/federated": "true", kfedv1alpha1.AnnotationClusterSelector: selector,
 		}},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: new(int32(3)),

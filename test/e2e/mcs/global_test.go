@@ -17,9 +17,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/devenv"
 	"github.com/kfed-io/kfed/devenv/loopbacklb"
-	"github.com/kfed-io/kfed/mcs"
 	"github.com/kfed-io/kfed/test/bindtest"
 	"github.com/kfed-io/kfed/test/fedtest"
 	"github.com/kfed-io/kfed/test/framework"
@@ -98,7 +98,7 @@ func TestLoadBalancerExportGetsAGlobalNameThatFollowsHealthAndRouting(t *testing
 	start := time.Now()
 	framework.Eventually(t, 60*time.Second, everywhere("cluster-1", "cluster-2"))
 	t.Logf("the global name answered both exports in every member %v after their load balancers had addresses", time.Since(start).Round(10*time.Millisecond))
-	wantCondition(ctx, t, clients["cluster-2"], mcs.CondGlobalName, "True", "answers clusters cluster-1, cluster-2")
+	wantCondition(ctx, t, clients["cluster-2"], kfedv1alpha1.ConditionGlobalName, "True", "answers clusters cluster-1, cluster-2")
 	// The dev bed's load balancers are loopback addresses, which no
 	// EndpointSlice may hold: the import is made without them.
 	wantCondition(ctx, t, clients["cluster-2"], string(mcsv1beta1.ServiceExportConditionReady), "True", "imported in clusters cluster-1, cluster-2, cluster-3")
@@ -107,7 +107,7 @@ func TestLoadBalancerExportGetsAGlobalNameThatFollowsHealthAndRouting(t *testing
 		setAnnotation(ctx, t, clients["cluster-2"], &corev1.Service{}, loopbacklb.FailureAnnotation, "refuse")
 		defer setAnnotation(ctx, t, clients["cluster-2"], &corev1.Service{}, loopbacklb.FailureAnnotation, "")
 		framework.Eventually(t, 30*time.Second, everywhere("cluster-1"))
-		wantCondition(ctx, t, clients["cluster-1"], mcs.CondGlobalName, "True", "unhealthy: cluster-2")
+		wantCondition(ctx, t, clients["cluster-1"], kfedv1alpha1.ConditionGlobalName, "True", "unhealthy: cluster-2")
 		setAnnotation(ctx, t, clients["cluster-2"], &corev1.Service{}, loopbacklb.FailureAnnotation, "")
 		framework.Eventually(t, 30*time.Second, everywhere("cluster-1", "cluster-2"))
 	})
@@ -151,7 +151,7 @@ func TestLoadBalancerExportGetsAGlobalNameThatFollowsHealthAndRouting(t *testing
 	t.Run("the oldest export's routing annotations route the name", func(t *testing.T) {
 		// The younger export's annotation changes nothing, and is reported.
 		setAnnotation(ctx, t, clients["cluster-2"], &mcsv1beta1.ServiceExport{}, "kfed.io/routing", "proximity")
-		wantCondition(ctx, t, clients["cluster-2"], mcs.CondGlobalName, "True", "exports in clusters cluster-2 differ from the oldest export's, cluster cluster-1's")
+		wantCondition(ctx, t, clients["cluster-2"], kfedv1alpha1.ConditionGlobalName, "True", "exports in clusters cluster-2 differ from the oldest export's, cluster cluster-1's")
 		setAnnotation(ctx, t, clients["cluster-1"], &mcsv1beta1.ServiceExport{}, "kfed.io/failover-order", "cluster-2,cluster-1")
 		setAnnotation(ctx, t, clients["cluster-1"], &mcsv1beta1.ServiceExport{}, "kfed.io/routing", "failover")
 		framework.Eventually(t, 30*time.Second, everywhere("cluster-2"))

@@ -26,7 +26,6 @@ import (
 	"github.com/kfed-io/kfed/clusters/identity"
 	"github.com/kfed-io/kfed/devenv"
 	"github.com/kfed-io/kfed/manager"
-	"github.com/kfed-io/kfed/services"
 	"github.com/kfed-io/kfed/test/fedtest"
 	"github.com/kfed-io/kfed/test/framework"
 )
@@ -346,7 +345,7 @@ func publishAndResolve(ctx context.Context, t *testing.T, env *devenv.Env, m *me
 		shard, err = m.cs.CoreV1().Services("default").UpdateStatus(ctx, s, metav1.UpdateOptions{})
 		return err
 	})
-	fedtest.WantServiceCondition(t, fed, client.ObjectKeyFromObject(svc), services.CondPublished, "True", m.member.Name)
+	fedtest.WantServiceCondition(t, fed, client.ObjectKeyFromObject(svc), kfedv1alpha1.ConditionPublished, "True", m.member.Name)
 	framework.Eventually(t, 30*time.Second, func(ctx context.Context) error {
 		var ep extdnsv1alpha1.DNSEndpoint
 		if err := fed.Get(ctx, client.ObjectKeyFromObject(svc), &ep); err != nil {

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/test/fedtest"
 
 	"github.com/miekg/dns"
@@ -37,10 +38,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
-	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/devenv"
 	"github.com/kfed-io/kfed/memlimit"
-	"github.com/kfed-io/kfed/services"
 	"github.com/kfed-io/kfed/tenancy"
 	"github.com/kfed-io/kfed/test/bindtest"
 	"github.com/kfed-io/kfed/test/framework"
@@ -799,7 +798,7 @@ member:
 	if err := fed.Create(ctx, svc); err != nil {
 		t.Fatal(err)
 	}
-	fedtest.WantServiceCondition(t, fed, client.ObjectKeyFromObject(svc), services.CondPublished, "True", "cluster-1, cluster-2")
+	fedtest.WantServiceCondition(t, fed, client.ObjectKeyFromObject(svc), kfedv1alpha1.ConditionPublished, "True", "cluster-1, cluster-2")
 	framework.Eventually(t, 30*time.Second, func(ctx context.Context) error {
 		var got corev1.Service
 		if err := fed.Get(ctx, client.ObjectKeyFromObject(svc), &got); err != nil {
@@ -897,7 +896,7 @@ member:
 	if err := fed.Create(ctx, two); err != nil {
 		t.Fatal(err)
 	}
-	fedtest.WantServiceCondition(t, fed, client.ObjectKeyFromObject(two), services.CondPublished, "True", "cluster-1, cluster-2")
+	fedtest.WantServiceCondition(t, fed, client.ObjectKeyFromObject(two), kfedv1alpha1.ConditionPublished, "True", "cluster-1, cluster-2")
 	step("renewed the token of cluster-2")
 	// The cluster's own CoreDNS with the forward block the chart writes
 	// (dnsForward.corednsCustom) imported, as k3s and AKS import it.

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/test/fedtest"
 
 	"github.com/google/go-containerregistry/pkg/registry"
@@ -35,9 +36,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
-	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
-	"github.com/kfed-io/kfed/services"
 	"github.com/kfed-io/kfed/test/bindtest"
 	"github.com/kfed-io/kfed/test/framework"
 	"github.com/kfed-io/kfed/test/pods"
@@ -196,7 +195,7 @@ healthcheck:
 
 	svc := fedtest.FederatedService("default", "web")
 	fedtest.Create(t, fed, svc)
-	fedtest.WantServiceCondition(t, fed, client.ObjectKeyFromObject(svc), services.CondPublished, "True", "cluster-1")
+	fedtest.WantServiceCondition(t, fed, client.ObjectKeyFromObject(svc), kfedv1alpha1.ConditionPublished, "True", "cluster-1")
 	global := slices.Sorted(slices.Values(shardAddresses(t, f, "default", "web", "")))
 	local := shardAddresses(t, f, "default", "web", "cluster-1")
 	name := "web.default.fed.svc.example.com."
@@ -213,7 +212,7 @@ healthcheck:
 	// to keep.
 	api := fedtest.FederatedService("default", "api")
 	fedtest.Create(t, fed, api)
-	fedtest.WantServiceCondition(t, fed, client.ObjectKeyFromObject(api), services.CondPublished, "True", "cluster-1")
+	fedtest.WantServiceCondition(t, fed, client.ObjectKeyFromObject(api), kfedv1alpha1.ConditionPublished, "True", "cluster-1")
 	apiGlobal := shardAddresses(t, f, "default", "api", "")
 	framework.Eventually(t, 30*time.Second, func(context.Context) error {
 		return fedtest.WantAddresses(bind.Addr, "udp", "api.default.fed.svc.example.com.", dns.TypeA, apiGlobal...)
@@ -249,7 +248,7 @@ healthcheck:
 	k.wantProbes(ctx)
 	two := fedtest.FederatedService("default", "two")
 	fedtest.Create(t, fed, two)
-	fedtest.WantServiceCondition(t, fed, client.ObjectKeyFromObject(two), services.CondPublished, "True", "cluster-1")
+	fedtest.WantServiceCondition(t, fed, client.ObjectKeyFromObject(two), kfedv1alpha1.ConditionPublished, "True", "cluster-1")
 	twoGlobal := shardAddresses(t, f, "default", "two", "")
 	framework.Eventually(t, 30*time.Second, func(context.Context) error {
 		return fedtest.WantAddresses(bind.Addr, "udp", "two.default.fed.svc.example.com.", dns.TypeA, twoGlobal...)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/test/fedtest"
 
 	corev1 "k8s.io/api/core/v1"
@@ -15,8 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
-	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	"github.com/kfed-io/kfed/services"
 	"github.com/kfed-io/kfed/test/framework"
 )
 
@@ -32,14 +31,14 @@ func badInputIsReportedAndChangesNothing(t *testing.T, f *framework.Federation) 
 
 	t.Run("ExternalName Service is refused with a condition and an Event", func(t *testing.T) {
 		svc := &corev1.Service{
-			ObjectMeta: metav1.ObjectMeta{Name: "ext", Namespace: "default", Annotations: map[string]string{services.AnnotationFederated: "true"}},
+			ObjectMeta: metav1.ObjectMeta{Name: "ext", Namespace: "default", Annotations: map[string]string{kfedv1alpha1.AnnotationFederated: "true"}},
 			Spec:       corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "example.org"},
 		}
 		if err := fed.Create(ctx, svc); err != nil {
 			t.Fatal(err)
 		}
 		key := client.ObjectKeyFromObject(svc)
-		fedtest.WantServiceCondition(t, fed, key, services.CondValid, "False", "ExternalName cannot be federated")
+		fedtest.WantServiceCondition(t, fed, key, kfedv1alpha1.ConditionValid, "False", "ExternalName cannot be federated")
 		framework.Eventually(t, 10*time.Second, func(ctx context.Context) error { return fedtest.WantEvent(ctx, f, svc, "InvalidSpec") })
 		if err := f.Client("cluster-1").Get(ctx, key, &corev1.Service{}); !apierrors.IsNotFound(err) {
 			t.Errorf("shard created for an ExternalName Service: %v", err)
@@ -51,12 +50,12 @@ func badInputIsReportedAndChangesNothing(t *testing.T, f *framework.Federation) 
 
 	t.Run("placement naming an unknown cluster warns and places on the known one", func(t *testing.T) {
 		svc := fedtest.FederatedService("default", "placed")
-		svc.Annotations = map[string]string{services.AnnotationClusters: "cluster-1,cluster-9"}
+		svc.Annotations = map[string]string{kfedv1alpha1.AnnotationClusters: "cluster-1,cluster-9"}
 		if err := fed.Create(ctx, svc); err != nil {
 			t.Fatal(err)
 		}
 		key := client.ObjectKeyFromObject(svc)
-		fedtest.WantServiceCondition(t, fed, key, services.CondPlaced, "False", "not joined: cluster-9")
+		fedtest.WantServiceCondition(t, fed, key, kfedv1alpha1.ConditionPlaced, "False", "not joined: cluster-9")
 		wantRecords(t, f, key, []string{
 			"cluster-1.placed.default.fed.svc.example.com A [cluster-1] lb(cluster-1)",
 			"placed.default.fed.svc.example.com A [cluster-1] lb(cluster-1)",
@@ -84,7 +83,7 @@ func badInputIsReportedAndChangesNothing(t *testing.T, f *framework.Federation) 
 			t.Fatal(err)
 		}
 		key := client.ObjectKeyFromObject(svc)
-		fedtest.WantServiceCondition(t, fed, key, services.CondPlaced, "False", "kfed did not create and that differs")
+		fedtest.WantServiceCondition(t, fed, key, kfedv1alpha1.ConditionPlaced, "False", "kfed did not create and that differs")
 		framework.Eventually(t, 10*time.Second, func(ctx context.Context) error { return fedtest.WantEvent(ctx, f, svc, "ShardConflict") })
 		var got corev1.Service
 		if err := f.Client("cluster-2").Get(ctx, key, &got); err != nil {
@@ -115,7 +114,7 @@ func badInputIsReportedAndChangesNothing(t *testing.T, f *framework.Federation) 
 		if err := f.Client("cluster-2").Get(ctx, key, &got); err != nil {
 			t.Fatal(err)
 		}
-		if got.Annotations[services.AnnotationAdopted] != "true" || got.UID != theirs.UID {
+		if got.Annotations[kfedv1alpha1.AnnotationAdopted] != "true" || got.UID != theirs.UID {
 			t.Fatalf("not adopted in place: uid %s (was %s), annotations %v", got.UID, theirs.UID, got.Annotations)
 		}
 		if err := fed.Delete(ctx, svc); err != nil {
@@ -129,7 +128,7 @@ func badInputIsReportedAndChangesNothing(t *testing.T, f *framework.Federation) 
 			if err := f.Client("cluster-2").Get(ctx, key, &after); err != nil {
 				return fmt.Errorf("adopted Service was deleted: %v", err)
 			}
-			if after.Annotations[services.AnnotationAdopted] != "" || after.Labels[kfedv1alpha1.LabelFederation] != "" {
+			if after.Annotations[kfedv1alpha1.AnnotationAdopted] != "" || after.Labels[kfedv1alpha1.LabelFederation] != "" {
 				return fmt.Errorf("still marked as kfed's: %v %v", after.Labels, after.Annotations)
 			}
 			if err := f.Client("cluster-1").Get(ctx, key, &corev1.Service{}); !apierrors.IsNotFound(err) {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/test/fedtest"
 	appsv1 "k8s.io/api/apps/v1"
 
@@ -20,11 +21,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
-	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/manager"
 	"github.com/kfed-io/kfed/publish"
-	"github.com/kfed-io/kfed/services"
 	"github.com/kfed-io/kfed/test/framework"
 )
 
@@ -276,7 +275,7 @@ func TestMemberObjectsAreWrittenWithServerSideApply(t *testing.T) {
 		// A new TTL makes kfed reconcile the Service (and rewrite its
 		// records) but asks nothing new of its shard.
 		patchService(t, fed, key, func(s *corev1.Service) {
-			s.Annotations = map[string]string{services.AnnotationTTL: "45"}
+			s.Annotations = map[string]string{kfedv1alpha1.AnnotationTTL: "45"}
 		})
 		framework.Eventually(t, 20*time.Second, func(ctx context.Context) error {
 			var ep extdnsv1alpha1.DNSEndpoint

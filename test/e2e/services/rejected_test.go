@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/test/fedtest"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -15,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kfed-io/kfed/services"
 	"github.com/kfed-io/kfed/test/framework"
 )
 
@@ -92,7 +92,7 @@ func rejectedShardUpdateKeepsTheClustersRecords(t *testing.T, f *framework.Feder
 	if err := fed.Patch(ctx, svc, patch); err != nil {
 		t.Fatal(err)
 	}
-	fedtest.WantServiceCondition(t, fed, key, services.CondPlaced, "False", "cluster cluster-2 rejected the shard update")
+	fedtest.WantServiceCondition(t, fed, key, kfedv1alpha1.ConditionPlaced, "False", "cluster cluster-2 rejected the shard update")
 	framework.Eventually(t, 10*time.Second, func(ctx context.Context) error { return fedtest.WantEvent(ctx, f, svc, "ShardRejected") })
 	// Several retries later, cluster-2's records are still there.
 	time.Sleep(2 * time.Second)

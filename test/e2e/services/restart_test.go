@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/test/fedtest"
 
 	corev1 "k8s.io/api/core/v1"
@@ -13,7 +14,6 @@ import (
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
-	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/manager"
 	"github.com/kfed-io/kfed/services"
 	"github.com/kfed-io/kfed/test/framework"
@@ -110,8 +110,8 @@ func controllerRestartLosesAndDuplicatesNothing(t *testing.T, f *framework.Feder
 		t.Fatal(err)
 	}
 	for _, s := range svcs.Items {
-		if services.IsFederated(&s) && (len(s.Finalizers) != 1 || s.Finalizers[0] != services.Finalizer) {
-			t.Errorf("%s has finalizers %v, want exactly [%s]", s.Name, s.Finalizers, services.Finalizer)
+		if services.IsFederated(&s) && (len(s.Finalizers) != 1 || s.Finalizers[0] != kfedv1alpha1.FinalizerService) {
+			t.Errorf("%s has finalizers %v, want exactly [%s]", s.Name, s.Finalizers, kfedv1alpha1.FinalizerService)
 		}
 	}
 }

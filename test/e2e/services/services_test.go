@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/test/fedtest"
 
 	corev1 "k8s.io/api/core/v1"
@@ -19,11 +20,9 @@ import (
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
-	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/devenv/loopbacklb"
 	"github.com/kfed-io/kfed/manager"
-	"github.com/kfed-io/kfed/services"
 	"github.com/kfed-io/kfed/test/framework"
 )
 
@@ -179,12 +178,12 @@ func federatedServiceLifecycle(t *testing.T, f *framework.Federation) {
 
 	t.Run("malformed annotation freezes the Service with a condition and an Event", func(t *testing.T) {
 		patch := client.MergeFrom(svc.DeepCopy())
-		metav1.SetMetaDataAnnotation(&svc.ObjectMeta, services.AnnotationTTL, "thirty")
+		metav1.SetMetaDataAnnotation(&svc.ObjectMeta, kfedv1alpha1.AnnotationTTL, "thirty")
 		if err := fed.Patch(ctx, svc, patch); err != nil {
 			t.Fatal(err)
 		}
 		framework.Eventually(t, 15*time.Second, func(ctx context.Context) error {
-			c, err := fedtest.ServiceCondition(ctx, fed, key, services.CondValid)
+			c, err := fedtest.ServiceCondition(ctx, fed, key, kfedv1alpha1.ConditionValid)
 			if err != nil || c == nil || c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, `kfed.io/ttl="thirty"`) {
 				return fmt.Errorf("Valid condition %+v, %v", c, err)
 			}
@@ -198,7 +197,7 @@ func federatedServiceLifecycle(t *testing.T, f *framework.Federation) {
 			t.Fatalf("records changed under a bad annotation: %v %v", got, err)
 		}
 		patch = client.MergeFrom(svc.DeepCopy())
-		metav1.SetMetaDataAnnotation(&svc.ObjectMeta, services.AnnotationTTL, "60")
+		metav1.SetMetaDataAnnotation(&svc.ObjectMeta, kfedv1alpha1.AnnotationTTL, "60")
 		if err := fed.Patch(ctx, svc, patch); err != nil {
 			t.Fatal(err)
 		}
@@ -293,7 +292,7 @@ func memberOutageDoesNotStopTheOthers(t *testing.T, f *framework.Federation) {
 		}
 		return nil
 	})
-	c, err := fedtest.ServiceCondition(ctx, fed, key, services.CondPlaced)
+	c, err := fedtest.ServiceCondition(ctx, fed, key, kfedv1alpha1.ConditionPlaced)
 	if err != nil || c == nil || !strings.Contains(c.Message, "not Ready: cluster-2") {
 		t.Errorf("Placed condition %+v, %v; want it to name cluster-2 as not Ready", c, err)
 	}
