@@ -212,8 +212,8 @@ func (b *bed) controlPlane(t *testing.T) {
 	if len(p.lost) > 0 {
 		b.figure("control plane", "unanswered queries (1 s timeout) sent at %v after probing began; the faults began at %v", p.lost, phases)
 	}
-	if b.form.freeze > 10*time.Second && exitsAfter == exitsBefore {
-		t.Errorf("the leader did not exit when the control plane froze for %v (past its 10 s renew deadline)", b.form.freeze)
+	if b.form.freeze > 12*time.Second && exitsAfter == exitsBefore {
+		t.Errorf("the leader did not exit when the control plane froze for %v (past its 2 s retry period and 10 s renew deadline)", b.form.freeze)
 	}
 	b.check(t, "control plane")
 	b.figure("control plane", "all converged %v after SIGCONT (5 s of churn included)", time.Since(thawed).Round(100*time.Millisecond))
