@@ -3,7 +3,7 @@ package v1alpha1
 import appsv1 "k8s.io/api/apps/v1"
 
 // The names of kfed's contract with its users and outside tools, each
-// declared here once (docs/design.md, "Annotations" and "Status"): the
+// declared here once (docs/design.md tells what each does): the
 // annotations users write on control-plane objects, the marks kfed writes
 // on the objects it makes, and the conditions and finalizers it sets.
 // Every controller, the CLI, the plugin and the providers read them from
