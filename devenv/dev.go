@@ -171,7 +171,7 @@ func StartDev(ctx context.Context, o DevOptions) (_ *Dev, err error) {
 	for _, name := range names {
 		// Ready means every member's endpoint is published, not the first one.
 		if err := waitResolves(ctx, d.DNS[0], name, len(env.Members), d.bg.errc); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%w; %s", err, d.demoState())
 		}
 	}
 	if o.RealNodes != nil {
@@ -569,17 +569,41 @@ func waitResolves(ctx context.Context, addr, name string, n int, errc <-chan err
 	// would never hold them all.
 	q.SetEdns0(dns.DefaultMsgSize, false)
 	c := &dns.Client{Timeout: time.Second}
+	// What it saw last goes into the error: a bed that never gets ready
+	// in CI says how far the chain got.
+	last := "no answer"
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
 		if err := failed(errc); err != nil {
 			return false, err
 		}
 		r, _, err := c.ExchangeContext(ctx, q, addr)
-		return err == nil && len(r.Answer) >= n, nil
+		if err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		last = fmt.Sprintf("%s with %d of %d addresses %v", dns.RcodeToString[r.Rcode], len(r.Answer), n, r.Answer)
+		return len(r.Answer) >= n, nil
 	})
 	if wait.Interrupted(err) {
-		return fmt.Errorf("waiting for %s to resolve at %s: %w", name, addr, err)
+		return fmt.Errorf("waiting for %s to resolve at %s (last: %s): %w", name, addr, last, err)
 	}
 	return err
+}
+
+// demoState is what the control plane says of the demo Service: its
+// conditions, as kfed's controller wrote them.
+func (d *Dev) demoState() string {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	fed, err := client.New(d.ControlPlane.Config, client.Options{})
+	if err != nil {
+		return err.Error()
+	}
+	var svc corev1.Service
+	if err := fed.Get(ctx, client.ObjectKey{Namespace: "default", Name: "demo"}, &svc); err != nil {
+		return fmt.Sprintf("the demo Service: %v", err)
+	}
+	return fmt.Sprintf("the demo Service's conditions: %s", cmp.Or(svc.Annotations[kfedv1alpha1.AnnotationConditions], "none"))
 }
 
 // background runs the environment's in-process components until stop, and
