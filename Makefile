@@ -9,7 +9,7 @@ GO ?= go
 # when the tree has changes. Override with make VERSION=v0.3.0 ...
 VERSION ?= $(shell git describe --tags --match 'v*' --always --dirty 2>/dev/null || echo unknown)
 REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
-LDFLAGS := -X github.com/kfed-io/kfed/buildinfo.version=$(VERSION) -X github.com/kfed-io/kfed/buildinfo.revision=$(REVISION)
+LDFLAGS := -X github.com/kfed-io/kfed/internal/buildinfo.version=$(VERSION) -X github.com/kfed-io/kfed/internal/buildinfo.revision=$(REVISION)
 
 ## dev: start a local federation (control plane + 3 members + DNS) on loopback.
 dev:
@@ -45,7 +45,7 @@ conformance-nodes:
 generate:
 	$(GO) tool controller-gen object paths=./api/...
 	$(GO) tool controller-gen crd paths=./api/... output:crd:dir=deploy/crds
-	$(GO) tool controller-gen rbac:roleName=kfed-controller paths=./clusters/... paths=./services/... paths=./publish/... paths=./manager/... paths=./dnssync/... paths=./balancer/... paths=./deployments/... paths=./tenancy/... paths=./gateways/... paths=./inventory/... output:rbac:dir=deploy/rbac
+	$(GO) tool controller-gen rbac:roleName=kfed-controller paths=./clusters/... paths=./controllers/... paths=./dns/... paths=./policy/tenancy/... output:rbac:dir=deploy/rbac
 	# The Helm chart carries copies: it cannot read files outside itself.
 	cp deploy/crds/*.yaml deploy/chart/kfed/files/crds/
 	cp deploy/rbac/role.yaml deploy/chart/kfed/files/rbac/controller.yaml

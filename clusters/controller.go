@@ -28,7 +28,7 @@ import (
 
 	inventoryv1alpha1 "github.com/kfed-io/kfed/api/inventory/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	"github.com/kfed-io/kfed/inventory/access"
+	"github.com/kfed-io/kfed/clusters/access"
 )
 
 // +kubebuilder:rbac:groups=kfed.io,resources=clusters,verbs=get;list;watch

@@ -27,7 +27,7 @@ import (
 	aboutv1alpha1 "github.com/kfed-io/kfed/api/about/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters/identity"
-	"github.com/kfed-io/kfed/geo"
+	"github.com/kfed-io/kfed/internal/geo"
 )
 
 // JoinOptions describe a cluster to register.

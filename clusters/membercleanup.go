@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	"github.com/kfed-io/kfed/inventory/access"
+	"github.com/kfed-io/kfed/clusters/access"
 )
 
 // +kubebuilder:rbac:groups=kfed.io,resources=clusters,verbs=get;list;watch;update;patch

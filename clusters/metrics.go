@@ -9,7 +9,7 @@ import (
 
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 
-	"github.com/kfed-io/kfed/promreg"
+	"github.com/kfed-io/kfed/internal/promreg"
 )
 
 var conditionDesc = prometheus.NewDesc("kfed_cluster_condition",

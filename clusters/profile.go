@@ -12,7 +12,7 @@ import (
 
 	inventoryv1alpha1 "github.com/kfed-io/kfed/api/inventory/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	"github.com/kfed-io/kfed/inventory/access"
+	"github.com/kfed-io/kfed/clusters/access"
 )
 
 // ReasonNoAccessProvider is the Ready condition's reason for a Cluster of a

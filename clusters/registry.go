@@ -28,8 +28,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	"github.com/kfed-io/kfed/geo"
-	"github.com/kfed-io/kfed/inventory/access"
+	"github.com/kfed-io/kfed/clusters/access"
+	"github.com/kfed-io/kfed/internal/geo"
 )
 
 // Member is a Ready member cluster with a synced cache.

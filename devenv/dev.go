@@ -26,13 +26,13 @@ import (
 
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/clusters/access"
 	"github.com/kfed-io/kfed/clusters/identity"
+	"github.com/kfed-io/kfed/config/serviceconfig"
+	"github.com/kfed-io/kfed/controllers/manager"
 	"github.com/kfed-io/kfed/deploy/crds"
 	"github.com/kfed-io/kfed/devenv/loopbackgw"
 	"github.com/kfed-io/kfed/devenv/loopbacklb"
-	"github.com/kfed-io/kfed/inventory/access"
-	"github.com/kfed-io/kfed/manager"
-	"github.com/kfed-io/kfed/services/serviceconfig"
 )
 
 // DevOptions say what `kfed dev up` starts.

@@ -13,7 +13,7 @@ import (
 	"github.com/maxmind/mmdbwriter"
 	"github.com/maxmind/mmdbwriter/mmdbtype"
 
-	"github.com/kfed-io/kfed/geo"
+	"github.com/kfed-io/kfed/internal/geo"
 )
 
 // GeoPlace is one network of a GeoIP database the dev bed writes, and where

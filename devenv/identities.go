@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kfed-io/kfed/clusters/identity"
-	"github.com/kfed-io/kfed/manager"
+	"github.com/kfed-io/kfed/controllers/manager"
 )
 
 // AgentTokenDuration is how long the tokens the bed issues its members'

@@ -24,9 +24,9 @@ import (
 
 	inventoryv1alpha1 "github.com/kfed-io/kfed/api/inventory/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	"github.com/kfed-io/kfed/inventory"
-	"github.com/kfed-io/kfed/inventory/access"
-	"github.com/kfed-io/kfed/manager"
+	"github.com/kfed-io/kfed/clusters/access"
+	"github.com/kfed-io/kfed/controllers/inventory"
+	"github.com/kfed-io/kfed/controllers/manager"
 )
 
 // With DevOptions.Inventory set to manager.InventoryClusterProfile, the dev

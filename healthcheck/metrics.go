@@ -3,7 +3,7 @@ package healthcheck
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/kfed-io/kfed/promreg"
+	"github.com/kfed-io/kfed/internal/promreg"
 )
 
 // metrics are an engine's Prometheus collectors, namespace kfed, subsystem

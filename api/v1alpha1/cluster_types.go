@@ -6,8 +6,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kfed-io/kfed/geo"
-	"github.com/kfed-io/kfed/geo/regions"
+	"github.com/kfed-io/kfed/internal/geo"
+	"github.com/kfed-io/kfed/internal/geo/regions"
 )
 
 // Condition types and reasons of a Cluster.

@@ -23,8 +23,8 @@ import (
 	// precedence. docs/images.md.
 	_ "golang.org/x/crypto/x509roots/fallback"
 
-	"github.com/kfed-io/kfed/buildinfo"
-	"github.com/kfed-io/kfed/memlimit"
+	"github.com/kfed-io/kfed/internal/buildinfo"
+	"github.com/kfed-io/kfed/internal/memlimit"
 	_ "github.com/kfed-io/kfed/plugin/clusterset"
 	_ "github.com/kfed-io/kfed/plugin/kfed"
 )

@@ -5,7 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/kfed-io/kfed/buildinfo"
+	"github.com/kfed-io/kfed/internal/buildinfo"
 )
 
 // CoreDNS's prometheus plugin serves the default registry, where the kfed

@@ -21,12 +21,12 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
-	"github.com/kfed-io/kfed/buildinfo"
 	"github.com/kfed-io/kfed/clusters"
-	"github.com/kfed-io/kfed/inventory/access"
-	"github.com/kfed-io/kfed/manager"
-	"github.com/kfed-io/kfed/memlimit"
-	"github.com/kfed-io/kfed/tenancy"
+	"github.com/kfed-io/kfed/clusters/access"
+	"github.com/kfed-io/kfed/controllers/manager"
+	"github.com/kfed-io/kfed/internal/buildinfo"
+	"github.com/kfed-io/kfed/internal/memlimit"
+	"github.com/kfed-io/kfed/policy/tenancy"
 )
 
 // main is long because it declares every flag of the controller, one

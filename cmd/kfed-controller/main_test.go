@@ -5,7 +5,7 @@ import (
 
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
-	"github.com/kfed-io/kfed/buildinfo"
+	"github.com/kfed-io/kfed/internal/buildinfo"
 )
 
 func TestControllerMetricsCarryBuildInfo(t *testing.T) {

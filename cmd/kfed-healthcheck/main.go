@@ -30,12 +30,12 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/textlogger"
 
-	"github.com/kfed-io/kfed/buildinfo"
 	"github.com/kfed-io/kfed/healthcheck"
 	"github.com/kfed-io/kfed/healthcheck/agent"
-	"github.com/kfed-io/kfed/kubetoken"
-	"github.com/kfed-io/kfed/memlimit"
-	"github.com/kfed-io/kfed/tenancy"
+	"github.com/kfed-io/kfed/internal/buildinfo"
+	"github.com/kfed-io/kfed/internal/kubetoken"
+	"github.com/kfed-io/kfed/internal/memlimit"
+	"github.com/kfed-io/kfed/policy/tenancy"
 )
 
 func main() {

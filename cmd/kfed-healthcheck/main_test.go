@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kfed-io/kfed/buildinfo"
+	"github.com/kfed-io/kfed/internal/buildinfo"
 )
 
 func TestAgentMetricsCarryBuildInfo(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	"github.com/kfed-io/kfed/services"
+	"github.com/kfed-io/kfed/controllers/services"
 )
 
 // exactArgs takes one argument for each of names, and names the first one

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kfed-io/kfed/buildinfo"
+	"github.com/kfed-io/kfed/internal/buildinfo"
 )
 
 // leaseFacts are what check read of a Lease.

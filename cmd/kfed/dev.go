@@ -20,8 +20,8 @@ import (
 	"k8s.io/klog/v2/textlogger"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/kfed-io/kfed/controllers/manager"
 	"github.com/kfed-io/kfed/devenv"
-	"github.com/kfed-io/kfed/manager"
 )
 
 // devOptions are the flags of kfed dev up.

@@ -17,9 +17,9 @@ import (
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	"github.com/kfed-io/kfed/dnsprovider"
-	"github.com/kfed-io/kfed/dnssync"
-	"github.com/kfed-io/kfed/failover"
+	"github.com/kfed-io/kfed/dns/dnsprovider"
+	"github.com/kfed-io/kfed/dns/dnssync"
+	"github.com/kfed-io/kfed/policy/failover"
 )
 
 func newDNSCommand() *cobra.Command {

@@ -10,10 +10,10 @@ import (
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	"github.com/kfed-io/kfed/failover"
-	"github.com/kfed-io/kfed/geo/regions"
-	"github.com/kfed-io/kfed/mcs"
-	"github.com/kfed-io/kfed/publish"
+	"github.com/kfed-io/kfed/controllers/mcs"
+	"github.com/kfed-io/kfed/dns/publish"
+	"github.com/kfed-io/kfed/internal/geo/regions"
+	"github.com/kfed-io/kfed/policy/failover"
 )
 
 func TestPlanNamesPolicyAndOwner(t *testing.T) {

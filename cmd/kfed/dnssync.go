@@ -14,7 +14,7 @@ import (
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
-	"github.com/kfed-io/kfed/dnssync"
+	"github.com/kfed-io/kfed/dns/dnssync"
 )
 
 // syncFlags are the flags of `kfed dns sync`.

@@ -16,7 +16,7 @@ import (
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	"github.com/kfed-io/kfed/publish"
+	"github.com/kfed-io/kfed/dns/publish"
 )
 
 func newDrainCommand() *cobra.Command {

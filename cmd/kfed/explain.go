@@ -25,9 +25,9 @@ import (
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	"github.com/kfed-io/kfed/explain"
-	"github.com/kfed-io/kfed/geo"
-	"github.com/kfed-io/kfed/publish"
+	"github.com/kfed-io/kfed/dns/publish"
+	"github.com/kfed-io/kfed/internal/geo"
+	"github.com/kfed-io/kfed/ops/explain"
 )
 
 // explainFlags are kfed explain's flags beyond the kubeconfig's.

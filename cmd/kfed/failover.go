@@ -10,8 +10,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	"github.com/kfed-io/kfed/services"
-	"github.com/kfed-io/kfed/services/serviceconfig"
+	"github.com/kfed-io/kfed/config/serviceconfig"
+	"github.com/kfed-io/kfed/controllers/services"
 )
 
 func newFailoverCommand() *cobra.Command {

@@ -16,7 +16,7 @@ import (
 
 	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/clusters/identity"
-	"github.com/kfed-io/kfed/geo"
+	"github.com/kfed-io/kfed/internal/geo"
 )
 
 // newJoinCommand is `kfed join`. It is longer than 80 lines because it

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kfed-io/kfed/planner"
+	"github.com/kfed-io/kfed/policy/planner"
 )
 
 // newPlanCommand returns `kfed plan`, the replica planner on the command

@@ -27,9 +27,9 @@ import (
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
-	"github.com/kfed-io/kfed/deployments"
+	"github.com/kfed-io/kfed/controllers/deployments"
+	"github.com/kfed-io/kfed/controllers/services"
 	"github.com/kfed-io/kfed/healthcheck"
-	"github.com/kfed-io/kfed/services"
 )
 
 // statusView is what status shows and how: the tenancy rule applied to

@@ -10,7 +10,7 @@ import (
 
 	"github.com/kfed-io/kfed/api/clusterreplicas"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	"github.com/kfed-io/kfed/deployments"
+	"github.com/kfed-io/kfed/controllers/deployments"
 )
 
 func TestDeploymentRowsShowEachClusterAndWhatIsWrong(t *testing.T) {

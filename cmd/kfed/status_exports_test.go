@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
-	"github.com/kfed-io/kfed/manager"
+	"github.com/kfed-io/kfed/controllers/manager"
 	"github.com/kfed-io/kfed/test/framework"
 )
 

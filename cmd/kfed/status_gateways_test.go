@@ -11,8 +11,8 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/controllers/manager"
 	"github.com/kfed-io/kfed/devenv/loopbackgw"
-	"github.com/kfed-io/kfed/manager"
 	"github.com/kfed-io/kfed/test/fedtest"
 	"github.com/kfed-io/kfed/test/framework"
 )

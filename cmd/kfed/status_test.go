@@ -16,8 +16,8 @@ import (
 
 	"github.com/kfed-io/kfed/api/clusterreplicas"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/controllers/manager"
 	"github.com/kfed-io/kfed/healthcheck"
-	"github.com/kfed-io/kfed/manager"
 	"github.com/kfed-io/kfed/test/fedtest"
 	"github.com/kfed-io/kfed/test/framework"
 )

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
 
-	"github.com/kfed-io/kfed/buildinfo"
+	"github.com/kfed-io/kfed/internal/buildinfo"
 )
 
 func newVersionCommand() *cobra.Command {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kfed-io/kfed/buildinfo"
+	"github.com/kfed-io/kfed/internal/buildinfo"
 )
 
 func TestVersionSaysVersionRevisionAndGo(t *testing.T) {

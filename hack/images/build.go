@@ -146,7 +146,7 @@ func Build(ctx context.Context, o Options, specs []Spec) ([]Built, error) {
 // goBuild compiles pkg for p: static (no cgo, so no libc in the image),
 // -trimpath (no build machine paths), stripped, and stamped with the version.
 func goBuild(ctx context.Context, o Options, pkg string, p v1.Platform, out string) error {
-	ldflags := fmt.Sprintf("-s -w -X %[1]s/buildinfo.version=%[2]s -X %[1]s/buildinfo.revision=%[3]s", module, o.Version, o.Revision)
+	ldflags := fmt.Sprintf("-s -w -X %[1]s/internal/buildinfo.version=%[2]s -X %[1]s/internal/buildinfo.revision=%[3]s", module, o.Version, o.Revision)
 	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", ldflags, "-o", out, pkg)
 	cmd.Dir = o.Dir
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Architecture)

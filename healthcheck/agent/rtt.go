@@ -19,8 +19,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	"github.com/kfed-io/kfed/promreg"
-	"github.com/kfed-io/kfed/proximity"
+	"github.com/kfed-io/kfed/internal/promreg"
+	"github.com/kfed-io/kfed/policy/proximity"
 )
 
 // DefaultRTTInterval is how often a checker reads its RTTs; with the

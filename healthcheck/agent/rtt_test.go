@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kfed-io/kfed/proximity"
+	"github.com/kfed-io/kfed/policy/proximity"
 )
 
 // The table changes, and so the report is written, only when a bucket does:

@@ -14,7 +14,7 @@ import (
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/healthcheck"
-	"github.com/kfed-io/kfed/tenancy"
+	"github.com/kfed-io/kfed/policy/tenancy"
 )
 
 // Targets turns the federation's DNSEndpoints into what a checker probes:

@@ -12,7 +12,7 @@ import (
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/healthcheck"
-	"github.com/kfed-io/kfed/tenancy"
+	"github.com/kfed-io/kfed/policy/tenancy"
 )
 
 // endpoint is the DNSEndpoint of Service shop/name with clusters, each

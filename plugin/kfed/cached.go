@@ -10,7 +10,7 @@ import (
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/plugin/kfed/index"
-	"github.com/kfed-io/kfed/tenancy"
+	"github.com/kfed-io/kfed/policy/tenancy"
 )
 
 // cachedEndpoint is what the informer's cache keeps of a DNSEndpoint: its

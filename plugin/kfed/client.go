@@ -7,7 +7,7 @@ import (
 	"github.com/coredns/coredns/plugin/metadata"
 	"github.com/miekg/dns"
 
-	"github.com/kfed-io/kfed/geo"
+	"github.com/kfed-io/kfed/internal/geo"
 )
 
 // The client's place, for a plugin without cluster (an edge server answering

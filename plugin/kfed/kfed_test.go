@@ -19,7 +19,7 @@ import (
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
-	"github.com/kfed-io/kfed/geo/regions"
+	"github.com/kfed-io/kfed/internal/geo/regions"
 )
 
 // The test federation "dev" under kfed.test: Service default/demo with

@@ -13,7 +13,7 @@ import (
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/plugin/kfed/index"
-	"github.com/kfed-io/kfed/tenancy"
+	"github.com/kfed-io/kfed/policy/tenancy"
 	"github.com/kfed-io/kfed/test/oldlayout"
 )
 

@@ -22,7 +22,7 @@ import (
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/plugin/kfed/index"
 	"github.com/kfed-io/kfed/plugin/kubeclient"
-	"github.com/kfed-io/kfed/tenancy"
+	"github.com/kfed-io/kfed/policy/tenancy"
 )
 
 var log = clog.NewWithPlugin("kfed")

@@ -17,7 +17,7 @@ import (
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/plugin/kfed/index"
 	"github.com/kfed-io/kfed/plugin/kubeclient"
-	"github.com/kfed-io/kfed/tenancy"
+	"github.com/kfed-io/kfed/policy/tenancy"
 )
 
 // watcher keeps an index current with the federation's DNSEndpoints in every

@@ -17,7 +17,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/kfed-io/kfed/kubetoken"
+	"github.com/kfed-io/kfed/internal/kubetoken"
 )
 
 // Config reaches a cluster through the kubeconfig at path (its context, or

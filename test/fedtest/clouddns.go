@@ -7,8 +7,8 @@ import (
 	clouddnsapi "google.golang.org/api/dns/v1"
 	"google.golang.org/api/option"
 
-	"github.com/kfed-io/kfed/dnsprovider"
-	"github.com/kfed-io/kfed/dnsprovider/clouddns"
+	"github.com/kfed-io/kfed/dns/dnsprovider"
+	"github.com/kfed-io/kfed/dns/dnsprovider/clouddns"
 	"github.com/kfed-io/kfed/test/clouddnsfake"
 )
 

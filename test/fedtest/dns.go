@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/kfed-io/kfed/clusters/identity"
-	"github.com/kfed-io/kfed/dnsprovider"
-	"github.com/kfed-io/kfed/dnssync"
+	"github.com/kfed-io/kfed/dns/dnsprovider"
+	"github.com/kfed-io/kfed/dns/dnssync"
 	"github.com/kfed-io/kfed/test/bindtest"
 	"github.com/kfed-io/kfed/test/framework"
 	"github.com/miekg/dns"

@@ -14,8 +14,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/kfed-io/kfed/dnsprovider"
-	"github.com/kfed-io/kfed/dnssync"
+	"github.com/kfed-io/kfed/dns/dnsprovider"
+	"github.com/kfed-io/kfed/dns/dnssync"
 	"github.com/kfed-io/kfed/test/clouddnsfake"
 	"github.com/kfed-io/kfed/test/framework"
 	"github.com/kfed-io/kfed/test/route53fake"

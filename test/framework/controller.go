@@ -9,7 +9,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kfed-io/kfed/clusters"
-	"github.com/kfed-io/kfed/manager"
+	"github.com/kfed-io/kfed/controllers/manager"
 )
 
 // JoinAll joins every member to the federation, as `kfed join` does.

@@ -26,7 +26,7 @@ import (
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/devenv"
-	"github.com/kfed-io/kfed/memlimit"
+	"github.com/kfed-io/kfed/internal/memlimit"
 	"github.com/kfed-io/kfed/test/framework"
 	"github.com/kfed-io/kfed/test/route53fake"
 )

@@ -21,12 +21,12 @@ import (
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	"github.com/kfed-io/kfed/dnsprovider"
-	"github.com/kfed-io/kfed/dnssync"
-	"github.com/kfed-io/kfed/placement"
-	"github.com/kfed-io/kfed/publish"
-	"github.com/kfed-io/kfed/services"
-	"github.com/kfed-io/kfed/tenancy"
+	"github.com/kfed-io/kfed/controllers/services"
+	"github.com/kfed-io/kfed/dns/dnsprovider"
+	"github.com/kfed-io/kfed/dns/dnssync"
+	"github.com/kfed-io/kfed/dns/publish"
+	"github.com/kfed-io/kfed/policy/placement"
+	"github.com/kfed-io/kfed/policy/tenancy"
 )
 
 // check is the one invariant checker, called after every scenario: within

@@ -9,7 +9,7 @@ import (
 
 	"github.com/miekg/dns"
 
-	"github.com/kfed-io/kfed/publish"
+	"github.com/kfed-io/kfed/dns/publish"
 )
 
 // prober queries CoreDNS for the stable Services' global names without

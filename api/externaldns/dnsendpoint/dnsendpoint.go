@@ -32,7 +32,7 @@ import (
 	"strings"
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
-	"github.com/kfed-io/kfed/geo"
+	"github.com/kfed-io/kfed/internal/geo"
 )
 
 // AnnotationClusters holds a DNSEndpoint's cluster table: a JSON array of

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
-	"github.com/kfed-io/kfed/geo"
+	"github.com/kfed-io/kfed/internal/geo"
 )
 
 func addrs(s ...string) []netip.Addr {

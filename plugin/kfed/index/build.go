@@ -16,7 +16,7 @@ import (
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
-	"github.com/kfed-io/kfed/dnsprovider"
+	"github.com/kfed-io/kfed/dns/dnsprovider"
 )
 
 // build merges one object's endpoints at name into its packed records

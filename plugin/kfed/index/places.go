@@ -8,9 +8,9 @@ import (
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	"github.com/kfed-io/kfed/geo"
-	"github.com/kfed-io/kfed/geo/regions"
-	"github.com/kfed-io/kfed/proximity"
+	"github.com/kfed-io/kfed/internal/geo"
+	"github.com/kfed-io/kfed/internal/geo/regions"
+	"github.com/kfed-io/kfed/policy/proximity"
 )
 
 // The index learns where each cluster is from the cluster tables of the

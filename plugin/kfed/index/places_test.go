@@ -10,7 +10,7 @@ import (
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
-	"github.com/kfed-io/kfed/geo"
+	"github.com/kfed-io/kfed/internal/geo"
 )
 
 var (

@@ -4,7 +4,7 @@ import (
 	"net/netip"
 	"time"
 
-	"github.com/kfed-io/kfed/proximity"
+	"github.com/kfed-io/kfed/policy/proximity"
 )
 
 // Ranked is one cluster's addresses at a name as an answer to a client at a

@@ -6,7 +6,7 @@ import (
 
 	"github.com/miekg/dns"
 
-	"github.com/kfed-io/kfed/proximity"
+	"github.com/kfed-io/kfed/policy/proximity"
 )
 
 // Records are the record sets at one name, merged from every endpoint that

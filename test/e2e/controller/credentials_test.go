@@ -11,7 +11,7 @@ import (
 
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
-	"github.com/kfed-io/kfed/manager"
+	"github.com/kfed-io/kfed/controllers/manager"
 	"github.com/kfed-io/kfed/test/fedtest"
 	"github.com/kfed-io/kfed/test/framework"
 )

@@ -18,9 +18,9 @@ import (
 
 	inventoryv1alpha1 "github.com/kfed-io/kfed/api/inventory/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/clusters/access"
+	"github.com/kfed-io/kfed/controllers/inventory"
 	"github.com/kfed-io/kfed/devenv"
-	"github.com/kfed-io/kfed/inventory"
-	"github.com/kfed-io/kfed/inventory/access"
 	"github.com/kfed-io/kfed/test/fedtest"
 	"github.com/kfed-io/kfed/test/framework"
 )

@@ -17,8 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	"github.com/kfed-io/kfed/deployments"
-	"github.com/kfed-io/kfed/manager"
+	"github.com/kfed-io/kfed/controllers/deployments"
+	"github.com/kfed-io/kfed/controllers/manager"
 	"github.com/kfed-io/kfed/test/framework"
 )
 

@@ -17,11 +17,11 @@ import (
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	"github.com/kfed-io/kfed/config/serviceconfig"
+	"github.com/kfed-io/kfed/controllers/manager"
 	"github.com/kfed-io/kfed/devenv"
-	"github.com/kfed-io/kfed/dnssync"
-	"github.com/kfed-io/kfed/manager"
-	"github.com/kfed-io/kfed/services/serviceconfig"
-	"github.com/kfed-io/kfed/tenancy"
+	"github.com/kfed-io/kfed/dns/dnssync"
+	"github.com/kfed-io/kfed/policy/tenancy"
 	"github.com/kfed-io/kfed/test/framework"
 	"github.com/kfed-io/kfed/test/route53fake"
 )

@@ -19,8 +19,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kfed-io/kfed/deployments"
-	"github.com/kfed-io/kfed/manager"
+	"github.com/kfed-io/kfed/controllers/deployments"
+	"github.com/kfed-io/kfed/controllers/manager"
 	"github.com/kfed-io/kfed/test/framework"
 )
 

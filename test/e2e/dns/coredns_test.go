@@ -19,7 +19,7 @@ import (
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/devenv"
-	"github.com/kfed-io/kfed/publish"
+	"github.com/kfed-io/kfed/dns/publish"
 	"github.com/kfed-io/kfed/test/framework"
 )
 

@@ -18,9 +18,9 @@ import (
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	"github.com/kfed-io/kfed/dnsprovider"
-	"github.com/kfed-io/kfed/dnsprovider/route53"
-	"github.com/kfed-io/kfed/dnssync"
+	"github.com/kfed-io/kfed/dns/dnsprovider"
+	"github.com/kfed-io/kfed/dns/dnsprovider/route53"
+	"github.com/kfed-io/kfed/dns/dnssync"
 	"github.com/kfed-io/kfed/test/fedtest"
 	"github.com/kfed-io/kfed/test/framework"
 	"github.com/kfed-io/kfed/test/route53fake"

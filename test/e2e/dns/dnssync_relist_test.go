@@ -17,9 +17,9 @@ import (
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	"github.com/kfed-io/kfed/dnsprovider"
-	"github.com/kfed-io/kfed/dnsprovider/rfc2136"
-	"github.com/kfed-io/kfed/dnssync"
+	"github.com/kfed-io/kfed/dns/dnsprovider"
+	"github.com/kfed-io/kfed/dns/dnsprovider/rfc2136"
+	"github.com/kfed-io/kfed/dns/dnssync"
 	"github.com/kfed-io/kfed/test/bindtest"
 	"github.com/kfed-io/kfed/test/fedtest"
 	"github.com/kfed-io/kfed/test/framework"

@@ -14,8 +14,8 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
-	"github.com/kfed-io/kfed/dnsprovider"
-	"github.com/kfed-io/kfed/dnsprovider/rfc2136"
+	"github.com/kfed-io/kfed/dns/dnsprovider"
+	"github.com/kfed-io/kfed/dns/dnsprovider/rfc2136"
 	"github.com/kfed-io/kfed/test/bindtest"
 	"github.com/kfed-io/kfed/test/framework"
 )

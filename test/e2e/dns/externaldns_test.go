@@ -21,8 +21,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
-	"github.com/kfed-io/kfed/dnsprovider"
-	"github.com/kfed-io/kfed/dnsprovider/rfc2136"
+	"github.com/kfed-io/kfed/dns/dnsprovider"
+	"github.com/kfed-io/kfed/dns/dnsprovider/rfc2136"
 	"github.com/kfed-io/kfed/test/bindtest"
 	"github.com/kfed-io/kfed/test/framework"
 	"github.com/kfed-io/kfed/test/route53fake"

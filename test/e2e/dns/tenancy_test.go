@@ -25,7 +25,7 @@ import (
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/devenv"
-	"github.com/kfed-io/kfed/tenancy/report"
+	"github.com/kfed-io/kfed/policy/tenancy/report"
 	"github.com/kfed-io/kfed/test/framework"
 )
 

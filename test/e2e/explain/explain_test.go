@@ -24,7 +24,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/kfed-io/kfed/devenv"
-	"github.com/kfed-io/kfed/explain"
+	"github.com/kfed-io/kfed/ops/explain"
 	"github.com/kfed-io/kfed/test/fedtest"
 	"github.com/kfed-io/kfed/test/framework"
 )

@@ -23,9 +23,9 @@ import (
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/clusters/identity"
+	"github.com/kfed-io/kfed/controllers/manager"
 	"github.com/kfed-io/kfed/devenv"
 	"github.com/kfed-io/kfed/devenv/loopbackgw"
-	"github.com/kfed-io/kfed/manager"
 	"github.com/kfed-io/kfed/test/bindtest"
 	"github.com/kfed-io/kfed/test/framework"
 )

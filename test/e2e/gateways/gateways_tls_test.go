@@ -18,8 +18,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/kfed-io/kfed/controllers/manager"
 	"github.com/kfed-io/kfed/devenv/loopbackgw"
-	"github.com/kfed-io/kfed/manager"
 	"github.com/kfed-io/kfed/test/framework"
 	"github.com/kfed-io/kfed/test/tlstest"
 )

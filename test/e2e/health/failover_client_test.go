@@ -19,8 +19,8 @@ import (
 	"github.com/miekg/dns"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kfed-io/kfed/config/serviceconfig"
 	"github.com/kfed-io/kfed/devenv/loopbacklb"
-	"github.com/kfed-io/kfed/services/serviceconfig"
 	"github.com/kfed-io/kfed/test/framework"
 )
 

@@ -23,11 +23,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kfed-io/kfed/clusters/identity"
+	"github.com/kfed-io/kfed/controllers/manager"
 	"github.com/kfed-io/kfed/devenv"
 	"github.com/kfed-io/kfed/devenv/loopbacklb"
 	"github.com/kfed-io/kfed/devenv/process"
-	"github.com/kfed-io/kfed/dnssync"
-	"github.com/kfed-io/kfed/manager"
+	"github.com/kfed-io/kfed/dns/dnssync"
 	"github.com/kfed-io/kfed/test/bindtest"
 	"github.com/kfed-io/kfed/test/framework"
 )

@@ -16,8 +16,8 @@ import (
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	"github.com/kfed-io/kfed/config/serviceconfig"
 	"github.com/kfed-io/kfed/devenv"
-	"github.com/kfed-io/kfed/services/serviceconfig"
 	"github.com/kfed-io/kfed/test/framework"
 )
 

@@ -39,9 +39,9 @@ import (
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/controllers/manager"
 	"github.com/kfed-io/kfed/devenv"
-	"github.com/kfed-io/kfed/manager"
-	"github.com/kfed-io/kfed/publish"
+	"github.com/kfed-io/kfed/dns/publish"
 	"github.com/kfed-io/kfed/test/fedtest"
 	"github.com/kfed-io/kfed/test/framework"
 )

@@ -21,8 +21,8 @@ import (
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/controllers/mcs"
 	"github.com/kfed-io/kfed/devenv/loopbackgw"
-	"github.com/kfed-io/kfed/mcs"
 	"github.com/kfed-io/kfed/test/fedtest"
 	"github.com/kfed-io/kfed/test/framework"
 )

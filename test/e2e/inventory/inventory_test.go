@@ -35,12 +35,12 @@ import (
 	inventoryv1alpha1 "github.com/kfed-io/kfed/api/inventory/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/clusters/access"
+	"github.com/kfed-io/kfed/controllers/inventory"
+	"github.com/kfed-io/kfed/controllers/manager"
 	"github.com/kfed-io/kfed/devenv"
 	"github.com/kfed-io/kfed/devenv/loopbackgw"
 	"github.com/kfed-io/kfed/devenv/loopbacklb"
-	"github.com/kfed-io/kfed/inventory"
-	"github.com/kfed-io/kfed/inventory/access"
-	"github.com/kfed-io/kfed/manager"
 	"github.com/kfed-io/kfed/test/framework"
 )
 

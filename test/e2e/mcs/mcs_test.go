@@ -21,8 +21,8 @@ import (
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	aboutv1alpha1 "github.com/kfed-io/kfed/api/about/v1alpha1"
-	"github.com/kfed-io/kfed/manager"
-	"github.com/kfed-io/kfed/mcs"
+	"github.com/kfed-io/kfed/controllers/manager"
+	"github.com/kfed-io/kfed/controllers/mcs"
 	"github.com/kfed-io/kfed/test/framework"
 )
 

@@ -39,8 +39,8 @@ import (
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/devenv"
-	"github.com/kfed-io/kfed/memlimit"
-	"github.com/kfed-io/kfed/tenancy"
+	"github.com/kfed-io/kfed/internal/memlimit"
+	"github.com/kfed-io/kfed/policy/tenancy"
 	"github.com/kfed-io/kfed/test/bindtest"
 	"github.com/kfed-io/kfed/test/framework"
 )

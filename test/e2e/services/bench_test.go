@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kfed-io/kfed/manager"
+	"github.com/kfed-io/kfed/controllers/manager"
 	"github.com/kfed-io/kfed/test/framework"
 )
 

@@ -22,8 +22,8 @@ import (
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
-	"github.com/kfed-io/kfed/manager"
-	"github.com/kfed-io/kfed/publish"
+	"github.com/kfed-io/kfed/controllers/manager"
+	"github.com/kfed-io/kfed/dns/publish"
 	"github.com/kfed-io/kfed/test/framework"
 )
 

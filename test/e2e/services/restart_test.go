@@ -14,8 +14,8 @@ import (
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
-	"github.com/kfed-io/kfed/manager"
-	"github.com/kfed-io/kfed/services"
+	"github.com/kfed-io/kfed/controllers/manager"
+	"github.com/kfed-io/kfed/controllers/services"
 	"github.com/kfed-io/kfed/test/framework"
 )
 

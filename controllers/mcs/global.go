@@ -1,0 +1,289 @@
+package mcs
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
+	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/config/serviceconfig"
+	"github.com/kfed-io/kfed/dns/publish"
+	"github.com/kfed-io/kfed/policy/failover"
+)
+
+// Reasons of kfedv1alpha1.ConditionGlobalName.
+const (
+	ReasonPublished          = "Published"
+	ReasonInvalidAnnotations = "InvalidAnnotations"
+	ReasonNoNamespace        = "NoNamespace"
+	ReasonNameTaken          = "NameTaken"
+	ReasonNotPublished       = "NotPublished"
+)
+
+// Origin is the kfed.io/hostnames-of (kfedv1alpha1.AnnotationHostnamesOf) of the
+// DNSEndpoint N/S that publishes the exports of N/S: the export has no
+// object in the control plane to own it.
+func Origin(key types.NamespacedName) string { return "ServiceExport " + key.String() }
+
+// lbExport is one Ready member's valid export of a Service of type
+// LoadBalancer, as the global name reads it.
+type lbExport struct {
+	// export is the member's export; its Cluster is the cluster ID.
+	export Export
+	// row is the cluster as the DNSEndpoint's table holds it, named by
+	// the member's name (as a federated Service's shards are), weight
+	// and verdict still to decide; outcome says how it stands.
+	row     dnsendpoint.Cluster
+	outcome publish.Outcome
+}
+
+// globalInput is what a name's global records depend on.
+type globalInput struct {
+	names publish.Names
+	key   types.NamespacedName
+	// exports are the Ready members' valid exports of LoadBalancer
+	// Services; none means the name is not published.
+	exports []lbExport
+	// joined are the federation's Clusters; a joined one that is not Ready
+	// keeps the row it had (publish.Keep), unless withdrawn.
+	joined map[string]*kfedv1alpha1.Cluster
+	ready  map[string]bool
+	// published is the name's DNSEndpoint when it is this export's, nil
+	// otherwise.
+	published *extdnsv1alpha1.DNSEndpoint
+	health    publish.Health
+	now       time.Time
+}
+
+// globalDecision is what the exports of a name publish.
+type globalDecision struct {
+	// publish is false when no export publishes the name: kfed's
+	// DNSEndpoint for it goes, unless keep says to leave it as it is.
+	publish, keep bool
+	endpoints     []extdnsv1alpha1.Endpoint
+	clusters      []dnsendpoint.Cluster
+	annotations   map[string]string
+	// healthy are the clusters (member names) the name answers, after
+	// failing open: the import's EndpointSlices keep only these clusters'
+	// load balancers ready.
+	healthy map[string]bool
+	// due is when a pending failback is to be looked at again; 0 for never.
+	due time.Duration
+	// condition is kfedv1alpha1.ConditionGlobalName for every export in exports.
+	condition metav1.Condition
+}
+
+// decideGlobal decides the federation's names of the exports of a name, by
+// the rules of a federated Service (publish.Keep, weights, health verdicts,
+// routing, publish.Endpoints), and reads nothing:
+//   - the routing annotations (kfed.io/routing, kfed.io/failover-order,
+//     kfed.io/ttl, kfed.io/health-*) are the oldest export's, as KEP-1645
+//     resolves every conflict; an export that says otherwise is named in
+//     the condition;
+//   - a cluster's weight is its exported Service's ready endpoints (the
+//     default weight for a Service without EndpointSlices, such as one
+//     without a selector);
+//   - a joined cluster that is not Ready keeps the row it had.
+func decideGlobal(in globalInput) globalDecision {
+	if len(in.exports) == 0 {
+		return globalDecision{}
+	}
+	exports := slices.Clone(in.exports)
+	slices.SortFunc(exports, func(a, b lbExport) int {
+		return cmp.Or(a.export.Export.CreationTimestamp.Compare(b.export.Export.CreationTimestamp.Time),
+			cmp.Compare(a.export.Cluster, b.export.Cluster))
+	})
+	winner := exports[0]
+	cfg, cfgErr := serviceconfig.Parse(winner.export.Export.Annotations)
+	var differ []string
+	for _, e := range exports[1:] {
+		if !maps.Equal(kfedAnnotations(e.export.Export.Annotations), kfedAnnotations(winner.export.Export.Annotations)) {
+			differ = append(differ, e.export.Cluster)
+		}
+	}
+
+	previous := publish.Previous(in.published)
+	rows, unhealthy := judgedRows(in, exports, previous)
+
+	drainedOut := publish.Drained(rows).Out
+	pin := publish.Input{Names: in.names, TTL: cfg.TTL, Clusters: rows}
+	d := globalDecision{publish: true, annotations: maps.Clone(cfg.Health)}
+	if d.annotations == nil {
+		d.annotations = map[string]string{}
+	}
+	var routing string
+	switch cfg.Routing {
+	case serviceconfig.RoutingProximity:
+		d.annotations[dnsendpoint.AnnotationRouting] = dnsendpoint.RoutingProximity
+	case serviceconfig.RoutingFailover:
+		fo := decideFailover(cfg, rows, drainedOut, in.published, in.now)
+		d.annotations[dnsendpoint.AnnotationFailover], d.due = fo.State.Encode(), fo.Due
+		if fo.State.Active != "" {
+			pin.Serving = map[string]bool{}
+			for _, name := range fo.Clusters {
+				pin.Serving[name] = true
+			}
+		}
+		routing = "; failover: " + fo.Message
+	}
+	pin.Regions, pin.Zones = publish.Places(in.joined, in.published, in.names)
+	eps, table, err := publish.Endpoints(pin)
+	if err != nil {
+		// A name DNS cannot hold publishes nothing new; what was published
+		// stays (never a deleted record for bad input).
+		return globalDecision{keep: true, condition: globalCondition(metav1.ConditionFalse, ReasonNotPublished, err.Error())}
+	}
+	d.endpoints, d.clusters = eps, table
+	// The import's slices take the load balancers of clusters the names
+	// leave out, found down or drained, as not ready (markHealth).
+	d.healthy = map[string]bool{}
+	for _, r := range rows {
+		d.healthy[r.Name] = !r.Unhealthy && !slices.Contains(drainedOut, r.Name)
+	}
+	if len(unhealthy) == len(rows) {
+		for name := range d.healthy {
+			d.healthy[name] = true // fail open, as the global name does
+		}
+	}
+
+	msg := globalMessage(in.names, rows, unhealthy, routing, differ, winner.export.Cluster)
+	d.condition = globalCondition(metav1.ConditionTrue, ReasonPublished, msg)
+	if cfgErr != nil {
+		d.condition = globalCondition(metav1.ConditionFalse, ReasonInvalidAnnotations,
+			fmt.Sprintf("the oldest export's (cluster %s's) annotations: %v; published with defaults in their place: %s",
+				winner.export.Cluster, cfgErr, msg))
+	}
+	return d
+}
+
+func globalCondition(status metav1.ConditionStatus, reason, msg string) metav1.Condition {
+	return metav1.Condition{Type: kfedv1alpha1.ConditionGlobalName, Status: status, Reason: reason, Message: msg}
+}
+
+// kfedAnnotations are an export's kfed.io/ annotations: those the global
+// name is published by.
+func kfedAnnotations(a map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range a {
+		if strings.HasPrefix(k, "kfed.io/") {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// decideFailover chooses the serving place of a name routed by failover,
+// from the order, the rows' verdicts and weights, and the state published
+// with its records. A drained place (drainedOut, publish.Drained) is
+// unavailable, as for a federated Service.
+func decideFailover(cfg serviceconfig.Config, rows []dnsendpoint.Cluster, drainedOut []string, published *extdnsv1alpha1.DNSEndpoint, now time.Time) failover.Decision {
+	var prev failover.State
+	if published != nil {
+		// A state kfed did not write reads as none: the order decides anew.
+		prev, _ = failover.ParseState(published.Annotations[dnsendpoint.AnnotationFailover])
+	}
+	clusters := make([]failover.Cluster, len(rows))
+	for i, r := range rows {
+		clusters[i] = failover.Cluster{Name: r.Name, Region: r.Region, Zones: r.Zones, Healthy: !r.Unhealthy && !slices.Contains(drainedOut, r.Name), Weight: r.Weight}
+	}
+	return failover.Decide(cfg.Failover, clusters, prev, now)
+}
+
+// readyEndpoints is the weight of a cluster's export: its Service's ready
+// endpoints, or the default weight when it has no EndpointSlice.
+func readyEndpoints(slices []discoveryv1.EndpointSlice) int {
+	if len(slices) == 0 {
+		return dnsendpoint.DefaultWeight
+	}
+	n := 0
+	for _, s := range slices {
+		for _, ep := range s.Endpoints {
+			if ep.Conditions.Ready == nil || *ep.Conditions.Ready {
+				n++
+			}
+		}
+	}
+	return min(n, dnsendpoint.MaxWeight)
+}
+
+// judgedRows are the rows of the exports (publish.Keep) and of the joined
+// clusters that are not Ready and had one, weighed and judged; unhealthy
+// names those the checkers find down.
+func judgedRows(in globalInput, exports []lbExport, previous map[string]dnsendpoint.Cluster) (rows []dnsendpoint.Cluster, unhealthy []string) {
+	weights := publish.Weights{}
+	exporting := map[string]bool{}
+	for _, e := range exports {
+		exporting[e.row.Name] = true
+		p, had := previous[e.row.Name]
+		if r, ok := publish.Keep(e.outcome, e.row, p, had); ok {
+			rows = append(rows, r)
+			weights[r.Name] = e.row.Weight
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(previous)) {
+		cl := in.joined[name]
+		if exporting[name] || in.ready[name] || cl == nil {
+			continue // gone from a Ready member, or no longer joined
+		}
+		o := publish.Offline
+		if cl.Withdrawn() {
+			o = publish.Withdrawn
+		}
+		p := previous[name]
+		if r, ok := publish.Keep(o, dnsendpoint.Cluster{}, p, true); ok {
+			rows = append(rows, r)
+			weights[r.Name] = p.Weight
+		}
+	}
+	weights.Weigh(rows)
+	for i := range rows {
+		r := &rows[i]
+		// A drained cluster (kfed drain) leaves the names while another
+		// can answer: publish.Endpoints applies publish.Drained.
+		r.Drained = in.joined[r.Name] != nil && in.joined[r.Name].Spec.Drained
+		was := true
+		if p, had := previous[r.Name]; had {
+			was = !p.Unhealthy
+		}
+		v := in.health.Verdict(kfedv1alpha1.EndpointKey(in.key.Namespace, in.key.Name, r.Name), was)
+		r.Unhealthy = !v.Healthy
+		if r.Unhealthy {
+			unhealthy = append(unhealthy, r.Name)
+		}
+	}
+
+	return rows, unhealthy
+}
+
+// globalMessage is kfedv1alpha1.ConditionGlobalName's message of a published name.
+func globalMessage(n publish.Names, rows []dnsendpoint.Cluster, unhealthy []string, routing string, differ []string, winner string) string {
+	var names []string
+	for _, r := range rows {
+		names = append(names, r.Name)
+	}
+	msg := fmt.Sprintf("%s answers clusters %s", n.Global(), strings.Join(names, ", "))
+	if len(names) == 0 {
+		msg = n.Global() + " has no cluster with a load balancer address yet"
+	}
+	if len(unhealthy) > 0 {
+		msg += "; unhealthy: " + strings.Join(unhealthy, ", ")
+		if len(unhealthy) == len(rows) {
+			msg += " (every cluster: all are kept, failing open)"
+		}
+	}
+	msg += routing
+	if len(differ) > 0 {
+		msg += fmt.Sprintf("; the kfed.io annotations of the exports in clusters %s differ from the oldest export's, cluster %s's, which win",
+			strings.Join(differ, ", "), winner)
+	}
+	return msg
+}

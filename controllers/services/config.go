@@ -1,0 +1,46 @@
+package services
+
+import (
+	"errors"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/config/serviceconfig"
+)
+
+// IsFederated reports whether svc opted in to federation.
+func IsFederated(svc *corev1.Service) bool {
+	if svc.Spec.LoadBalancerClass != nil && *svc.Spec.LoadBalancerClass == kfedv1alpha1.LoadBalancerClassGlobal {
+		return true
+	}
+	return svc.Annotations[kfedv1alpha1.AnnotationFederated] == "true"
+}
+
+func isFederated(o client.Object) bool {
+	svc, ok := o.(*corev1.Service)
+	return ok && IsFederated(svc)
+}
+
+// parseConfig reads and checks a federated Service's spec and annotations
+// (serviceconfig.Parse). All problems are reported together, so a user
+// fixes them in one go.
+func parseConfig(svc *corev1.Service) (serviceconfig.Config, error) {
+	var errs []error
+	switch {
+	case svc.Spec.Type == corev1.ServiceTypeExternalName:
+		errs = append(errs, errors.New("a Service of type ExternalName cannot be federated: it has no endpoints of its own"))
+	case svc.Spec.ClusterIP == corev1.ClusterIPNone:
+		errs = append(errs, errors.New("a headless Service (clusterIP: None) cannot be federated yet: give it a load balancer"))
+	}
+	if len(svc.Spec.Ports) == 0 && svc.Spec.Type != corev1.ServiceTypeExternalName {
+		errs = append(errs, errors.New("the Service has no ports"))
+	}
+	cfg, err := serviceconfig.Parse(svc.Annotations)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	return cfg, errors.Join(errs...)
+}

@@ -1,0 +1,350 @@
+package services
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/dns/publish"
+	"github.com/kfed-io/kfed/policy/failover"
+)
+
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups="",resources=services/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups="",resources=services/finalizers,verbs=update
+// +kubebuilder:rbac:groups=externaldns.k8s.io,resources=dnsendpoints,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Controller reconciles federated Services.
+type Controller struct {
+	// Fed is the control plane client (cached reads).
+	Fed client.Client
+	// Live reads the control plane's API server itself, where a cache that
+	// lags could hide an object that exists; Fed when nil.
+	Live     client.Reader
+	Members  *clusters.Registry
+	Recorder events.EventRecorder
+	// Federation and Domain make the names S.N.F.svc.D.
+	Federation string
+	Domain     string
+	// Resolver re-resolves hostname ingress every sync; net.DefaultResolver
+	// when nil.
+	Resolver publish.Resolver
+	// Resync is how often a Service with hostname ingress is re-resolved.
+	Resync time.Duration
+	// Metrics, if set, counts shard and DNSEndpoint operations.
+	Metrics *Metrics
+	// Workers is how many Services are reconciled at once; 8 when zero. A
+	// reconcile waits on several API round trips, so one worker leaves the
+	// API servers idle.
+	Workers int
+
+	// Namespace is where checkers' HealthReports and heartbeat Leases are;
+	// kfed-system when empty.
+	Namespace string
+	// Freshness is how long a checker's heartbeat counts; publish.DefaultFreshness
+	// when zero.
+	Freshness time.Duration
+	// Clock tells the time; SetupWithManager sets the real one when nil.
+	Clock clock.PassiveClock
+
+	// shards carries changes of shards, health changes of verdicts, as
+	// stubs of the federated Services to reconcile.
+	shards, health *clusters.Channel[client.Object]
+}
+
+// SetupWithManager registers the controller: it watches federated Services
+// and their DNSEndpoints in the control plane, the federated Deployments
+// whose ready replicas weigh them, shards in every member, and the set of
+// Ready members.
+func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
+	if c.Clock == nil {
+		c.Clock = clock.RealClock{}
+	}
+	var err error
+	if c.shards, err = clusters.NewChannel[client.Object](mgr); err != nil {
+		return err
+	}
+	if c.health, err = clusters.NewChannel[client.Object](mgr); err != nil {
+		return err
+	}
+	hw := &publish.HealthWatch{
+		Cache: mgr.GetCache(), Federation: c.Federation, Freshness: c.Freshness, Clock: c.Clock,
+		// A Service's DNSEndpoint has its key.
+		Enqueue: func(key types.NamespacedName) { c.health.Send(clusters.Stub(newService, key)) },
+		All: func(ctx context.Context) {
+			for _, r := range c.allFederated(ctx, nil) {
+				c.health.Send(clusters.Stub(newService, r.NamespacedName))
+			}
+		},
+	}
+	if err := mgr.Add(hw); err != nil {
+		return err
+	}
+	c.Members.Watch(&corev1.Service{}, clusters.ToOrigin(c.shards, c.Federation, newService))
+	c.Members.Writes(clusters.MemberKind{List: &corev1.ServiceList{}}) // the shards
+	interesting := predicate.NewPredicateFuncs(func(o client.Object) bool {
+		svc, ok := o.(*corev1.Service)
+		return ok && (IsFederated(svc) || controllerutil.ContainsFinalizer(svc, kfedv1alpha1.FinalizerService))
+	})
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("federated-service").
+		For(&corev1.Service{}, builder.WithPredicates(interesting)).
+		Owns(&extdnsv1alpha1.DNSEndpoint{}).
+		WatchesRawSource(clusters.ChannelSource(c.shards, &handler.EnqueueRequestForObject{})).
+		WatchesRawSource(clusters.ChannelSource(c.health, &handler.EnqueueRequestForObject{})).
+		WatchesRawSource(source.Channel(c.Members.Changes(), handler.EnqueueRequestsFromMapFunc(c.allFederated))).
+		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(c.servicesSelecting), builder.WithPredicates(publish.HasTable())).
+		WithOptions(controller.Options{MaxConcurrentReconciles: cmp.Or(c.Workers, 8)}).
+		Complete(c)
+}
+
+func newService() client.Object { return &corev1.Service{} }
+
+// allFederated answers a change of the Ready members: every federated
+// Service, and the origin of every shard kfed made in a Ready member. The
+// second sweeps the shards of Services that went while their member was not
+// Ready — offline, or its cache still starting after a restart — since
+// finalizing a Service reaches only the Ready members, and a member's first
+// shard events come before it counts as Ready.
+func (c *Controller) allFederated(ctx context.Context, _ client.Object) []ctrl.Request {
+	// The caches' own objects, read only: this reads every Service.
+	var list corev1.ServiceList
+	if err := c.Fed.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
+		return nil
+	}
+	seen := map[types.NamespacedName]bool{}
+	var reqs []ctrl.Request
+	add := func(key types.NamespacedName) {
+		if !seen[key] {
+			seen[key] = true
+			reqs = append(reqs, ctrl.Request{NamespacedName: key})
+		}
+	}
+	for i := range list.Items {
+		svc := &list.Items[i]
+		if IsFederated(svc) || controllerutil.ContainsFinalizer(svc, kfedv1alpha1.FinalizerService) {
+			add(client.ObjectKeyFromObject(svc))
+		}
+	}
+	for _, m := range c.Members.Ready() {
+		var shards corev1.ServiceList
+		if err := m.Client.List(ctx, &shards, client.MatchingLabels{kfedv1alpha1.LabelFederation: c.Federation}, client.UnsafeDisableDeepCopy); err != nil {
+			continue
+		}
+		for i := range shards.Items {
+			if key, ok := clusters.Origin(&shards.Items[i], c.Federation); ok {
+				add(key)
+			}
+		}
+	}
+	return reqs
+}
+
+// Reconcile brings one federated Service's shards, DNS records and status in
+// line with the world.
+func (c *Controller) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var svc corev1.Service
+	start := time.Now()
+	switch stage, err := clusters.Open(ctx, c.Fed, req.NamespacedName, &svc, kfedv1alpha1.FinalizerService, isFederated); {
+	case err != nil:
+		return ctrl.Result{}, err
+	case stage == clusters.Gone:
+		// Sweep the shards and the DNSEndpoint that still point at it.
+		return ctrl.Result{}, errors.Join(c.deleteCopies(ctx, req.NamespacedName), c.sweepEndpoint(ctx, req.NamespacedName))
+	case stage == clusters.Finalizing:
+		return ctrl.Result{}, c.finalize(ctx, &svc)
+	}
+	c.Metrics.since(phaseOpen, start)
+
+	before := svc.DeepCopy()
+	result, st, err := c.reconcile(ctx, &svc)
+	st.apply(&svc)
+	if !equality.Semantic.DeepEqual(before.Status, svc.Status) {
+		start = time.Now()
+		if perr := c.Fed.Status().Patch(ctx, &svc, client.MergeFrom(before)); perr != nil {
+			err = errors.Join(err, fmt.Errorf("updating status: %w", perr))
+		}
+		c.Metrics.since(phaseStatus, start)
+		c.events(before, &svc)
+	}
+	return result, err
+}
+
+// reconcile syncs the shards and the DNSEndpoint in the controller
+// contract's phases: observe (reads only) → decideCopies (pure) →
+// writeCopies → decide (pure, over what the shard writes gave) →
+// writeEndpoint. It returns what the status will say: the decision's
+// status and the DNS providers' reports on the DNSEndpoint written.
+func (c *Controller) reconcile(ctx context.Context, svc *corev1.Service) (ctrl.Result, status, error) {
+	cfg, err := parseConfig(svc)
+	if err != nil {
+		// Bad input freezes the Service as it is: no shard and no record is
+		// changed until the user fixes it.
+		var st status
+		st.invalid(reasonInvalidSpec, err.Error())
+		return ctrl.Result{}, st, nil
+	}
+	start := time.Now()
+	o, err := c.observe(ctx, svc, cfg)
+	if err != nil {
+		return ctrl.Result{}, status{}, err
+	}
+	start = c.Metrics.since(phaseObserve, start)
+	// Members whose shard could not be written are retried with backoff;
+	// the records are written all the same.
+	var retry error
+	o.members, retry = c.writeCopies(ctx, svc, decideCopies(svc, c.Federation, o))
+	start = c.Metrics.since(phaseCopies, start)
+	d, err := decide(o)
+	st := d.status
+	if err != nil {
+		return ctrl.Result{}, st, retry
+	}
+	published, err := c.writeEndpoint(ctx, svc, o.published, d)
+	c.Metrics.since(phaseEndpoint, start)
+	if err != nil {
+		retry = errors.Join(retry, err)
+	} else {
+		c.verdictEvents(svc, st.verdicts)
+		c.failoverEvents(svc, &st)
+	}
+	if published != nil {
+		// A write bumped the generation if the records changed.
+		st.providers(published.Status.Publishers, published.Generation)
+	}
+	var res ctrl.Result
+	if d.hostnames {
+		res.RequeueAfter = cmp.Or(c.Resync, time.Minute)
+	}
+	if d.due > 0 && (res.RequeueAfter == 0 || d.due < res.RequeueAfter) {
+		// A failback waits out its hold: look again when it ends.
+		res.RequeueAfter = d.due + 100*time.Millisecond
+	}
+	return res, st, retry
+}
+
+func (c *Controller) event(svc *corev1.Service, typ, reason, format string, args ...any) {
+	if c.Recorder != nil {
+		c.Recorder.Eventf(svc, nil, typ, reason, "Reconcile", format, args...)
+	}
+}
+
+// clusterEvent records an Event about svc in one member cluster, with that
+// Cluster as its related object. The events library folds Events with the
+// same regarding, related, reason and action into one series that keeps the
+// first note only, and patches every series once more after six quiet
+// minutes: without the Cluster, "created shard in cluster-2" and "-3" would
+// be lost behind cluster-1's, and every Service would cost a write while
+// nothing changes.
+func (c *Controller) clusterEvent(svc *corev1.Service, cluster, typ, reason, format string, args ...any) {
+	if c.Recorder != nil {
+		related := &kfedv1alpha1.Cluster{
+			TypeMeta:   metav1.TypeMeta{APIVersion: kfedv1alpha1.GroupVersion.String(), Kind: "Cluster"},
+			ObjectMeta: metav1.ObjectMeta{Name: cluster},
+		}
+		c.Recorder.Eventf(svc, related, typ, reason, "Reconcile", format, args...)
+	}
+}
+
+// maxNote is how long an Event's note may be (events.k8s.io/v1).
+const maxNote = 1024
+
+// shardsCreated tells of the shards one reconcile created: one Event
+// naming the cluster for a single shard (clusterEvent), and one Event
+// naming them all for several. A Service placed in thirty members would
+// otherwise cost thirty Events, most of the control plane's writes while
+// a fleet's Services are created. A list too long for a note ends "and
+// N more".
+func (c *Controller) shardsCreated(svc *corev1.Service, created []string) {
+	switch len(created) {
+	case 0:
+		return
+	case 1:
+		c.clusterEvent(svc, created[0], corev1.EventTypeNormal, "ShardCreated", "created shard in cluster %s", created[0])
+		return
+	}
+	head := fmt.Sprintf("created shards in %d clusters: ", len(created))
+	note := head + strings.Join(created, ", ")
+	for n := len(created) - 1; len(note) > maxNote && n > 0; n-- {
+		note = head + strings.Join(created[:n], ", ") + fmt.Sprintf(" and %d more", len(created)-n)
+	}
+	c.event(svc, corev1.EventTypeNormal, "ShardsCreated", "%s", note)
+}
+
+// verdictEvents tells users about endpoints that left DNS or came back.
+func (c *Controller) verdictEvents(svc *corev1.Service, verdicts []endpointVerdict) {
+	for _, v := range verdicts {
+		switch {
+		case v.was && !v.healthy:
+			c.clusterEvent(svc, v.cluster, corev1.EventTypeWarning, "EndpointUnhealthy", "the endpoint in cluster %s is out of DNS: %s", v.cluster, v)
+		case !v.was && v.healthy:
+			c.clusterEvent(svc, v.cluster, corev1.EventTypeNormal, "EndpointHealthy", "the endpoint in cluster %s is back in DNS: %s", v.cluster, v)
+		}
+	}
+}
+
+// failoverEvents tells of a switch of the serving place, once it is
+// published.
+func (c *Controller) failoverEvents(svc *corev1.Service, st *status) {
+	d := st.failoverDecision
+	if d == nil || !d.Switched(st.failoverPrev) {
+		return
+	}
+	c.Metrics.failoverSwitch()
+	typ := corev1.EventTypeNormal
+	if d.State.Active == "" || d.Reason == failover.ReasonFailedOver || d.Reason == failover.ReasonPinnedPlaceDown {
+		typ = corev1.EventTypeWarning
+	}
+	reason := d.Reason
+	if reason == failover.ReasonPrimary {
+		reason = "FailedBack"
+	}
+	c.event(svc, typ, reason, "%s no longer serves: %s", st.failoverPrev.Active, d.Message)
+}
+
+// events tells users about conditions that turned bad or good again.
+func (c *Controller) events(before, after *corev1.Service) {
+	for _, cond := range after.Status.Conditions {
+		if !strings.HasPrefix(cond.Type, "kfed.io/") || cond.Type == kfedv1alpha1.ConditionHealthy {
+			continue // verdictEvents tells of endpoints leaving and returning
+		}
+		was := meta.FindStatusCondition(before.Status.Conditions, cond.Type)
+		if was != nil && was.Status == cond.Status && was.Reason == cond.Reason && was.Message == cond.Message {
+			continue
+		}
+		if cond.Status == metav1.ConditionFalse && cond.Reason != reasonWaiting {
+			c.event(after, corev1.EventTypeWarning, cond.Reason, "%s", cond.Message)
+		}
+	}
+}
+
+func (c *Controller) namespace() string {
+	if c.Namespace != "" {
+		return c.Namespace
+	}
+	return kfedv1alpha1.DefaultNamespace
+}
