@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	kfedscheme "github.com/kfed-io/kfed/api/scheme"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/clusters/access"
@@ -57,7 +58,7 @@ type DevOptions struct {
 	// the first LightCheckers members'; health is still judged, by those.
 	LightMembers bool
 	// Inventory "" joins the members as kfed join does;
-	// manager.InventoryClusterProfile lists them as ClusterProfiles
+	// kfedv1alpha1.InventoryClusterProfile lists them as ClusterProfiles
 	// instead (inventory.go), which kfed's controller federates to.
 	Inventory string
 	// CredentialPlugin is the command and arguments of the exec plugin
@@ -264,7 +265,7 @@ func installDevCRDs(ctx context.Context, env *Env, dir string, inMembers bool) e
 // in the background, joins the members, waits until they are Ready and
 // creates the demo Service and, unless members are light, Gateway.
 func (d *Dev) federate(ctx context.Context) error {
-	scheme, err := manager.NewScheme()
+	scheme, err := kfedscheme.New()
 	if err != nil {
 		return err
 	}
@@ -278,12 +279,12 @@ func (d *Dev) federate(ctx context.Context) error {
 	switch d.opts.Inventory {
 	case "":
 		err = joinMembers(ctx, d.Env, fed, d.Federation)
-	case manager.InventoryClusterProfile:
+	case kfedv1alpha1.InventoryClusterProfile:
 		if d.access, err = d.writeProviderFile(); err == nil {
 			err = d.listProfiles(ctx, fed)
 		}
 	default:
-		err = fmt.Errorf("unknown inventory %q (want %q)", d.opts.Inventory, manager.InventoryClusterProfile)
+		err = fmt.Errorf("unknown inventory %q (want %q)", d.opts.Inventory, kfedv1alpha1.InventoryClusterProfile)
 	}
 	if err != nil {
 		return err

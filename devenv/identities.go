@@ -10,8 +10,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	kfedscheme "github.com/kfed-io/kfed/api/scheme"
 	"github.com/kfed-io/kfed/clusters/identity"
-	"github.com/kfed-io/kfed/controllers/manager"
 )
 
 // AgentTokenDuration is how long the tokens the bed issues its members'
@@ -77,7 +77,7 @@ func WriteTokenFile(path, token string) error {
 // adminClient reaches the control plane with the bed's administrator
 // credentials.
 func (e *Env) adminClient() (client.Client, error) {
-	scheme, err := manager.NewScheme()
+	scheme, err := kfedscheme.New()
 	if err != nil {
 		return nil, err
 	}

@@ -29,7 +29,7 @@ import (
 	"github.com/kfed-io/kfed/controllers/manager"
 )
 
-// With DevOptions.Inventory set to manager.InventoryClusterProfile, the dev
+// With DevOptions.Inventory set to kfedv1alpha1.InventoryClusterProfile, the dev
 // bed lists its members as ClusterProfiles (the Cluster Inventory API)
 // instead of joining them: each reached through the access provider
 // AccessProvider, an exec plugin that reads the member's token from the

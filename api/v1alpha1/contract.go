@@ -1,6 +1,10 @@
 package v1alpha1
 
-import appsv1 "k8s.io/api/apps/v1"
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
 
 // The names of kfed's contract with its users and outside tools, each
 // declared here once (docs/design.md tells what each does): the
@@ -19,6 +23,26 @@ const (
 	// it in; no cloud controller acts on it.
 	LoadBalancerClassGlobal = "kfed.io/global"
 )
+
+// IsFederated reports whether obj opted in: a Service by its load
+// balancer class LoadBalancerClassGlobal, a Deployment by replica
+// preferences, and any object (a Gateway, an Ingress) by
+// AnnotationFederated. Every controller and command asks here, so an
+// object is federated to all of them or to none.
+func IsFederated(obj metav1.Object) bool {
+	annotations := obj.GetAnnotations()
+	switch o := obj.(type) {
+	case *corev1.Service:
+		if c := o.Spec.LoadBalancerClass; c != nil && *c == LoadBalancerClassGlobal {
+			return true
+		}
+	case *appsv1.Deployment:
+		if _, ok := annotations[AnnotationReplicaPreferences]; ok {
+			return true
+		}
+	}
+	return annotations[AnnotationFederated] == "true"
+}
 
 // Records and routing, on a Service, Gateway, Ingress or ServiceExport
 // (docs/design.md, "Routing").

@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	"github.com/kfed-io/kfed/controllers/services"
 )
 
 // exactArgs takes one argument for each of names, and names the first one
@@ -127,7 +126,7 @@ func completeServices(kf *kubeconfigFlags, ns *string) cobra.CompletionFunc {
 		}
 		var out []cobra.Completion
 		for i := range list.Items {
-			if services.IsFederated(&list.Items[i]) {
+			if kfedv1alpha1.IsFederated(&list.Items[i]) {
 				out = append(out, list.Items[i].Name)
 			}
 		}

@@ -28,9 +28,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	kfedscheme "github.com/kfed-io/kfed/api/scheme"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
-	"github.com/kfed-io/kfed/controllers/manager"
 	"github.com/kfed-io/kfed/internal/buildinfo"
 )
 
@@ -55,7 +55,7 @@ func runChecks(ctx context.Context, f *checkFlags, dnsAddr map[string]string) []
 			"the control plane at %s (context %q) does not answer: %v", cfg.Host, name, unwrapURL(err))}
 	}
 	results := []checkResult{pass("api", "%s answers, Kubernetes %s", cfg.Host, v.GitVersion)}
-	scheme, err := manager.NewScheme()
+	scheme, err := kfedscheme.New()
 	if err != nil {
 		return append(results, fail("api", "", "%v", err))
 	}

@@ -20,7 +20,7 @@ import (
 	"k8s.io/klog/v2/textlogger"
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/kfed-io/kfed/controllers/manager"
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/devenv"
 )
 
@@ -59,8 +59,8 @@ func (o *devOptions) validate() error {
 	if o.members < 1 || o.members > maxDevMembers {
 		return fmt.Errorf("--members %d: want 1 to %d (each member is a kube-apiserver and a CoreDNS on this machine)", o.members, maxDevMembers)
 	}
-	if o.inventory != "" && o.inventory != manager.InventoryClusterProfile {
-		return fmt.Errorf("--inventory %q: want %q or nothing", o.inventory, manager.InventoryClusterProfile)
+	if o.inventory != "" && o.inventory != kfedv1alpha1.InventoryClusterProfile {
+		return fmt.Errorf("--inventory %q: want %q or nothing", o.inventory, kfedv1alpha1.InventoryClusterProfile)
 	}
 	// Member i's load balancer has 127.(lb-base+i).0.0/16, and 127.0.0.0/16
 	// holds the servers themselves.

@@ -11,7 +11,6 @@ import (
 
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/config/serviceconfig"
-	"github.com/kfed-io/kfed/controllers/services"
 )
 
 func newFailoverCommand() *cobra.Command {
@@ -51,7 +50,7 @@ which a GitOps tool can write too; kfed status shows which place serves, why and
 			if err := fed.Get(cmd.Context(), key, &svc); err != nil {
 				return fmt.Errorf("service %s: %w", key, err)
 			}
-			if !services.IsFederated(&svc) {
+			if !kfedv1alpha1.IsFederated(&svc) {
 				return fmt.Errorf("service %s is not federated", key)
 			}
 			cfg, _ := serviceconfig.Parse(svc.Annotations)

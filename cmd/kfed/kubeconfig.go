@@ -17,8 +17,8 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	kfedscheme "github.com/kfed-io/kfed/api/scheme"
 	"github.com/kfed-io/kfed/clusters"
-	"github.com/kfed-io/kfed/controllers/manager"
 )
 
 // probeTimeout bounds the question every command that reads the control
@@ -134,7 +134,7 @@ func (f *kubeconfigFlags) load() (*clientcmdapi.Config, client.Client, error) {
 			"check that it runs and that --context names the federation's context (try: kubectl --context %s get --raw /readyz)",
 			cfg.Host, name, unwrapURL(err), name)
 	}
-	scheme, err := manager.NewScheme()
+	scheme, err := kfedscheme.New()
 	if err != nil {
 		return nil, nil, err
 	}

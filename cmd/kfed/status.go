@@ -27,8 +27,6 @@ import (
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
-	"github.com/kfed-io/kfed/controllers/deployments"
-	"github.com/kfed-io/kfed/controllers/services"
 	"github.com/kfed-io/kfed/healthcheck"
 )
 
@@ -180,7 +178,7 @@ func printStatus(ctx context.Context, w io.Writer, fed client.Client, v statusVi
 	var rows []string
 	for i := range svcs.Items {
 		svc := &svcs.Items[i]
-		if !services.IsFederated(svc) || !v.inScope(svc.Namespace, svc.Name) {
+		if !kfedv1alpha1.IsFederated(svc) || !v.inScope(svc.Namespace, svc.Name) {
 			continue
 		}
 		key := client.ObjectKeyFromObject(svc)
@@ -420,7 +418,7 @@ func printDeployments(ctx context.Context, w io.Writer, fed client.Client, membe
 	}
 	var rows []string
 	for i := range deps.Items {
-		if d := &deps.Items[i]; deployments.IsFederated(d) && v.inScope(d.Namespace, "") {
+		if d := &deps.Items[i]; kfedv1alpha1.IsFederated(d) && v.inScope(d.Namespace, "") {
 			rows = append(rows, deploymentRows(p, d, names)...)
 		}
 	}

@@ -10,8 +10,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	kfedscheme "github.com/kfed-io/kfed/api/scheme"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	"github.com/kfed-io/kfed/controllers/manager"
 	"github.com/kfed-io/kfed/devenv/loopbackgw"
 	"github.com/kfed-io/kfed/test/fedtest"
 	"github.com/kfed-io/kfed/test/framework"
@@ -24,7 +24,7 @@ import (
 func statusListsGatewaysAndIngresses(t *testing.T, f *framework.Federation) {
 	f.InstallGatewayAPI("federation")
 	ctx := context.Background()
-	scheme, err := manager.NewScheme()
+	scheme, err := kfedscheme.New()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -87,7 +87,7 @@ func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
 	c.Members.WatchOptional(&appsv1.ReplicaSet{}, func(string, client.Object) {})
 	interesting := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		d, ok := o.(*appsv1.Deployment)
-		return ok && (IsFederated(d) || controllerutil.ContainsFinalizer(d, kfedv1alpha1.FinalizerDeployment))
+		return ok && (kfedv1alpha1.IsFederated(d) || controllerutil.ContainsFinalizer(d, kfedv1alpha1.FinalizerDeployment))
 	})
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("federated-deployment").
@@ -148,7 +148,7 @@ func (c *Controller) allFederated(ctx context.Context, _ client.Object) []ctrl.R
 	var reqs []ctrl.Request
 	for i := range list.Items {
 		d := &list.Items[i]
-		if IsFederated(d) || controllerutil.ContainsFinalizer(d, kfedv1alpha1.FinalizerDeployment) {
+		if kfedv1alpha1.IsFederated(d) || controllerutil.ContainsFinalizer(d, kfedv1alpha1.FinalizerDeployment) {
 			reqs = append(reqs, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(d)})
 		}
 	}
@@ -164,7 +164,7 @@ func (c *Controller) readyMembers() []clusters.Member {
 func (c *Controller) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	start := c.Clock.Now()
 	var d appsv1.Deployment
-	switch stage, err := clusters.Open(ctx, c.Fed, req.NamespacedName, &d, kfedv1alpha1.FinalizerDeployment, isFederated); {
+	switch stage, err := clusters.Open(ctx, c.Fed, req.NamespacedName, &d, kfedv1alpha1.FinalizerDeployment); {
 	case err != nil:
 		return ctrl.Result{}, err
 	case stage == clusters.Gone:

@@ -31,6 +31,13 @@ type decision struct {
 	waiting map[string]int32
 }
 
+// clusterInfo is what placement needs to know of a Ready member.
+type clusterInfo struct {
+	Name   string
+	Region string
+	Labels map[string]string
+}
+
 // planInput is what decide plans from.
 type planInput struct {
 	key   string
@@ -72,7 +79,7 @@ func decide(in planInput) (decision, error) {
 	var names []string
 	currentReplicas := map[string]int64{}
 	for _, c := range in.ready {
-		if !places(cfg, c) || in.rejected[c.Name] {
+		if !cfg.Placement.Places(c.Name, c.Region, c.Labels) || in.rejected[c.Name] {
 			continue
 		}
 		oc := in.copies[c.Name]

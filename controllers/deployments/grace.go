@@ -26,12 +26,10 @@ func heldMembers(table map[string]clusterreplicas.Cluster, joined []kfedv1alpha1
 	cfg deploymentconfig.Config, grace time.Duration, now time.Time) (map[string]int32, time.Duration) {
 	held := map[string]int32{}
 	var due time.Duration
-	for i := range joined {
-		cl := &joined[i]
+	placed, _ := cfg.Placement.Select(joined)
+	for _, cl := range placed {
 		row, had := table[cl.Name]
-		region, _ := cl.Location()
-		if !had || cl.DeletionTimestamp != nil || ready[cl.Name] ||
-			!cfg.Placement.Places(cl.Name, region, cl.Labels) {
+		if !had || ready[cl.Name] {
 			continue
 		}
 		cond := meta.FindStatusCondition(cl.Status.Conditions, kfedv1alpha1.ClusterReady)

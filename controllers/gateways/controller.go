@@ -150,7 +150,7 @@ func (c *Controller) setup(mgr ctrl.Manager, k kind) error {
 		return err
 	}
 	interesting := predicate.NewPredicateFuncs(func(o client.Object) bool {
-		return federated(o) || controllerutil.ContainsFinalizer(o, k.finalizer())
+		return kfedv1alpha1.IsFederated(o) || controllerutil.ContainsFinalizer(o, k.finalizer())
 	})
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("federated-"+strings.ToLower(k.name())).
@@ -208,7 +208,7 @@ func (c *Controller) setup(mgr ctrl.Manager, k kind) error {
 var claimsMayChange = builder.WithPredicates(predicate.Funcs{
 	UpdateFunc: func(e event.UpdateEvent) bool {
 		o, n := e.ObjectOld, e.ObjectNew
-		return o.GetGeneration() != n.GetGeneration() || federated(o) != federated(n) ||
+		return o.GetGeneration() != n.GetGeneration() || kfedv1alpha1.IsFederated(o) != kfedv1alpha1.IsFederated(n) ||
 			(o.GetDeletionTimestamp() == nil) != (n.GetDeletionTimestamp() == nil)
 	},
 })
@@ -231,11 +231,6 @@ func (r *reconciler) healthWatch(mgr ctrl.Manager) *publish.HealthWatch {
 			}
 		},
 	}
-}
-
-// federated reports whether obj opted in.
-func federated(obj client.Object) bool {
-	return obj.GetAnnotations()[kfedv1alpha1.AnnotationFederated] == "true"
 }
 
 // all answers every federated object of the reconciler's kind.
@@ -305,7 +300,7 @@ func (r *reconciler) list(ctx context.Context, k kind) ([]client.Object, error) 
 			objs = append(objs, &list.Items[i])
 		}
 	}
-	return slices.DeleteFunc(objs, func(o client.Object) bool { return !federated(o) || o.GetDeletionTimestamp() != nil }), nil
+	return slices.DeleteFunc(objs, func(o client.Object) bool { return !kfedv1alpha1.IsFederated(o) || o.GetDeletionTimestamp() != nil }), nil
 }
 
 // endpointKey is where the DNSEndpoint of obj is: kfed's namespace, named
@@ -330,7 +325,7 @@ func (r *reconciler) objectOf(ep types.NamespacedName) (types.NamespacedName, bo
 // line with the world.
 func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	obj := r.k.newObject()
-	switch stage, err := clusters.Open(ctx, r.Fed, req.NamespacedName, obj, r.k.finalizer(), federated); {
+	switch stage, err := clusters.Open(ctx, r.Fed, req.NamespacedName, obj, r.k.finalizer()); {
 	case err != nil:
 		return ctrl.Result{}, err
 	case stage == clusters.Gone:

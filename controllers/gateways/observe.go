@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,21 +25,12 @@ func (r *reconciler) observe(ctx context.Context, obj client.Object, cfg service
 	if err := r.Fed.List(ctx, &all); err != nil {
 		return o, fmt.Errorf("listing Clusters: %w", err)
 	}
-	for i := range all.Items {
-		cl := &all.Items[i]
-		if cl.DeletionTimestamp != nil {
-			continue
-		}
+	placed, unknown := cfg.Placement.Select(all.Items)
+	for _, cl := range placed {
 		region, zones := cl.Location()
-		if cfg.Placement.Places(cl.Name, region, cl.Labels) {
-			o.placed[cl.Name] = place{region: region, zones: zones, drained: cl.Spec.Drained, withdrawn: cl.Withdrawn()}
-		}
+		o.placed[cl.Name] = place{region: region, zones: zones, drained: cl.Spec.Drained, withdrawn: cl.Withdrawn()}
 	}
-	for _, name := range cfg.Placement.Names {
-		if !slices.ContainsFunc(all.Items, func(c kfedv1alpha1.Cluster) bool { return c.Name == name }) {
-			o.unknown = append(o.unknown, name)
-		}
-	}
+	o.unknown = unknown
 
 	hosts, ports, err := r.k.serves(ctx, r.Fed, obj)
 	if err != nil {

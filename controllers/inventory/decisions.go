@@ -25,8 +25,6 @@ import (
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/config/deploymentconfig"
 	"github.com/kfed-io/kfed/config/serviceconfig"
-	"github.com/kfed-io/kfed/controllers/deployments"
-	"github.com/kfed-io/kfed/controllers/services"
 	"github.com/kfed-io/kfed/policy/placement"
 	"github.com/kfed-io/kfed/policy/planner"
 )
@@ -76,30 +74,22 @@ func NewDecisions(fed client.Client, rec events.EventRecorder, profileNamespace 
 }
 
 // objectKind is what Decisions needs of a kind of federated object: a new
-// object, its list, and whether one is federated.
+// object and its list.
 type objectKind struct {
 	newObject func() client.Object
 	newList   func() client.ObjectList
-	federated func(client.Object) bool
 }
 
 func kindOf(kind string) objectKind {
 	switch kind {
 	case "deployment":
-		return objectKind{func() client.Object { return &appsv1.Deployment{} }, func() client.ObjectList { return &appsv1.DeploymentList{} },
-			func(o client.Object) bool { d, ok := o.(*appsv1.Deployment); return ok && deployments.IsFederated(d) }}
+		return objectKind{func() client.Object { return &appsv1.Deployment{} }, func() client.ObjectList { return &appsv1.DeploymentList{} }}
 	case "gateway":
-		return objectKind{func() client.Object { return &gatewayv1.Gateway{} }, func() client.ObjectList { return &gatewayv1.GatewayList{} }, optedIn}
+		return objectKind{func() client.Object { return &gatewayv1.Gateway{} }, func() client.ObjectList { return &gatewayv1.GatewayList{} }}
 	case "ingress":
-		return objectKind{func() client.Object { return &networkingv1.Ingress{} }, func() client.ObjectList { return &networkingv1.IngressList{} }, optedIn}
+		return objectKind{func() client.Object { return &networkingv1.Ingress{} }, func() client.ObjectList { return &networkingv1.IngressList{} }}
 	}
-	return objectKind{func() client.Object { return &corev1.Service{} }, func() client.ObjectList { return &corev1.ServiceList{} },
-		func(o client.Object) bool { s, ok := o.(*corev1.Service); return ok && services.IsFederated(s) }}
-}
-
-// optedIn reports whether a Gateway or Ingress opted in to federation.
-func optedIn(o client.Object) bool {
-	return o.GetAnnotations()[kfedv1alpha1.AnnotationFederated] == "true"
+	return objectKind{func() client.Object { return &corev1.Service{} }, func() client.ObjectList { return &corev1.ServiceList{} }}
 }
 
 func (d *Decisions) newObject() client.Object { return kindOf(d.Kind).newObject() }
@@ -116,8 +106,6 @@ func (d *Decisions) list(ctx context.Context, opts ...client.ListOption) ([]clie
 	})
 	return out, err
 }
-
-func (d *Decisions) federated(o client.Object) bool { return kindOf(d.Kind).federated(o) }
 
 // SetupWithManager registers the controller.
 func (d *Decisions) SetupWithManager(mgr ctrl.Manager) error {
@@ -153,7 +141,7 @@ func (d *Decisions) all(ctx context.Context, _ client.Object) []ctrl.Request {
 	}
 	var out []ctrl.Request
 	for _, obj := range objs {
-		if d.federated(obj) {
+		if kfedv1alpha1.IsFederated(obj) {
 			out = append(out, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(obj)})
 		}
 	}
@@ -173,7 +161,7 @@ func (d *Decisions) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resul
 		return ctrl.Result{}, client.IgnoreNotFound(err) // its decision goes with it (owner reference)
 	}
 	key := client.ObjectKey{Namespace: req.Namespace, Name: DecisionName(d.Kind, req.Name)}
-	if !d.federated(obj) || obj.GetDeletionTimestamp() != nil {
+	if !kfedv1alpha1.IsFederated(obj) || obj.GetDeletionTimestamp() != nil {
 		var pd inventoryv1alpha1.PlacementDecision
 		if err := d.Fed.Get(ctx, key, &pd); err == nil && metav1.IsControlledBy(&pd, obj) {
 			return ctrl.Result{}, client.IgnoreNotFound(d.Fed.Delete(ctx, &pd))
@@ -253,13 +241,12 @@ func (d *Decisions) placed(ctx context.Context, obj client.Object) ([]kfedv1alph
 	if err := d.Fed.List(ctx, &list); err != nil {
 		return nil, err
 	}
+	placed, _ := p.Select(list.Items)
 	var out []kfedv1alpha1.Cluster
-	for _, c := range list.Items {
-		region, _ := c.Location()
-		if c.DeletionTimestamp != nil || !p.Places(c.Name, region, c.Labels) || (prefs != nil && !plannable(*prefs, c.Name)) {
-			continue
+	for _, c := range placed {
+		if prefs == nil || plannable(*prefs, c.Name) {
+			out = append(out, *c)
 		}
-		out = append(out, c)
 	}
 	slices.SortFunc(out, func(a, b kfedv1alpha1.Cluster) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil

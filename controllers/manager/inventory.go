@@ -11,20 +11,17 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	inventoryv1alpha1 "github.com/kfed-io/kfed/api/inventory/v1alpha1"
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/clusters/access"
 	"github.com/kfed-io/kfed/controllers/inventory"
 )
 
-// InventoryClusterProfile is the value of Options.Inventory that takes
-// members from the ClusterProfiles of InventoryNamespace.
-const InventoryClusterProfile = "clusterprofile"
-
 // InventoryOptions say where kfed's members come from besides kfed join, and
 // where kfed lists its own.
 type InventoryOptions struct {
 	// Inventory is "" (members are joined with kfed join only) or
-	// InventoryClusterProfile.
+	// kfedv1alpha1.InventoryClusterProfile.
 	Inventory string
 	// InventoryNamespace holds the ClusterProfiles kfed federates to.
 	InventoryNamespace string
@@ -43,7 +40,7 @@ func (o InventoryOptions) check() error {
 	switch o.Inventory {
 	case "":
 		return nil
-	case InventoryClusterProfile:
+	case kfedv1alpha1.InventoryClusterProfile:
 		if o.InventoryNamespace == "" {
 			return fmt.Errorf("--inventory %s needs --inventory-namespace", o.Inventory)
 		}
@@ -52,7 +49,7 @@ func (o InventoryOptions) check() error {
 		}
 		return nil
 	}
-	return fmt.Errorf("--inventory %q: want %q or nothing", o.Inventory, InventoryClusterProfile)
+	return fmt.Errorf("--inventory %q: want %q or nothing", o.Inventory, kfedv1alpha1.InventoryClusterProfile)
 }
 
 // addInventory registers the inventory's controllers: the Importer with an

@@ -13,9 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/transport"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -26,11 +24,8 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
-	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
-	aboutv1alpha1 "github.com/kfed-io/kfed/api/about/v1alpha1"
-	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
-	inventoryv1alpha1 "github.com/kfed-io/kfed/api/inventory/v1alpha1"
+	kfedscheme "github.com/kfed-io/kfed/api/scheme"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/controllers/balancer"
@@ -109,23 +104,6 @@ type Options struct {
 	Logger    logr.Logger
 }
 
-// NewScheme returns the scheme kfed's controllers use: core Kubernetes
-// types, kfed.io, externaldns.k8s.io, the Gateway API, the Cluster Inventory
-// API, and in members the Multi-Cluster Services API and the About API's
-// ClusterProperty.
-func NewScheme() (*runtime.Scheme, error) {
-	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{
-		clientgoscheme.AddToScheme, kfedv1alpha1.AddToScheme, extdnsv1alpha1.AddToScheme, gatewayv1.Install,
-		inventoryv1alpha1.AddToScheme, mcsv1beta1.Install, aboutv1alpha1.AddToScheme,
-	} {
-		if err := add(s); err != nil {
-			return nil, err
-		}
-	}
-	return s, nil
-}
-
 // cacheOptions are the control plane cache's. Secrets are cached (and
 // readable) only in kfed's namespace; of Leases, only checkers'
 // heartbeats, which are in their members' namespaces (ADR 0013), as their
@@ -186,7 +164,7 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 // newManager is the controller-runtime manager kfed's controllers run in,
 // with its health checks.
 func newManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
-	scheme, err := NewScheme()
+	scheme, err := kfedscheme.New()
 	if err != nil {
 		return nil, err
 	}

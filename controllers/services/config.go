@@ -5,24 +5,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/config/serviceconfig"
 )
-
-// IsFederated reports whether svc opted in to federation.
-func IsFederated(svc *corev1.Service) bool {
-	if svc.Spec.LoadBalancerClass != nil && *svc.Spec.LoadBalancerClass == kfedv1alpha1.LoadBalancerClassGlobal {
-		return true
-	}
-	return svc.Annotations[kfedv1alpha1.AnnotationFederated] == "true"
-}
-
-func isFederated(o client.Object) bool {
-	svc, ok := o.(*corev1.Service)
-	return ok && IsFederated(svc)
-}
 
 // parseConfig reads and checks a federated Service's spec and annotations
 // (serviceconfig.Parse). All problems are reported together, so a user

@@ -108,7 +108,7 @@ func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
 	c.Members.Writes(clusters.MemberKind{List: &corev1.ServiceList{}}) // the shards
 	interesting := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		svc, ok := o.(*corev1.Service)
-		return ok && (IsFederated(svc) || controllerutil.ContainsFinalizer(svc, kfedv1alpha1.FinalizerService))
+		return ok && (kfedv1alpha1.IsFederated(svc) || controllerutil.ContainsFinalizer(svc, kfedv1alpha1.FinalizerService))
 	})
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("federated-service").
@@ -146,7 +146,7 @@ func (c *Controller) allFederated(ctx context.Context, _ client.Object) []ctrl.R
 	}
 	for i := range list.Items {
 		svc := &list.Items[i]
-		if IsFederated(svc) || controllerutil.ContainsFinalizer(svc, kfedv1alpha1.FinalizerService) {
+		if kfedv1alpha1.IsFederated(svc) || controllerutil.ContainsFinalizer(svc, kfedv1alpha1.FinalizerService) {
 			add(client.ObjectKeyFromObject(svc))
 		}
 	}
@@ -169,7 +169,7 @@ func (c *Controller) allFederated(ctx context.Context, _ client.Object) []ctrl.R
 func (c *Controller) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var svc corev1.Service
 	start := time.Now()
-	switch stage, err := clusters.Open(ctx, c.Fed, req.NamespacedName, &svc, kfedv1alpha1.FinalizerService, isFederated); {
+	switch stage, err := clusters.Open(ctx, c.Fed, req.NamespacedName, &svc, kfedv1alpha1.FinalizerService); {
 	case err != nil:
 		return ctrl.Result{}, err
 	case stage == clusters.Gone:

@@ -190,25 +190,6 @@ func judge(o observation, previous map[string]dnsendpoint.Cluster, shards []dnse
 	}
 }
 
-// place returns the joined clusters the Service is placed in, and the
-// names its placement gives that are not joined.
-func place(cfg serviceconfig.Config, joined map[string]*kfedv1alpha1.Cluster) (map[string]bool, []string) {
-	placed := map[string]bool{}
-	var unknown []string
-	for name, cl := range joined {
-		region, _ := cl.Location()
-		if cfg.Placement.Places(name, region, cl.Labels) {
-			placed[name] = true
-		}
-	}
-	for _, name := range cfg.Placement.Names {
-		if joined[name] == nil {
-			unknown = append(unknown, name)
-		}
-	}
-	return placed, unknown
-}
-
 // copyAction is what decideCopies says to do with one Ready member's
 // shard.
 type copyAction struct {

@@ -9,7 +9,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
@@ -19,7 +18,6 @@ import (
 	"github.com/kfed-io/kfed/dns/publish"
 	"github.com/kfed-io/kfed/healthcheck"
 	"github.com/kfed-io/kfed/internal/geo"
-	"github.com/kfed-io/kfed/policy/placement"
 )
 
 func joinedClusters(cs ...dnsendpoint.Cluster) map[string]*kfedv1alpha1.Cluster {
@@ -159,45 +157,6 @@ func TestDecideKeepsPublishedPlacesAsFallbacks(t *testing.T) {
 		if !slices.Contains(got, want) {
 			t.Errorf("missing %q in\n  %s", want, strings.Join(got, "\n  "))
 		}
-	}
-}
-
-func TestPlace(t *testing.T) {
-	joined := joinedClusters(east1, east2, eu)
-	joined["c3"].Labels = map[string]string{"tier": "gold"}
-	sel := func(s string) labels.Selector {
-		l, err := labels.Parse(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return l
-	}
-	tests := []struct {
-		name    string
-		cfg     serviceconfig.Config
-		placed  []string
-		unknown []string
-	}{
-		{"no placement annotations place every joined cluster", serviceconfig.Config{}, []string{"c1", "c2", "c3"}, nil},
-		{"names place those clusters", serviceconfig.Config{Placement: placement.Placement{Names: []string{"c1", "c3"}}}, []string{"c1", "c3"}, nil},
-		{"names not joined are reported, the known ones placed", serviceconfig.Config{Placement: placement.Placement{Names: []string{"c1", "gone"}}}, []string{"c1"}, []string{"gone"}},
-		{"a selector matches the implicit region label", serviceconfig.Config{Placement: placement.Placement{Selector: sel("kfed.io/region=us-east1")}}, []string{"c1", "c2"}, nil},
-		{"a selector matches the Cluster's labels", serviceconfig.Config{Placement: placement.Placement{Selector: sel("tier=gold")}}, []string{"c3"}, nil},
-		{"names and selector both apply", serviceconfig.Config{Placement: placement.Placement{Names: []string{"c1", "c3"}, Selector: sel("kfed.io/region=us-east1")}}, []string{"c1"}, nil},
-		{"an empty name list places nothing", serviceconfig.Config{Placement: placement.Placement{Names: []string{}}}, nil, nil},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			placed, unknown := place(tt.cfg, joined)
-			var got []string
-			for name := range placed {
-				got = append(got, name)
-			}
-			slices.Sort(got)
-			if !slices.Equal(got, tt.placed) || !slices.Equal(unknown, tt.unknown) {
-				t.Errorf("placed %v unknown %v, want %v and %v", got, unknown, tt.placed, tt.unknown)
-			}
-		})
 	}
 }
 

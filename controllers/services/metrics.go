@@ -165,7 +165,7 @@ func countServices(list []corev1.Service) (counts map[[2]string]int, failingOpen
 	counts = map[[2]string]int{}
 	for i := range list {
 		svc := &list[i]
-		if !IsFederated(svc) {
+		if !kfedv1alpha1.IsFederated(svc) {
 			continue
 		}
 		for _, typ := range []string{kfedv1alpha1.ConditionValid, kfedv1alpha1.ConditionPlaced, kfedv1alpha1.ConditionPublished, kfedv1alpha1.ConditionHealthy} {

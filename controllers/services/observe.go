@@ -29,7 +29,7 @@ type observation struct {
 	cfg    serviceconfig.Config
 	joined map[string]*kfedv1alpha1.Cluster
 	// placed are the joined clusters the Service is placed in; unknown the
-	// names its placement gives that are not joined.
+	// names its placement gives that no Cluster has (placement.Select).
 	placed  map[string]bool
 	unknown []string
 	// published is the Service's DNSEndpoint, nil when it has none yet.
@@ -93,7 +93,11 @@ func (c *Controller) observe(ctx context.Context, svc *corev1.Service, cfg servi
 			o.joined[all.Items[i].Name] = &all.Items[i]
 		}
 	}
-	o.placed, o.unknown = place(cfg, o.joined)
+	placed, unknown := cfg.Placement.Select(all.Items)
+	o.placed, o.unknown = map[string]bool{}, unknown
+	for _, c := range placed {
+		o.placed[c.Name] = true
+	}
 
 	var err error
 	if o.health, err = publish.ReadHealth(ctx, c.Fed, c.Federation, o.now, c.Freshness); err != nil {

@@ -10,6 +10,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/dns/publish"
 )
 
@@ -45,7 +46,7 @@ func (c *Controller) servicesSelecting(ctx context.Context, obj client.Object) [
 	var reqs []ctrl.Request
 	for i := range list.Items {
 		svc := &list.Items[i]
-		if IsFederated(svc) && len(svc.Spec.Selector) > 0 &&
+		if kfedv1alpha1.IsFederated(svc) && len(svc.Spec.Selector) > 0 &&
 			labels.SelectorFromSet(svc.Spec.Selector).Matches(labels.Set(d.Spec.Template.Labels)) {
 			reqs = append(reqs, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(svc)})
 		}

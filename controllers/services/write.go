@@ -72,7 +72,7 @@ func (c *Controller) finalize(ctx context.Context, svc *corev1.Service) error {
 	}
 	patch := client.MergeFrom(svc.DeepCopy())
 	controllerutil.RemoveFinalizer(svc, kfedv1alpha1.FinalizerService)
-	if !IsFederated(svc) && svc.DeletionTimestamp == nil {
+	if !kfedv1alpha1.IsFederated(svc) && svc.DeletionTimestamp == nil {
 		// No longer federated: take back the global hostname and our conditions.
 		svc.Status.LoadBalancer.Ingress = slices.DeleteFunc(svc.Status.LoadBalancer.Ingress,
 			func(i corev1.LoadBalancerIngress) bool {

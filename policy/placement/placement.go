@@ -82,6 +82,28 @@ func (p Placement) Places(name, region string, clusterLabels map[string]string) 
 	return p.Selector.Matches(set)
 }
 
+// Select returns the Clusters of clusters the placement puts an object in,
+// in their order, and the names it gives that no Cluster of clusters has,
+// in its order. A Cluster being deleted is in no placement (kfed is taking
+// its copies away), but its name is not unknown. Every controller and the
+// PlacementDecisions select with it, so a placement means one thing to all
+// of them.
+func (p Placement) Select(clusters []kfedv1alpha1.Cluster) (placed []*kfedv1alpha1.Cluster, unknown []string) {
+	for i := range clusters {
+		c := &clusters[i]
+		region, _ := c.Location()
+		if c.DeletionTimestamp == nil && p.Places(c.Name, region, c.Labels) {
+			placed = append(placed, c)
+		}
+	}
+	for _, name := range p.Names {
+		if !slices.ContainsFunc(clusters, func(c kfedv1alpha1.Cluster) bool { return c.Name == name }) {
+			unknown = append(unknown, name)
+		}
+	}
+	return placed, unknown
+}
+
 // decided reads the clusters that PlacementDecision name lists from
 // kfedv1alpha1.AnnotationPlacementDecided. Until that record is written for this decision the
 // object is placed nowhere: a decision not read yet must not spread the

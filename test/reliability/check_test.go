@@ -21,7 +21,6 @@ import (
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	"github.com/kfed-io/kfed/controllers/services"
 	"github.com/kfed-io/kfed/dns/dnsprovider"
 	"github.com/kfed-io/kfed/dns/dnssync"
 	"github.com/kfed-io/kfed/dns/publish"
@@ -155,7 +154,7 @@ func (b *bed) converged(ctx context.Context) error {
 
 	expectAnswers := map[string][]string{} // global name → addresses
 	for name, svc := range byName {
-		if !services.IsFederated(svc) {
+		if !kfedv1alpha1.IsFederated(svc) {
 			continue
 		}
 		if svc.DeletionTimestamp != nil {
@@ -225,7 +224,7 @@ func (b *bed) converged(ctx context.Context) error {
 		}
 	}
 	for name := range epByName {
-		if svc := byName[name]; svc == nil || !services.IsFederated(svc) {
+		if svc := byName[name]; svc == nil || !kfedv1alpha1.IsFederated(svc) {
 			return fmt.Errorf("DNSEndpoint %s has no federated Service", name)
 		}
 	}

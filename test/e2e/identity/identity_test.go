@@ -38,8 +38,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	kfedscheme "github.com/kfed-io/kfed/api/scheme"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	"github.com/kfed-io/kfed/controllers/manager"
 	"github.com/kfed-io/kfed/devenv"
 	"github.com/kfed-io/kfed/dns/publish"
 	"github.com/kfed-io/kfed/test/fedtest"
@@ -67,7 +67,7 @@ func TestOneMemberOneVote(t *testing.T) {
 
 func newClient(t *testing.T, cfg *rest.Config) client.Client {
 	t.Helper()
-	scheme, err := manager.NewScheme()
+	scheme, err := kfedscheme.New()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -78,7 +78,7 @@ func TestClusterProfilesAreMembers(t *testing.T) {
 		b.addProfile(t, m)
 	}
 	f.StartController(manager.Options{Inventory: manager.InventoryOptions{
-		Inventory: manager.InventoryClusterProfile, InventoryNamespace: fleetNS, Access: acc,
+		Inventory: kfedv1alpha1.InventoryClusterProfile, InventoryNamespace: fleetNS, Access: acc,
 	}})
 	b.dnsAdr = b.startCoreDNS(t)
 	demo := &corev1.Service{

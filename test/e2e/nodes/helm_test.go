@@ -22,9 +22,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	kfedscheme "github.com/kfed-io/kfed/api/scheme"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters/identity"
-	"github.com/kfed-io/kfed/controllers/manager"
 	"github.com/kfed-io/kfed/devenv"
 	"github.com/kfed-io/kfed/test/fedtest"
 	"github.com/kfed-io/kfed/test/framework"
@@ -162,7 +162,7 @@ func installChart(ctx context.Context, t *testing.T, env *devenv.Env, node *deve
 	if err != nil {
 		t.Fatal(err)
 	}
-	scheme, err := manager.NewScheme()
+	scheme, err := kfedscheme.New()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,7 +323,7 @@ func publishAndResolve(ctx context.Context, t *testing.T, env *devenv.Env, m *me
 	pod := toolsPod("resolver", m.node.Name, false)
 	running := m.start(ctx, t, backend, pod)
 
-	scheme, err := manager.NewScheme()
+	scheme, err := kfedscheme.New()
 	if err != nil {
 		t.Fatal(err)
 	}

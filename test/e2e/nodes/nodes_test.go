@@ -30,7 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
-	"github.com/kfed-io/kfed/controllers/manager"
+	kfedscheme "github.com/kfed-io/kfed/api/scheme"
 	"github.com/kfed-io/kfed/controllers/mcs"
 	"github.com/kfed-io/kfed/devenv"
 	"github.com/kfed-io/kfed/test/framework"
@@ -238,7 +238,7 @@ func clustersetFromCluster3(ctx context.Context, t *testing.T, d *devenv.Dev) {
 		t.Fatal(err)
 	}
 	m.endpoints(ctx, t, "echo", running["echo"])
-	scheme, err := manager.NewScheme()
+	scheme, err := kfedscheme.New()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,6 @@ import (
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/controllers/manager"
-	"github.com/kfed-io/kfed/controllers/services"
 	"github.com/kfed-io/kfed/test/framework"
 )
 
@@ -110,7 +109,7 @@ func controllerRestartLosesAndDuplicatesNothing(t *testing.T, f *framework.Feder
 		t.Fatal(err)
 	}
 	for _, s := range svcs.Items {
-		if services.IsFederated(&s) && (len(s.Finalizers) != 1 || s.Finalizers[0] != kfedv1alpha1.FinalizerService) {
+		if kfedv1alpha1.IsFederated(&s) && (len(s.Finalizers) != 1 || s.Finalizers[0] != kfedv1alpha1.FinalizerService) {
 			t.Errorf("%s has finalizers %v, want exactly [%s]", s.Name, s.Finalizers, kfedv1alpha1.FinalizerService)
 		}
 	}
