@@ -336,6 +336,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	cfg, err := serviceconfig.Parse(obj.GetAnnotations())
 	if err != nil {
 		// Bad input freezes the object as it is.
+		ctrl.LoggerFrom(ctx).V(1).Info("refused its annotations; nothing changes until they are fixed", "error", err)
 		return ctrl.Result{}, r.setStatus(ctx, obj, nil, nil, []metav1.Condition{{
 			Type: kfedv1alpha1.ConditionValid, Status: metav1.ConditionFalse, Reason: reasonInvalid, Message: err.Error(), ObservedGeneration: obj.GetGeneration(),
 		}})
@@ -359,5 +360,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// it again, as the Service controller does.
 		res.RequeueAfter = min(cmp.Or(res.RequeueAfter, time.Hour), cmp.Or(r.Resync, time.Minute))
 	}
+	ctrl.LoggerFrom(ctx).V(1).Info("decided", "serving", d.serving, "waiting", d.waiting, "offline", d.offline, "unknown", o.unknown,
+		"published", d.published, "refused", len(d.refused), "problems", d.problems, "requeueAfter", res.RequeueAfter)
 	return res, errors.Join(copyErrs, werr, serr)
 }

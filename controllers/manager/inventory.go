@@ -66,7 +66,7 @@ func addInventory(mgr ctrl.Manager, o Options, _ *clusters.Registry) error {
 			return fmt.Errorf("--inventory %s: cannot watch ClusterProfiles: %s", o.Inventory.Inventory, profiles)
 		}
 		im := &inventory.Importer{
-			Fed: mgr.GetClient(), Recorder: mgr.GetEventRecorder("kfed-inventory"),
+			Fed: mgr.GetClient(), Recorder: recorder(mgr, "kfed-inventory"),
 			Namespace: o.Inventory.InventoryNamespace, Selector: o.Inventory.InventorySelector,
 		}
 		if err := im.SetupWithManager(mgr); err != nil {
@@ -90,7 +90,7 @@ func addInventory(mgr ctrl.Manager, o Options, _ *clusters.Registry) error {
 	// watch them.
 	gws := clusters.CannotWatch(ctx, mgr, &gatewayv1.Gateway{}) == ""
 	ingresses := clusters.CannotWatch(ctx, mgr, &networkingv1.Ingress{}) == ""
-	for _, d := range inventory.NewDecisions(mgr.GetClient(), mgr.GetEventRecorder("kfed-placement"), ns, gws, ingresses) {
+	for _, d := range inventory.NewDecisions(mgr.GetClient(), recorder(mgr, "kfed-placement"), ns, gws, ingresses) {
 		if err := d.SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("setting up the %s PlacementDecisions: %w", d.Kind, err)
 		}

@@ -203,7 +203,7 @@ func newManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 func addClusters(mgr ctrl.Manager, o Options) (*clusters.Registry, error) {
 	cc := &clusters.Controller{
 		Client:   mgr.GetClient(),
-		Recorder: mgr.GetEventRecorder("kfed-cluster-controller"),
+		Recorder: recorder(mgr, "kfed-cluster-controller"),
 		Interval: o.ClusterProbeInterval,
 		Access:   o.Inventory.Access,
 	}
@@ -221,7 +221,7 @@ func addClusters(mgr ctrl.Manager, o Options) (*clusters.Registry, error) {
 		return nil, fmt.Errorf("setting up the member registry: %w", err)
 	}
 	mc := &clusters.MemberCleanup{
-		Fed: mgr.GetClient(), Recorder: mgr.GetEventRecorder("kfed-member-cleanup"), Federation: o.Federation,
+		Fed: mgr.GetClient(), Recorder: recorder(mgr, "kfed-member-cleanup"), Federation: o.Federation,
 		Members: members, Access: o.Inventory.Access,
 	}
 	if err := mc.SetupWithManager(mgr); err != nil {
@@ -241,7 +241,7 @@ func addServices(mgr ctrl.Manager, o Options, members *clusters.Registry) error 
 		Fed:        mgr.GetClient(),
 		Live:       mgr.GetAPIReader(),
 		Members:    members,
-		Recorder:   mgr.GetEventRecorder("kfed-service-controller"),
+		Recorder:   recorder(mgr, "kfed-service-controller"),
 		Federation: o.Federation,
 		Domain:     o.Domain,
 		Namespace:  o.Namespace,
@@ -272,7 +272,7 @@ func addGateways(mgr ctrl.Manager, o Options, members *clusters.Registry) error 
 	ingresses := watchable(&networkingv1.Ingress{}, "Ingresses")
 	gws := watchable(&gatewayv1.Gateway{}, "Gateways")
 	gc := &gateways.Controller{
-		Fed: mgr.GetClient(), Live: mgr.GetAPIReader(), Members: members, Recorder: mgr.GetEventRecorder("kfed-gateway-controller"),
+		Fed: mgr.GetClient(), Live: mgr.GetAPIReader(), Members: members, Recorder: recorder(mgr, "kfed-gateway-controller"),
 		Federation: o.Federation, Namespace: o.Namespace,
 		Rule:      tenancy.NewHostnames([]string{o.Domain}, o.HostnameReservations),
 		Tenancy:   tenancy.NewEndpoints(o.Federation, o.TrustedNamespaces),
@@ -317,7 +317,7 @@ func addReplicas(mgr ctrl.Manager, o Options, members *clusters.Registry) error 
 		return fmt.Errorf("registering federated Deployment metrics: %w", err)
 	}
 	dc := &deployments.Controller{
-		Fed: mgr.GetClient(), Members: members, Recorder: mgr.GetEventRecorder("kfed-deployment-controller"),
+		Fed: mgr.GetClient(), Members: members, Recorder: recorder(mgr, "kfed-deployment-controller"),
 		Federation: o.Federation, Metrics: dm, UnschedulableThreshold: o.UnschedulableThreshold,
 		GracePeriod: o.MemberGracePeriod,
 	}
@@ -332,7 +332,7 @@ func addReplicas(mgr ctrl.Manager, o Options, members *clusters.Registry) error 
 func addDNS(mgr ctrl.Manager, o Options, _ *clusters.Registry) error {
 	rule := tenancy.NewEndpoints(o.Federation, o.TrustedNamespaces)
 	tr := &report.Reporter{
-		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("kfed-tenancy"), Federation: o.Federation, Rule: rule,
+		Client: mgr.GetClient(), Recorder: recorder(mgr, "kfed-tenancy"), Federation: o.Federation, Rule: rule,
 	}
 	if err := tr.SetupWithManager(mgr, ctrlmetrics.Registry); err != nil {
 		return fmt.Errorf("setting up the tenancy reporter: %w", err)
@@ -350,7 +350,7 @@ func addDNS(mgr ctrl.Manager, o Options, _ *clusters.Registry) error {
 	}
 	return mgr.Add(&dnssync.Controller{
 		Syncer: &dnssync.Syncer{Provider: prov, Planner: planner},
-		Fed:    mgr.GetClient(), APIReader: mgr.GetAPIReader(), Cache: mgr.GetCache(), Recorder: mgr.GetEventRecorder("kfed-dns-sync"),
+		Fed:    mgr.GetClient(), APIReader: mgr.GetAPIReader(), Cache: mgr.GetCache(), Recorder: recorder(mgr, "kfed-dns-sync"),
 		Federation: o.Federation, Tenancy: rule, Logger: o.Logger.WithName("dns-sync"), Interval: o.DNSInterval, Metrics: dm,
 	})
 }

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -204,6 +206,7 @@ func (c *Controller) reconcile(ctx context.Context, svc *corev1.Service) (ctrl.R
 	if err != nil {
 		// Bad input freezes the Service as it is: no shard and no record is
 		// changed until the user fixes it.
+		ctrl.LoggerFrom(ctx).V(1).Info("refused its spec or annotations; nothing changes until they are fixed", "error", err)
 		var st status
 		st.invalid(reasonInvalidSpec, err.Error())
 		return ctrl.Result{}, st, nil
@@ -244,6 +247,10 @@ func (c *Controller) reconcile(ctx context.Context, svc *corev1.Service) (ctrl.R
 		// A failback waits out its hold: look again when it ends.
 		res.RequeueAfter = d.due + 100*time.Millisecond
 	}
+	// Each change is an Event, logged as well (the manager's recorder);
+	// this line, at V(1), tells every reconcile's outcome.
+	ctrl.LoggerFrom(ctx).V(1).Info("decided", "placed", slices.Sorted(maps.Keys(o.placed)), "unknown", o.unknown,
+		"records", len(d.endpoints), "requeueAfter", res.RequeueAfter, "retry", retry)
 	return res, st, retry
 }
 
