@@ -65,7 +65,7 @@ func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("cluster").
 		For(&kfedv1alpha1.Cluster{}).
-		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(clustersUsingSecret(mgr.GetClient())))
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(ClustersUsingSecret(mgr.GetClient())))
 	// A checker appearing or going may take its cluster over its seats; a
 	// control plane without the HealthReport CRD has no checkers.
 	if _, err := mgr.GetRESTMapper().RESTMapping(kfedv1alpha1.GroupVersion.WithKind("HealthReport").GroupKind()); err == nil {
@@ -79,10 +79,10 @@ func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
 	return b.Complete(c)
 }
 
-// clustersUsingSecret maps a Secret to the Clusters whose kubeconfig it
+// ClustersUsingSecret maps a Secret to the Clusters whose kubeconfig it
 // holds: the one kfed join wrote, or one a user wrote and pointed a
 // Cluster at, which carries no label of kfed's.
-func clustersUsingSecret(c client.Reader) handler.MapFunc {
+func ClustersUsingSecret(c client.Reader) handler.MapFunc {
 	return func(ctx context.Context, o client.Object) []ctrl.Request {
 		var list kfedv1alpha1.ClusterList
 		if err := c.List(ctx, &list); err != nil {

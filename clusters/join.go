@@ -1,7 +1,10 @@
 // Package clusters owns member cluster registration: joining and unjoining a
 // cluster (a kubeconfig Secret plus a Cluster object in the control plane),
-// and the Cluster controller that probes each member and sets its Ready and
-// Offline conditions.
+// a member's client config from its Secret or its ClusterProfile, and the
+// Cluster controller that probes each member and sets its Ready and Offline
+// conditions. The members' clients and caches are package registry's; the
+// copies kfed writes in them, package copies'. Open is the opening every
+// federated-object controller's reconcile shares.
 package clusters
 
 import (

@@ -27,6 +27,7 @@ import (
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/clusters/copies"
 	"github.com/kfed-io/kfed/healthcheck"
 )
 
@@ -533,10 +534,10 @@ func shardView(ctx context.Context, m memberView, key client.ObjectKey, federati
 		}
 		return "unreachable", "-"
 	}
-	state := map[clusters.Standing]string{
-		clusters.Ours: "created", clusters.Adopted: "adopted",
-		clusters.Foreign: "not kfed's", clusters.Conflict: "another federation's",
-	}[clusters.Classify(&s, key.String(), federation)]
+	state := map[copies.Standing]string{
+		copies.Ours: "created", copies.Adopted: "adopted",
+		copies.Foreign: "not kfed's", copies.Conflict: "another federation's",
+	}[copies.Classify(&s, key.String(), federation)]
 	var ing []string
 	for _, i := range s.Status.LoadBalancer.Ingress {
 		ing = append(ing, i.IP+i.Hostname)

@@ -22,7 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/clusters/registry"
 )
 
 // Balancers live in the control plane and in members; targets are any kind
@@ -69,14 +69,14 @@ type Reconciler struct {
 	Fed client.Client
 	// Members gives the Ready members' clients; nil reconciles the control
 	// plane only.
-	Members *clusters.Registry
+	Members *registry.Registry
 	Metrics *Metrics
 	// Workers is the number of concurrent reconciles; 4 when zero.
 	Workers int
 	// Clock tells the time; SetupWithManager sets the real one when nil.
 	Clock clock.PassiveClock
 
-	members *clusters.Channel[memberObject]
+	members *registry.Channel[memberObject]
 }
 
 // memberObject is an object that changed in a member cluster.
@@ -91,7 +91,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		r.Clock = clock.RealClock{}
 	}
 	var err error
-	if r.members, err = clusters.NewChannel[memberObject](mgr); err != nil {
+	if r.members, err = registry.NewChannel[memberObject](mgr); err != nil {
 		return err
 	}
 	log := mgr.GetLogger().WithValues("controller", "balancer")
@@ -120,7 +120,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		for _, o := range []client.Object{&kfedv1alpha1.Balancer{}, &corev1.Pod{}, &appsv1.Deployment{}} {
 			r.Members.WatchOptional(o, r.onMember)
 		}
-		b = b.WatchesRawSource(clusters.ChannelSource(r.members,
+		b = b.WatchesRawSource(registry.ChannelSource(r.members,
 			handler.TypedEnqueueRequestsFromMapFunc(r.mapMember))).
 			// A member's objects arrive while its cache syncs, before it
 			// is Ready; once it is, every Balancer there is looked at.
@@ -196,13 +196,13 @@ func concerns(b *kfedv1alpha1.Balancer, obj client.Object) bool {
 	return false
 }
 
-func (r *Reconciler) member(name string) (clusters.Member, bool) {
+func (r *Reconciler) member(name string) (registry.Member, bool) {
 	for _, m := range r.Members.Ready() {
 		if m.Name == name {
 			return m, true
 		}
 	}
-	return clusters.Member{}, false
+	return registry.Member{}, false
 }
 
 // Reconcile observes one Balancer's targets, plans, and sets their scales.

@@ -1,7 +1,7 @@
 // Package balancer reconciles Balancers: one replica count kept across
 // several scalable targets by a priority or proportional policy, as in the
 // Kubernetes autoscaler's Balancer design. It runs Balancers in the
-// federation control plane and, through clusters.Registry, in every Ready
+// federation control plane and, through registry.Registry, in every Ready
 // member cluster.
 //
 // A reconcile is split the way cluster-api splits its machinedeployment

@@ -29,6 +29,8 @@ import (
 	"github.com/kfed-io/kfed/api/clusterreplicas"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/clusters/copies"
+	"github.com/kfed-io/kfed/clusters/registry"
 )
 
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;update;patch
@@ -41,7 +43,7 @@ import (
 type Controller struct {
 	// Fed is the control plane's client (cached reads).
 	Fed      client.Client
-	Members  *clusters.Registry
+	Members  *registry.Registry
 	Recorder events.EventRecorder
 	// Federation names this federation on the copies.
 	Federation string
@@ -62,7 +64,7 @@ type Controller struct {
 
 	// copies carries changes of member copies and their pods, as stubs of
 	// the federated Deployments to reconcile.
-	copies *clusters.Channel[client.Object]
+	copies *registry.Channel[client.Object]
 }
 
 // SetupWithManager registers the controller: it watches federated
@@ -74,13 +76,13 @@ func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
 		c.Clock = clock.RealClock{}
 	}
 	var err error
-	if c.copies, err = clusters.NewChannel[client.Object](mgr); err != nil {
+	if c.copies, err = registry.NewChannel[client.Object](mgr); err != nil {
 		return err
 	}
 	// Optional: a member whose RBAC predates federated Deployments keeps
 	// serving Services, and gets no copies.
 	c.Members.WatchOptional(&appsv1.Deployment{}, c.onMember)
-	c.Members.Writes(clusters.MemberKind{List: &appsv1.DeploymentList{}}) // the copies
+	c.Members.Writes(registry.MemberKind{List: &appsv1.DeploymentList{}}) // the copies
 	// Pods tell when a cluster is full, or has room again; ReplicaSets which
 	// pods are the newest. A member where kfed may not read them gets copies
 	// but its capacity is not learned.
@@ -95,7 +97,7 @@ func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
 		For(&appsv1.Deployment{}, builder.WithPredicates(interesting)).
 		Watches(&appsv1.ReplicaSet{}, handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(),
 			&appsv1.Deployment{}, handler.OnlyControllerOwner())).
-		WatchesRawSource(clusters.ChannelSource(c.copies, &handler.EnqueueRequestForObject{})).
+		WatchesRawSource(registry.ChannelSource(c.copies, &handler.EnqueueRequestForObject{})).
 		WatchesRawSource(source.Channel(c.Members.Changes(), handler.EnqueueRequestsFromMapFunc(c.allFederated))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: cmp.Or(c.Workers, 4)}).
 		Complete(c)
@@ -104,8 +106,8 @@ func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
 // onMember turns a change of a member copy into a reconcile of the
 // federated Deployment it was made from.
 func (c *Controller) onMember(_ string, obj client.Object) {
-	if key, ok := clusters.Origin(obj, c.Federation); ok {
-		c.copies.Send(clusters.Stub(newDeployment, key))
+	if key, ok := copies.Origin(obj, c.Federation); ok {
+		c.copies.Send(registry.Stub(newDeployment, key))
 	}
 }
 
@@ -132,13 +134,13 @@ func (c *Controller) onMemberPod(cluster string, obj client.Object) {
 	c.onMember(cluster, &d)
 }
 
-func (c *Controller) member(name string) (clusters.Member, bool) {
+func (c *Controller) member(name string) (registry.Member, bool) {
 	for _, m := range c.readyMembers() {
 		if m.Name == name {
 			return m, true
 		}
 	}
-	return clusters.Member{}, false
+	return registry.Member{}, false
 }
 
 func (c *Controller) allFederated(ctx context.Context, _ client.Object) []ctrl.Request {
@@ -157,8 +159,8 @@ func (c *Controller) allFederated(ctx context.Context, _ client.Object) []ctrl.R
 }
 
 // readyMembers are the Ready members whose Deployments kfed watches.
-func (c *Controller) readyMembers() []clusters.Member {
-	return slices.DeleteFunc(c.Members.Ready(), func(m clusters.Member) bool { return !m.Watches(&appsv1.Deployment{}) })
+func (c *Controller) readyMembers() []registry.Member {
+	return slices.DeleteFunc(c.Members.Ready(), func(m registry.Member) bool { return !m.Watches(&appsv1.Deployment{}) })
 }
 
 // Reconcile brings one federated Deployment's copies and status in line.
@@ -249,7 +251,7 @@ func (c *Controller) removeCopies(ctx context.Context, key types.NamespacedName,
 			errs = append(errs, fmt.Errorf("reading the copy in cluster %s: %w", m.Name, err))
 			continue
 		}
-		if err := c.removeCopy(ctx, m, &cur, clusters.Classify(&cur, key.String(), c.Federation), orphan); err != nil {
+		if err := c.removeCopy(ctx, m, &cur, copies.Classify(&cur, key.String(), c.Federation), orphan); err != nil {
 			errs = append(errs, err)
 		}
 	}

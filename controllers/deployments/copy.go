@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/clusters/copies"
 )
 
 // desiredCopy is the member copy of d with replicas: the same spec, the
@@ -35,7 +35,7 @@ func desiredCopy(d *appsv1.Deployment, federation string, replicas int32) *appsv
 		}
 		c.Annotations[k] = v
 	}
-	clusters.Mark(c, d.Namespace+"/"+d.Name, federation)
+	copies.Mark(c, d.Namespace+"/"+d.Name, federation)
 	c.Annotations[kfedv1alpha1.AnnotationSpecHash] = specHash(c)
 	c.Spec.Replicas = &replicas
 	return c

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/clusters/copies"
 	"github.com/kfed-io/kfed/config/deploymentconfig"
 	"github.com/kfed-io/kfed/policy/planner"
 )
@@ -12,7 +12,7 @@ import (
 // observedCopy is what observe found of a Deployment's copy in one Ready
 // member.
 type observedCopy struct {
-	state clusters.Standing
+	state copies.Standing
 	// replicas is the copy's spec.replicas (ours or adopted).
 	replicas int32
 }
@@ -84,17 +84,17 @@ func decide(in planInput) (decision, error) {
 		}
 		oc := in.copies[c.Name]
 		switch oc.state {
-		case clusters.Conflict:
+		case copies.Conflict:
 			d.conflicts = append(d.conflicts, c.Name)
 			continue
-		case clusters.Foreign:
+		case copies.Foreign:
 			if !cfg.Adopt {
 				d.conflicts = append(d.conflicts, c.Name)
 				continue
 			}
 		}
 		names = append(names, c.Name)
-		if oc.state != clusters.Absent {
+		if oc.state != copies.Absent {
 			currentReplicas[c.Name] = int64(oc.replicas)
 		}
 	}

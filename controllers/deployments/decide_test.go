@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/clusters/copies"
 	"github.com/kfed-io/kfed/config/deploymentconfig"
 )
 
@@ -64,31 +64,31 @@ func TestDecide(t *testing.T) {
 		{
 			name:        "without rebalance running replicas stay (scenario 7)",
 			annotations: map[string]string{kfedv1alpha1.AnnotationReplicaPreferences: `{"clusters": {"*": {"weight": 1}}}`},
-			total:       50, copies: map[string]observedCopy{"a": {state: clusters.Ours, replicas: 20}},
+			total:       50, copies: map[string]observedCopy{"a": {state: copies.Ours, replicas: 20}},
 			want: "a=20 b=15 c=15",
 		},
 		{
 			name:        "with rebalance running replicas move to the weighted layout",
 			annotations: map[string]string{kfedv1alpha1.AnnotationReplicaPreferences: `{"rebalance": true, "clusters": {"*": {"weight": 1}}}`},
-			total:       3, copies: map[string]observedCopy{"a": {state: clusters.Ours, replicas: 3}},
+			total:       3, copies: map[string]observedCopy{"a": {state: copies.Ours, replicas: 3}},
 			want: "a=1 b=1 c=1",
 		},
 		{
 			name:        "a cluster holding someone else's Deployment is left out and its share goes elsewhere",
 			annotations: map[string]string{kfedv1alpha1.AnnotationFederated: "true"},
-			total:       4, copies: map[string]observedCopy{"b": {state: clusters.Foreign, replicas: 9}},
+			total:       4, copies: map[string]observedCopy{"b": {state: copies.Foreign, replicas: 9}},
 			want: "a=2 c=2", conflicts: []string{"b"},
 		},
 		{
 			name:        "another federation's copy is a conflict even with adopt-existing",
 			annotations: map[string]string{kfedv1alpha1.AnnotationFederated: "true", kfedv1alpha1.AnnotationAdoptExisting: "true"},
-			total:       4, copies: map[string]observedCopy{"b": {state: clusters.Conflict}},
+			total:       4, copies: map[string]observedCopy{"b": {state: copies.Conflict}},
 			want: "a=2 c=2", conflicts: []string{"b"},
 		},
 		{
 			name:        "adopt-existing takes a foreign Deployment into the plan",
 			annotations: map[string]string{kfedv1alpha1.AnnotationFederated: "true", kfedv1alpha1.AnnotationAdoptExisting: "true"},
-			total:       3, copies: map[string]observedCopy{"b": {state: clusters.Foreign, replicas: 9}},
+			total:       3, copies: map[string]observedCopy{"b": {state: copies.Foreign, replicas: 9}},
 			want: "a=1 b=1 c=1",
 		},
 		{
@@ -123,7 +123,7 @@ func TestDecide(t *testing.T) {
 			name:        "without rebalance a full cluster keeps what it runs and the new replicas go elsewhere",
 			annotations: map[string]string{kfedv1alpha1.AnnotationReplicaPreferences: `{"clusters": {"*": {"weight": 1}}}`},
 			total:       50, capacity: map[string]int64{"a": 6},
-			copies: map[string]observedCopy{"a": {state: clusters.Ours, replicas: 17}, "b": {state: clusters.Ours, replicas: 17}, "c": {state: clusters.Ours, replicas: 16}},
+			copies: map[string]observedCopy{"a": {state: copies.Ours, replicas: 17}, "b": {state: copies.Ours, replicas: 17}, "c": {state: copies.Ours, replicas: 16}},
 			want:   "a=8 b=22 c=22", waiting: "a=2",
 		},
 		{

@@ -15,7 +15,8 @@ import (
 
 	"github.com/kfed-io/kfed/api/clusterreplicas"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/clusters/copies"
+	"github.com/kfed-io/kfed/clusters/registry"
 	"github.com/kfed-io/kfed/config/deploymentconfig"
 )
 
@@ -26,7 +27,7 @@ type observation struct {
 	// in is what decide plans from.
 	in planInput
 	// members are the Ready members, in the order to write them.
-	members []clusters.Member
+	members []registry.Member
 	// existing are the members' Deployments of d's name.
 	existing map[string]*appsv1.Deployment
 	// failed holds, per cluster ("" for the control plane), what could not
@@ -70,20 +71,20 @@ func (c *Controller) observe(ctx context.Context, d *appsv1.Deployment) observat
 		var cur appsv1.Deployment
 		switch err := m.Client.Get(ctx, client.ObjectKeyFromObject(d), &cur); {
 		case apierrors.IsNotFound(err):
-			in.copies[m.Name] = observedCopy{state: clusters.Absent}
+			in.copies[m.Name] = observedCopy{state: copies.Absent}
 			continue
 		case err != nil:
 			obs.failed[m.Name] = fmt.Sprintf("reading the copy in cluster %s: %v", m.Name, err)
-			in.copies[m.Name] = observedCopy{state: clusters.Conflict} // neither planned nor touched
+			in.copies[m.Name] = observedCopy{state: copies.Conflict} // neither planned nor touched
 			continue
 		}
 		obs.existing[m.Name] = &cur
-		oc := observedCopy{state: clusters.Classify(&cur, origin, c.Federation)}
+		oc := observedCopy{state: copies.Classify(&cur, origin, c.Federation)}
 		if cur.Spec.Replicas != nil {
 			oc.replicas = *cur.Spec.Replicas
 		}
 		in.copies[m.Name] = oc
-		if oc.state != clusters.Ours && oc.state != clusters.Adopted {
+		if oc.state != copies.Ours && oc.state != copies.Adopted {
 			continue
 		}
 		pods, err := observePods(ctx, m, &cur)
@@ -108,7 +109,7 @@ func (c *Controller) observe(ctx context.Context, d *appsv1.Deployment) observat
 }
 
 // held lists the Clusters and returns heldMembers of them.
-func (c *Controller) held(ctx context.Context, d *appsv1.Deployment, cfg deploymentconfig.Config, ready []clusters.Member) (map[string]int32, time.Duration, error) {
+func (c *Controller) held(ctx context.Context, d *appsv1.Deployment, cfg deploymentconfig.Config, ready []registry.Member) (map[string]int32, time.Duration, error) {
 	table, _, _ := clusterreplicas.Read(d.Annotations)
 	if len(table) == 0 {
 		return nil, 0, nil
@@ -141,7 +142,7 @@ func (c *Controller) controlPlaneReplicaSet(ctx context.Context, d *appsv1.Deplo
 }
 
 // observePods reads the pods of copy cur in member m.
-func observePods(ctx context.Context, m clusters.Member, cur *appsv1.Deployment) ([]podView, error) {
+func observePods(ctx context.Context, m registry.Member, cur *appsv1.Deployment) ([]podView, error) {
 	if !m.Watches(&corev1.Pod{}) || !m.Watches(&appsv1.ReplicaSet{}) || cur.Spec.Selector == nil {
 		return nil, nil // capacity is not learned in this member
 	}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/kfed-io/kfed/api/clusterreplicas"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/clusters/copies"
 )
 
 func memberCopy(hash string, gen, observed int64, replicas, ready int32) *appsv1.Deployment {
@@ -181,20 +181,20 @@ func TestCopies(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		obj  *appsv1.Deployment
-		want clusters.Standing
+		want copies.Standing
 	}{
-		{"none", nil, clusters.Absent},
-		{"kfed's", c, clusters.Ours},
-		{"a user's", fedDeployment(nil), clusters.Foreign},
-		{"another federation's", desiredCopy(d, "other", 1), clusters.Conflict},
+		{"none", nil, copies.Absent},
+		{"kfed's", c, copies.Ours},
+		{"a user's", fedDeployment(nil), copies.Foreign},
+		{"another federation's", desiredCopy(d, "other", 1), copies.Conflict},
 	} {
-		if got := clusters.Classify(tt.obj, "ns/web", "fed"); got != tt.want {
+		if got := copies.Classify(tt.obj, "ns/web", "fed"); got != tt.want {
 			t.Errorf("%s: %s, want %s", tt.name, got, tt.want)
 		}
 	}
 	existing := c.DeepCopy()
-	clusters.Release(existing)
-	if clusters.Classify(existing, "ns/web", "fed") != clusters.Foreign {
+	copies.Release(existing)
+	if copies.Classify(existing, "ns/web", "fed") != copies.Foreign {
 		t.Error("a released copy still reads as kfed's")
 	}
 }

@@ -10,7 +10,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/clusters/copies"
+	"github.com/kfed-io/kfed/clusters/registry"
 )
 
 // sync decides and writes: it plans d over what obs found (decide, pure)
@@ -30,8 +31,8 @@ func (c *Controller) sync(ctx context.Context, d *appsv1.Deployment, obs observa
 	o.copies = map[string]*appsv1.Deployment{}
 	o.hash = desiredCopy(d, c.Federation, 0).Annotations[kfedv1alpha1.AnnotationSpecHash]
 	members := slices.Clone(obs.members)
-	slices.SortStableFunc(members, func(a, b clusters.Member) int {
-		return cmpBool(in.copies[b.Name].state == clusters.Absent, in.copies[a.Name].state == clusters.Absent)
+	slices.SortStableFunc(members, func(a, b registry.Member) int {
+		return cmpBool(in.copies[b.Name].state == copies.Absent, in.copies[a.Name].state == copies.Absent)
 	})
 	for {
 		plan, err := decide(in)
@@ -67,13 +68,13 @@ func cmpBool(a, b bool) int {
 // given; it stops at the first member that refuses to create its copy and
 // returns its name, so the caller can plan around it before writing the
 // rest; "" when none did. Failures are recorded in o.failed, and the copies
-// written in o.copies, existing and copies.
-func (c *Controller) write(ctx context.Context, d *appsv1.Deployment, members []clusters.Member, plan decision,
-	existing map[string]*appsv1.Deployment, copies map[string]observedCopy, o *outcome) string {
+// written in o.copies, existing and observed.
+func (c *Controller) write(ctx context.Context, d *appsv1.Deployment, members []registry.Member, plan decision,
+	existing map[string]*appsv1.Deployment, observed map[string]observedCopy, o *outcome) string {
 	origin := d.Namespace + "/" + d.Name
 	for _, m := range members {
 		want, planned := plan.replicas[m.Name]
-		cur, state := existing[m.Name], copies[m.Name].state
+		cur, state := existing[m.Name], observed[m.Name].state
 		if !planned {
 			if err := c.removeCopy(ctx, m, cur, state, false); err != nil {
 				o.failed[m.Name] = err.Error()
@@ -83,13 +84,13 @@ func (c *Controller) write(ctx context.Context, d *appsv1.Deployment, members []
 		got, err := c.ensureCopy(ctx, m, d, cur, state, want)
 		if err != nil {
 			o.failed[m.Name] = err.Error()
-			if state == clusters.Absent {
+			if state == copies.Absent {
 				return m.Name
 			}
 		}
 		if got != nil {
 			o.copies[m.Name] = got
-			existing[m.Name], copies[m.Name] = got, observedCopy{state: clusters.Classify(got, origin, c.Federation), replicas: want}
+			existing[m.Name], observed[m.Name] = got, observedCopy{state: copies.Classify(got, origin, c.Federation), replicas: want}
 		}
 	}
 	return ""
@@ -97,26 +98,26 @@ func (c *Controller) write(ctx context.Context, d *appsv1.Deployment, members []
 
 // ensureCopy creates, updates or adopts d's copy in member m with replicas.
 // It returns the copy as it now stands, nil when there is none.
-func (c *Controller) ensureCopy(ctx context.Context, m clusters.Member, d *appsv1.Deployment,
-	cur *appsv1.Deployment, state clusters.Standing, replicas int32) (*appsv1.Deployment, error) {
+func (c *Controller) ensureCopy(ctx context.Context, m registry.Member, d *appsv1.Deployment,
+	cur *appsv1.Deployment, state copies.Standing, replicas int32) (*appsv1.Deployment, error) {
 	want := desiredCopy(d, c.Federation, replicas)
 	switch state {
-	case clusters.Absent:
-		if _, err := clusters.WriteCopy(ctx, m, nil, want); err != nil {
+	case copies.Absent:
+		if _, err := copies.WriteCopy(ctx, m, nil, want); err != nil {
 			return nil, err
 		}
 		c.Metrics.write(m.Name, "create")
 		c.event(d, corev1.EventTypeNormal, "CopyCreated", "created the copy in cluster %s with %d replicas", m.Name, replicas)
 		return want, nil
-	case clusters.Foreign:
+	case copies.Foreign:
 		want.Annotations[kfedv1alpha1.AnnotationAdopted] = "true"
 		c.event(d, corev1.EventTypeNormal, "CopyAdopted", "adopted the Deployment already in cluster %s", m.Name)
 		c.Metrics.write(m.Name, "adopt")
-	case clusters.Adopted:
+	case copies.Adopted:
 		want.Annotations[kfedv1alpha1.AnnotationAdopted] = "true"
 	}
 	was := *cur.Spec.Replicas
-	changed, err := clusters.WriteCopy(ctx, m, cur, want)
+	changed, err := copies.WriteCopy(ctx, m, cur, want)
 	if err != nil {
 		return nil, err
 	}
@@ -132,15 +133,15 @@ func (c *Controller) ensureCopy(ctx context.Context, m clusters.Member, d *appsv
 
 // removeCopy deletes a copy kfed made in member m, or lets go of it (an
 // adopted one always; any with orphan). Others are left alone.
-func (c *Controller) removeCopy(ctx context.Context, m clusters.Member, cur *appsv1.Deployment, state clusters.Standing, orphan bool) error {
+func (c *Controller) removeCopy(ctx context.Context, m registry.Member, cur *appsv1.Deployment, state copies.Standing, orphan bool) error {
 	switch {
-	case state == clusters.Ours && !orphan:
+	case state == copies.Ours && !orphan:
 		if err := m.Client.Delete(ctx, cur); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("deleting the copy in cluster %s: %w", m.Name, err)
 		}
 		c.Metrics.write(m.Name, "delete")
-	case state == clusters.Ours || state == clusters.Adopted:
-		if err := clusters.LetGo(ctx, m.Client, cur); err != nil {
+	case state == copies.Ours || state == copies.Adopted:
+		if err := copies.LetGo(ctx, m.Client, cur); err != nil {
 			return fmt.Errorf("letting go of the copy in cluster %s: %w", m.Name, err)
 		}
 		c.Metrics.write(m.Name, "release")

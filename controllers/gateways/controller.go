@@ -44,6 +44,8 @@ import (
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/clusters/copies"
+	"github.com/kfed-io/kfed/clusters/registry"
 	"github.com/kfed-io/kfed/config/serviceconfig"
 	"github.com/kfed-io/kfed/dns/publish"
 	"github.com/kfed-io/kfed/policy/tenancy"
@@ -67,7 +69,7 @@ type Controller struct {
 	// Live reads the control plane's API server itself, where a cache that
 	// lags could hide a DNSEndpoint that exists; Fed when nil.
 	Live     client.Reader
-	Members  *clusters.Registry
+	Members  *registry.Registry
 	Recorder events.EventRecorder
 	// Federation names the federation; Namespace is kfed's own, where the
 	// DNSEndpoints are written (ADR 0008).
@@ -120,7 +122,7 @@ type reconciler struct {
 	k kind
 	// copies carries changes of member copies, health changes of verdicts,
 	// as stubs of the objects to reconcile.
-	copies, health *clusters.Channel[client.Object]
+	copies, health *registry.Channel[client.Object]
 }
 
 // SetupWithManager registers a reconciler for Ingresses and one for
@@ -143,10 +145,10 @@ func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
 func (c *Controller) setup(mgr ctrl.Manager, k kind) error {
 	r := &reconciler{Controller: c, k: k}
 	var err error
-	if r.copies, err = clusters.NewChannel[client.Object](mgr); err != nil {
+	if r.copies, err = registry.NewChannel[client.Object](mgr); err != nil {
 		return err
 	}
-	if r.health, err = clusters.NewChannel[client.Object](mgr); err != nil {
+	if r.health, err = registry.NewChannel[client.Object](mgr); err != nil {
 		return err
 	}
 	interesting := predicate.NewPredicateFuncs(func(o client.Object) bool {
@@ -155,7 +157,7 @@ func (c *Controller) setup(mgr ctrl.Manager, k kind) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("federated-"+strings.ToLower(k.name())).
 		For(k.newObject(), builder.WithPredicates(interesting)).
-		WatchesRawSource(clusters.ChannelSource(r.copies, &handler.EnqueueRequestForObject{})).
+		WatchesRawSource(registry.ChannelSource(r.copies, &handler.EnqueueRequestForObject{})).
 		WatchesRawSource(source.Channel(c.Members.Changes(), handler.EnqueueRequestsFromMapFunc(r.all))).
 		Watches(&extdnsv1alpha1.DNSEndpoint{}, handler.EnqueueRequestsFromMapFunc(r.ofEndpoint)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: cmp.Or(c.Workers, 4)})
@@ -172,7 +174,7 @@ func (c *Controller) setup(mgr ctrl.Manager, k kind) error {
 	if err := mgr.Add(r.healthWatch(mgr)); err != nil {
 		return err
 	}
-	b = b.WatchesRawSource(clusters.ChannelSource(r.health, &handler.EnqueueRequestForObject{}))
+	b = b.WatchesRawSource(registry.ChannelSource(r.health, &handler.EnqueueRequestForObject{}))
 	if c.Gateways {
 		b = b.Watches(&gatewayv1.Gateway{}, handler.EnqueueRequestsFromMapFunc(r.all), claimsMayChange)
 		for _, rk := range c.routes {
@@ -182,11 +184,11 @@ func (c *Controller) setup(mgr ctrl.Manager, k kind) error {
 	newObj := k.newObject
 	switch k.(type) {
 	case gatewayKind:
-		c.Members.WatchOptional(&gatewayv1.Gateway{}, clusters.ToOrigin(r.copies, c.Federation, newObj))
-		c.Members.Writes(clusters.MemberKind{List: &gatewayv1.GatewayList{}})
+		c.Members.WatchOptional(&gatewayv1.Gateway{}, copies.ToOrigin(r.copies, c.Federation, newObj))
+		c.Members.Writes(registry.MemberKind{List: &gatewayv1.GatewayList{}})
 		for _, rk := range c.routes {
 			c.Members.WatchOptional(rk.newObj(), r.routeCopy)
-			c.Members.Writes(clusters.MemberKind{List: rk.newList()})
+			c.Members.Writes(registry.MemberKind{List: rk.newList()})
 			// A route's labels change without changing any claim; its
 			// parents are looked at again all the same, since its copies
 			// follow it.
@@ -195,8 +197,8 @@ func (c *Controller) setup(mgr ctrl.Manager, k kind) error {
 	case ingressKind:
 		// Optional: a member whose RBAC predates federated Ingresses keeps
 		// serving everything else.
-		c.Members.WatchOptional(&networkingv1.Ingress{}, clusters.ToOrigin(r.copies, c.Federation, newObj))
-		c.Members.Writes(clusters.MemberKind{List: &networkingv1.IngressList{}})
+		c.Members.WatchOptional(&networkingv1.Ingress{}, copies.ToOrigin(r.copies, c.Federation, newObj))
+		c.Members.Writes(registry.MemberKind{List: &networkingv1.IngressList{}})
 	}
 	return b.Complete(r)
 }
@@ -222,12 +224,12 @@ func (r *reconciler) healthWatch(mgr ctrl.Manager) *publish.HealthWatch {
 		Cache: mgr.GetCache(), Federation: r.Federation, Freshness: r.Freshness, Clock: r.Clock,
 		Enqueue: func(ep types.NamespacedName) {
 			if key, ok := r.objectOf(ep); ok {
-				r.health.Send(clusters.Stub(r.k.newObject, key))
+				r.health.Send(registry.Stub(r.k.newObject, key))
 			}
 		},
 		All: func(ctx context.Context) {
 			for _, req := range r.all(ctx, nil) {
-				r.health.Send(clusters.Stub(r.k.newObject, req.NamespacedName))
+				r.health.Send(registry.Stub(r.k.newObject, req.NamespacedName))
 			}
 		},
 	}
@@ -271,11 +273,11 @@ func parentsOf(_ context.Context, obj client.Object) []ctrl.Request {
 // routeCopy hears of a route copy kfed made in a member, and looks at the
 // Gateways it attaches to again.
 func (r *reconciler) routeCopy(_ string, obj client.Object) {
-	if _, ok := clusters.Origin(obj, r.Federation); !ok {
+	if _, ok := copies.Origin(obj, r.Federation); !ok {
 		return
 	}
 	for _, req := range parentsOf(context.Background(), obj) {
-		r.copies.Send(clusters.Stub(r.k.newObject, req.NamespacedName))
+		r.copies.Send(registry.Stub(r.k.newObject, req.NamespacedName))
 	}
 }
 

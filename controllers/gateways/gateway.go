@@ -17,7 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/clusters/copies"
+	"github.com/kfed-io/kfed/clusters/registry"
 )
 
 // gatewayKind federates Gateways with the routes of their namespace that
@@ -130,14 +131,14 @@ func hostnamesOf(gw *gatewayv1.Gateway, routes []client.Object) ([]string, []int
 	return hosts, ports
 }
 
-func (k gatewayKind) sync(ctx context.Context, m clusters.Member, obj client.Object, federation string) (memberCopy, error) {
+func (k gatewayKind) sync(ctx context.Context, m registry.Member, obj client.Object, federation string) (memberCopy, error) {
 	gw := obj.(*gatewayv1.Gateway)
 	if !m.Watches(&gatewayv1.Gateway{}) {
 		msg := fmt.Sprintf("cluster %s does not serve Gateways (install the Gateway API CRDs there, and let kfed read them)", m.Name)
 		return memberCopy{outcome: publish.WriteFailed, problem: msg}, errors.New(msg)
 	}
 	want := &gatewayv1.Gateway{ObjectMeta: copyMeta(gw), Spec: *gw.Spec.DeepCopy()}
-	clusters.Mark(want, origin(gw), federation)
+	copies.Mark(want, origin(gw), federation)
 	var cur gatewayv1.Gateway
 	existing, err := getCopy(ctx, m, client.ObjectKeyFromObject(want), &cur)
 	if err != nil {
@@ -146,7 +147,7 @@ func (k gatewayKind) sync(ctx context.Context, m clusters.Member, obj client.Obj
 	if c, ok := conflict(m, existing, origin(gw), federation, k.name()); !ok {
 		return c, nil
 	}
-	if _, err := clusters.WriteCopy(ctx, m, existing, want); err != nil {
+	if _, err := copies.WriteCopy(ctx, m, existing, want); err != nil {
 		return memberCopy{outcome: publish.WriteFailed, problem: err.Error()}, err
 	}
 	if err := k.syncRoutes(ctx, m, gw, federation); err != nil {
@@ -181,7 +182,7 @@ func addressesOf(status []gatewayv1.GatewayStatusAddress) memberCopy {
 
 // syncRoutes copies the routes attached to gw into m, and deletes the
 // copies kfed made of routes that attach to it no longer.
-func (k gatewayKind) syncRoutes(ctx context.Context, m clusters.Member, gw *gatewayv1.Gateway, federation string) error {
+func (k gatewayKind) syncRoutes(ctx context.Context, m registry.Member, gw *gatewayv1.Gateway, federation string) error {
 	routes, err := k.attached(ctx, k.fed, gw)
 	if err != nil {
 		return err
@@ -196,7 +197,7 @@ func (k gatewayKind) syncRoutes(ctx context.Context, m clusters.Member, gw *gate
 			errs = append(errs, fmt.Errorf("cluster %s does not serve %ss (install the Gateway API CRDs there, and let kfed read them)", m.Name, kind))
 			continue
 		}
-		clusters.Mark(want, origin(rt), federation)
+		copies.Mark(want, origin(rt), federation)
 		cur := want.DeepCopyObject().(client.Object)
 		existing, err := getCopy(ctx, m, client.ObjectKeyFromObject(want), cur)
 		if err != nil {
@@ -207,7 +208,7 @@ func (k gatewayKind) syncRoutes(ctx context.Context, m clusters.Member, gw *gate
 			errs = append(errs, errors.New(c.problem))
 			continue
 		}
-		if _, err := clusters.WriteCopy(ctx, m, existing, want); err != nil {
+		if _, err := copies.WriteCopy(ctx, m, existing, want); err != nil {
 			errs = append(errs, fmt.Errorf("the %s %s: %w", kind, origin(rt), err))
 		}
 	}
@@ -217,7 +218,7 @@ func (k gatewayKind) syncRoutes(ctx context.Context, m clusters.Member, gw *gate
 
 // removeRoutes deletes the route copies kfed made in m that attach to the
 // Gateway namespace/name, except those in keep ("Kind name").
-func (gatewayKind) removeRoutes(ctx context.Context, m clusters.Member, namespace, name, federation string, keep map[string]bool) error {
+func (gatewayKind) removeRoutes(ctx context.Context, m registry.Member, namespace, name, federation string, keep map[string]bool) error {
 	var errs []error
 	for _, rk := range routeKinds {
 		if !m.Watches(rk.newObj()) {
@@ -242,20 +243,20 @@ func (gatewayKind) removeRoutes(ctx context.Context, m clusters.Member, namespac
 // Gateway other than name that kfed federates into m: that Gateway's
 // reconcile keeps it there, and deleting it here would only make the two
 // take turns.
-func attachedElsewhere(ctx context.Context, m clusters.Member, rt client.Object, name, federation string) bool {
+func attachedElsewhere(ctx context.Context, m registry.Member, rt client.Object, name, federation string) bool {
 	for _, p := range parentsOf(ctx, rt) {
 		if p.Name == name {
 			continue
 		}
 		var gw gatewayv1.Gateway
-		if err := m.Client.Get(ctx, p.NamespacedName, &gw); err == nil && clusters.Classify(&gw, p.String(), federation) == clusters.Ours {
+		if err := m.Client.Get(ctx, p.NamespacedName, &gw); err == nil && copies.Classify(&gw, p.String(), federation) == copies.Ours {
 			return true
 		}
 	}
 	return false
 }
 
-func (k gatewayKind) remove(ctx context.Context, m clusters.Member, key types.NamespacedName, federation string) error {
+func (k gatewayKind) remove(ctx context.Context, m registry.Member, key types.NamespacedName, federation string) error {
 	return errors.Join(
 		k.removeRoutes(ctx, m, key.Namespace, key.Name, federation, nil),
 		removeCopy(ctx, m, key, &gatewayv1.Gateway{}, federation, k.name()))

@@ -19,7 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/clusters/copies"
+	"github.com/kfed-io/kfed/clusters/registry"
 )
 
 type ingressKind struct{}
@@ -49,14 +50,14 @@ func (ingressKind) backends(_ context.Context, _ client.Reader, obj client.Objec
 	return ingressBackends(obj.(*networkingv1.Ingress)), nil
 }
 
-func (k ingressKind) sync(ctx context.Context, m clusters.Member, obj client.Object, federation string) (memberCopy, error) {
+func (k ingressKind) sync(ctx context.Context, m registry.Member, obj client.Object, federation string) (memberCopy, error) {
 	ing := obj.(*networkingv1.Ingress)
 	if !m.Watches(&networkingv1.Ingress{}) {
 		msg := fmt.Sprintf("kfed may not read Ingresses in cluster %s (its member RBAC predates them: apply deploy/member/rbac.yaml)", m.Name)
 		return memberCopy{outcome: publish.WriteFailed, problem: msg}, errors.New(msg)
 	}
 	want := &networkingv1.Ingress{ObjectMeta: copyMeta(ing), Spec: *ing.Spec.DeepCopy()}
-	clusters.Mark(want, origin(ing), federation)
+	copies.Mark(want, origin(ing), federation)
 	var cur networkingv1.Ingress
 	existing, err := getCopy(ctx, m, client.ObjectKeyFromObject(want), &cur)
 	if err != nil {
@@ -65,7 +66,7 @@ func (k ingressKind) sync(ctx context.Context, m clusters.Member, obj client.Obj
 	if c, ok := conflict(m, existing, origin(ing), federation, k.name()); !ok {
 		return c, nil
 	}
-	if _, err := clusters.WriteCopy(ctx, m, existing, want); err != nil {
+	if _, err := copies.WriteCopy(ctx, m, existing, want); err != nil {
 		return memberCopy{outcome: publish.WriteFailed, problem: err.Error()}, err
 	}
 	if existing == nil {
@@ -91,7 +92,7 @@ func ingressAddresses(status []networkingv1.IngressLoadBalancerIngress) memberCo
 	return mc
 }
 
-func (k ingressKind) remove(ctx context.Context, m clusters.Member, key types.NamespacedName, federation string) error {
+func (k ingressKind) remove(ctx context.Context, m registry.Member, key types.NamespacedName, federation string) error {
 	return removeCopy(ctx, m, key, &networkingv1.Ingress{}, federation, k.name())
 }
 
@@ -140,7 +141,7 @@ func copyMeta(obj client.Object) metav1.ObjectMeta {
 
 // getCopy reads the member object at key into into; it returns nil when
 // there is none.
-func getCopy(ctx context.Context, m clusters.Member, key types.NamespacedName, into client.Object) (client.Object, error) {
+func getCopy(ctx context.Context, m registry.Member, key types.NamespacedName, into client.Object) (client.Object, error) {
 	err := m.Client.Get(ctx, key, into)
 	if apierrors.IsNotFound(err) {
 		return nil, nil
@@ -155,11 +156,11 @@ func getCopy(ctx context.Context, m clusters.Member, key types.NamespacedName, i
 // this origin is a conflict, left alone (kfed adopts no Gateway or
 // Ingress: its hostnames are the user's, and taking one over would publish
 // them). ok is true when kfed may write the copy.
-func conflict(m clusters.Member, existing client.Object, origin, federation, kind string) (memberCopy, bool) {
-	switch clusters.Classify(existing, origin, federation) {
-	case clusters.Absent, clusters.Ours:
+func conflict(m registry.Member, existing client.Object, origin, federation, kind string) (memberCopy, bool) {
+	switch copies.Classify(existing, origin, federation) {
+	case copies.Absent, copies.Ours:
 		return memberCopy{}, true
-	case clusters.Conflict:
+	case copies.Conflict:
 		return memberCopy{outcome: publish.LeftAlone, problem: fmt.Sprintf("cluster %s has a %s %s that another federation or object manages; left alone", m.Name, kind, origin)}, false
 	default:
 		return memberCopy{outcome: publish.LeftAlone, problem: fmt.Sprintf("cluster %s already has a %s %s that kfed did not create; left alone", m.Name, kind, origin)}, false
@@ -167,14 +168,14 @@ func conflict(m clusters.Member, existing client.Object, origin, federation, kin
 }
 
 // removeCopy deletes the member object at key if kfed made it for key.
-func removeCopy(ctx context.Context, m clusters.Member, key types.NamespacedName, obj client.Object, federation, kind string) error {
+func removeCopy(ctx context.Context, m registry.Member, key types.NamespacedName, obj client.Object, federation, kind string) error {
 	if !m.Watches(obj) {
 		return nil
 	}
 	if err := m.Client.Get(ctx, key, obj); err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	if clusters.Classify(obj, key.String(), federation) != clusters.Ours {
+	if copies.Classify(obj, key.String(), federation) != copies.Ours {
 		return nil
 	}
 	uid := obj.GetUID()

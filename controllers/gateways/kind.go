@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/clusters/registry"
 	"github.com/kfed-io/kfed/dns/publish"
 )
 
@@ -30,9 +30,9 @@ type kind interface {
 	backends(ctx context.Context, fed client.Reader, obj client.Object) ([]string, error)
 	// sync brings obj's copies in member m in line and reads their
 	// addresses.
-	sync(ctx context.Context, m clusters.Member, obj client.Object, federation string) (memberCopy, error)
+	sync(ctx context.Context, m registry.Member, obj client.Object, federation string) (memberCopy, error)
 	// remove deletes the copies of key kfed made in m.
-	remove(ctx context.Context, m clusters.Member, key types.NamespacedName, federation string) error
+	remove(ctx context.Context, m registry.Member, key types.NamespacedName, federation string) error
 	// setStatus writes the members' addresses (IPs, and names where a
 	// member gave a name) and kfed's conditions into obj; it reports
 	// whether the conditions live in the object's metadata (an Ingress has

@@ -12,8 +12,8 @@ import (
 
 	inventoryv1alpha1 "github.com/kfed-io/kfed/api/inventory/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/clusters/access"
+	"github.com/kfed-io/kfed/clusters/registry"
 	"github.com/kfed-io/kfed/controllers/inventory"
 )
 
@@ -56,11 +56,11 @@ func (o InventoryOptions) check() error {
 // inventory; the Exporter and the PlacementDecision writers whenever the
 // Cluster Inventory API is served (an informer for a kind that is not
 // would never sync and hold up every controller).
-func addInventory(mgr ctrl.Manager, o Options, _ *clusters.Registry) error {
+func addInventory(mgr ctrl.Manager, o Options, _ *registry.Registry) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	profiles := clusters.CannotWatch(ctx, mgr, &inventoryv1alpha1.ClusterProfile{})
-	decisions := clusters.CannotWatch(ctx, mgr, &inventoryv1alpha1.PlacementDecision{})
+	profiles := registry.CannotWatch(ctx, mgr, &inventoryv1alpha1.ClusterProfile{})
+	decisions := registry.CannotWatch(ctx, mgr, &inventoryv1alpha1.PlacementDecision{})
 	if o.Inventory.Inventory != "" {
 		if profiles != "" {
 			return fmt.Errorf("--inventory %s: cannot watch ClusterProfiles: %s", o.Inventory.Inventory, profiles)
@@ -88,8 +88,8 @@ func addInventory(mgr ctrl.Manager, o Options, _ *clusters.Registry) error {
 	}
 	// Gateways and Ingresses as addGateways federates them: where kfed can
 	// watch them.
-	gws := clusters.CannotWatch(ctx, mgr, &gatewayv1.Gateway{}) == ""
-	ingresses := clusters.CannotWatch(ctx, mgr, &networkingv1.Ingress{}) == ""
+	gws := registry.CannotWatch(ctx, mgr, &gatewayv1.Gateway{}) == ""
+	ingresses := registry.CannotWatch(ctx, mgr, &networkingv1.Ingress{}) == ""
 	for _, d := range inventory.NewDecisions(mgr.GetClient(), recorder(mgr, "kfed-placement"), ns, gws, ingresses) {
 		if err := d.SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("setting up the %s PlacementDecisions: %w", d.Kind, err)

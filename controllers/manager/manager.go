@@ -28,6 +28,8 @@ import (
 	kfedscheme "github.com/kfed-io/kfed/api/scheme"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/clusters/copies"
+	"github.com/kfed-io/kfed/clusters/registry"
 	"github.com/kfed-io/kfed/controllers/balancer"
 	"github.com/kfed-io/kfed/controllers/deployments"
 	"github.com/kfed-io/kfed/controllers/gateways"
@@ -148,7 +150,7 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, add := range []func(ctrl.Manager, Options, *clusters.Registry) error{addServices, addReplicas, addGateways, addMCS, addDNS, addInventory} {
+	for _, add := range []func(ctrl.Manager, Options, *registry.Registry) error{addServices, addReplicas, addGateways, addMCS, addDNS, addInventory} {
 		if err := add(mgr, o, members); err != nil {
 			return nil, err
 		}
@@ -200,7 +202,7 @@ func newManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 
 // addClusters registers the Cluster controller, its metrics and the
 // registry of member clients the other controllers share.
-func addClusters(mgr ctrl.Manager, o Options) (*clusters.Registry, error) {
+func addClusters(mgr ctrl.Manager, o Options) (*registry.Registry, error) {
 	cc := &clusters.Controller{
 		Client:   mgr.GetClient(),
 		Recorder: recorder(mgr, "kfed-cluster-controller"),
@@ -213,14 +215,14 @@ func addClusters(mgr ctrl.Manager, o Options) (*clusters.Registry, error) {
 	if err := clusters.RegisterMetrics(ctrlmetrics.Registry, mgr.GetClient()); err != nil {
 		return nil, fmt.Errorf("registering cluster metrics: %w", err)
 	}
-	members := &clusters.Registry{
+	members := &registry.Registry{
 		Fed: mgr.GetClient(), Scheme: mgr.GetScheme(), Logger: o.Logger.WithName("members"), WrapTransport: o.WrapTransport,
 		Access: o.Inventory.Access,
 	}
 	if err := members.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up the member registry: %w", err)
 	}
-	mc := &clusters.MemberCleanup{
+	mc := &copies.MemberCleanup{
 		Fed: mgr.GetClient(), Recorder: recorder(mgr, "kfed-member-cleanup"), Federation: o.Federation,
 		Members: members, Access: o.Inventory.Access,
 	}
@@ -231,7 +233,7 @@ func addClusters(mgr ctrl.Manager, o Options) (*clusters.Registry, error) {
 }
 
 // addServices registers the federated Service controller and its metrics.
-func addServices(mgr ctrl.Manager, o Options, members *clusters.Registry) error {
+func addServices(mgr ctrl.Manager, o Options, members *registry.Registry) error {
 	metrics, err := services.NewMetrics(ctrlmetrics.Registry, mgr.GetClient(), func() int { return len(members.Ready()) }, o.HealthFreshness)
 	if err != nil {
 		return fmt.Errorf("registering metrics: %w", err)
@@ -259,11 +261,11 @@ func addServices(mgr ctrl.Manager, o Options, members *clusters.Registry) error 
 // each kind that kfed can list and watch in the control plane when it
 // starts: an informer for a kind it cannot watch (not served, or RBAC from
 // an older chart) would never sync and would hold up every controller.
-func addGateways(mgr ctrl.Manager, o Options, members *clusters.Registry) error {
+func addGateways(mgr ctrl.Manager, o Options, members *registry.Registry) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	watchable := func(obj client.Object, what string) bool {
-		why := clusters.CannotWatch(ctx, mgr, obj)
+		why := registry.CannotWatch(ctx, mgr, obj)
 		if why != "" {
 			o.Logger.Info("not federating "+what, "reason", why)
 		}
@@ -288,7 +290,7 @@ func addGateways(mgr ctrl.Manager, o Options, members *clusters.Registry) error 
 // addMCS registers the Multi-Cluster Services controller: ServiceExports
 // in members become ServiceImports in every member, and the exports of
 // LoadBalancer Services the federation's names.
-func addMCS(mgr ctrl.Manager, o Options, members *clusters.Registry) error {
+func addMCS(mgr ctrl.Manager, o Options, members *registry.Registry) error {
 	mc := &mcs.Controller{
 		Members: members, Federation: o.Federation, Logger: o.Logger.WithName("mcs"),
 		// The exports of LoadBalancer Services get the federation's names.
@@ -303,7 +305,7 @@ func addMCS(mgr ctrl.Manager, o Options, members *clusters.Registry) error {
 }
 
 // addReplicas registers the Balancer and federated Deployment controllers.
-func addReplicas(mgr ctrl.Manager, o Options, members *clusters.Registry) error {
+func addReplicas(mgr ctrl.Manager, o Options, members *registry.Registry) error {
 	bm, err := balancer.NewMetrics(ctrlmetrics.Registry)
 	if err != nil {
 		return fmt.Errorf("registering Balancer metrics: %w", err)
@@ -329,7 +331,7 @@ func addReplicas(mgr ctrl.Manager, o Options, members *clusters.Registry) error 
 
 // addDNS registers what reads the DNSEndpoints: the tenancy reporter and,
 // with a provider, the DNS sync.
-func addDNS(mgr ctrl.Manager, o Options, _ *clusters.Registry) error {
+func addDNS(mgr ctrl.Manager, o Options, _ *registry.Registry) error {
 	rule := tenancy.NewEndpoints(o.Federation, o.TrustedNamespaces)
 	tr := &report.Reporter{
 		Client: mgr.GetClient(), Recorder: recorder(mgr, "kfed-tenancy"), Federation: o.Federation, Rule: rule,

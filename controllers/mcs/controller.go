@@ -27,7 +27,7 @@ import (
 	aboutv1alpha1 "github.com/kfed-io/kfed/api/about/v1alpha1"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/clusters/registry"
 	"github.com/kfed-io/kfed/dns/publish"
 	"github.com/kfed-io/kfed/policy/tenancy"
 )
@@ -37,7 +37,7 @@ import (
 // exports' conditions. It has no object in the control plane: a request
 // is the namespace and name of an export.
 type Controller struct {
-	Members *clusters.Registry
+	Members *registry.Registry
 	// Federation marks what kfed writes in members.
 	Federation string
 	Logger     logr.Logger
@@ -65,7 +65,7 @@ type Controller struct {
 	// Clock tells the time; the real one when nil at SetupWithManager.
 	Clock clock.PassiveClock
 
-	events *clusters.Channel[client.Object]
+	events *registry.Channel[client.Object]
 }
 
 // SetupWithManager registers the controller and its watches in every
@@ -76,7 +76,7 @@ func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
 		c.Clock = clock.RealClock{}
 	}
 	var err error
-	if c.events, err = clusters.NewChannel[client.Object](mgr); err != nil {
+	if c.events, err = registry.NewChannel[client.Object](mgr); err != nil {
 		return err
 	}
 	c.Members.WatchOptional(&mcsv1beta1.ServiceExport{}, c.send(ownKey))
@@ -86,13 +86,13 @@ func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
 	c.Members.Watch(&corev1.Service{}, c.sendIfExported(serviceKey))
 	// Each import's ServiceImport, EndpointSlices and derived Service.
 	c.Members.Writes(
-		clusters.MemberKind{List: &mcsv1beta1.ServiceImportList{}},
-		clusters.MemberKind{List: &discoveryv1.EndpointSliceList{}, Labels: map[string]string{discoveryv1.LabelManagedBy: ManagedBy}},
-		clusters.MemberKind{List: &corev1.ServiceList{}, Labels: map[string]string{kfedv1alpha1.LabelManagedBy: kfedv1alpha1.ManagedBy}},
+		registry.MemberKind{List: &mcsv1beta1.ServiceImportList{}},
+		registry.MemberKind{List: &discoveryv1.EndpointSliceList{}, Labels: map[string]string{discoveryv1.LabelManagedBy: ManagedBy}},
+		registry.MemberKind{List: &corev1.ServiceList{}, Labels: map[string]string{kfedv1alpha1.LabelManagedBy: kfedv1alpha1.ManagedBy}},
 	)
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("mcs").
-		WatchesRawSource(clusters.ChannelSource(c.events, &handler.EnqueueRequestForObject{})).
+		WatchesRawSource(registry.ChannelSource(c.events, &handler.EnqueueRequestForObject{})).
 		WatchesRawSource(source.Channel(c.Members.Changes(), handler.EnqueueRequestsFromMapFunc(c.all))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: cmp.Or(c.Workers, 8)})
 	if c.Fed != nil {
@@ -129,7 +129,7 @@ func sliceKey(obj client.Object) (types.NamespacedName, bool) {
 	return types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}, ok
 }
 
-func (c *Controller) send(key func(client.Object) (types.NamespacedName, bool)) clusters.ObjectHandler {
+func (c *Controller) send(key func(client.Object) (types.NamespacedName, bool)) registry.ObjectHandler {
 	return func(_ string, obj client.Object) {
 		if k, ok := key(obj); ok {
 			c.events.Send(stub(k))
@@ -140,7 +140,7 @@ func (c *Controller) send(key func(client.Object) (types.NamespacedName, bool)) 
 // sendIfExported is send for kinds every Service has (Services and their
 // EndpointSlices): only a name some Ready member exports or imports is
 // reconciled, not every Service of every member.
-func (c *Controller) sendIfExported(key func(client.Object) (types.NamespacedName, bool)) clusters.ObjectHandler {
+func (c *Controller) sendIfExported(key func(client.Object) (types.NamespacedName, bool)) registry.ObjectHandler {
 	return func(_ string, obj client.Object) {
 		k, ok := key(obj)
 		if !ok {
@@ -206,14 +206,14 @@ func (c *Controller) all(ctx context.Context, _ client.Object) []ctrl.Request {
 // servesMCS reports whether kfed watches ServiceExports and ServiceImports
 // in m: reading a kind it does not watch would start an informer that
 // never syncs.
-func servesMCS(m clusters.Member) bool {
+func servesMCS(m registry.Member) bool {
 	return m.Watches(&mcsv1beta1.ServiceExport{}) && m.Watches(&mcsv1beta1.ServiceImport{})
 }
 
 // ClusterID is member m's cluster ID: the value of its ClusterProperty
 // cluster.clusterset.k8s.io (KEP-2149), which kfed join writes, or the
 // member's name when it has none or one that is not a DNS label.
-func ClusterID(ctx context.Context, m clusters.Member) string {
+func ClusterID(ctx context.Context, m registry.Member) string {
 	cp := &aboutv1alpha1.ClusterProperty{}
 	if !m.Watches(cp) || m.Client.Get(ctx, client.ObjectKey{Name: aboutv1alpha1.ClusterIDProperty}, cp) != nil ||
 		len(validation.IsDNS1123Label(cp.Spec.Value)) > 0 {
@@ -224,7 +224,7 @@ func ClusterID(ctx context.Context, m clusters.Member) string {
 
 // member is what one member holds of a name.
 type member struct {
-	clusters.Member
+	registry.Member
 	id      string
 	export  Export
 	imp     *mcsv1beta1.ServiceImport

@@ -22,6 +22,6 @@
 //     (ClusterID), which kfed join writes; its member name otherwise.
 //
 // The controller follows the house's shape: observe (caches only), Decide
-// (pure, table-tested), write (server-side apply as clusters.Apply), report
+// (pure, table-tested), write (server-side apply as copies.Apply), report
 // (conditions).
 package mcs

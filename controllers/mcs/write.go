@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
-	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/clusters/copies"
 )
 
 // errNoNamespace: the member has no namespace of the import's. kfed does
@@ -130,7 +130,7 @@ func (c *Controller) writeSlices(ctx context.Context, key types.NamespacedName, 
 	return errors.Join(errs...)
 }
 
-// apply writes want with clusters.Apply (server-side apply as kfed) and
+// apply writes want with copies.Apply (server-side apply as kfed) and
 // returns the object as the member now has it: want as written, or cur
 // when it already held want.
 func apply[T client.Object](ctx context.Context, m *member, cur, want T) (T, error) {
@@ -139,7 +139,7 @@ func apply[T client.Object](ctx context.Context, m *member, cur, want T) (T, err
 	if !isNil(cur) {
 		curObj = cur
 	}
-	changed, err := clusters.Apply(ctx, m.Client, curObj, want)
+	changed, err := copies.Apply(ctx, m.Client, curObj, want)
 	if apierrors.IsNotFound(err) || apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
 		return none, fmt.Errorf("cluster %s, namespace %s: %w", m.Name, want.GetNamespace(), errNoNamespace)
 	}

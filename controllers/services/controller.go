@@ -30,6 +30,8 @@ import (
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/clusters/copies"
+	"github.com/kfed-io/kfed/clusters/registry"
 	"github.com/kfed-io/kfed/dns/publish"
 	"github.com/kfed-io/kfed/policy/failover"
 )
@@ -47,7 +49,7 @@ type Controller struct {
 	// Live reads the control plane's API server itself, where a cache that
 	// lags could hide an object that exists; Fed when nil.
 	Live     client.Reader
-	Members  *clusters.Registry
+	Members  *registry.Registry
 	Recorder events.EventRecorder
 	// Federation and Domain make the names S.N.F.svc.D.
 	Federation string
@@ -75,7 +77,7 @@ type Controller struct {
 
 	// shards carries changes of shards, health changes of verdicts, as
 	// stubs of the federated Services to reconcile.
-	shards, health *clusters.Channel[client.Object]
+	shards, health *registry.Channel[client.Object]
 }
 
 // SetupWithManager registers the controller: it watches federated Services
@@ -87,27 +89,27 @@ func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
 		c.Clock = clock.RealClock{}
 	}
 	var err error
-	if c.shards, err = clusters.NewChannel[client.Object](mgr); err != nil {
+	if c.shards, err = registry.NewChannel[client.Object](mgr); err != nil {
 		return err
 	}
-	if c.health, err = clusters.NewChannel[client.Object](mgr); err != nil {
+	if c.health, err = registry.NewChannel[client.Object](mgr); err != nil {
 		return err
 	}
 	hw := &publish.HealthWatch{
 		Cache: mgr.GetCache(), Federation: c.Federation, Freshness: c.Freshness, Clock: c.Clock,
 		// A Service's DNSEndpoint has its key.
-		Enqueue: func(key types.NamespacedName) { c.health.Send(clusters.Stub(newService, key)) },
+		Enqueue: func(key types.NamespacedName) { c.health.Send(registry.Stub(newService, key)) },
 		All: func(ctx context.Context) {
 			for _, r := range c.allFederated(ctx, nil) {
-				c.health.Send(clusters.Stub(newService, r.NamespacedName))
+				c.health.Send(registry.Stub(newService, r.NamespacedName))
 			}
 		},
 	}
 	if err := mgr.Add(hw); err != nil {
 		return err
 	}
-	c.Members.Watch(&corev1.Service{}, clusters.ToOrigin(c.shards, c.Federation, newService))
-	c.Members.Writes(clusters.MemberKind{List: &corev1.ServiceList{}}) // the shards
+	c.Members.Watch(&corev1.Service{}, copies.ToOrigin(c.shards, c.Federation, newService))
+	c.Members.Writes(registry.MemberKind{List: &corev1.ServiceList{}}) // the shards
 	interesting := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		svc, ok := o.(*corev1.Service)
 		return ok && (kfedv1alpha1.IsFederated(svc) || controllerutil.ContainsFinalizer(svc, kfedv1alpha1.FinalizerService))
@@ -116,8 +118,8 @@ func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
 		Named("federated-service").
 		For(&corev1.Service{}, builder.WithPredicates(interesting)).
 		Owns(&extdnsv1alpha1.DNSEndpoint{}).
-		WatchesRawSource(clusters.ChannelSource(c.shards, &handler.EnqueueRequestForObject{})).
-		WatchesRawSource(clusters.ChannelSource(c.health, &handler.EnqueueRequestForObject{})).
+		WatchesRawSource(registry.ChannelSource(c.shards, &handler.EnqueueRequestForObject{})).
+		WatchesRawSource(registry.ChannelSource(c.health, &handler.EnqueueRequestForObject{})).
 		WatchesRawSource(source.Channel(c.Members.Changes(), handler.EnqueueRequestsFromMapFunc(c.allFederated))).
 		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(c.servicesSelecting), builder.WithPredicates(publish.HasTable())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: cmp.Or(c.Workers, 8)}).
@@ -158,7 +160,7 @@ func (c *Controller) allFederated(ctx context.Context, _ client.Object) []ctrl.R
 			continue
 		}
 		for i := range shards.Items {
-			if key, ok := clusters.Origin(&shards.Items[i], c.Federation); ok {
+			if key, ok := copies.Origin(&shards.Items[i], c.Federation); ok {
 				add(key)
 			}
 		}

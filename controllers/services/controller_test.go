@@ -3,18 +3,19 @@ package services
 import (
 	"context"
 	"errors"
-	"github.com/kfed-io/kfed/dns/publish"
 	"net/netip"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/kfed-io/kfed/dns/publish"
+
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
-	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/clusters/registry"
 )
 
 type fakeResolver map[string][]netip.Addr
@@ -27,7 +28,7 @@ func (r fakeResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Ad
 }
 
 func TestReadIngressResolvesHostnameEverySync(t *testing.T) {
-	m := clusters.Member{Name: "aws", Region: "us-east-1", Zones: []string{"us-east-1a"}}
+	m := registry.Member{Name: "aws", Region: "us-east-1", Zones: []string{"us-east-1a"}}
 	shard := &corev1.Service{
 		Spec: corev1.ServiceSpec{ClusterIPs: []string{"10.96.0.7"}, Ports: []corev1.ServicePort{{Name: "http", Protocol: "TCP", Port: 80}}},
 		Status: corev1.ServiceStatus{LoadBalancer: corev1.LoadBalancerStatus{Ingress: []corev1.LoadBalancerIngress{

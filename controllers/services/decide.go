@@ -12,7 +12,7 @@ import (
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/clusters/copies"
 	"github.com/kfed-io/kfed/config/serviceconfig"
 	"github.com/kfed-io/kfed/dns/publish"
 	"github.com/kfed-io/kfed/policy/failover"
@@ -219,15 +219,15 @@ func decideCopies(svc *corev1.Service, federation string, o observation) []copyA
 		name := r.member.Name
 		switch {
 		case !a.placed, r.err != nil:
-		case r.standing == clusters.Conflict:
+		case r.standing == copies.Conflict:
 			a.problem = &problem{name, reasonShardConflict, fmt.Sprintf("cluster %s has a Service %s that another federation or Service manages; left alone", name, origin)}
-		case r.standing == clusters.Foreign && !matches(r.cur, svc):
+		case r.standing == copies.Foreign && !matches(r.cur, svc):
 			a.problem = &problem{name, reasonShardConflict, fmt.Sprintf("cluster %s already has a Service %s that kfed did not create and that differs (type, selector or ports); left alone", name, origin)}
 		default:
 			a.want = desiredCopy(svc, federation)
-			if r.standing == clusters.Foreign || r.standing == clusters.Adopted {
+			if r.standing == copies.Foreign || r.standing == copies.Adopted {
 				a.want.Annotations[kfedv1alpha1.AnnotationAdopted] = "true"
-				a.adopt = r.standing == clusters.Foreign
+				a.adopt = r.standing == copies.Foreign
 			}
 		}
 		out = append(out, a)

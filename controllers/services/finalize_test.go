@@ -15,7 +15,7 @@ import (
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/clusters/registry"
 )
 
 // A Service deleted just after its DNSEndpoint was written, before the
@@ -58,7 +58,7 @@ func TestFinalizeDeletesADNSEndpointTheCacheHasNotSeen(t *testing.T) {
 					return c.Get(ctx, key, obj, opts...)
 				},
 			})
-			c := &Controller{Fed: lagging, Live: api, Members: &clusters.Registry{}, Federation: "dev", Domain: "kfed.test"}
+			c := &Controller{Fed: lagging, Live: api, Members: &registry.Registry{}, Federation: "dev", Domain: "kfed.test"}
 			var cur corev1.Service
 			if err := api.Get(context.Background(), client.ObjectKeyFromObject(svc), &cur); err != nil {
 				t.Fatal(err)

@@ -13,7 +13,8 @@ import (
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/clusters/copies"
+	"github.com/kfed-io/kfed/clusters/registry"
 	"github.com/kfed-io/kfed/config/serviceconfig"
 	"github.com/kfed-io/kfed/dns/publish"
 )
@@ -51,11 +52,11 @@ type observation struct {
 
 // memberRead is one Ready member's shard as observe read it.
 type memberRead struct {
-	member clusters.Member
+	member registry.Member
 	// cur is the shard the member's cache holds, nil when none; standing
 	// how kfed stands to it. err is a read that failed.
 	cur      *corev1.Service
-	standing clusters.Standing
+	standing copies.Standing
 	err      error
 	// row is the endpoint cur gives, for a shard kfed may write;
 	// unresolved says why its hostname ingress did not resolve.
@@ -125,8 +126,8 @@ func (c *Controller) observe(ctx context.Context, svc *corev1.Service, cfg servi
 		case !apierrors.IsNotFound(err):
 			r.err = fmt.Errorf("reading shard in %s: %w", m.Name, err)
 		}
-		r.standing = clusters.Classify(r.cur, origin, c.Federation)
-		if r.cur != nil && r.standing != clusters.Conflict && (r.standing != clusters.Foreign || matches(r.cur, svc)) {
+		r.standing = copies.Classify(r.cur, origin, c.Federation)
+		if r.cur != nil && r.standing != copies.Conflict && (r.standing != copies.Foreign || matches(r.cur, svc)) {
 			r.row, r.unresolved = c.readIngress(ctx, m, r.cur)
 		}
 		o.copies = append(o.copies, r)
@@ -136,6 +137,6 @@ func (c *Controller) observe(ctx context.Context, svc *corev1.Service, cfg servi
 
 // readIngress reads a shard's ingress into its cluster row, resolving a
 // hostname ingress (publish.ServiceRow).
-func (c *Controller) readIngress(ctx context.Context, m clusters.Member, shard *corev1.Service) (dnsendpoint.Cluster, error) {
+func (c *Controller) readIngress(ctx context.Context, m registry.Member, shard *corev1.Service) (dnsendpoint.Cluster, error) {
 	return publish.ServiceRow(ctx, c.Resolver, m, shard)
 }

@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/clusters/copies"
 )
 
 // matches reports whether an existing Service that kfed did not create is
@@ -52,7 +52,7 @@ func desiredCopy(svc *corev1.Service, federation string) *corev1.Service {
 		}
 		shard.Annotations[k] = v
 	}
-	clusters.Mark(shard, svc.Namespace+"/"+svc.Name, federation)
+	copies.Mark(shard, svc.Namespace+"/"+svc.Name, federation)
 
 	spec := svc.Spec.DeepCopy()
 	spec.Type = corev1.ServiceTypeLoadBalancer

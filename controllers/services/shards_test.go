@@ -8,7 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/clusters/copies"
+	"github.com/kfed-io/kfed/clusters/registry"
 	"github.com/kfed-io/kfed/dns/publish"
 )
 
@@ -30,18 +31,18 @@ func TestDecideCopies(t *testing.T) {
 		outcome publish.Outcome
 		problem string
 	}{
-		{"no shard yet: create it, no ingress yet", memberRead{standing: clusters.Absent}, true, "write", publish.Waiting, ""},
-		{"kfed's shard with an address serves", memberRead{cur: withIngress, standing: clusters.Ours, row: east1}, true, "write", publish.Serving, ""},
-		{"an adopted shard stays adopted", memberRead{cur: withIngress, standing: clusters.Adopted, row: east1}, true, "write adopted", publish.Serving, ""},
-		{"a matching Service kfed did not make is adopted", memberRead{cur: svc, standing: clusters.Foreign}, true, "adopt", publish.Waiting, ""},
-		{"a differing Service kfed did not make is left alone", memberRead{cur: differs, standing: clusters.Foreign}, true, "none", publish.LeftAlone, "ShardConflict"},
-		{"another federation's Service is left alone", memberRead{cur: svc, standing: clusters.Conflict}, true, "none", publish.LeftAlone, "ShardConflict"},
-		{"a hostname that did not resolve keeps the rest", memberRead{cur: withIngress, standing: clusters.Ours, row: east1, unresolved: errors.New("no such host")}, true, "write", publish.Unresolved, "IngressUnresolved"},
-		{"a member no longer placed gets no shard", memberRead{cur: svc, standing: clusters.Ours}, false, "none", 0, ""},
+		{"no shard yet: create it, no ingress yet", memberRead{standing: copies.Absent}, true, "write", publish.Waiting, ""},
+		{"kfed's shard with an address serves", memberRead{cur: withIngress, standing: copies.Ours, row: east1}, true, "write", publish.Serving, ""},
+		{"an adopted shard stays adopted", memberRead{cur: withIngress, standing: copies.Adopted, row: east1}, true, "write adopted", publish.Serving, ""},
+		{"a matching Service kfed did not make is adopted", memberRead{cur: svc, standing: copies.Foreign}, true, "adopt", publish.Waiting, ""},
+		{"a differing Service kfed did not make is left alone", memberRead{cur: differs, standing: copies.Foreign}, true, "none", publish.LeftAlone, "ShardConflict"},
+		{"another federation's Service is left alone", memberRead{cur: svc, standing: copies.Conflict}, true, "none", publish.LeftAlone, "ShardConflict"},
+		{"a hostname that did not resolve keeps the rest", memberRead{cur: withIngress, standing: copies.Ours, row: east1, unresolved: errors.New("no such host")}, true, "write", publish.Unresolved, "IngressUnresolved"},
+		{"a member no longer placed gets no shard", memberRead{cur: svc, standing: copies.Ours}, false, "none", 0, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tt.read.member = clusters.Member{Name: "c1"}
+			tt.read.member = registry.Member{Name: "c1"}
 			o := observation{key: types.NamespacedName{Namespace: "ns", Name: "web"}, placed: map[string]bool{"c1": tt.placed}, copies: []memberRead{tt.read}}
 			a := decideCopies(svc, "fed", o)[0]
 			got := "none"

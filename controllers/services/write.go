@@ -19,7 +19,8 @@ import (
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/clusters/copies"
+	"github.com/kfed-io/kfed/clusters/registry"
 	"github.com/kfed-io/kfed/dns/publish"
 )
 
@@ -129,7 +130,7 @@ func (c *Controller) live() client.Reader {
 }
 
 // writeCopies applies decideCopies' actions to the Ready members' shards,
-// side by side (clusters.EachMember), and returns what each placed
+// side by side (registry.EachMember), and returns what each placed
 // member's shard gave (gave), a shard whose write failed
 // publish.WriteFailed. The error joins the writes that failed, in the
 // actions' order, to be retried with backoff.
@@ -140,7 +141,7 @@ func (c *Controller) writeCopies(ctx context.Context, svc *corev1.Service, actio
 		err     error
 	}
 	results := make([]result, len(actions))
-	clusters.EachMember(len(actions), func(i int) {
+	registry.EachMember(len(actions), func(i int) {
 		mc, created, err := c.writeAction(ctx, svc, actions[i])
 		results[i] = result{mc, created, err}
 	})
@@ -194,16 +195,16 @@ func (c *Controller) writeAction(ctx context.Context, svc *corev1.Service, a cop
 	return &mc, created, nil
 }
 
-// writeCopy writes want, the shard, to member m (clusters.WriteCopy); cur
+// writeCopy writes want, the shard, to member m (copies.WriteCopy); cur
 // is the shard the cache holds, nil when none. A member that refuses it
 // gives a problem for the Placed condition.
-func (c *Controller) writeCopy(ctx context.Context, m clusters.Member, cur, want *corev1.Service) (*problem, error) {
+func (c *Controller) writeCopy(ctx context.Context, m registry.Member, cur, want *corev1.Service) (*problem, error) {
 	var curObj client.Object
 	if cur != nil {
 		curObj = cur
 	}
-	changed, err := clusters.WriteCopy(ctx, m, curObj, want)
-	if errors.Is(err, clusters.ErrNotCached) {
+	changed, err := copies.WriteCopy(ctx, m, curObj, want)
+	if errors.Is(err, copies.ErrNotCached) {
 		return nil, err
 	}
 	if err != nil {
@@ -227,25 +228,25 @@ func (c *Controller) writeCopy(ctx context.Context, m clusters.Member, cur, want
 func (c *Controller) deleteCopies(ctx context.Context, key types.NamespacedName) error {
 	ready := c.Members.Ready()
 	errs := make([]error, len(ready))
-	clusters.EachMember(len(ready), func(i int) { errs[i] = c.deleteCopy(ctx, ready[i], key) })
+	registry.EachMember(len(ready), func(i int) { errs[i] = c.deleteCopy(ctx, ready[i], key) })
 	return errors.Join(errs...)
 }
 
 // deleteCopy deletes the shard of key in m if kfed created it, and lets go
 // of it if kfed adopted it. Anything else is left alone.
-func (c *Controller) deleteCopy(ctx context.Context, m clusters.Member, key types.NamespacedName) error {
+func (c *Controller) deleteCopy(ctx context.Context, m registry.Member, key types.NamespacedName) error {
 	var cur corev1.Service
 	if err := m.Client.Get(ctx, key, &cur); err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	switch clusters.Classify(&cur, key.String(), c.Federation) {
-	case clusters.Ours:
+	switch copies.Classify(&cur, key.String(), c.Federation) {
+	case copies.Ours:
 		if err := m.Client.Delete(ctx, &cur, client.Preconditions{UID: &cur.UID}); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("deleting shard in %s: %w", m.Name, err)
 		}
 		c.Metrics.copyOp(m.Name, "delete")
-	case clusters.Adopted:
-		if err := clusters.LetGo(ctx, m.Client, &cur); err != nil {
+	case copies.Adopted:
+		if err := copies.LetGo(ctx, m.Client, &cur); err != nil {
 			return fmt.Errorf("releasing adopted shard in %s: %w", m.Name, err)
 		}
 		c.Metrics.copyOp(m.Name, "release")

@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
-	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/clusters/registry"
 )
 
 // ServiceRow is the cluster row a member's Service of type LoadBalancer
@@ -18,7 +18,7 @@ import (
 // load balancer's ingress IPs, a hostname ingress resolved with r (the
 // first one; the error says why it did not resolve). Location, weight and
 // verdict are the caller's.
-func ServiceRow(ctx context.Context, r Resolver, m clusters.Member, svc *corev1.Service) (dnsendpoint.Cluster, error) {
+func ServiceRow(ctx context.Context, r Resolver, m registry.Member, svc *corev1.Service) (dnsendpoint.Cluster, error) {
 	s := dnsendpoint.Cluster{Name: m.Name, Region: m.Region, Zones: m.Zones, Weight: 1}
 	for _, ip := range svc.Spec.ClusterIPs {
 		if a, err := netip.ParseAddr(ip); err == nil {

@@ -15,7 +15,7 @@ import (
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/clusters/copies"
 )
 
 // Record is what one federated object's DNSEndpoint should hold.
@@ -67,7 +67,7 @@ const (
 var managedBy = fieldpath.NewSet(fieldpath.MakePathOrDie("metadata", "labels", kfedv1alpha1.LabelManagedBy))
 
 // Write brings r's DNSEndpoint in line with server-side apply, as kfed
-// writes member objects (clusters.Apply): the API server removes what kfed
+// writes member objects (copies.Apply): the API server removes what kfed
 // set before and no longer sets (a health setting dropped from the object,
 // a failover state), keeps what others set, and a DNSEndpoint that already
 // holds r costs no request. cur is the DNSEndpoint as the cache has it, nil
@@ -83,7 +83,7 @@ func (p Publisher) Write(ctx context.Context, cur *extdnsv1alpha1.DNSEndpoint, r
 		// The cache may not have seen a DNSEndpoint made a moment ago, or
 		// a user's of the same name: an apply would take either over. Only
 		// a conflict says there is one, to read.
-		switch err := clusters.ApplyNew(ctx, p.Client, want); {
+		switch err := copies.ApplyNew(ctx, p.Client, want); {
 		case err == nil:
 			return want, Created, nil
 		case !apierrors.IsConflict(err):
@@ -102,12 +102,12 @@ func (p Publisher) Write(ctx context.Context, cur *extdnsv1alpha1.DNSEndpoint, r
 		if !owns(cur, r.Origin) {
 			return cur, Unchanged, fmt.Errorf("DNSEndpoint %s exists and is not kfed's for this object; not touched", r.Key)
 		}
-		if err := clusters.UpgradeOwnershipBy(ctx, p.live(), p.Client, cur, managedBy); err != nil {
+		if err := copies.UpgradeOwnershipBy(ctx, p.live(), p.Client, cur, managedBy); err != nil {
 			return cur, Unchanged, fmt.Errorf("DNSEndpoint %s: %w", r.Key, err)
 		}
 		op = Updated
 	}
-	changed, err := clusters.Apply(ctx, p.Client, cur, want)
+	changed, err := copies.Apply(ctx, p.Client, cur, want)
 	if err != nil {
 		return cur, Unchanged, fmt.Errorf("writing DNSEndpoint %s: %w", r.Key, err)
 	}

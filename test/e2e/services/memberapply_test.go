@@ -9,9 +9,10 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/test/fedtest"
-	appsv1 "k8s.io/api/apps/v1"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,7 +22,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
-	"github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/clusters/copies"
+	"github.com/kfed-io/kfed/clusters/registry"
 	"github.com/kfed-io/kfed/controllers/manager"
 	"github.com/kfed-io/kfed/dns/publish"
 	"github.com/kfed-io/kfed/test/framework"
@@ -46,7 +48,7 @@ func TestMemberObjectsAreWrittenWithServerSideApply(t *testing.T) {
 	old := fedtest.FederatedService("default", "old")
 	old.Labels = map[string]string{"team": "shop", "tier": "front"}
 	old.Spec.LoadBalancerClass = nil
-	clusters.Mark(old, "default/old", "fed")
+	copies.Mark(old, "default/old", "fed")
 	if err := member.Create(ctx, old, client.FieldOwner("kfed-controller")); err != nil {
 		t.Fatal(err)
 	}
@@ -162,13 +164,13 @@ func TestMemberObjectsAreWrittenWithServerSideApply(t *testing.T) {
 	})
 
 	t.Run("a copy the member's cache has not seen is created with one apply, and a Service already there is not taken over", func(t *testing.T) {
-		m := clusters.Member{Name: "cluster-1", Client: member, Reader: member}
+		m := registry.Member{Name: "cluster-1", Client: member, Reader: member}
 		want := func(ns, name string) *corev1.Service {
 			s := fedtest.FederatedService(ns, name)
 			s.Labels = map[string]string{"team": "shop"}
 			// Of another federation: this one's controller would delete a
 			// copy whose federated Service does not exist.
-			clusters.Mark(s, ns+"/"+name, "elsewhere")
+			copies.Mark(s, ns+"/"+name, "elsewhere")
 			return s
 		}
 		// The cache says absent; the member holds the user's own.
@@ -177,7 +179,7 @@ func TestMemberObjectsAreWrittenWithServerSideApply(t *testing.T) {
 		if err := member.Create(ctx, users); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := clusters.WriteCopy(ctx, m, nil, want("default", "users")); !errors.Is(err, clusters.ErrNotCached) {
+		if _, err := copies.WriteCopy(ctx, m, nil, want("default", "users")); !errors.Is(err, copies.ErrNotCached) {
 			t.Errorf("writing over a Service the cache has not seen: %v, want ErrNotCached", err)
 		}
 		var got corev1.Service
@@ -192,7 +194,7 @@ func TestMemberObjectsAreWrittenWithServerSideApply(t *testing.T) {
 		// of it kfed's by apply, so that a later apply can remove a field.
 		for _, ns := range []string{"default", "new-ns"} {
 			w := want(ns, "made")
-			if changed, err := clusters.WriteCopy(ctx, m, nil, w); err != nil || !changed {
+			if changed, err := copies.WriteCopy(ctx, m, nil, w); err != nil || !changed {
 				t.Fatalf("creating the copy in %s: changed %v, %v", ns, changed, err)
 			}
 			if err := member.Get(ctx, client.ObjectKeyFromObject(w), &got); err != nil {
@@ -202,13 +204,13 @@ func TestMemberObjectsAreWrittenWithServerSideApply(t *testing.T) {
 				t.Errorf("copy in %s: resourceVersion %s (written %s), labels %v", ns, got.ResourceVersion, w.ResourceVersion, got.Labels)
 			}
 			for _, e := range got.ManagedFields {
-				if e.Manager == clusters.FieldManager && e.Operation != metav1.ManagedFieldsOperationApply {
+				if e.Manager == copies.FieldManager && e.Operation != metav1.ManagedFieldsOperationApply {
 					t.Errorf("copy in %s: field manager %s holds fields by %s, want by Apply alone", ns, e.Manager, e.Operation)
 				}
 			}
 			w = want(ns, "made")
 			w.Labels = nil
-			if _, err := clusters.WriteCopy(ctx, m, &got, w); err != nil {
+			if _, err := copies.WriteCopy(ctx, m, &got, w); err != nil {
 				t.Fatal(err)
 			}
 			if err := member.Get(ctx, client.ObjectKeyFromObject(w), &got); err != nil {

@@ -1,4 +1,4 @@
-package clusters
+package copies
 
 import (
 	"context"
@@ -16,7 +16,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/clusters/access"
+	"github.com/kfed-io/kfed/clusters/registry"
 )
 
 // +kubebuilder:rbac:groups=kfed.io,resources=clusters,verbs=get;list;watch;update;patch
@@ -24,7 +26,7 @@ import (
 
 // MemberCleanup removes the objects kfed created in a member cluster that is
 // being unjoined (shards, copies, imports: every kind a controller declared
-// with Registry.Writes), and lets go of the ones it adopted. A member that cannot
+// with registry.Registry.Writes), and lets go of the ones it adopted. A member that cannot
 // be reached is retried for GiveUpAfter, then let go with a Warning Event:
 // unjoining must not hang forever on a cluster that is gone.
 type MemberCleanup struct {
@@ -32,8 +34,8 @@ type MemberCleanup struct {
 	Recorder   events.EventRecorder
 	Federation string
 	// Members holds the kinds kfed's controllers write in members
-	// (Registry.Written).
-	Members *Registry
+	// (registry.Registry.Written).
+	Members *registry.Registry
 	// GiveUpAfter bounds the retries for an unreachable member; 2 minutes
 	// when zero.
 	GiveUpAfter time.Duration
@@ -90,7 +92,7 @@ func (m *MemberCleanup) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 // cleanup talks to the member directly (the registry stops its cache once
 // the Cluster is being deleted).
 func (m *MemberCleanup) cleanup(ctx context.Context, c *kfedv1alpha1.Cluster) error {
-	cfg, _, err := LoadMemberConfig(ctx, m.Fed, c, m.Access)
+	cfg, _, err := clusters.LoadMemberConfig(ctx, m.Fed, c, m.Access)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package clusters
+package registry
 
 import (
 	appsv1 "k8s.io/api/apps/v1"

@@ -1,4 +1,4 @@
-package clusters
+package copies
 
 import (
 	"testing"

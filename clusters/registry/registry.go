@@ -1,4 +1,8 @@
-package clusters
+// Package registry holds a client and a synced cache for each Ready member
+// cluster, as cluster-api's clustercache does: which kinds each controller
+// watches and writes there, the events that carry member changes to the
+// controllers (Channel), and a bounded fan-out over the members.
+package registry
 
 import (
 	"cmp"
@@ -28,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/clusters/access"
 	"github.com/kfed-io/kfed/internal/geo"
 )
@@ -191,7 +196,7 @@ func (r *Registry) SetupWithManager(mgr ctrl.Manager) error {
 		// whether or not its Cluster changes too: kfed join --renew marks
 		// the Cluster, but that event may come before the cache has the
 		// new Secret, and then only the Secret's own event reloads it.
-		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(clustersUsingSecret(mgr.GetClient()))).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(clusters.ClustersUsingSecret(mgr.GetClient()))).
 		// Starting a member's cache waits for its first list (up to
 		// SyncTimeout); one member that hangs must not hold back the
 		// others. A Cluster is never reconciled twice at once.
@@ -233,7 +238,7 @@ func (r *Registry) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	cfg, _, err := LoadMemberConfig(ctx, r.Fed, &c, r.Access)
+	cfg, _, err := clusters.LoadMemberConfig(ctx, r.Fed, &c, r.Access)
 	if err != nil {
 		return ctrl.Result{}, err
 	}

@@ -1,4 +1,4 @@
-package clusters
+package registry
 
 import (
 	"context"
@@ -48,18 +48,6 @@ func (c *Channel[T]) Send(obj T) {
 // each event to requests.
 func ChannelSource[T any, R comparable](c *Channel[T], h handler.TypedEventHandler[T, R]) source.TypedSource[R] {
 	return source.TypedChannel(c.ch, h)
-}
-
-// ToOrigin returns a member-informer callback (for Registry.Watch) that
-// sends, for each member object federation's kfed made, a stub of the
-// control-plane object it was made from: an empty object from newObj with
-// the origin's namespace and name, enough for EnqueueRequestForObject.
-func ToOrigin(c *Channel[client.Object], federation string, newObj func() client.Object) func(cluster string, obj client.Object) {
-	return func(_ string, obj client.Object) {
-		if key, ok := Origin(obj, federation); ok {
-			c.Send(Stub(newObj, key))
-		}
-	}
 }
 
 // Stub is an empty object from newObj named key.

@@ -1,4 +1,9 @@
-package clusters
+// Package copies owns the objects kfed writes in member clusters: how kfed
+// stands to an object there (made, adopted, foreign, another federation's),
+// server-side apply of a copy as field manager kfed, taking over fields
+// another manager set, and the member cleanup that removes every kind the
+// registry says kfed writes from a member being unjoined.
+package copies
 
 import (
 	"context"
@@ -22,6 +27,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/clusters/registry"
 )
 
 // FieldManager is the field manager kfed writes member objects as, with
@@ -241,7 +247,7 @@ var ErrNotCached = errors.New("the member has it, and its cache has not seen it 
 // (ApplyNew), and finding one gives ErrNotCached. A missing namespace is
 // created. It reports whether it wrote; after a write, want is the object
 // as written.
-func WriteCopy(ctx context.Context, m Member, cur, want client.Object) (bool, error) {
+func WriteCopy(ctx context.Context, m registry.Member, cur, want client.Object) (bool, error) {
 	key := client.ObjectKeyFromObject(want)
 	absent := cur == nil || reflect.ValueOf(cur).IsNil()
 	if absent {

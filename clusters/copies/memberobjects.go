@@ -1,4 +1,4 @@
-package clusters
+package copies
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/clusters/registry"
 )
 
 // Standing is how kfed stands to an existing member object of a federated
@@ -107,4 +108,16 @@ func Origin(obj client.Object, federation string) (types.NamespacedName, bool) {
 	}
 	ns, name, ok := strings.Cut(origin, "/")
 	return types.NamespacedName{Namespace: ns, Name: name}, ok
+}
+
+// ToOrigin returns a member-informer callback (for registry.Registry.Watch) that
+// sends, for each member object federation's kfed made, a stub of the
+// control-plane object it was made from: an empty object from newObj with
+// the origin's namespace and name, enough for EnqueueRequestForObject.
+func ToOrigin(c *registry.Channel[client.Object], federation string, newObj func() client.Object) func(cluster string, obj client.Object) {
+	return func(_ string, obj client.Object) {
+		if key, ok := Origin(obj, federation); ok {
+			c.Send(registry.Stub(newObj, key))
+		}
+	}
 }
