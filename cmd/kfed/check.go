@@ -1,55 +1,23 @@
 package main
 
-// kfed check: the installation's health as a list of checks, each a pure
-// judgement (eval*) of facts read from the control plane, the members and
-// their CoreDNS servers (check_observe.go), so that the judgements are
-// tested without a cluster.
+// kfed check: the installation's health as a list of checks, read and
+// judged by package check; here the flags and the printing.
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
 
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/ops/check"
 )
-
-// Check outcomes: only fail makes `kfed check` exit non-zero.
-const (
-	checkPass = "pass"
-	checkWarn = "warn"
-	checkFail = "fail"
-)
-
-// credentialWarning is how long before a member's credentials expire that
-// check warns.
-const credentialWarning = 30 * 24 * time.Hour
-
-// checkResult is one check's outcome, as `-o json` prints it.
-type checkResult struct {
-	Name    string `json:"name"`
-	Status  string `json:"status"`
-	Message string `json:"message"`
-	Hint    string `json:"hint,omitempty"`
-}
-
-func pass(name, format string, a ...any) checkResult {
-	return checkResult{Name: name, Status: checkPass, Message: fmt.Sprintf(format, a...)}
-}
-
-func warn(name, hint, format string, a ...any) checkResult {
-	return checkResult{Name: name, Status: checkWarn, Message: fmt.Sprintf(format, a...), Hint: hint}
-}
-
-func fail(name, hint, format string, a ...any) checkResult {
-	return checkResult{Name: name, Status: checkFail, Message: fmt.Sprintf(format, a...), Hint: hint}
-}
 
 // checkFlags are the flags of `kfed check`.
 type checkFlags struct {
@@ -93,11 +61,11 @@ else $KFED_DOMAIN.`,
 			if err != nil {
 				return err
 			}
-			results := runChecks(cmd.Context(), &f, dns)
+			results := f.run(cmd.Context(), dns)
 			if err := printChecks(cmd.OutOrStdout(), results, f.output.value); err != nil {
 				return err
 			}
-			if n := count(results, checkFail); n > 0 {
+			if n := check.Count(results, check.Fail); n > 0 {
 				return fmt.Errorf("%d of %d checks failed", n, len(results))
 			}
 			return nil
@@ -111,6 +79,17 @@ else $KFED_DOMAIN.`,
 	cmd.Flags().StringVar(&f.domain, "domain", os.Getenv("KFED_DOMAIN"), "the federation's DNS zone (default $KFED_DOMAIN)")
 	cmd.Flags().StringArrayVar(&f.dns, "dns", nil, "CLUSTER=ADDR: where the member's CoreDNS answers (repeatable)")
 	return cmd
+}
+
+// run checks what the flags say; a kubeconfig that cannot be read is
+// the one failing check.
+func (f *checkFlags) run(ctx context.Context, dns map[string]string) []check.Result {
+	_, cfg, name, err := f.kf.config()
+	if err != nil {
+		return []check.Result{{Name: "api", Status: check.Fail, Message: err.Error(), Hint: "give --kubeconfig and --context"}}
+	}
+	return check.Run(ctx, check.Options{Config: cfg, Context: name, Pre: f.pre, Namespace: f.namespace,
+		Federation: f.federation, Domain: f.domain, DNS: dns})
 }
 
 // dnsAddrs are the members' CoreDNS addresses the user gave: each
@@ -136,20 +115,10 @@ func dnsAddrs(flags, env []string) (map[string]string, error) {
 	return out, nil
 }
 
-func count(results []checkResult, status string) int {
-	n := 0
-	for _, r := range results {
-		if r.Status == status {
-			n++
-		}
-	}
-	return n
-}
-
 // printChecks writes the results as a table (wide is the same: every
 // column is in it), then the hints of the
 // warnings and failures and a summary line; or as a JSON list.
-func printChecks(w io.Writer, results []checkResult, output string) error {
+func printChecks(w io.Writer, results []check.Result, output string) error {
 	switch output {
 	case "json":
 		enc := json.NewEncoder(w)
@@ -172,7 +141,7 @@ func printChecks(w io.Writer, results []checkResult, output string) error {
 	}
 	var hints []string
 	for _, r := range results {
-		if r.Status != checkPass && r.Hint != "" {
+		if r.Status != check.Pass && r.Hint != "" {
 			hints = append(hints, fmt.Sprintf("  %s: %s", r.Name, r.Hint))
 		}
 	}
@@ -180,6 +149,6 @@ func printChecks(w io.Writer, results []checkResult, output string) error {
 		fmt.Fprintf(w, "\nTo fix:\n%s\n", strings.Join(hints, "\n"))
 	}
 	_, err := fmt.Fprintf(w, "\n%d passed, %d warnings, %d failed\n",
-		count(results, checkPass), count(results, checkWarn), count(results, checkFail))
+		check.Count(results, check.Pass), check.Count(results, check.Warn), check.Count(results, check.Fail))
 	return err
 }

@@ -1,6 +1,6 @@
-package main
+package check
 
-// kfed check's reads: the facts each check judges (check_eval.go).
+// kfed check's reads: the facts each check judges (eval.go).
 
 import (
 	"cmp"
@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,6 +25,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -37,24 +39,43 @@ import (
 // checkTimeout bounds each member's and each DNS server's answers.
 const checkTimeout = 3 * time.Second
 
-// runChecks reads the world and judges it; a control plane that cannot
-// be reached is the one failure after which nothing else is checked.
-func runChecks(ctx context.Context, f *checkFlags, dnsAddr map[string]string) []checkResult {
-	_, cfg, name, err := f.kf.config()
-	if err != nil {
-		return []checkResult{fail("api", "give --kubeconfig and --context", "%v", err)}
-	}
+// Options are what Run checks and where.
+type Options struct {
+	// Config is the control plane's; Context names it in hints.
+	Config  *rest.Config
+	Context string
+	// Pre checks only what an install needs.
+	Pre bool
+	// Namespace is kfed's, in the control plane and the members.
+	Namespace string
+	// Federation is the one whose checkers count; "" counts every checker.
+	Federation string
+	// Domain is the federation's DNS zone.
+	Domain string
+	// DNS are the members' CoreDNS addresses by cluster name; a member
+	// without one is asked at its kfed-coredns Service.
+	DNS map[string]string
+}
+
+// Run reads the world and judges it; a control plane that cannot be
+// reached is the one failure after which nothing else is checked.
+func Run(ctx context.Context, o Options) []Result {
+	cfg, name := rest.CopyConfig(o.Config), o.Context
 	cfg.Timeout = 10 * time.Second
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
-		return []checkResult{fail("api", "give --kubeconfig and --context", "%v", err)}
+		return []Result{fail("api", "give --kubeconfig and --context", "%v", err)}
 	}
 	v, err := dc.ServerVersion()
 	if err != nil {
-		return []checkResult{fail("api", fmt.Sprintf("check that it runs and that --context names the federation's context (try: kubectl --context %s get --raw /readyz)", name),
-			"the control plane at %s (context %q) does not answer: %v", cfg.Host, name, unwrapURL(err))}
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return []Result{fail("api", fmt.Sprintf("check that it runs and that --context names the federation's context (try: kubectl --context %s get --raw /readyz)", name),
+			"the control plane at %s (context %q) does not answer: %v", cfg.Host, name, err)}
 	}
-	results := []checkResult{pass("api", "%s answers, Kubernetes %s", cfg.Host, v.GitVersion)}
+	results := []Result{pass("api", "%s answers, Kubernetes %s", cfg.Host, v.GitVersion)}
 	scheme, err := kfedscheme.New()
 	if err != nil {
 		return append(results, fail("api", "", "%v", err))
@@ -63,16 +84,16 @@ func runChecks(ctx context.Context, f *checkFlags, dnsAddr map[string]string) []
 	if err != nil {
 		return append(results, fail("api", "", "%v", err))
 	}
-	if f.pre {
-		return append(results, preChecks(ctx, fed, f.namespace)...)
+	if o.Pre {
+		return append(results, preChecks(ctx, fed, o.Namespace)...)
 	}
-	return append(results, installChecks(ctx, fed, f, dnsAddr)...)
+	return append(results, installChecks(ctx, fed, o)...)
 }
 
 // preChecks are what an install needs: the rights to create kfed's CRDs
 // and cluster roles, and its namespace (or the right to create it).
-func preChecks(ctx context.Context, fed client.Client, namespace string) []checkResult {
-	var out []checkResult
+func preChecks(ctx context.Context, fed client.Client, namespace string) []Result {
+	var out []Result
 	for _, r := range []struct{ group, resource string }{
 		{"apiextensions.k8s.io", "customresourcedefinitions"},
 		{"rbac.authorization.k8s.io", "clusterroles"},
@@ -117,7 +138,7 @@ func can(ctx context.Context, fed client.Client, group, resource, verb, namespac
 	return access{what: what, allowed: r.Status.Allowed, reason: r.Status.Reason}
 }
 
-func evalAccess(name string, a access) checkResult {
+func evalAccess(name string, a access) Result {
 	switch {
 	case a.err != nil:
 		return fail(name, "check that the control plane serves SelfSubjectAccessReviews", "cannot ask whether you may %s: %v", a.what, a.err)
@@ -128,9 +149,9 @@ func evalAccess(name string, a access) checkResult {
 }
 
 // installChecks are the checks of an installed federation.
-func installChecks(ctx context.Context, fed client.Client, f *checkFlags, dnsAddr map[string]string) []checkResult {
+func installChecks(ctx context.Context, fed client.Client, o Options) []Result {
 	now := time.Now()
-	var out []checkResult
+	var out []Result
 	crds := []crdFacts{
 		{kind: "Cluster", err: servedErr(fed.List(ctx, &kfedv1alpha1.ClusterList{}, client.Limit(1)))},
 		{kind: "HealthReport", err: servedErr(fed.List(ctx, &kfedv1alpha1.HealthReportList{}, client.Limit(1)))},
@@ -138,8 +159,8 @@ func installChecks(ctx context.Context, fed client.Client, f *checkFlags, dnsAdd
 		{kind: "DNSEndpoint", err: servedErr(fed.List(ctx, &extdnsv1alpha1.DNSEndpointList{}, client.Limit(1)))},
 	}
 	out = append(out, evalCRDs(crds))
-	lease := readLease(ctx, fed, f.namespace, "kfed-controller")
-	out = append(out, evalController(lease, f.namespace, now), evalVersion(lease, buildinfo.Get().Version))
+	lease := readLease(ctx, fed, o.Namespace, "kfed-controller")
+	out = append(out, evalController(lease, o.Namespace, now), evalVersion(lease, buildinfo.Get().Version))
 
 	var cl kfedv1alpha1.ClusterList
 	if err := fed.List(ctx, &cl); err != nil {
@@ -149,15 +170,15 @@ func installChecks(ctx context.Context, fed client.Client, f *checkFlags, dnsAdd
 		out = append(out, warn("clusters", "join a member: kfed join NAME --member-context C", "no member joined"))
 	}
 	slices.SortFunc(cl.Items, func(a, b kfedv1alpha1.Cluster) int { return strings.Compare(a.Name, b.Name) })
-	published := publishedName(ctx, fed, f.domain)
+	published := publishedName(ctx, fed, o.Domain)
 	for i := range cl.Items {
 		c := &cl.Items[i]
 		out = append(out, evalMember(readMember(ctx, fed, c), now))
 		member := memberClient(ctx, fed, c)
-		out = append(out, evalDNS(queryDNS(ctx, member, f.namespace, c.Name, dnsAddr[c.Name], f.domain, published), f.domain))
-		out = append(out, evalForward(readForward(ctx, member, c.Name), f.domain))
+		out = append(out, evalDNS(queryDNS(ctx, member, o.Namespace, c.Name, o.DNS[c.Name], o.Domain, published), o.Domain))
+		out = append(out, evalForward(readForward(ctx, member, c.Name), o.Domain))
 	}
-	cs, err := readCheckerFacts(ctx, fed, f.federation, now)
+	cs, err := readCheckerFacts(ctx, fed, o.Federation, now)
 	if err != nil {
 		out = append(out, fail("checkers", "give your identity list on healthreports and leases in every namespace (each member's are in kfed-member-NAME)", "%v", err))
 	} else {

@@ -1,6 +1,6 @@
-package main
+package check
 
-// The checks' judgements: facts in, a checkResult out, no I/O.
+// The checks' judgements: facts in, a Result out, no I/O.
 
 import (
 	"cmp"
@@ -24,7 +24,7 @@ type leaseFacts struct {
 
 // evalController judges the controller's leader-election Lease: held and
 // renewed within its duration.
-func evalController(l leaseFacts, namespace string, now time.Time) checkResult {
+func evalController(l leaseFacts, namespace string, now time.Time) Result {
 	const name = "controller"
 	hint := "see the kfed-controller pods' logs (kubectl -n " + namespace + " logs deploy/kfed-controller)"
 	switch {
@@ -44,7 +44,7 @@ func evalController(l leaseFacts, namespace string, now time.Time) checkResult {
 
 // evalVersion compares the CLI's version with the one the leading
 // controller writes on its Lease.
-func evalVersion(l leaseFacts, cli string) checkResult {
+func evalVersion(l leaseFacts, cli string) Result {
 	const name = "version"
 	switch {
 	case !l.found || l.err != nil:
@@ -69,7 +69,7 @@ type crdFacts struct {
 	err  error
 }
 
-func evalCRDs(crds []crdFacts) checkResult {
+func evalCRDs(crds []crdFacts) Result {
 	const name = "crds"
 	var missing []string
 	for _, c := range crds {
@@ -103,7 +103,7 @@ type memberFacts struct {
 
 // evalMember judges a member: Ready, and its credentials valid for more
 // than credentialWarning.
-func evalMember(m memberFacts, now time.Time) checkResult {
+func evalMember(m memberFacts, now time.Time) Result {
 	name := "cluster/" + m.name
 	renew := "renew its credentials: kfed join " + m.name + " --renew --service-account NS/NAME, or write a new kubeconfig into its Secret"
 	if !m.ready {
@@ -148,7 +148,7 @@ type dnsFacts struct {
 
 // evalDNS judges a member's CoreDNS: it answers the zone's SOA, and a
 // published name with records.
-func evalDNS(d dnsFacts, zone string) checkResult {
+func evalDNS(d dnsFacts, zone string) Result {
 	name := "coredns/" + d.cluster
 	hint := "see the member's kfed-coredns pods (kubectl -n kfed-system get pods -l app.kubernetes.io/name=kfed-coredns) or give its address with --dns " + d.cluster + "=ADDR"
 	switch {
@@ -184,7 +184,7 @@ type forwardFacts struct {
 
 // evalForward judges whether the member's cluster DNS sends the zone to
 // kfed's CoreDNS: its Corefile has a server block for the zone.
-func evalForward(f forwardFacts, zone string) checkResult {
+func evalForward(f forwardFacts, zone string) Result {
 	name := "forward/" + f.cluster
 	hint := "add a server block `" + zone + ":53 { forward . <kfed-coredns ClusterIP> }` to kube-system/coredns (README, DNS inside the clusters)"
 	switch {
@@ -236,7 +236,7 @@ type checkerFacts struct {
 // evalQuorum judges the checkers as the quorum rule does (docs/design.md,
 // healthcheck.Verdict): verdicts change only while at least ⌊N/2⌋+1 of the
 // N configured checkers are fresh and not degraded.
-func evalQuorum(cs []checkerFacts) checkResult {
+func evalQuorum(cs []checkerFacts) Result {
 	const name = "checkers"
 	if len(cs) == 0 {
 		return warn(name, "run a kfed-healthcheck agent in each member (the chart's member release does)",
@@ -285,7 +285,7 @@ type publisherFacts struct {
 }
 
 // evalPublisher judges one provider's sync.
-func evalPublisher(p publisherFacts) checkResult {
+func evalPublisher(p publisherFacts) Result {
 	name := "provider/" + p.provider
 	switch {
 	case len(p.behind) > 0:
