@@ -26,9 +26,7 @@ import (
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	"github.com/kfed-io/kfed/clusters"
-	"github.com/kfed-io/kfed/clusters/copies"
-	"github.com/kfed-io/kfed/healthcheck"
+	"github.com/kfed-io/kfed/ops/status"
 )
 
 // statusView is what status shows and how: the tenancy rule applied to
@@ -137,33 +135,13 @@ it (not by polling), until interrupted. Verdicts and conditions are coloured whe
 	return cmd
 }
 
-// memberView is what status could read of one member.
-type memberView struct {
-	name   string
-	ready  bool
-	client client.Client
-	err    error
-}
-
 func printStatus(ctx context.Context, w io.Writer, fed client.Client, v statusView) error {
 	p := v.p
 	var cl kfedv1alpha1.ClusterList
 	if err := fed.List(ctx, &cl); err != nil {
 		return fmt.Errorf("listing clusters: %w", err)
 	}
-	var members []memberView
-	for i := range cl.Items {
-		c := &cl.Items[i]
-		mv := memberView{name: c.Name, ready: meta.IsStatusConditionTrue(c.Status.Conditions, kfedv1alpha1.ClusterReady)}
-		if cfg, _, err := clusters.LoadRESTConfig(ctx, fed, c); err != nil {
-			mv.err = err
-		} else {
-			cfg.Timeout = 5 * time.Second
-			mv.client, mv.err = client.New(cfg, client.Options{Scheme: fed.Scheme()})
-		}
-		members = append(members, mv)
-	}
-	slices.SortFunc(members, func(a, b memberView) int { return strings.Compare(a.name, b.name) })
+	members := status.Members(ctx, fed, cl.Items)
 	if err := printMembers(w, cl.Items, p); err != nil {
 		return err
 	}
@@ -172,7 +150,7 @@ func printStatus(ctx context.Context, w io.Writer, fed client.Client, v statusVi
 	if err := fed.List(ctx, &svcs); err != nil {
 		return fmt.Errorf("listing services: %w", err)
 	}
-	votes, err := healthVotes(ctx, fed)
+	votes, err := status.ReadVotes(ctx, fed)
 	if err != nil {
 		return err
 	}
@@ -183,15 +161,15 @@ func printStatus(ctx context.Context, w io.Writer, fed client.Client, v statusVi
 			continue
 		}
 		key := client.ObjectKeyFromObject(svc)
-		verdicts, federation := publishedVerdicts(ctx, fed, key)
+		verdicts, federation := status.PublishedVerdicts(ctx, fed, key)
 		for j, m := range members {
 			name := ""
 			if j == 0 {
 				name = key.String()
 			}
-			shard, ingress := shardView(ctx, m, key, federation)
-			rows = append(rows, fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", name, m.name, p.ready(m.ready), p.shard(shard), p.pending(ingress),
-				p.verdict(votes.describe(kfedv1alpha1.EndpointKey(key.Namespace, key.Name, m.name), verdicts, m.name))))
+			shard, ingress := status.Shard(ctx, m, key, federation)
+			rows = append(rows, fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", name, m.Name, p.ready(m.Ready), p.shard(shard), p.pending(ingress),
+				p.verdict(votes.Describe(kfedv1alpha1.EndpointKey(key.Namespace, key.Name, m.Name), verdicts, m.Name))))
 		}
 		var conds []string
 		for _, c := range svc.Status.Conditions {
@@ -229,24 +207,24 @@ func printStatus(ctx context.Context, w io.Writer, fed client.Client, v statusVi
 // cluster holding either: the export's conditions, and the import's type,
 // ClusterSetIPs and exporting clusters. Nothing when there are none; a
 // member that does not serve the MCS API has none.
-func printExports(ctx context.Context, w io.Writer, members []memberView, v statusView) error {
+func printExports(ctx context.Context, w io.Writer, members []status.Member, v statusView) error {
 	p := v.p
 	type row struct{ name, cluster, export, imp string }
 	var rows []row
 	for _, m := range members {
-		if m.err != nil || !m.ready {
+		if m.Err != nil || !m.Ready {
 			continue
 		}
 		var exports mcsv1beta1.ServiceExportList
 		var imports mcsv1beta1.ServiceImportList
-		if err := m.client.List(ctx, &exports); err != nil {
+		if err := m.Client.List(ctx, &exports); err != nil {
 			if !meta.IsNoMatchError(err) && !apierrors.IsNotFound(err) {
-				rows = append(rows, row{"-", m.name, p.bad(fmt.Sprintf("unreadable: %v", err)), ""})
+				rows = append(rows, row{"-", m.Name, p.bad(fmt.Sprintf("unreadable: %v", err)), ""})
 			}
 			continue
 		}
-		if err := m.client.List(ctx, &imports); err != nil {
-			rows = append(rows, row{"-", m.name, p.bad(fmt.Sprintf("unreadable: %v", err)), ""})
+		if err := m.Client.List(ctx, &imports); err != nil {
+			rows = append(rows, row{"-", m.Name, p.bad(fmt.Sprintf("unreadable: %v", err)), ""})
 			continue
 		}
 		byName := map[string]*row{}
@@ -255,7 +233,7 @@ func printExports(ctx context.Context, w io.Writer, members []memberView, v stat
 			if r, ok := byName[k]; ok {
 				return r
 			}
-			byName[k] = &row{name: k, cluster: m.name, export: "-", imp: "-"}
+			byName[k] = &row{name: k, cluster: m.Name, export: "-", imp: "-"}
 			return byName[k]
 		}
 		exports.Items = slices.DeleteFunc(exports.Items, func(e mcsv1beta1.ServiceExport) bool { return !v.inScope(e.Namespace, e.Name) })
@@ -407,7 +385,7 @@ func drainedSince(c *kfedv1alpha1.Cluster, p palette) string {
 // printDeployments lists the federated Deployments by cluster, after a blank
 // line, from the per-cluster table kfed keeps on each: replicas planned and
 // ready there, and whether the cluster is full. Nothing when there are none.
-func printDeployments(ctx context.Context, w io.Writer, fed client.Client, members []memberView, v statusView) error {
+func printDeployments(ctx context.Context, w io.Writer, fed client.Client, members []status.Member, v statusView) error {
 	p := v.p
 	var deps appsv1.DeploymentList
 	if err := fed.List(ctx, &deps); err != nil {
@@ -415,7 +393,7 @@ func printDeployments(ctx context.Context, w io.Writer, fed client.Client, membe
 	}
 	var names []string
 	for _, m := range members {
-		names = append(names, m.name)
+		names = append(names, m.Name)
 	}
 	var rows []string
 	for i := range deps.Items {
@@ -469,7 +447,7 @@ func deploymentRows(p palette, d *appsv1.Deployment, clusters []string) []string
 // printBalancers lists the Balancers of the control plane and of every
 // reachable member, one row each, after a blank line; nothing when there are
 // none. A cluster that does not serve Balancers has none.
-func printBalancers(ctx context.Context, w io.Writer, fed client.Client, members []memberView, v statusView) error {
+func printBalancers(ctx context.Context, w io.Writer, fed client.Client, members []status.Member, v statusView) error {
 	p := v.p
 	var rows []string
 	add := func(cluster string, c client.Client) {
@@ -488,8 +466,8 @@ func printBalancers(ctx context.Context, w io.Writer, fed client.Client, members
 	}
 	add("federation", fed)
 	for _, m := range members {
-		if m.err == nil && m.ready {
-			add(m.name, m.client)
+		if m.Err == nil && m.Ready {
+			add(m.Name, m.Client)
 		}
 	}
 	return printSection(w, "BALANCER\tCLUSTER\tDESIRED\tCURRENT\tPOLICY\tTARGETS\tCONDITIONS", rows)
@@ -518,111 +496,4 @@ func balancerRow(p palette, cluster string, b *kfedv1alpha1.Balancer) string {
 	}
 	return fmt.Sprintf("%s/%s\t%s\t%d\t%d\t%s\t%s\t%s", b.Namespace, b.Name, cluster, b.Spec.Replicas, b.Status.Replicas,
 		b.Spec.Policy.PolicyName, strings.Join(targets, " "), strings.Join(conds, " "))
-}
-
-// shardView describes the shard of key in m as the member-object rule
-// classifies it for federation: whether kfed created or adopted it, and its
-// ingress.
-func shardView(ctx context.Context, m memberView, key client.ObjectKey, federation string) (string, string) {
-	if m.err != nil {
-		return "unknown (" + m.err.Error() + ")", "-"
-	}
-	var s corev1.Service
-	if err := m.client.Get(ctx, key, &s); err != nil {
-		if apierrors.IsNotFound(err) {
-			return "absent", "-"
-		}
-		return "unreachable", "-"
-	}
-	state := map[copies.Standing]string{
-		copies.Ours: "created", copies.Adopted: "adopted",
-		copies.Foreign: "not kfed's", copies.Conflict: "another federation's",
-	}[copies.Classify(&s, key.String(), federation)]
-	var ing []string
-	for _, i := range s.Status.LoadBalancer.Ingress {
-		ing = append(ing, i.IP+i.Hostname)
-	}
-	if len(ing) == 0 {
-		return state, "<pending>"
-	}
-	return state, strings.Join(ing, ",")
-}
-
-// checkerVotes are the federation's checkers and the endpoints each finds
-// unhealthy.
-type checkerVotes struct {
-	checkers int
-	down     map[string][]string // endpoint → checkers that find it down
-	// fleet seats each endpoint's panel (ADR 0012) of names; with nil, or
-	// no more checkers than a panel, every checker is on every panel.
-	fleet *healthcheck.Fleet
-	names []string
-}
-
-func healthVotes(ctx context.Context, fed client.Client) (checkerVotes, error) {
-	var reports kfedv1alpha1.HealthReportList
-	if err := fed.List(ctx, &reports); err != nil && !meta.IsNoMatchError(err) {
-		return checkerVotes{}, fmt.Errorf("listing health reports: %w", err)
-	}
-	var clusters kfedv1alpha1.ClusterList
-	if err := fed.List(ctx, &clusters); err != nil {
-		return checkerVotes{}, fmt.Errorf("listing clusters: %w", err)
-	}
-	// Only the checkers holding a seat of their cluster vote (ADR 0013).
-	counted, _ := kfedv1alpha1.Seats(reports.Items, clusters.Items)
-	v := checkerVotes{checkers: len(counted), down: map[string][]string{}}
-	members := make([]healthcheck.Checker, len(counted))
-	for i, r := range counted {
-		for _, u := range r.Unhealthy {
-			v.down[u.Endpoint] = append(v.down[u.Endpoint], r.Checker)
-		}
-		members[i] = healthcheck.Checker{Name: r.Checker, Domain: r.FailureDomain(), PerEndpoint: int(r.CheckersPerEndpoint)}
-		v.names = append(v.names, r.Checker)
-	}
-	v.fleet = healthcheck.NewFleet(members)
-	return v, nil
-}
-
-// publishedVerdicts are the verdicts in the Service's DNSEndpoint (cluster →
-// healthy; nil when it has none) and the federation the DNSEndpoint belongs
-// to, which its shards carry too.
-func publishedVerdicts(ctx context.Context, fed client.Client, key client.ObjectKey) (map[string]bool, string) {
-	var ep extdnsv1alpha1.DNSEndpoint
-	if err := fed.Get(ctx, key, &ep); err != nil {
-		return nil, ""
-	}
-	table, _ := dnsendpoint.ReadClusters(&ep)
-	out := map[string]bool{}
-	for name, c := range table {
-		out[name] = !c.Unhealthy
-	}
-	return out, ep.Labels[kfedv1alpha1.LabelFederation]
-}
-
-// describe says an endpoint's verdict and who finds it down: "healthy
-// (0/3 down)", "out (2/3 down: a, b)", or "-" without checkers or endpoint.
-func (v checkerVotes) describe(endpoint string, verdicts map[string]bool, cluster string) string {
-	healthy, ok := verdicts[cluster]
-	if v.checkers == 0 || !ok {
-		return "-"
-	}
-	verdict := "healthy"
-	if !healthy {
-		verdict = "out"
-	}
-	down, of := v.down[endpoint], v.checkers
-	if v.fleet != nil && !v.fleet.All() {
-		// Only the endpoint's panel votes on it.
-		panel := map[string]bool{}
-		for _, i := range v.fleet.Panel(endpoint, nil) {
-			panel[v.names[i]] = true
-		}
-		down = slices.DeleteFunc(slices.Clone(down), func(c string) bool { return !panel[c] })
-		of = len(panel)
-	}
-	s := fmt.Sprintf("%s (%d/%d down", verdict, len(down), of)
-	if len(down) > 0 {
-		s += ": " + strings.Join(down, ", ")
-	}
-	return s + ")"
 }

@@ -81,7 +81,7 @@ func (p palette) ready(ready bool) string {
 	return p.bad("false")
 }
 
-// shard colours shardView's state: kfed's shard green, one it cannot see
+// shard colours status.Shard's state: kfed's shard green, one it cannot see
 // red, one absent or not kfed's yellow.
 func (p palette) shard(state string) string {
 	switch {
@@ -102,7 +102,7 @@ func (p palette) pending(s string) string {
 	return s
 }
 
-// verdict colours checkerVotes.describe: healthy green, out red.
+// verdict colours status.Votes.Describe: healthy green, out red.
 func (p palette) verdict(s string) string {
 	switch {
 	case strings.HasPrefix(s, "healthy"):
