@@ -17,7 +17,6 @@ import (
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/config/serviceconfig"
 	"github.com/kfed-io/kfed/dns/publish"
-	"github.com/kfed-io/kfed/policy/failover"
 )
 
 // Reasons of kfedv1alpha1.ConditionGlobalName.
@@ -125,7 +124,7 @@ func decideGlobal(in globalInput) globalDecision {
 	case serviceconfig.RoutingProximity:
 		d.annotations[dnsendpoint.AnnotationRouting] = dnsendpoint.RoutingProximity
 	case serviceconfig.RoutingFailover:
-		fo := decideFailover(cfg, rows, drainedOut, in.published, in.now)
+		fo, _ := publish.Failover(cfg.Failover, rows, drainedOut, in.published, in.now)
 		d.annotations[dnsendpoint.AnnotationFailover], d.due = fo.State.Encode(), fo.Due
 		if fo.State.Active != "" {
 			pin.Serving = map[string]bool{}
@@ -179,23 +178,6 @@ func kfedAnnotations(a map[string]string) map[string]string {
 		}
 	}
 	return out
-}
-
-// decideFailover chooses the serving place of a name routed by failover,
-// from the order, the rows' verdicts and weights, and the state published
-// with its records. A drained place (drainedOut, publish.Drained) is
-// unavailable, as for a federated Service.
-func decideFailover(cfg serviceconfig.Config, rows []dnsendpoint.Cluster, drainedOut []string, published *extdnsv1alpha1.DNSEndpoint, now time.Time) failover.Decision {
-	var prev failover.State
-	if published != nil {
-		// A state kfed did not write reads as none: the order decides anew.
-		prev, _ = failover.ParseState(published.Annotations[dnsendpoint.AnnotationFailover])
-	}
-	clusters := make([]failover.Cluster, len(rows))
-	for i, r := range rows {
-		clusters[i] = failover.Cluster{Name: r.Name, Region: r.Region, Zones: r.Zones, Healthy: !r.Unhealthy && !slices.Contains(drainedOut, r.Name), Weight: r.Weight}
-	}
-	return failover.Decide(cfg.Failover, clusters, prev, now)
 }
 
 // readyEndpoints is the weight of a cluster's export: its Service's ready

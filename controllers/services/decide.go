@@ -153,16 +153,7 @@ func locate(joined map[string]*kfedv1alpha1.Cluster, shards []dnsendpoint.Cluste
 // with its records, and tells st. A drained cluster out of the names
 // (drainedOut) is unavailable, as one found down is.
 func decideFailover(o observation, shards []dnsendpoint.Cluster, drainedOut []string, st *status) failover.Decision {
-	var prev failover.State
-	if o.published != nil {
-		// A state kfed did not write reads as none: the order decides anew.
-		prev, _ = failover.ParseState(o.published.Annotations[dnsendpoint.AnnotationFailover])
-	}
-	clusters := make([]failover.Cluster, len(shards))
-	for i, s := range shards {
-		clusters[i] = failover.Cluster{Name: s.Name, Region: s.Region, Zones: s.Zones, Healthy: !s.Unhealthy && !slices.Contains(drainedOut, s.Name), Weight: s.Weight}
-	}
-	d := failover.Decide(o.cfg.Failover, clusters, prev, o.now)
+	d, prev := publish.Failover(o.cfg.Failover, shards, drainedOut, o.published, o.now)
 	if o.cfg.Within != nil {
 		d.Message += "; fails over within " + o.cfg.Within.String()
 	}
