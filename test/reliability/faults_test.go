@@ -185,6 +185,13 @@ func (b *bed) controlPlane(t *testing.T) {
 		b.figure("control plane", "etcd SIGKILLed and restarted: down %v", time.Since(start).Round(100*time.Millisecond))
 		time.Sleep(3 * time.Second)
 	})
+	// The freeze must find a leader to lose its lease: under load the
+	// restarts above can leave the Lease unheld past the pause after them
+	// (CI: the API server came back in 21.5 s, the leader of the moment had
+	// lost its lease then, and none led yet when the freeze began).
+	if _, ok := waitFor(time.Minute, func() bool { return b.leader() != nil }); !ok {
+		t.Fatal("no kfed-controller took the Lease within a minute of the restarts")
+	}
 	_, exitsBefore := b.controllerExits()
 	phase("SIGSTOP")
 	if err := b.f.FreezeAPIServer("federation", true); err != nil {
