@@ -189,7 +189,8 @@ func (b *bed) controlPlane(t *testing.T) {
 	// restarts above can leave the Lease unheld past the pause after them
 	// (CI: the API server came back in 21.5 s, the leader of the moment had
 	// lost its lease then, and none led yet when the freeze began).
-	if _, ok := waitFor(time.Minute, func() bool { return b.leader() != nil }); !ok {
+	var leader *proc
+	if _, ok := waitFor(time.Minute, func() bool { leader = b.leader(); return leader != nil }); !ok {
 		t.Fatal("no kfed-controller took the Lease within a minute of the restarts")
 	}
 	_, exitsBefore := b.controllerExits()
@@ -220,7 +221,7 @@ func (b *bed) controlPlane(t *testing.T) {
 		b.figure("control plane", "unanswered queries (1 s timeout) sent at %v after probing began; the faults began at %v", p.lost, phases)
 	}
 	if b.form.freeze > 12*time.Second && exitsAfter == exitsBefore {
-		t.Errorf("the leader did not exit when the control plane froze for %v (past its 2 s retry period and 10 s renew deadline)", b.form.freeze)
+		t.Errorf("the leader (%s) did not exit within 30 s of the control plane's thaw after a freeze of %v (past its 2 s retry period and 10 s renew deadline)", leader.name, b.form.freeze)
 	}
 	b.check(t, "control plane")
 	b.figure("control plane", "all converged %v after SIGCONT (5 s of churn included)", time.Since(thawed).Round(100*time.Millisecond))
