@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -157,10 +158,15 @@ func DecisionName(kind, name string) string { return kind + "-" + name }
 // kfed made for it.
 func (d *Decisions) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	obj := d.newObject()
-	if err := d.Fed.Get(ctx, req.NamespacedName, obj); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err) // its decision goes with it (owner reference)
-	}
 	key := client.ObjectKey{Namespace: req.Namespace, Name: DecisionName(d.Kind, req.Name)}
+	if err := d.Fed.Get(ctx, req.NamespacedName, obj); apierrors.IsNotFound(err) {
+		// Its decision goes with it: a control plane of its own (an API
+		// server and etcd) runs no garbage collector to follow the owner
+		// reference.
+		return ctrl.Result{}, d.deleteLeftOver(ctx, key, req.Name)
+	} else if err != nil {
+		return ctrl.Result{}, err
+	}
 	if !kfedv1alpha1.IsFederated(obj) || obj.GetDeletionTimestamp() != nil {
 		var pd inventoryv1alpha1.PlacementDecision
 		if err := d.Fed.Get(ctx, key, &pd); err == nil && metav1.IsControlledBy(&pd, obj) {
@@ -296,7 +302,13 @@ func (d *Decisions) write(ctx context.Context, obj client.Object, key client.Obj
 	}
 	pd := &inventoryv1alpha1.PlacementDecision{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
 	_, err := controllerutil.CreateOrUpdate(ctx, d.Fed, pd, func() error {
-		if !pd.CreationTimestamp.IsZero() && !metav1.IsControlledBy(pd, obj) {
+		switch {
+		case pd.CreationTimestamp.IsZero() || metav1.IsControlledBy(pd, obj):
+		case d.leftOver(pd, obj.GetName()):
+			// An earlier object of this name made it (deleted and made
+			// again before the decision went): the new one takes it over.
+			pd.OwnerReferences = nil
+		default:
 			return fmt.Errorf("PlacementDecision %s exists and is not kfed's for %s %s", key, d.Kind, obj.GetName())
 		}
 		if pd.Labels == nil {
@@ -316,6 +328,26 @@ func (d *Decisions) write(ctx context.Context, obj client.Object, key client.Obj
 		return fmt.Errorf("writing PlacementDecision %s: %w", key, err)
 	}
 	return nil
+}
+
+// leftOver reports whether pd is the decision kfed wrote for an object of
+// this kind named name: kfed's label, and a controller of the kind and name
+// (whatever its UID).
+func (d *Decisions) leftOver(pd *inventoryv1alpha1.PlacementDecision, name string) bool {
+	ref := metav1.GetControllerOf(pd)
+	gvk, err := apiutil.GVKForObject(d.newObject(), d.Fed.Scheme())
+	return err == nil && ref != nil && pd.Labels[kfedv1alpha1.LabelManagedBy] == kfedv1alpha1.ManagedBy &&
+		ref.Kind == gvk.Kind && ref.Name == name
+}
+
+// deleteLeftOver deletes the decision at key that kfed wrote for the
+// object named name, which is gone.
+func (d *Decisions) deleteLeftOver(ctx context.Context, key client.ObjectKey, name string) error {
+	var pd inventoryv1alpha1.PlacementDecision
+	if err := d.Fed.Get(ctx, key, &pd); err != nil || !d.leftOver(&pd, name) {
+		return client.IgnoreNotFound(err)
+	}
+	return client.IgnoreNotFound(d.Fed.Delete(ctx, &pd, client.Preconditions{UID: &pd.UID}))
 }
 
 func reason(obj client.Object) string {

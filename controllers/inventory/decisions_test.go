@@ -9,8 +9,10 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -170,6 +172,67 @@ func TestABadPlacementKeepsTheDecisionAsItIs(t *testing.T) {
 				}
 			default:
 				t.Error("no event, want a Warning InvalidPlacement")
+			}
+		})
+	}
+}
+
+// A control plane of its own (an API server and etcd) runs no garbage
+// collector: the decision of a Service deleted and made again must pass
+// to the new one, and that of a Service gone must go with it.
+func TestADecisionOutlivesNoObjectOfItsName(t *testing.T) {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, kfedv1alpha1.AddToScheme, inventoryv1alpha1.AddToScheme} {
+		if err := add(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	decision := func(labels map[string]string, ownerKind, ownerName, uid string) *inventoryv1alpha1.PlacementDecision {
+		yes := true
+		// The fake client sets no creation time; an API server does.
+		return &inventoryv1alpha1.PlacementDecision{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: DecisionName("service", "web"), Labels: labels,
+			CreationTimestamp: metav1.Now(),
+			OwnerReferences:   []metav1.OwnerReference{{APIVersion: "v1", Kind: ownerKind, Name: ownerName, UID: types.UID(uid), Controller: &yes}}}}
+	}
+	kfeds := map[string]string{kfedv1alpha1.LabelManagedBy: kfedv1alpha1.ManagedBy}
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", UID: "new", Annotations: map[string]string{kfedv1alpha1.AnnotationFederated: "true"}}}
+	tests := []struct {
+		name     string
+		service  *corev1.Service
+		existing *inventoryv1alpha1.PlacementDecision
+		// owner is the decision's controller afterwards, "" when it is gone.
+		owner   types.UID
+		wantErr bool
+	}{
+		{"an earlier Service's decision passes to the new one", svc, decision(kfeds, "Service", "web", "old"), "new", false},
+		{"a decision kfed did not write is left alone", svc, decision(nil, "Service", "web", "old"), "old", true},
+		{"a decision of another kind's object is left alone", svc, decision(kfeds, "Deployment", "web", "old"), "old", true},
+		{"the decision of a Service gone goes", nil, decision(kfeds, "Service", "web", "old"), "", false},
+		{"a decision kfed did not write stays when the Service goes", nil, decision(nil, "Service", "web", "old"), "old", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			objs := []client.Object{tt.existing}
+			if tt.service != nil {
+				objs = append(objs, tt.service.DeepCopy())
+			}
+			fed := fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).Build()
+			d := &Decisions{Fed: fed, Kind: "service", ProfileNamespace: "kfed-system", Recorder: events.NewFakeRecorder(10)}
+			_, err := d.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKey{Namespace: "shop", Name: "web"}})
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("Reconcile: %v, want an error %v", err, tt.wantErr)
+			}
+			var pd inventoryv1alpha1.PlacementDecision
+			err = fed.Get(context.Background(), client.ObjectKeyFromObject(tt.existing), &pd)
+			switch {
+			case tt.owner == "" && !apierrors.IsNotFound(err):
+				t.Errorf("the decision is still there (%v), want it gone", err)
+			case tt.owner != "" && err != nil:
+				t.Fatalf("the decision: %v", err)
+			case tt.owner != "":
+				if ref := metav1.GetControllerOf(&pd); ref == nil || ref.UID != tt.owner {
+					t.Errorf("the decision's controller is %+v, want UID %s", ref, tt.owner)
+				}
 			}
 		})
 	}
