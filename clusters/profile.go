@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -80,5 +82,38 @@ func profileToCluster(c client.Client) func(context.Context, client.Object) []ct
 			}
 		}
 		return out
+	}
+}
+
+// LoadRESTConfig reads a member's client config from its kubeconfig Secret.
+// On error it also returns the condition reason that describes it.
+func LoadRESTConfig(ctx context.Context, c client.Client, cluster *kfedv1alpha1.Cluster) (*rest.Config, string, error) {
+	if cluster.Spec.ClusterProfileRef != nil {
+		return LoadMemberConfig(ctx, c, cluster, nil) // says it needs an access provider file
+	}
+	ref := cluster.Spec.KubeconfigSecretRef
+	var s corev1.Secret
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, &s); err != nil {
+		return nil, kfedv1alpha1.ReasonSecretMissing, fmt.Errorf("reading kubeconfig secret %s/%s: %w", ref.Namespace, ref.Name, err)
+	}
+	data, ok := s.Data[ref.KubeconfigKey()]
+	if !ok {
+		return nil, kfedv1alpha1.ReasonKubeconfigInvalid, fmt.Errorf("secret %s/%s has no key %q", ref.Namespace, ref.Name, ref.KubeconfigKey())
+	}
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(data)
+	if err != nil {
+		return nil, kfedv1alpha1.ReasonKubeconfigInvalid, fmt.Errorf("kubeconfig in secret %s/%s: %w", ref.Namespace, ref.Name, err)
+	}
+	Unthrottled(cfg)
+	return cfg, "", nil
+}
+
+// Unthrottled turns off client-go's default client-side limit of 5 requests
+// a second when cfg sets none, as controller-runtime does for its own
+// configs: API Priority and Fairness on the server is the limit that counts,
+// and 5/s would make one reconcile of 1,000 Services take minutes.
+func Unthrottled(cfg *rest.Config) {
+	if cfg.QPS == 0 && cfg.RateLimiter == nil {
+		cfg.QPS = -1
 	}
 }
