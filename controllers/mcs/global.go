@@ -232,14 +232,10 @@ func judgedRows(in globalInput, exports []lbExport, previous map[string]dnsendpo
 		// A drained cluster (kfed drain) leaves the names while another
 		// can answer: publish.Endpoints applies publish.Drained.
 		r.Drained = in.joined[r.Name] != nil && in.joined[r.Name].Spec.Drained
-		was := true
-		if p, had := previous[r.Name]; had {
-			was = !p.Unhealthy
-		}
-		v := in.health.Verdict(kfedv1alpha1.EndpointKey(in.key.Namespace, in.key.Name, r.Name), was)
-		r.Unhealthy = !v.Healthy
-		if r.Unhealthy {
-			unhealthy = append(unhealthy, r.Name)
+	}
+	for _, j := range in.health.Judge(in.key.Namespace, in.key.Name, rows, previous) {
+		if !j.Healthy {
+			unhealthy = append(unhealthy, j.Cluster)
 		}
 	}
 

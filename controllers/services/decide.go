@@ -161,23 +161,13 @@ func decideFailover(o observation, shards []dnsendpoint.Cluster, drainedOut []st
 	return d
 }
 
-// judge gives each shard the checkers' verdict (publish.Health.Verdict):
+// judge gives each shard the checkers' verdict (publish.Health.Judge):
 // unhealthy only when a strict majority of a quorum of the fresh checkers on
 // its panel says so. Without any checker configured, every endpoint is
 // healthy.
 func judge(o observation, previous map[string]dnsendpoint.Cluster, shards []dnsendpoint.Cluster, st *status) {
-	if !o.health.Judged() {
-		return
-	}
-	for i := range shards {
-		s := &shards[i]
-		was := true
-		if p, had := previous[s.Name]; had {
-			was = !p.Unhealthy
-		}
-		v := o.health.Verdict(kfedv1alpha1.EndpointKey(o.key.Namespace, o.key.Name, s.Name), was)
-		s.Unhealthy = !v.Healthy
-		st.verdict(endpointVerdict{cluster: s.Name, healthy: v.Healthy, was: was, tally: v.Tally, reason: v.Reason})
+	for _, j := range o.health.Judge(o.key.Namespace, o.key.Name, shards, previous) {
+		st.verdict(endpointVerdict{cluster: j.Cluster, healthy: j.Healthy, was: j.Was, tally: j.Tally, reason: j.Reason})
 	}
 }
 

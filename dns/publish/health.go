@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/healthcheck"
 )
@@ -180,6 +181,39 @@ func (h Health) Verdict(key string, wasHealthy bool) Verdict {
 	ballots, reason := h.checkers.ballots(key, h.fleet)
 	healthy, tally := healthcheck.Verdict(len(ballots), h.freshness, ballots, wasHealthy)
 	return Verdict{Healthy: healthy, Tally: tally, Reason: reason}
+}
+
+// Judged is one row's verdict, and whether the row was healthy as
+// published last.
+type Judged struct {
+	Cluster string
+	Was     bool
+	Verdict
+}
+
+// Judge gives each row the checkers' verdict on its endpoint (the
+// object's, in the row's cluster), from whether it was healthy as published
+// last (previous; a new row was), and returns the verdicts in row order.
+// Without any checker configured it judges nothing: the rows are left as
+// they are (a row kept from the records published last keeps its verdict,
+// as a verdict stands while too few checkers are fresh) and nil is
+// returned. Every publisher judges its rows here.
+func (h Health) Judge(namespace, name string, rows []dnsendpoint.Cluster, previous map[string]dnsendpoint.Cluster) []Judged {
+	if !h.Judged() {
+		return nil
+	}
+	out := make([]Judged, len(rows))
+	for i := range rows {
+		r := &rows[i]
+		was := true
+		if p, had := previous[r.Name]; had {
+			was = !p.Unhealthy
+		}
+		v := h.Verdict(kfedv1alpha1.EndpointKey(namespace, name, r.Name), was)
+		r.Unhealthy = !v.Healthy
+		out[i] = Judged{Cluster: r.Name, Was: was, Verdict: v}
+	}
+	return out
 }
 
 // Ballots are the votes on the endpoint key that Verdict counts, the
