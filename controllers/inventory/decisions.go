@@ -188,11 +188,13 @@ func (d *Decisions) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resul
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	names := make([]string, len(placed))
-	for i := range placed {
-		names[i] = placed[i].Name
+	if log := ctrl.LoggerFrom(ctx).V(1); log.Enabled() {
+		names := make([]string, len(placed))
+		for i := range placed {
+			names[i] = placed[i].Name
+		}
+		log.Info("decided", "decision", key.Name, "clusters", names)
 	}
-	ctrl.LoggerFrom(ctx).V(1).Info("decided", "decision", key.Name, "clusters", names)
 	return ctrl.Result{}, d.write(ctx, obj, key, placed)
 }
 

@@ -19,7 +19,7 @@ import (
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	kfedclusters "github.com/kfed-io/kfed/clusters"
+	"github.com/kfed-io/kfed/clusters"
 	"github.com/kfed-io/kfed/clusters/copies"
 	"github.com/kfed-io/kfed/healthcheck"
 )
@@ -32,14 +32,14 @@ type Member struct {
 	Err    error
 }
 
-// Members are a client for each of clusters, sorted by name; a member
+// Members are a client for each of joined, sorted by name; a member
 // whose client cannot be built carries the error.
-func Members(ctx context.Context, fed client.Client, clusters []kfedv1alpha1.Cluster) []Member {
+func Members(ctx context.Context, fed client.Client, joined []kfedv1alpha1.Cluster) []Member {
 	var members []Member
-	for i := range clusters {
-		c := &clusters[i]
+	for i := range joined {
+		c := &joined[i]
 		m := Member{Name: c.Name, Ready: meta.IsStatusConditionTrue(c.Status.Conditions, kfedv1alpha1.ClusterReady)}
-		if cfg, _, err := kfedclusters.LoadRESTConfig(ctx, fed, c); err != nil {
+		if cfg, _, err := clusters.LoadRESTConfig(ctx, fed, c); err != nil {
 			m.Err = err
 		} else {
 			cfg.Timeout = 5 * time.Second
@@ -96,12 +96,12 @@ func ReadVotes(ctx context.Context, fed client.Client) (Votes, error) {
 	if err := fed.List(ctx, &reports); err != nil && !meta.IsNoMatchError(err) {
 		return Votes{}, fmt.Errorf("listing health reports: %w", err)
 	}
-	var clusters kfedv1alpha1.ClusterList
-	if err := fed.List(ctx, &clusters); err != nil {
+	var joined kfedv1alpha1.ClusterList
+	if err := fed.List(ctx, &joined); err != nil {
 		return Votes{}, fmt.Errorf("listing clusters: %w", err)
 	}
 	// Only the checkers holding a seat of their cluster vote (ADR 0013).
-	counted, _ := kfedv1alpha1.Seats(reports.Items, clusters.Items)
+	counted, _ := kfedv1alpha1.Seats(reports.Items, joined.Items)
 	v := Votes{checkers: len(counted), down: map[string][]string{}}
 	members := make([]healthcheck.Checker, len(counted))
 	for i, r := range counted {
