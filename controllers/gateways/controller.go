@@ -351,17 +351,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	d := decide(o)
 	werr := r.writeEndpoint(ctx, obj, o.endpoint, d)
 	serr := r.setStatus(ctx, obj, d.statusAddrs, d.hostnames, conditions(d, len(o.placed), obj.GetGeneration()))
-	var res ctrl.Result
-	if len(o.unhealthy) > 0 {
-		// A verdict that stands for want of fresh checkers may change when
-		// a heartbeat goes stale, which no report tells.
-		res.RequeueAfter = o.freshness
-	}
-	if len(d.hostnames) > 0 {
-		// A load balancer's name may point elsewhere at any time: resolve
-		// it again, as the Service controller does.
-		res.RequeueAfter = min(cmp.Or(res.RequeueAfter, time.Hour), cmp.Or(r.Resync, time.Minute))
-	}
+	res := ctrl.Result{RequeueAfter: d.next}
 	ctrl.LoggerFrom(ctx).V(1).Info("decided", "serving", d.serving, "waiting", d.waiting, "offline", d.offline, "unknown", o.unknown,
 		"published", d.published, "refused", len(d.refused), "problems", d.problems, "requeueAfter", res.RequeueAfter)
 	return res, errors.Join(copyErrs, werr, serr)

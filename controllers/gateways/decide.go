@@ -1,12 +1,15 @@
 package gateways
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"net/netip"
 	"slices"
 	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
@@ -23,38 +26,29 @@ type observation struct {
 	verdicts []tenancy.Verdict
 	// ports are the ports the object listens on.
 	ports []int32
-	// placed are the joined clusters the object is placed in, with where
-	// they are; unknown the names its placement gives that are not joined.
-	placed  map[string]place
+	// placed are the joined Clusters the object is placed in; unknown the
+	// names its placement gives that are not joined.
+	placed  map[string]*kfedv1alpha1.Cluster
 	unknown []string
 	// members holds, for each placed cluster that is Ready, what its copy
 	// gave; a placed cluster missing here is not Ready.
 	members map[string]memberCopy
-	// endpoint is the DNSEndpoint published last, nil when none; previous
-	// its cluster table.
+	// key is the object's DNSEndpoint, endpoint the one published last,
+	// nil when none.
+	key      types.NamespacedName
 	endpoint *extdnsv1alpha1.DNSEndpoint
-	previous dnsendpoint.Clusters
 	ttl      int64
-	// judged is true when health checkers are configured; unhealthy then
-	// maps each cluster the quorum finds down to the reason.
-	judged    bool
-	unhealthy map[string]string
-	// freshness is how long a checker's heartbeat counts.
-	freshness time.Duration
+	// health is the federation's health checkers' view.
+	health publish.Health
 	// health are the object's kfed.io/health-* annotations, checked.
-	health map[string]string
+	probes map[string]string
 	// weights are each cluster's ready replicas of the federated
 	// Deployments behind the object's backends; nil when they select none.
 	weights publish.Weights
-}
-
-// place is where a cluster is, whether it is drained, and whether its
-// inventory withdrew it (ControlPlaneHealthy=False).
-type place struct {
-	region    string
-	zones     []string
-	drained   bool
-	withdrawn bool
+	// now is when the world was read; resync how often a hostname address
+	// is resolved again.
+	now    time.Time
+	resync time.Duration
 }
 
 // decision is what the object's DNSEndpoint should hold and what its
@@ -90,6 +84,8 @@ type decision struct {
 	// published last, of generation epGen.
 	publishers []extdnsv1alpha1.PublisherStatus
 	epGen      int64
+	// next is when to decide again though nothing changed (0 for never).
+	next time.Duration
 }
 
 // decide computes the records of one federated Gateway or Ingress: each
@@ -135,78 +131,54 @@ func decide(o observation) decision {
 		d.publishers, d.epGen = o.endpoint.Status.Publishers, o.endpoint.Generation
 	}
 
-	var table []dnsendpoint.Cluster
-	d.judged = o.judged
+	d.judged = o.health.Judged()
+	obj := publish.Object{Key: o.key, OwnNames: true, Hostnames: d.published, TTL: o.ttl, Joined: o.placed, Published: o.endpoint,
+		Weights: o.weights, Health: o.health, Now: o.now, Resync: o.resync}
 	for _, name := range slices.Sorted(maps.Keys(o.placed)) {
-		p := o.placed[name]
 		m, ready := o.members[name]
 		if !ready {
-			// Not Ready keeps the row it had; withdrawn by the inventory
-			// takes it out at once, as for a federated Service.
 			m.outcome = publish.Offline
-			if p.withdrawn {
-				m.outcome = publish.Withdrawn
-			}
 		}
 		switch m.outcome {
-		case publish.Offline, publish.Withdrawn:
+		case publish.Offline:
 			d.offline = append(d.offline, name)
 		case publish.WriteFailed, publish.Unresolved, publish.LeftAlone:
 			d.problems = append(d.problems, m.problem)
 		case publish.Waiting:
 			d.waiting = append(d.waiting, name)
 		}
-		prev, had := o.previous[name]
-		var was dnsendpoint.Cluster
-		if had {
-			was = *prev
+		row := dnsendpoint.Cluster{Name: name, Addresses: m.addrs, Hostname: m.hostname}
+		for _, port := range o.ports {
+			row.Ports = append(row.Ports, dnsendpoint.Port{Protocol: "TCP", Port: port})
 		}
-		row, _ := publish.Keep(m.outcome, dnsendpoint.Cluster{Addresses: m.addrs, Hostname: m.hostname}, was, had)
-		addrs, hostname := publish.SortedAddrs(row.Addresses), row.Hostname
-		if len(addrs) == 0 {
-			continue
-		}
-		d.serving = append(d.serving, name)
+		obj.Members = append(obj.Members, publish.Member{Outcome: m.outcome, Row: row})
+	}
+	pd, _ := publish.Decide(obj) // a hostname's length was checked as it was claimed
+	for _, c := range pd.Rows {
+		addrs := publish.SortedAddrs(c.Addresses)
+		d.serving = append(d.serving, c.Name)
 		d.addrs = append(d.addrs, addrs...)
-		if hostname != "" {
-			d.hostnames = append(d.hostnames, hostname)
+		if c.Hostname != "" {
+			d.hostnames = append(d.hostnames, c.Hostname)
 		} else {
 			d.statusAddrs = append(d.statusAddrs, addrs...)
 		}
-		c := dnsendpoint.Cluster{Name: name, Region: p.region, Zones: p.zones, Weight: o.weights.Of(name), Addresses: addrs, Hostname: hostname, Drained: p.drained}
-		if reason, down := o.unhealthy[name]; down {
-			c.Unhealthy = true
-			d.down = append(d.down, fmt.Sprintf("%s (%s)", name, reason))
+	}
+	for _, v := range pd.Verdicts {
+		if !v.Healthy {
+			d.down = append(d.down, fmt.Sprintf("%s (%s)", v.Cluster, cmp.Or(v.Reason, "out until a quorum of fresh checkers finds it up")))
 		}
-		for _, port := range o.ports {
-			c.Ports = append(c.Ports, dnsendpoint.Port{Protocol: "TCP", Port: port})
-		}
-		table = append(table, c)
 	}
 	d.addrs = publish.SortedAddrs(d.addrs)
 	d.statusAddrs = publish.SortedAddrs(d.statusAddrs)
 	slices.Sort(d.hostnames)
 	d.hostnames = slices.Compact(d.hostnames)
-	if len(d.published) == 0 || len(table) == 0 {
+	d.next = pd.Next
+	if len(pd.Clusters) == 0 {
 		return d
 	}
-	d.clusters = table
-	d.health = probeSettings(o.health, d.published)
-	d.drain = publish.Drained(table)
-	var live, healthy []netip.Addr
-	for _, c := range d.drain.Live {
-		live = append(live, c.Addresses...)
-		if !c.Unhealthy {
-			healthy = append(healthy, c.Addresses...)
-		}
-	}
-	published := live
-	if len(healthy) > 0 {
-		published = healthy
-	}
-	for _, h := range d.published {
-		d.endpoints = append(d.endpoints, publish.AddressEndpoints(h, published, o.ttl)...)
-	}
+	d.endpoints, d.clusters, d.drain = pd.Endpoints, pd.Clusters, pd.Drain
+	d.health = probeSettings(o.probes, d.published)
 	return d
 }
 

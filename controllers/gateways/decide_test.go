@@ -26,11 +26,7 @@ func addrs(s ...string) []netip.Addr {
 }
 
 func TestDecide(t *testing.T) {
-	three := map[string]place{
-		"cluster-1": {region: "us-east1", zones: []string{"us-east1-b"}},
-		"cluster-2": {region: "us-east1", zones: []string{"us-east1-c"}},
-		"cluster-3": {region: "europe-west1", zones: []string{"europe-west1-b"}},
-	}
+	three := joined(cluster("cluster-1", "us-east1", "us-east1-b"), cluster("cluster-2", "us-east1", "us-east1-c"), cluster("cluster-3", "europe-west1", "europe-west1-b"))
 	serving := func(a ...string) memberCopy { return memberCopy{outcome: publish.Serving, addrs: addrs(a...)} }
 	shop := []tenancy.Verdict{{Hostname: "shop.example.com"}}
 	for _, tc := range []struct {
@@ -53,7 +49,7 @@ func TestDecide(t *testing.T) {
 		},
 		{
 			name: "IPv6 addresses are published as AAAA beside A",
-			o: observation{verdicts: shop, placed: map[string]place{"cluster-1": {}, "cluster-2": {}}, ttl: 30, members: map[string]memberCopy{
+			o: observation{verdicts: shop, placed: joined(cluster("cluster-1", ""), cluster("cluster-2", "")), ttl: 30, members: map[string]memberCopy{
 				"cluster-1": serving("127.1.200.1"), "cluster-2": serving("::1"),
 			}},
 			records:  []string{"shop.example.com A 127.1.200.1", "shop.example.com AAAA ::1"},
@@ -63,7 +59,7 @@ func TestDecide(t *testing.T) {
 		{
 			name: "refused hostname is not published and the condition says why",
 			o: observation{verdicts: []tenancy.Verdict{{Hostname: "shop.example.com"}, {Hostname: "*.example.com", Reason: "*.example.com is a wildcard"}},
-				placed: map[string]place{"cluster-1": {}}, ttl: 30, members: map[string]memberCopy{"cluster-1": serving("127.1.200.1")}},
+				placed: joined(cluster("cluster-1", "")), ttl: 30, members: map[string]memberCopy{"cluster-1": serving("127.1.200.1")}},
 			records:  []string{"shop.example.com A 127.1.200.1"},
 			clusters: []string{"cluster-1"},
 			conds:    []string{"kfed.io/Valid True Valid", "kfed.io/Placed True Placed", "kfed.io/HostnamesPublished False HostnameRefused"},
@@ -71,39 +67,39 @@ func TestDecide(t *testing.T) {
 		{
 			name: "every hostname refused: no records",
 			o: observation{verdicts: []tenancy.Verdict{{Hostname: "shop.example.com", Reason: "held by namespace a"}},
-				placed: map[string]place{"cluster-1": {}}, members: map[string]memberCopy{"cluster-1": serving("127.1.200.1")}},
+				placed: joined(cluster("cluster-1", "")), members: map[string]memberCopy{"cluster-1": serving("127.1.200.1")}},
 			conds: []string{"kfed.io/Valid True Valid", "kfed.io/Placed True Placed", "kfed.io/HostnamesPublished False HostnameRefused"},
 		},
 		{
 			name: "cluster not Ready keeps the addresses it had",
-			o: observation{verdicts: shop, placed: map[string]place{"cluster-1": {}, "cluster-2": {}}, ttl: 30,
+			o: observation{verdicts: shop, placed: joined(cluster("cluster-1", ""), cluster("cluster-2", "")), ttl: 30,
 				members:  map[string]memberCopy{"cluster-1": serving("127.1.200.1")},
-				previous: dnsendpoint.Clusters{"cluster-2": {Name: "cluster-2", Addresses: addrs("127.2.200.7")}}},
+				endpoint: publishedRows(dnsendpoint.Cluster{Name: "cluster-2", Addresses: addrs("127.2.200.7")})},
 			records:  []string{"shop.example.com A 127.1.200.1,127.2.200.7"},
 			clusters: []string{"cluster-1", "cluster-2"},
 			conds:    []string{"kfed.io/Valid True Valid", "kfed.io/Placed True Placed", "kfed.io/HostnamesPublished True Published"},
 		},
 		{
 			name: "cluster its inventory withdrew (ControlPlaneHealthy=False) leaves at once",
-			o: observation{verdicts: shop, placed: map[string]place{"cluster-1": {}, "cluster-2": {withdrawn: true}}, ttl: 30,
+			o: observation{verdicts: shop, placed: joined(cluster("cluster-1", ""), withdrawn(cluster("cluster-2", ""))), ttl: 30,
 				members:  map[string]memberCopy{"cluster-1": serving("127.1.200.1")},
-				previous: dnsendpoint.Clusters{"cluster-2": {Name: "cluster-2", Addresses: addrs("127.2.200.7")}}},
+				endpoint: publishedRows(dnsendpoint.Cluster{Name: "cluster-2", Addresses: addrs("127.2.200.7")})},
 			records:  []string{"shop.example.com A 127.1.200.1"},
 			clusters: []string{"cluster-1"},
 			conds:    []string{"kfed.io/Valid True Valid", "kfed.io/Placed True Placed", "kfed.io/HostnamesPublished True Published"},
 		},
 		{
 			name: "copy that could not be written keeps its addresses and the problem is told",
-			o: observation{verdicts: shop, placed: map[string]place{"cluster-1": {}}, ttl: 30,
+			o: observation{verdicts: shop, placed: joined(cluster("cluster-1", "")), ttl: 30,
 				members:  map[string]memberCopy{"cluster-1": {outcome: publish.WriteFailed, problem: "cluster-1 rejected it"}},
-				previous: dnsendpoint.Clusters{"cluster-1": {Name: "cluster-1", Addresses: addrs("127.1.200.1")}}},
+				endpoint: publishedRows(dnsendpoint.Cluster{Name: "cluster-1", Addresses: addrs("127.1.200.1")})},
 			records:  []string{"shop.example.com A 127.1.200.1"},
 			clusters: []string{"cluster-1"},
 			conds:    []string{"kfed.io/Valid True Valid", "kfed.io/Placed False CopyProblem", "kfed.io/HostnamesPublished True Published"},
 		},
 		{
 			name: "conflicting member object: that cluster is not published",
-			o: observation{verdicts: shop, placed: map[string]place{"cluster-1": {}, "cluster-2": {}}, ttl: 30,
+			o: observation{verdicts: shop, placed: joined(cluster("cluster-1", ""), cluster("cluster-2", "")), ttl: 30,
 				members: map[string]memberCopy{"cluster-1": serving("127.1.200.1"), "cluster-2": {outcome: publish.LeftAlone, problem: "kfed did not create it"}}},
 			records:  []string{"shop.example.com A 127.1.200.1"},
 			clusters: []string{"cluster-1"},
@@ -111,12 +107,12 @@ func TestDecide(t *testing.T) {
 		},
 		{
 			name:  "no copy has an address yet: nothing published, waiting",
-			o:     observation{verdicts: shop, placed: map[string]place{"cluster-1": {}}, members: map[string]memberCopy{"cluster-1": {outcome: publish.Waiting}}},
+			o:     observation{verdicts: shop, placed: joined(cluster("cluster-1", "")), members: map[string]memberCopy{"cluster-1": {outcome: publish.Waiting}}},
 			conds: []string{"kfed.io/Valid True Valid", "kfed.io/Placed True Placed", "kfed.io/HostnamesPublished False WaitingForAddresses"},
 		},
 		{
 			name: "placement naming an unknown cluster is told",
-			o: observation{verdicts: shop, placed: map[string]place{"cluster-1": {}}, unknown: []string{"cluster-9"}, ttl: 30,
+			o: observation{verdicts: shop, placed: joined(cluster("cluster-1", "")), unknown: []string{"cluster-9"}, ttl: 30,
 				members: map[string]memberCopy{"cluster-1": serving("127.1.200.1")}},
 			records:  []string{"shop.example.com A 127.1.200.1"},
 			clusters: []string{"cluster-1"},
@@ -124,7 +120,7 @@ func TestDecide(t *testing.T) {
 		},
 		{
 			name: "cluster the checkers find down leaves the hostname and keeps its row",
-			o: observation{verdicts: shop, placed: three, ttl: 30, judged: true, unhealthy: map[string]string{"cluster-2": "connection refused"},
+			o: observation{verdicts: shop, placed: three, ttl: 30, health: checkersFinding(map[string]string{"cluster-2": "connection refused"}),
 				members: map[string]memberCopy{"cluster-1": serving("127.1.200.1"), "cluster-2": serving("127.2.200.1"), "cluster-3": serving("127.3.200.1")}},
 			records:  []string{"shop.example.com A 127.1.200.1,127.3.200.1"},
 			clusters: []string{"cluster-1", "cluster-2", "cluster-3"},
@@ -132,16 +128,16 @@ func TestDecide(t *testing.T) {
 		},
 		{
 			name: "no cluster up: the hostname keeps them all (fail open)",
-			o: observation{verdicts: shop, placed: map[string]place{"cluster-1": {}, "cluster-2": {}}, ttl: 30, judged: true,
-				unhealthy: map[string]string{"cluster-1": "timeout", "cluster-2": "timeout"},
-				members:   map[string]memberCopy{"cluster-1": serving("127.1.200.1"), "cluster-2": serving("127.2.200.1")}},
+			o: observation{verdicts: shop, placed: joined(cluster("cluster-1", ""), cluster("cluster-2", "")), ttl: 30,
+				health:  checkersFinding(map[string]string{"cluster-1": "timeout", "cluster-2": "timeout"}),
+				members: map[string]memberCopy{"cluster-1": serving("127.1.200.1"), "cluster-2": serving("127.2.200.1")}},
 			records:  []string{"shop.example.com A 127.1.200.1,127.2.200.1"},
 			clusters: []string{"cluster-1", "cluster-2"},
 			conds:    []string{"kfed.io/Valid True Valid", "kfed.io/Placed True Placed", "kfed.io/HostnamesPublished True Published", "kfed.io/Healthy False NoEndpointHealthy"},
 		},
 		{
 			name: "every cluster up under checkers: healthy",
-			o: observation{verdicts: shop, placed: map[string]place{"cluster-1": {}}, ttl: 30, judged: true,
+			o: observation{verdicts: shop, placed: joined(cluster("cluster-1", "")), ttl: 30, health: checkersFinding(nil),
 				members: map[string]memberCopy{"cluster-1": serving("127.1.200.1")}},
 			records:  []string{"shop.example.com A 127.1.200.1"},
 			clusters: []string{"cluster-1"},
@@ -158,7 +154,7 @@ func TestDecide(t *testing.T) {
 		},
 		{
 			name: "an object only in drained clusters keeps them and says so",
-			o: observation{verdicts: shop, placed: drainedIn(map[string]place{"cluster-1": {}}, "cluster-1"), ttl: 30,
+			o: observation{verdicts: shop, placed: drainedIn(joined(cluster("cluster-1", "")), "cluster-1"), ttl: 30,
 				members: map[string]memberCopy{"cluster-1": serving("127.1.200.1")}},
 			records:  []string{"shop.example.com A 127.1.200.1"},
 			clusters: []string{"cluster-1"},
@@ -166,16 +162,16 @@ func TestDecide(t *testing.T) {
 		},
 		{
 			name: "a drained cluster stays while the others are found down",
-			o: observation{verdicts: shop, placed: drainedIn(map[string]place{"cluster-1": {}, "cluster-2": {}}, "cluster-1"), ttl: 30, judged: true,
-				unhealthy: map[string]string{"cluster-2": "timeout"},
-				members:   map[string]memberCopy{"cluster-1": serving("127.1.200.1"), "cluster-2": serving("127.2.200.1")}},
+			o: observation{verdicts: shop, placed: drainedIn(joined(cluster("cluster-1", ""), cluster("cluster-2", "")), "cluster-1"), ttl: 30,
+				health:  checkersFinding(map[string]string{"cluster-2": "timeout"}),
+				members: map[string]memberCopy{"cluster-1": serving("127.1.200.1"), "cluster-2": serving("127.2.200.1")}},
 			records:  []string{"shop.example.com A 127.1.200.1"},
 			clusters: []string{"cluster-1", "cluster-2"},
 			conds:    []string{"kfed.io/Valid True Valid", "kfed.io/Placed True Placed", "kfed.io/HostnamesPublished True Published", "kfed.io/Healthy False EndpointsUnhealthy", "kfed.io/Drained False OnlyDrainedClusters"},
 		},
 		{
 			name: "each DNS provider has its own condition",
-			o: observation{verdicts: shop, placed: map[string]place{"cluster-1": {}}, ttl: 30,
+			o: observation{verdicts: shop, placed: joined(cluster("cluster-1", "")), ttl: 30,
 				members: map[string]memberCopy{"cluster-1": serving("127.1.200.1")},
 				endpoint: &extdnsv1alpha1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Generation: 2}, Status: extdnsv1alpha1.DNSEndpointStatus{
 					Publishers: []extdnsv1alpha1.PublisherStatus{{Provider: "rfc2136", ObservedGeneration: 2}, {Provider: "route53", ObservedGeneration: 1, Error: "InvalidChangeBatch"}},
@@ -187,7 +183,7 @@ func TestDecide(t *testing.T) {
 		},
 		{
 			name:  "object without hostnames publishes nothing and says so",
-			o:     observation{placed: map[string]place{"cluster-1": {}}, members: map[string]memberCopy{"cluster-1": serving("127.1.200.1")}},
+			o:     observation{placed: joined(cluster("cluster-1", "")), members: map[string]memberCopy{"cluster-1": serving("127.1.200.1")}},
 			conds: []string{"kfed.io/Valid True Valid", "kfed.io/Placed True Placed", "kfed.io/HostnamesPublished False NoHostname"},
 		},
 	} {
@@ -214,15 +210,51 @@ func TestDecide(t *testing.T) {
 	}
 }
 
-// drainedIn is places with the named clusters drained.
-func drainedIn(places map[string]place, names ...string) map[string]place {
-	out := maps.Clone(places)
-	for _, n := range names {
-		p := out[n]
-		p.drained = true
-		out[n] = p
+// cluster is a joined Cluster in region and zones.
+func cluster(name, region string, zones ...string) *kfedv1alpha1.Cluster {
+	return &kfedv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: kfedv1alpha1.ClusterSpec{Region: region, Zones: zones}}
+}
+
+// withdrawn is cl as its inventory withdrew it (ControlPlaneHealthy=False).
+func withdrawn(cl *kfedv1alpha1.Cluster) *kfedv1alpha1.Cluster {
+	cl.Status.Conditions = []metav1.Condition{{Type: kfedv1alpha1.ClusterReady, Status: metav1.ConditionFalse, Reason: kfedv1alpha1.ReasonControlPlaneUnhealthy}}
+	return cl
+}
+
+func joined(cls ...*kfedv1alpha1.Cluster) map[string]*kfedv1alpha1.Cluster {
+	out := map[string]*kfedv1alpha1.Cluster{}
+	for _, cl := range cls {
+		out[cl.Name] = cl
 	}
 	return out
+}
+
+// drainedIn is clusters with the named ones drained.
+func drainedIn(clusters map[string]*kfedv1alpha1.Cluster, names ...string) map[string]*kfedv1alpha1.Cluster {
+	out := map[string]*kfedv1alpha1.Cluster{}
+	for n, cl := range clusters {
+		out[n] = cl.DeepCopy()
+		out[n].Spec.Drained = slices.Contains(names, n)
+	}
+	return out
+}
+
+// publishedRows is a DNSEndpoint published with the cluster table rows.
+func publishedRows(rows ...dnsendpoint.Cluster) *extdnsv1alpha1.DNSEndpoint {
+	ep := &extdnsv1alpha1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{}}}
+	dnsendpoint.SetClusters(ep, rows)
+	return ep
+}
+
+// checkersFinding is the view of one fresh checker that finds the
+// endpoints of the clusters down named (key: cluster, value: reason) down:
+// a quorum of one.
+func checkersFinding(down map[string]string) publish.Health {
+	c := publish.Checker{Name: "kfed-system/checker", Cluster: "cluster-1", Unhealthy: map[string]string{}}
+	for cluster, reason := range down {
+		c.Unhealthy[kfedv1alpha1.EndpointKey("", "", cluster)] = reason
+	}
+	return publish.NewHealth([]publish.Checker{c}, 0)
 }
 
 // TestDecideTable: the cluster table carries what the plugin and the
@@ -230,7 +262,7 @@ func drainedIn(places map[string]place, names ...string) map[string]place {
 func TestDecideTable(t *testing.T) {
 	d := decide(observation{
 		verdicts: []tenancy.Verdict{{Hostname: "shop.example.com"}}, ports: []int32{80, 8443}, ttl: 30,
-		placed:  map[string]place{"cluster-1": {region: "us-east1", zones: []string{"us-east1-b"}}},
+		placed:  joined(cluster("cluster-1", "us-east1", "us-east1-b")),
 		members: map[string]memberCopy{"cluster-1": {outcome: publish.Serving, addrs: addrs("127.1.200.2", "127.1.200.1")}},
 	})
 	obj := &extdnsv1alpha1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{}}, Spec: extdnsv1alpha1.DNSEndpointSpec{Endpoints: d.endpoints}}

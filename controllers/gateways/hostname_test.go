@@ -3,16 +3,18 @@ package gateways
 import (
 	"context"
 	"errors"
-	"github.com/kfed-io/kfed/dns/publish"
 	"net/netip"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/kfed-io/kfed/dns/publish"
+
 	networkingv1 "k8s.io/api/networking/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
+	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/policy/tenancy"
 )
 
@@ -72,12 +74,12 @@ func TestResolveHostnameAddress(t *testing.T) {
 
 func TestDecideHostnameAddresses(t *testing.T) {
 	shop := []tenancy.Verdict{{Hostname: "shop.example.com"}}
-	placed := map[string]place{"aws": {}, "gcp": {}}
+	placed := joined(cluster("aws", ""), cluster("gcp", ""))
 	nlb := "nlb-1.elb.us-east-1.amazonaws.com"
 	for _, tt := range []struct {
 		name      string
 		members   map[string]memberCopy
-		previous  dnsendpoint.Clusters
+		previous  *extdnsv1alpha1.DNSEndpoint
 		records   []string
 		hostname  string // the aws row's
 		problem   bool
@@ -105,7 +107,7 @@ func TestDecideHostnameAddresses(t *testing.T) {
 				"aws": {outcome: publish.Unresolved, hostname: nlb, problem: "resolving the address"},
 				"gcp": {outcome: publish.Serving, addrs: addrs("127.2.200.1")},
 			},
-			previous: dnsendpoint.Clusters{"aws": {Name: "aws", Hostname: nlb, Addresses: addrs("127.7.0.9")}},
+			previous: publishedRows(dnsendpoint.Cluster{Name: "aws", Hostname: nlb, Addresses: addrs("127.7.0.9")}),
 			records:  []string{"shop.example.com A 127.2.200.1,127.7.0.9"}, hostname: nlb, problem: true, hostnames: []string{nlb},
 		},
 		{
@@ -118,7 +120,7 @@ func TestDecideHostnameAddresses(t *testing.T) {
 		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			d := decide(observation{verdicts: shop, placed: placed, members: tt.members, previous: tt.previous, ttl: 30})
+			d := decide(observation{verdicts: shop, placed: placed, members: tt.members, endpoint: tt.previous, ttl: 30})
 			if got := records(d.endpoints); !slices.Equal(got, tt.records) {
 				t.Errorf("records %q, want %q", got, tt.records)
 			}

@@ -1,14 +1,12 @@
 package gateways
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/config/serviceconfig"
@@ -20,15 +18,15 @@ import (
 // plane. It writes nothing: writeCopies then syncs the copies in the
 // members. The error is for a read that failed.
 func (r *reconciler) observe(ctx context.Context, obj client.Object, cfg serviceconfig.Config) (o observation, err error) {
-	o = observation{placed: map[string]place{}, members: map[string]memberCopy{}, ttl: cfg.TTL, health: cfg.Health}
+	o = observation{placed: map[string]*kfedv1alpha1.Cluster{}, members: map[string]memberCopy{}, ttl: cfg.TTL, probes: cfg.Health,
+		now: r.Clock.Now(), resync: r.Resync}
 	var all kfedv1alpha1.ClusterList
 	if err := r.Fed.List(ctx, &all); err != nil {
 		return o, fmt.Errorf("listing Clusters: %w", err)
 	}
 	placed, unknown := cfg.Placement.Select(all.Items)
 	for _, cl := range placed {
-		region, zones := cl.Location()
-		o.placed[cl.Name] = place{region: region, zones: zones, drained: cl.Spec.Drained, withdrawn: cl.Withdrawn()}
+		o.placed[cl.Name] = cl
 	}
 	o.unknown = unknown
 
@@ -45,30 +43,16 @@ func (r *reconciler) observe(ctx context.Context, obj client.Object, cfg service
 	}
 
 	var published extdnsv1alpha1.DNSEndpoint
-	epKey := r.endpointKey(client.ObjectKeyFromObject(obj))
-	switch err := r.Fed.Get(ctx, epKey, &published); {
+	o.key = r.endpointKey(client.ObjectKeyFromObject(obj))
+	switch err := r.Fed.Get(ctx, o.key, &published); {
 	case err == nil:
 		o.endpoint = &published
-		o.previous, _ = dnsendpoint.ReadClusters(&published)
 	case !apierrors.IsNotFound(err):
 		return o, err
 	}
-	health, err := publish.ReadHealth(ctx, r.Fed, r.Federation, r.Clock.Now(), r.Freshness)
-	if err != nil {
+	if o.health, err = publish.ReadHealth(ctx, r.Fed, r.Federation, o.now, r.Freshness); err != nil {
 		return o, err
 	}
-	o.judged, o.freshness, o.unhealthy = health.Judged(), health.Freshness(), map[string]string{}
-	for name := range o.placed {
-		was := true
-		if p, ok := o.previous[name]; ok {
-			was = !p.Unhealthy
-		}
-		// The checkers key what they probe by the DNSEndpoint they read.
-		if v := health.Verdict(kfedv1alpha1.EndpointKey(epKey.Namespace, epKey.Name, name), was); !v.Healthy {
-			o.unhealthy[name] = cmp.Or(v.Reason, "out until a quorum of fresh checkers finds it up")
-		}
-	}
-
 	return o, nil
 }
 

@@ -88,7 +88,7 @@ func TestIngressBackends(t *testing.T) {
 // Deployments behind the backends; 0 keeps its addresses published (it is
 // answered last); without any, every cluster weighs 1.
 func TestDecideWeights(t *testing.T) {
-	placed := map[string]place{"cluster-1": {}, "cluster-2": {}, "cluster-3": {}}
+	placed := joined(cluster("cluster-1", ""), cluster("cluster-2", ""), cluster("cluster-3", ""))
 	members := map[string]memberCopy{
 		"cluster-1": {outcome: publish.Serving, addrs: addrs("127.1.200.1")},
 		"cluster-2": {outcome: publish.Serving, addrs: addrs("127.2.200.1")},

@@ -53,7 +53,7 @@ type globalInput struct {
 	// Services; none means the name is not published.
 	exports []lbExport
 	// joined are the federation's Clusters; a joined one that is not Ready
-	// keeps the row it had (publish.Keep), unless withdrawn.
+	// keeps the row it had (publish.Decide), unless withdrawn.
 	joined map[string]*kfedv1alpha1.Cluster
 	ready  map[string]bool
 	// published is the name's DNSEndpoint when it is this export's, nil
@@ -82,8 +82,7 @@ type globalDecision struct {
 }
 
 // decideGlobal decides the federation's names of the exports of a name, by
-// the rules of a federated Service (publish.Keep, weights, health verdicts,
-// routing, publish.Endpoints), and reads nothing:
+// every publisher's rules (publish.Decide), and reads nothing:
 //   - the routing annotations (kfed.io/routing, kfed.io/failover-order,
 //     kfed.io/ttl, kfed.io/health-*) are the oldest export's, as KEP-1645
 //     resolves every conflict; an export that says otherwise is named in
@@ -110,43 +109,37 @@ func decideGlobal(in globalInput) globalDecision {
 		}
 	}
 
-	previous := publish.Previous(in.published)
-	rows, unhealthy := judgedRows(in, exports, previous)
-
-	drainedOut := publish.Drained(rows).Out
-	pin := publish.Input{Names: in.names, TTL: cfg.TTL, Clusters: rows}
-	d := globalDecision{publish: true, annotations: maps.Clone(cfg.Health)}
-	if d.annotations == nil {
-		d.annotations = map[string]string{}
-	}
-	var routing string
-	switch cfg.Routing {
-	case serviceconfig.RoutingProximity:
-		d.annotations[dnsendpoint.AnnotationRouting] = dnsendpoint.RoutingProximity
-	case serviceconfig.RoutingFailover:
-		fo, _ := publish.Failover(cfg.Failover, rows, drainedOut, in.published, in.now)
-		d.annotations[dnsendpoint.AnnotationFailover], d.due = fo.State.Encode(), fo.Due
-		if fo.State.Active != "" {
-			pin.Serving = map[string]bool{}
-			for _, name := range fo.Clusters {
-				pin.Serving[name] = true
-			}
-		}
-		routing = "; failover: " + fo.Message
-	}
-	pin.Regions, pin.Zones = publish.Places(in.joined, in.published, in.names)
-	eps, table, err := publish.Endpoints(pin)
+	obj := globalObject(in, exports, cfg)
+	pd, err := publish.Decide(obj)
 	if err != nil {
 		// A name DNS cannot hold publishes nothing new; what was published
 		// stays (never a deleted record for bad input).
 		return globalDecision{keep: true, condition: globalCondition(metav1.ConditionFalse, ReasonNotPublished, err.Error())}
 	}
-	d.endpoints, d.clusters = eps, table
+	rows := pd.Rows
+	var unhealthy []string
+	for _, j := range pd.Verdicts {
+		if !j.Healthy {
+			unhealthy = append(unhealthy, j.Cluster)
+		}
+	}
+	d := globalDecision{publish: true, annotations: maps.Clone(cfg.Health), endpoints: pd.Endpoints, clusters: pd.Clusters, due: pd.Next}
+	if d.annotations == nil {
+		d.annotations = map[string]string{}
+	}
+	var routing string
+	switch {
+	case cfg.Routing == serviceconfig.RoutingProximity:
+		d.annotations[dnsendpoint.AnnotationRouting] = dnsendpoint.RoutingProximity
+	case pd.Failover != nil:
+		d.annotations[dnsendpoint.AnnotationFailover] = pd.Failover.State.Encode()
+		routing = "; failover: " + pd.Failover.Message
+	}
 	// The import's slices take the load balancers of clusters the names
 	// leave out, found down or drained, as not ready (markHealth).
 	d.healthy = map[string]bool{}
 	for _, r := range rows {
-		d.healthy[r.Name] = !r.Unhealthy && !slices.Contains(drainedOut, r.Name)
+		d.healthy[r.Name] = !r.Unhealthy && !slices.Contains(pd.Drain.Out, r.Name)
 	}
 	if len(unhealthy) == len(rows) {
 		for name := range d.healthy {
@@ -197,49 +190,31 @@ func readyEndpoints(slices []discoveryv1.EndpointSlice) int {
 	return min(n, dnsendpoint.MaxWeight)
 }
 
-// judgedRows are the rows of the exports (publish.Keep) and of the joined
-// clusters that are not Ready and had one, weighed and judged; unhealthy
-// names those the checkers find down.
-func judgedRows(in globalInput, exports []lbExport, previous map[string]dnsendpoint.Cluster) (rows []dnsendpoint.Cluster, unhealthy []string) {
-	weights := publish.Weights{}
+// globalObject is what the name's records depend on (publish.Decide): the
+// rows of the exports, and of the joined clusters that are not Ready and
+// had one (Offline: kept unless withdrawn), each weighed by its exported
+// Service's ready endpoints, a kept row by the weight it had.
+func globalObject(in globalInput, exports []lbExport, cfg serviceconfig.Config) publish.Object {
+	obj := publish.Object{Key: in.key, Names: in.names, TTL: cfg.TTL, Joined: in.joined, Published: in.published,
+		Weights: publish.Weights{}, Health: in.health, Now: in.now}
+	if cfg.Routing == serviceconfig.RoutingFailover {
+		obj.Failover = &cfg.Failover
+	}
 	exporting := map[string]bool{}
 	for _, e := range exports {
 		exporting[e.row.Name] = true
-		p, had := previous[e.row.Name]
-		if r, ok := publish.Keep(e.outcome, e.row, p, had); ok {
-			rows = append(rows, r)
-			weights[r.Name] = e.row.Weight
-		}
+		obj.Members = append(obj.Members, publish.Member{Outcome: e.outcome, Row: e.row})
+		obj.Weights[e.row.Name] = e.row.Weight
 	}
+	previous := publish.Previous(in.published)
 	for _, name := range slices.Sorted(maps.Keys(previous)) {
-		cl := in.joined[name]
-		if exporting[name] || in.ready[name] || cl == nil {
+		if exporting[name] || in.ready[name] || in.joined[name] == nil {
 			continue // gone from a Ready member, or no longer joined
 		}
-		o := publish.Offline
-		if cl.Withdrawn() {
-			o = publish.Withdrawn
-		}
-		p := previous[name]
-		if r, ok := publish.Keep(o, dnsendpoint.Cluster{}, p, true); ok {
-			rows = append(rows, r)
-			weights[r.Name] = p.Weight
-		}
+		obj.Members = append(obj.Members, publish.Member{Outcome: publish.Offline, Row: dnsendpoint.Cluster{Name: name}})
+		obj.Weights[name] = previous[name].Weight
 	}
-	weights.Weigh(rows)
-	for i := range rows {
-		r := &rows[i]
-		// A drained cluster (kfed drain) leaves the names while another
-		// can answer: publish.Endpoints applies publish.Drained.
-		r.Drained = in.joined[r.Name] != nil && in.joined[r.Name].Spec.Drained
-	}
-	for _, j := range in.health.Judge(in.key.Namespace, in.key.Name, rows, previous) {
-		if !j.Healthy {
-			unhealthy = append(unhealthy, j.Cluster)
-		}
-	}
-
-	return rows, unhealthy
+	return obj
 }
 
 // globalMessage is kfedv1alpha1.ConditionGlobalName's message of a published name.

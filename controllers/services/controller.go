@@ -7,14 +7,11 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
@@ -33,7 +30,6 @@ import (
 	"github.com/kfed-io/kfed/clusters/copies"
 	"github.com/kfed-io/kfed/clusters/registry"
 	"github.com/kfed-io/kfed/dns/publish"
-	"github.com/kfed-io/kfed/policy/failover"
 )
 
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;update;patch
@@ -219,36 +215,32 @@ func (c *Controller) reconcile(ctx context.Context, svc *corev1.Service) (ctrl.R
 		return ctrl.Result{}, status{}, err
 	}
 	start = c.Metrics.since(phaseObserve, start)
+	actions := decideCopies(svc, c.Federation, o)
+	writes := c.writeCopies(ctx, o.key, actions)
+	start = c.Metrics.since(phaseCopies, start)
+	c.Metrics.copyWrites(writes)
 	// Members whose shard could not be written are retried with backoff;
 	// the records are written all the same.
-	var retry error
-	o.members, retry = c.writeCopies(ctx, svc, decideCopies(svc, c.Federation, o))
-	start = c.Metrics.since(phaseCopies, start)
+	retry := writeErrors(writes)
+	o.members = gave(writes)
 	d, err := decide(o)
 	st := d.status
-	if err != nil {
-		return ctrl.Result{}, st, retry
-	}
-	published, err := c.writeEndpoint(ctx, svc, o.published, d)
-	c.Metrics.since(phaseEndpoint, start)
-	if err != nil {
+	var published *extdnsv1alpha1.DNSEndpoint
+	wrote := false
+	if err == nil {
+		var op publish.Op
+		published, op, err = c.writeEndpoint(ctx, svc, o.published, d)
+		c.Metrics.since(phaseEndpoint, start)
+		wrote = err == nil
+		c.Metrics.endpointWrite(op, &st, wrote)
 		retry = errors.Join(retry, err)
-	} else {
-		c.verdictEvents(svc, st.verdicts)
-		c.failoverEvents(svc, &st)
 	}
+	c.tell(svc, writes, &st, wrote)
 	if published != nil {
 		// A write bumped the generation if the records changed.
 		st.providers(published.Status.Publishers, published.Generation)
 	}
-	var res ctrl.Result
-	if d.hostnames {
-		res.RequeueAfter = cmp.Or(c.Resync, time.Minute)
-	}
-	if d.due > 0 && (res.RequeueAfter == 0 || d.due < res.RequeueAfter) {
-		// A failback waits out its hold: look again when it ends.
-		res.RequeueAfter = d.due + 100*time.Millisecond
-	}
+	res := ctrl.Result{RequeueAfter: d.next}
 	// Each change is an Event, logged as well (the manager's recorder);
 	// this line, at V(1), tells every reconcile's outcome.
 	if log := ctrl.LoggerFrom(ctx).V(1); log.Enabled() { // no sorting in every reconcile for a line nobody reads
@@ -256,101 +248,6 @@ func (c *Controller) reconcile(ctx context.Context, svc *corev1.Service) (ctrl.R
 			"records", len(d.endpoints), "requeueAfter", res.RequeueAfter, "retry", retry)
 	}
 	return res, st, retry
-}
-
-func (c *Controller) event(svc *corev1.Service, typ, reason, format string, args ...any) {
-	if c.Recorder != nil {
-		c.Recorder.Eventf(svc, nil, typ, reason, "Reconcile", format, args...)
-	}
-}
-
-// clusterEvent records an Event about svc in one member cluster, with that
-// Cluster as its related object. The events library folds Events with the
-// same regarding, related, reason and action into one series that keeps the
-// first note only, and patches every series once more after six quiet
-// minutes: without the Cluster, "created shard in cluster-2" and "-3" would
-// be lost behind cluster-1's, and every Service would cost a write while
-// nothing changes.
-func (c *Controller) clusterEvent(svc *corev1.Service, cluster, typ, reason, format string, args ...any) {
-	if c.Recorder != nil {
-		related := &kfedv1alpha1.Cluster{
-			TypeMeta:   metav1.TypeMeta{APIVersion: kfedv1alpha1.GroupVersion.String(), Kind: "Cluster"},
-			ObjectMeta: metav1.ObjectMeta{Name: cluster},
-		}
-		c.Recorder.Eventf(svc, related, typ, reason, "Reconcile", format, args...)
-	}
-}
-
-// maxNote is how long an Event's note may be (events.k8s.io/v1).
-const maxNote = 1024
-
-// shardsCreated tells of the shards one reconcile created: one Event
-// naming the cluster for a single shard (clusterEvent), and one Event
-// naming them all for several. A Service placed in thirty members would
-// otherwise cost thirty Events, most of the control plane's writes while
-// a fleet's Services are created. A list too long for a note ends "and
-// N more".
-func (c *Controller) shardsCreated(svc *corev1.Service, created []string) {
-	switch len(created) {
-	case 0:
-		return
-	case 1:
-		c.clusterEvent(svc, created[0], corev1.EventTypeNormal, "ShardCreated", "created shard in cluster %s", created[0])
-		return
-	}
-	head := fmt.Sprintf("created shards in %d clusters: ", len(created))
-	note := head + strings.Join(created, ", ")
-	for n := len(created) - 1; len(note) > maxNote && n > 0; n-- {
-		note = head + strings.Join(created[:n], ", ") + fmt.Sprintf(" and %d more", len(created)-n)
-	}
-	c.event(svc, corev1.EventTypeNormal, "ShardsCreated", "%s", note)
-}
-
-// verdictEvents tells users about endpoints that left DNS or came back.
-func (c *Controller) verdictEvents(svc *corev1.Service, verdicts []endpointVerdict) {
-	for _, v := range verdicts {
-		switch {
-		case v.was && !v.healthy:
-			c.clusterEvent(svc, v.cluster, corev1.EventTypeWarning, "EndpointUnhealthy", "the endpoint in cluster %s is out of DNS: %s", v.cluster, v)
-		case !v.was && v.healthy:
-			c.clusterEvent(svc, v.cluster, corev1.EventTypeNormal, "EndpointHealthy", "the endpoint in cluster %s is back in DNS: %s", v.cluster, v)
-		}
-	}
-}
-
-// failoverEvents tells of a switch of the serving place, once it is
-// published.
-func (c *Controller) failoverEvents(svc *corev1.Service, st *status) {
-	d := st.failoverDecision
-	if d == nil || !d.Switched(st.failoverPrev) {
-		return
-	}
-	c.Metrics.failoverSwitch()
-	typ := corev1.EventTypeNormal
-	if d.State.Active == "" || d.Reason == failover.ReasonFailedOver || d.Reason == failover.ReasonPinnedPlaceDown {
-		typ = corev1.EventTypeWarning
-	}
-	reason := d.Reason
-	if reason == failover.ReasonPrimary {
-		reason = "FailedBack"
-	}
-	c.event(svc, typ, reason, "%s no longer serves: %s", st.failoverPrev.Active, d.Message)
-}
-
-// events tells users about conditions that turned bad or good again.
-func (c *Controller) events(before, after *corev1.Service) {
-	for _, cond := range after.Status.Conditions {
-		if !strings.HasPrefix(cond.Type, "kfed.io/") || cond.Type == kfedv1alpha1.ConditionHealthy {
-			continue // verdictEvents tells of endpoints leaving and returning
-		}
-		was := meta.FindStatusCondition(before.Status.Conditions, cond.Type)
-		if was != nil && was.Status == cond.Status && was.Reason == cond.Reason && was.Message == cond.Message {
-			continue
-		}
-		if cond.Status == metav1.ConditionFalse && cond.Reason != reasonWaiting {
-			c.event(after, corev1.EventTypeWarning, cond.Reason, "%s", cond.Message)
-		}
-	}
 }
 
 func (c *Controller) namespace() string {

@@ -98,8 +98,8 @@ func TestDecideFailover(t *testing.T) {
 			if err != nil || state.Active != tt.active {
 				t.Errorf("kept state %q (%v), want active %s", d.failover, err, tt.active)
 			}
-			if (d.due > 0) != tt.due {
-				t.Errorf("due %v, want one: %v", d.due, tt.due)
+			if (d.next > 0) != tt.due {
+				t.Errorf("due %v, want one: %v", d.next, tt.due)
 			}
 			svc := testService()
 			st.apply(svc)

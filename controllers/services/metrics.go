@@ -87,8 +87,26 @@ func (m *Metrics) copyOp(cluster, op string) {
 	}
 }
 
-func (m *Metrics) failoverSwitch() {
-	if m != nil {
+// copyWrites counts what one reconcile's writes did to the shards.
+func (m *Metrics) copyWrites(ws []copyWrite) {
+	for _, w := range ws {
+		for _, op := range w.ops {
+			m.copyOp(w.action.read.member.Name, op)
+		}
+	}
+}
+
+// endpointWrite counts a write of the DNSEndpoint that changed it (op),
+// and, once the records are published (wrote), a switch of the serving
+// place of a failover order.
+func (m *Metrics) endpointWrite(op publish.Op, st *status, wrote bool) {
+	if m == nil {
+		return
+	}
+	if op != publish.Unchanged {
+		m.endpointWrites.WithLabelValues(string(op)).Inc()
+	}
+	if d := st.failoverDecision; wrote && d != nil && d.Switched(st.failoverPrev) {
 		m.failoverSwitches.Inc()
 	}
 }
@@ -101,12 +119,6 @@ func (m *Metrics) since(phase string, start time.Time) time.Time {
 		m.phases.WithLabelValues(phase).Observe(now.Sub(start).Seconds())
 	}
 	return now
-}
-
-func (m *Metrics) endpoint(op string) {
-	if m != nil {
-		m.endpointWrites.WithLabelValues(op).Inc()
-	}
 }
 
 var (

@@ -46,8 +46,10 @@ type observation struct {
 	// weights are each cluster's ready replicas of the federated
 	// Deployments the Service selects; nil when it selects none.
 	weights publish.Weights
-	// now is when the world was read.
-	now time.Time
+	// now is when the world was read; resync how often a hostname ingress
+	// is resolved again.
+	now    time.Time
+	resync time.Duration
 }
 
 // memberRead is one Ready member's shard as observe read it.
@@ -84,6 +86,7 @@ func (c *Controller) observe(ctx context.Context, svc *corev1.Service, cfg servi
 		cfg:    cfg,
 		joined: map[string]*kfedv1alpha1.Cluster{},
 		now:    c.Clock.Now(),
+		resync: c.Resync,
 	}
 	var all kfedv1alpha1.ClusterList
 	if err := c.Fed.List(ctx, &all); err != nil {

@@ -1,6 +1,7 @@
 package services
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"strconv"
@@ -9,8 +10,54 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters/copies"
 )
+
+// copyAction is what decideCopies says to do with one Ready member's
+// shard.
+type copyAction struct {
+	read memberRead
+	// placed is false for a member the Service is no longer placed in: the
+	// shard kfed made there goes, one it adopted is let go.
+	placed bool
+	// want is the shard to write; nil to write none.
+	want *corev1.Service
+	// adopt is true when want takes over a matching Service kfed did not
+	// make.
+	adopt bool
+	// problem says why a shard is left alone.
+	problem *problem
+}
+
+// decideCopies says, for each Ready member, what its shard should be: the
+// member copy of svc (desiredCopy) where it is placed and kfed may write
+// it — its own, one it adopted, or a matching Service it adopts now — and
+// nothing where another federation's or Service's, or a differing Service
+// kfed did not make, holds the name.
+func decideCopies(svc *corev1.Service, federation string, o observation) []copyAction {
+	origin := o.key.String()
+	out := make([]copyAction, 0, len(o.copies))
+	for _, r := range o.copies {
+		a := copyAction{read: r, placed: o.placed[r.member.Name]}
+		name := r.member.Name
+		switch {
+		case !a.placed, r.err != nil:
+		case r.standing == copies.Conflict:
+			a.problem = &problem{name, reasonShardConflict, fmt.Sprintf("cluster %s has a Service %s that another federation or Service manages; left alone", name, origin)}
+		case r.standing == copies.Foreign && !matches(r.cur, svc):
+			a.problem = &problem{name, reasonShardConflict, fmt.Sprintf("cluster %s already has a Service %s that kfed did not create and that differs (type, selector or ports); left alone", name, origin)}
+		default:
+			a.want = desiredCopy(svc, federation)
+			if r.standing == copies.Foreign || r.standing == copies.Adopted {
+				a.want.Annotations[kfedv1alpha1.AnnotationAdopted] = "true"
+				a.adopt = r.standing == copies.Foreign
+			}
+		}
+		out = append(out, a)
+	}
+	return out
+}
 
 // matches reports whether an existing Service that kfed did not create is
 // close enough to the federated one to be taken over: a load balancer with

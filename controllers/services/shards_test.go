@@ -63,7 +63,7 @@ func TestDecideCopies(t *testing.T) {
 			if !tt.placed {
 				return
 			}
-			g := gave(a)
+			g := gave([]copyWrite{{action: a}})["c1"]
 			problem := ""
 			if g.problem != nil {
 				problem = g.problem.reason

@@ -9,12 +9,12 @@ import (
 	"github.com/kfed-io/kfed/policy/failover"
 )
 
-// Failover chooses the serving place of a name routed by failover, for
-// every publisher (Services, exports): from the policy's order, the rows'
-// verdicts and weights, and the state published with the previous records.
+// failoverOf chooses the serving place of a name routed by failover
+// (Decide): from the policy's order, the rows' verdicts and weights, and
+// the state published with the previous records.
 // A drained place (drainedOut, Drained) is unavailable. It returns the
 // decision and the state it started from.
-func Failover(policy failover.Policy, rows []dnsendpoint.Cluster, drainedOut []string, published *extdnsv1alpha1.DNSEndpoint, now time.Time) (failover.Decision, failover.State) {
+func failoverOf(policy failover.Policy, rows []dnsendpoint.Cluster, drainedOut []string, published *extdnsv1alpha1.DNSEndpoint, now time.Time) (failover.Decision, failover.State) {
 	var prev failover.State
 	if published != nil {
 		// A state kfed did not write reads as none: the order decides anew.

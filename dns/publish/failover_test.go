@@ -43,7 +43,7 @@ func TestFailoverServesTheFirstPlaceUpAndKeepsThePublishedState(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d, prev := Failover(policy, tt.rows, tt.drainedOut, tt.published, now)
+			d, prev := failoverOf(policy, tt.rows, tt.drainedOut, tt.published, now)
 			if d.State.Active != tt.active || prev.Active != tt.prev {
 				t.Errorf("active %q from %q, want %q from %q (%s)", d.State.Active, prev.Active, tt.active, tt.prev, d.Message)
 			}

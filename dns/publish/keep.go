@@ -27,7 +27,7 @@ const (
 	Withdrawn
 )
 
-// Keep is the rule of what a placed cluster publishes, given what its
+// keep is the rule of what a placed cluster publishes, given what its
 // member gave this reconcile (o and its row now) and what was published
 // last (previous, when had):
 //   - a cluster whose copy write failed, or that is not Ready, keeps the
@@ -39,7 +39,7 @@ const (
 //   - a serving copy publishes what it gave.
 //
 // It reports whether the cluster has a row.
-func Keep(o Outcome, now, previous dnsendpoint.Cluster, had bool) (dnsendpoint.Cluster, bool) {
+func keep(o Outcome, now, previous dnsendpoint.Cluster, had bool) (dnsendpoint.Cluster, bool) {
 	switch o {
 	case Serving:
 		return now, true

@@ -6,12 +6,12 @@ import (
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 )
 
-// Places lists the regions and zones ("zone/region") an object's names are
+// places lists the regions and zones ("zone/region") an object's names are
 // published for (Input.Regions and Input.Zones): those of the joined
 // clusters, and those with a name in the published DNSEndpoint (nil when
 // none), so that a place keeps its name, as a CNAME fallback, after its
 // last cluster leaves. A cluster with no region yet has no place of its own.
-func Places(joined map[string]*kfedv1alpha1.Cluster, published *extdnsv1alpha1.DNSEndpoint, n Names) (regions, zones []string) {
+func places(joined map[string]*kfedv1alpha1.Cluster, published *extdnsv1alpha1.DNSEndpoint, n Names) (regions, zones []string) {
 	for _, cl := range joined {
 		region, zs := cl.Location()
 		if region == "" {
@@ -39,7 +39,7 @@ func Places(joined map[string]*kfedv1alpha1.Cluster, published *extdnsv1alpha1.D
 
 // Previous reads the cluster table of the published DNSEndpoint (nil when
 // none), so that a cluster that cannot be read this time keeps what it had
-// (Keep). A table kfed wrote itself reads back whole; whatever could not be
+// (keep). A table kfed wrote itself reads back whole; whatever could not be
 // read is simply not kept.
 func Previous(published *extdnsv1alpha1.DNSEndpoint) map[string]dnsendpoint.Cluster {
 	out := map[string]dnsendpoint.Cluster{}

@@ -34,7 +34,7 @@ func TestPlaces(t *testing.T) {
 			[]string{"asia-east1"}, []string{"asia-east1-a/asia-east1"}},
 	}
 	for _, tt := range tests {
-		regions, zones := Places(tt.joined, tt.published, n)
+		regions, zones := places(tt.joined, tt.published, n)
 		if !slices.Equal(regions, tt.regions) || !slices.Equal(zones, tt.zones) {
 			t.Errorf("%s: %v %v, want %v %v", tt.name, regions, zones, tt.regions, tt.zones)
 		}

@@ -99,11 +99,17 @@ func Endpoints(in Input) ([]extdnsv1alpha1.Endpoint, []dnsendpoint.Cluster, erro
 	slices.SortFunc(out.list, func(a, b extdnsv1alpha1.Endpoint) int {
 		return cmp.Or(strings.Compare(a.DNSName, b.DNSName), strings.Compare(a.RecordType, b.RecordType))
 	})
-	table := make([]dnsendpoint.Cluster, len(rows))
+	return out.list, table(rows), nil
+}
+
+// table is the cluster table of rows, in name order (row).
+func table(rows []dnsendpoint.Cluster) []dnsendpoint.Cluster {
+	out := make([]dnsendpoint.Cluster, len(rows))
 	for i, s := range rows {
-		table[i] = row(s)
+		out[i] = row(s)
 	}
-	return out.list, table, nil
+	slices.SortFunc(out, func(a, b dnsendpoint.Cluster) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }
 
 // endpoints collects one Service's endpoints, each with the Service's TTL.
