@@ -75,7 +75,9 @@ type globalDecision struct {
 	// failing open: the import's EndpointSlices keep only these clusters'
 	// load balancers ready.
 	healthy map[string]bool
-	// due is when a pending failback is to be looked at again; 0 for never.
+	// due is when to decide again though nothing changed (publish.Decide's
+	// Next: a failback's hold ends, a hostname is resolved again); 0 for
+	// never.
 	due time.Duration
 	// condition is kfedv1alpha1.ConditionGlobalName for every export in exports.
 	condition metav1.Condition

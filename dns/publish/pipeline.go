@@ -151,7 +151,10 @@ func Decide(o Object) (Decision, error) {
 	in.Regions, in.Zones = places(o.Joined, o.Published, o.Names)
 	var err error
 	if d.Endpoints, d.Clusters, err = Endpoints(in); err != nil {
-		return Decision{Rows: d.Rows, Verdicts: d.Verdicts, Drain: d.Drain}, err
+		// Nothing to publish; the rows, verdicts and failover still tell
+		// the status.
+		d.Endpoints, d.Clusters, d.Next = nil, nil, 0
+		return d, err
 	}
 	return d, nil
 }

@@ -199,3 +199,19 @@ func rowsOf(rows []dnsendpoint.Cluster) string {
 	}
 	return strings.Join(out, " ")
 }
+
+// TestDecideNameTooLongStillTells: a name DNS cannot hold publishes
+// nothing, and the rows, verdicts and failover decision still reach the
+// status.
+func TestDecideNameTooLongStillTells(t *testing.T) {
+	long := strings.Repeat("n", 63)
+	names := NewNames(long, long+".example.com", long, long)
+	rows := []Member{{Outcome: Serving, Row: dnsendpoint.Cluster{Name: "c1", Region: "us-east1", Addresses: ips("127.1.0.1"), Weight: 1}}}
+	d, err := Decide(Object{Names: names, TTL: 30, Members: rows, Failover: &failover.Policy{Order: []string{"us-east1"}}})
+	if err == nil {
+		t.Fatal("a name over 253 octets was published")
+	}
+	if d.Endpoints != nil || d.Clusters != nil || len(d.Rows) != 1 || d.Failover == nil {
+		t.Errorf("decision %+v: want no records, the row and the failover decision", d)
+	}
+}
