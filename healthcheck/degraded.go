@@ -1,5 +1,15 @@
 package healthcheck
 
+// selfCheck is the state of the degraded self-check: per cluster, its
+// targets' latest rounds, and how many clusters are mostly failing. The
+// engine's lock guards it.
+type selfCheck struct {
+	threshold int                      // clusters mostly failing at once that make the checker degraded
+	clusters  map[string]*clusterCount // by name
+	failing   int                      // clusters where most probed targets failed their latest round
+	degraded  bool
+}
+
 // clusterCount is, for one cluster, its targets' latest rounds.
 type clusterCount struct {
 	targets, probed, failed int
@@ -7,41 +17,31 @@ type clusterCount struct {
 
 func (c *clusterCount) failing() bool { return c.probed > 0 && 2*c.failed > c.probed }
 
-// Degraded reports whether this checker doubts its own view: in the latest
-// round of each target, more than half of the probed targets of each of at
-// least DegradedClusters clusters failed. A checker cut off from the
-// network sees exactly that, while real outages seldom take most endpoints
-// of several clusters at once; so a degraded checker keeps probing and
-// reporting, but its reports abstain from the quorum (see Verdict). Targets
-// not yet probed are not counted, and a federation with fewer clusters than
-// DegradedClusters never makes its checkers degraded.
-func (e *Engine) Degraded() bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.degraded
+func newSelfCheck(threshold int) selfCheck {
+	return selfCheck{threshold: threshold, clusters: map[string]*clusterCount{}}
 }
 
-// join counts t in its cluster; mu is held.
-func (e *Engine) join(t *target) {
-	e.cluster(t.Cluster).targets++
-	e.account(t, +1)
+// join counts t in its cluster.
+func (s *selfCheck) join(t *target) {
+	s.cluster(t.Cluster).targets++
+	s.account(t, +1)
 }
 
 // leave takes t out of its cluster's counts, and forgets a cluster left
-// without targets; mu is held.
-func (e *Engine) leave(t *target) {
-	e.account(t, -1)
-	e.cluster(t.Cluster).targets--
-	e.dropCluster(t.Cluster)
+// without targets.
+func (s *selfCheck) leave(t *target) {
+	s.account(t, -1)
+	s.cluster(t.Cluster).targets--
+	s.dropCluster(t.Cluster)
 }
 
 // account adds (sign +1) or takes away (-1) t's latest round from its
-// cluster's count; mu is held.
-func (e *Engine) account(t *target, sign int) {
+// cluster's count.
+func (s *selfCheck) account(t *target, sign int) {
 	if !t.probed {
 		return
 	}
-	c := e.cluster(t.Cluster)
+	c := s.cluster(t.Cluster)
 	was := c.failing()
 	c.probed += sign
 	if !t.lastOK {
@@ -49,37 +49,34 @@ func (e *Engine) account(t *target, sign int) {
 	}
 	switch now := c.failing(); {
 	case now && !was:
-		e.failing++
+		s.failing++
 	case was && !now:
-		e.failing--
+		s.failing--
 	}
 }
 
-func (e *Engine) cluster(name string) *clusterCount {
-	c, ok := e.clusters[name]
+func (s *selfCheck) cluster(name string) *clusterCount {
+	c, ok := s.clusters[name]
 	if !ok {
 		c = &clusterCount{}
-		e.clusters[name] = c
+		s.clusters[name] = c
 	}
 	return c
 }
 
-func (e *Engine) dropCluster(name string) {
-	if c := e.clusters[name]; c != nil && c.targets == 0 {
-		delete(e.clusters, name)
+func (s *selfCheck) dropCluster(name string) {
+	if c := s.clusters[name]; c != nil && c.targets == 0 {
+		delete(s.clusters, name)
 	}
 }
 
-// updateDegraded recomputes Degraded and queues an event if it changed;
-// mu is held.
-func (e *Engine) updateDegraded() {
-	d := e.failing >= e.opts.DegradedClusters
-	if d == e.degraded {
-		return
+// update recomputes degraded from the counts and reports whether it
+// changed.
+func (s *selfCheck) update() (changed bool) {
+	d := s.failing >= s.threshold
+	if d == s.degraded {
+		return false
 	}
-	e.degraded = d
-	e.metrics.setDegraded(d)
-	if e.opts.OnDegraded != nil {
-		e.notify(event{up: d})
-	}
+	s.degraded = d
+	return true
 }

@@ -1,6 +1,9 @@
 package healthcheck
 
-import "context"
+import (
+	"context"
+	"sync"
+)
 
 // event is a change for the callbacks: a verdict flip, or with key "" a
 // change of Degraded.
@@ -9,30 +12,50 @@ type event struct {
 	up  bool
 }
 
-// notify queues ev for the callbacks; mu is held.
-func (e *Engine) notify(ev event) {
-	e.events = append(e.events, ev)
-	signal(e.pending)
+// deliverer hands the changes to the callbacks, in order, on a goroutine of
+// its own: a slow callback delays the ones after it, never a probe.
+type deliverer struct {
+	// mu is the engine's lock (as a sync.Cond's L is its owner's): the
+	// changes are queued under it, so events are in the order they
+	// happened.
+	mu         *sync.Mutex
+	events     []event       // changes not yet given to the callbacks, in order
+	pending    chan struct{} // signals events to deliver
+	onChange   func(key string, healthy bool)
+	onDegraded func(degraded bool)
+}
+
+func newDeliverer(mu *sync.Mutex, onChange func(key string, healthy bool), onDegraded func(degraded bool)) deliverer {
+	return deliverer{mu: mu, pending: make(chan struct{}, 1), onChange: onChange, onDegraded: onDegraded}
+}
+
+// notify queues ev for its callback, if there is one; mu is held.
+func (d *deliverer) notify(ev event) {
+	if ev.key == "" && d.onDegraded == nil || ev.key != "" && d.onChange == nil {
+		return
+	}
+	d.events = append(d.events, ev)
+	signal(d.pending)
 }
 
 // deliver calls the callbacks for queued events, in order, until ctx ends,
 // then once more for what is left.
-func (e *Engine) deliver(ctx context.Context) {
+func (d *deliverer) deliver(ctx context.Context) {
 	var batch []event
 	for done := false; !done; {
 		select {
-		case <-e.pending:
+		case <-d.pending:
 		case <-ctx.Done():
 			done = true
 		}
-		e.mu.Lock()
-		batch, e.events = e.events, batch[:0]
-		e.mu.Unlock()
+		d.mu.Lock()
+		batch, d.events = d.events, batch[:0]
+		d.mu.Unlock()
 		for _, ev := range batch {
 			if ev.key == "" {
-				e.opts.OnDegraded(ev.up)
+				d.onDegraded(ev.up)
 			} else {
-				e.opts.OnChange(ev.key, ev.up)
+				d.onChange(ev.key, ev.up)
 			}
 		}
 		clear(batch)

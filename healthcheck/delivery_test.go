@@ -20,10 +20,10 @@ func TestDeliverDrainsInOrderOnStop(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Queued without a signal: only the stop makes the deliverer look.
-	e.events = []event{{key: "a", up: false}, {up: true}, {key: "b", up: false}, {up: false}, {key: "a", up: true}}
+	e.delivery.events = []event{{key: "a", up: false}, {up: true}, {key: "b", up: false}, {up: false}, {key: "a", up: true}}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	e.deliver(ctx)
+	e.delivery.deliver(ctx)
 	want := []string{"a false", "degraded true", "b false", "degraded false", "a true"}
 	if !slices.Equal(got, want) {
 		t.Errorf("callbacks %q, want %q", got, want)

@@ -9,16 +9,18 @@
 //     rise and fall. ParseAnnotations reads it from a Service's annotations
 //     (the agent reads the copy on the DNSEndpoint).
 //   - A prober (probe.go) probes one address once.
-//   - Engine (engine.go: options, Run, the verdicts read back) is a
-//     checker: it probes a changing set of Targets (targets.go: Set)
-//     forever, each on its own jittered schedule (schedule.go, a timer
-//     heap), in rounds that probe a target's addresses together, at most
-//     MaxConcurrent at once (rounds.go), and keeps a local verdict per
-//     target with HAProxy's rise and fall (risefall.go). It also watches
-//     itself (degraded.go): a checker that sees most endpoints of several
-//     clusters fail at once is more likely cut off than they are down, and
-//     says it is degraded. Verdict flips and Degraded changes reach the
-//     callbacks in order, on a goroutine of their own (delivery.go).
+//   - Engine (engine.go: options, Set, Run, the verdicts read back) is a
+//     checker: it probes a changing set of Targets (targets.go) forever,
+//     each on its own jittered schedule (schedule.go, a timer heap), in
+//     rounds that probe a target's addresses together (rounds.go), at most
+//     MaxConcurrent at once, and keeps a local verdict per target with
+//     HAProxy's rise and fall (risefall.go) and its latest round-trip times
+//     (rtt.go). It also watches itself (degraded.go): a checker that sees
+//     most endpoints of several clusters fail at once is more likely cut
+//     off than they are down, and says it is degraded. Verdict flips and
+//     Degraded changes reach the callbacks in order, on a goroutine of
+//     their own (delivery.go). Each of those files owns one small piece and
+//     knows nothing of the Engine; engine.go composes them.
 //   - The agent reports each checker's verdicts and degraded flag with a
 //     heartbeat; the controller turns every checker's report on an endpoint
 //     into Ballots, and Verdict (quorum.go) decides: an endpoint is unhealthy

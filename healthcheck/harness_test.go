@@ -24,7 +24,7 @@ import (
 func (e *Engine) dueBy(t time.Time) int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	next := slices.SortedFunc(slices.Values(e.queue), func(a, b *target) int { return a.next.Compare(b.next) })
+	next := slices.SortedFunc(slices.Values(e.sched.queue), func(a, b *target) int { return a.next.Compare(b.next) })
 	if len(next) == 0 || next[0].next.After(t) {
 		return 0
 	}
@@ -41,7 +41,7 @@ func (e *Engine) dueBy(t time.Time) int {
 func (e *Engine) earliest() time.Time {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.queue[0].next
+	return e.sched.queue[0].next
 }
 
 type doneRound struct {

@@ -1,35 +1,5 @@
 package healthcheck
 
-// record applies a round's result to its target's verdict and to the
-// degraded self-check, and queues the callbacks for what changed.
-func (e *Engine) record(r round, res Result) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	t := r.t
-	t.inFlight = false
-	if e.targets[t.Key] != t || t.gen != r.gen {
-		return // removed or changed meanwhile
-	}
-	e.account(t, -1)
-	t.probed, t.lastOK, t.last = true, res.OK, res
-	if res.OK {
-		t.rtt.add(res.Latency)
-	}
-	e.account(t, +1)
-	if t.judge(res.OK) {
-		if t.healthy {
-			e.unhealthy--
-		} else {
-			e.unhealthy++
-		}
-		e.metrics.targets(len(e.targets), e.unhealthy)
-		if e.opts.OnChange != nil {
-			e.notify(event{key: t.Key, up: t.healthy})
-		}
-	}
-	e.updateDegraded()
-}
-
 // judge counts a round's outcome toward flipping t's verdict, HAProxy's
 // rise and fall: Fall failures in a row turn a healthy target unhealthy,
 // Rise passes in a row turn it healthy again, and a round that agrees with

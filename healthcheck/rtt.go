@@ -42,28 +42,3 @@ func (w *rttWindow) median() (time.Duration, bool) {
 	slices.Sort(held)
 	return held[w.n/2], true
 }
-
-// RTTs returns, for each cluster with a target measured enough, how long a
-// round takes to pass there: the lowest of its targets' medians over their
-// latest five passing rounds. The median of a target ignores a slow or
-// lucky round; the lowest target is the one whose probe costs least (a tcp
-// check, a quick health page), so a cluster's figure is its network's,
-// mostly, and compares across clusters probed for the same Services.
-func (e *Engine) RTTs() map[string]time.Duration {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	out := map[string]time.Duration{}
-	for _, t := range e.targets {
-		if t.Cluster == "" {
-			continue
-		}
-		m, ok := t.rtt.median()
-		if !ok {
-			continue
-		}
-		if cur, seen := out[t.Cluster]; !seen || m < cur {
-			out[t.Cluster] = m
-		}
-	}
-	return out
-}

@@ -2,36 +2,62 @@ package healthcheck
 
 import (
 	"container/heap"
+	"math/rand/v2"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/utils/clock"
 )
+
+// scheduler keeps the targets' schedule: a heap of them by next round, and
+// the clock and randomness that place the rounds. The engine's lock guards
+// it.
+type scheduler struct {
+	clock   clock.Clock
+	rand    *rand.Rand
+	skipped prometheus.Counter // rounds skipped because the previous one still ran
+	queue   schedule
+}
+
+// add schedules a new target's first round at a random offset within its
+// interval.
+func (s *scheduler) add(now time.Time, t *target) {
+	t.next = now.Add(s.offset(t.Spec.Interval))
+	heap.Push(&s.queue, t)
+}
+
+// restart schedules t's next round at a random offset within interval, its
+// new one.
+func (s *scheduler) restart(now time.Time, t *target, interval time.Duration) {
+	t.next = now.Add(s.offset(interval))
+	heap.Fix(&s.queue, t.index)
+}
+
+// remove takes t off the schedule.
+func (s *scheduler) remove(t *target) { heap.Remove(&s.queue, t.index) }
 
 // takeDue appends to due the rounds that are due, or will be within
 // coalesce, each target's next round scheduled, and returns them with a
 // channel that receives when the earliest round still to come is due (nil
-// without targets). A target
-// whose previous round is still running skips this one.
-func (e *Engine) takeDue(due []round) ([]round, <-chan time.Time) {
-	// Now and After are both read under mu, so a clock stepped under mu
-	// (the tests' fake) cannot move between them and leave the wait
-	// measured from a time already past.
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	now := e.opts.clock.Now()
-	for len(e.queue) > 0 {
-		t := e.queue[0]
+// without targets). A target whose previous round is still running skips
+// this one.
+func (s *scheduler) takeDue(due []round) ([]round, <-chan time.Time) {
+	now := s.clock.Now()
+	for len(s.queue) > 0 {
+		t := s.queue[0]
 		if t.next.After(now.Add(t.window())) {
-			return due, e.opts.clock.After(t.next.Sub(now))
+			return due, s.clock.After(t.next.Sub(now))
 		}
 		// Keep the schedule's phase: the next round is an interval after
 		// this one was due, unless the engine fell behind by more.
 		dueAt := t.next
-		t.next = t.next.Add(e.jittered(t.Spec.Interval))
+		t.next = t.next.Add(s.jittered(t.Spec.Interval))
 		if !t.next.After(now) {
-			t.next = now.Add(e.jittered(t.Spec.Interval))
+			t.next = now.Add(s.jittered(t.Spec.Interval))
 		}
-		heap.Fix(&e.queue, 0)
+		heap.Fix(&s.queue, 0)
 		if t.inFlight {
-			e.metrics.skipped.Inc()
+			s.skipped.Inc()
 			continue
 		}
 		t.inFlight = true
@@ -53,8 +79,8 @@ const coalesce = 10 * time.Millisecond
 func (t *target) window() time.Duration { return min(coalesce, t.Spec.Interval/100) }
 
 // offset is a first round's delay: anywhere within the interval.
-func (e *Engine) offset(interval time.Duration) time.Duration {
-	return time.Duration(e.opts.rand.Int64N(int64(interval)))
+func (s *scheduler) offset(interval time.Duration) time.Duration {
+	return time.Duration(s.rand.Int64N(int64(interval)))
 }
 
 // MaxJitter is how far a round may come after its interval, as a share of
@@ -62,8 +88,8 @@ func (e *Engine) offset(interval time.Duration) time.Duration {
 const MaxJitter = 0.1
 
 // jittered is an interval ±MaxJitter.
-func (e *Engine) jittered(interval time.Duration) time.Duration {
-	return interval*9/10 + time.Duration(e.opts.rand.Int64N(int64(interval)/5+1))
+func (s *scheduler) jittered(interval time.Duration) time.Duration {
+	return interval*9/10 + time.Duration(s.rand.Int64N(int64(interval)/5+1))
 }
 
 // schedule is a min-heap of targets by next round.

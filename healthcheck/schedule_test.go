@@ -82,7 +82,7 @@ func TestRoundsDueTogetherStartTogether(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i, d := range tt.dueIn {
-				heap.Push(&e.queue, &target{Target: Target{Key: fmt.Sprint(i), Spec: Spec{Interval: tt.interval}}, next: clock.Now().Add(d)})
+				heap.Push(&e.sched.queue, &target{Target: Target{Key: fmt.Sprint(i), Spec: Spec{Interval: tt.interval}}, next: clock.Now().Add(d)})
 			}
 			due, wait := e.takeDue(nil)
 			if len(due) != tt.wantDue {
