@@ -8,6 +8,7 @@ package serviceconfig
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,10 +21,6 @@ import (
 	"github.com/kfed-io/kfed/policy/failover"
 	"github.com/kfed-io/kfed/policy/placement"
 )
-
-// DefaultTTL is the record TTL when a Service does not set kfed.io/ttl; 30 s
-// as k8gb, so a failed-over name is not cached long.
-const DefaultTTL = 30
 
 // MaxTTL is a week, the most any provider kfed writes to accepts.
 const MaxTTL = 604800
@@ -102,8 +99,17 @@ func Parse(annotations map[string]string) (Config, error) {
 		case cfg.Routing != RoutingFailover:
 			errs = append(errs, fmt.Errorf("annotation %s applies only with %s: %s", kfedv1alpha1.AnnotationFailoverWithin, kfedv1alpha1.AnnotationRouting, RoutingFailover))
 		default:
-			if err := applyWithin(annotations, d, &cfg); err != nil {
+			t, err := timingWithin(annotations, d, cfg.TTL, cfg.Health)
+			switch {
+			case err != nil:
 				errs = append(errs, err)
+			case t != nil:
+				cfg.TTL = int64(t.TTL / time.Second)
+				if cfg.Health == nil {
+					cfg.Health = map[string]string{}
+				}
+				maps.Copy(cfg.Health, t.healthAnnotations())
+				cfg.Within = t
 			}
 		}
 	}

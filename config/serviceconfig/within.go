@@ -17,6 +17,10 @@ import (
 // their servers comes on top, and is theirs.
 const Propagation = 2 * time.Second
 
+// DefaultTTL is the record TTL when a Service does not set kfed.io/ttl; 30 s
+// as k8gb, so a failed-over name is not cached long.
+const DefaultTTL = 30
+
 // MinTTL is the lowest record TTL kfed derives: resolvers and clients that
 // refresh more often than this add load and little speed.
 const MinTTL = 5 * time.Second
@@ -75,25 +79,28 @@ func Within(within time.Duration) (Timing, error) {
 		within, healthcheck.MinInterval, Propagation, MinTTL, least.Round(100*time.Millisecond), ceil)
 }
 
-// applyWithin fills cfg's TTL and health settings from within, or checks
-// the ones the annotations set themselves against it.
-func applyWithin(annotations map[string]string, within time.Duration, cfg *Config) error {
+// timingWithin derives the TTL and health settings from within, or checks
+// the ones the annotations set themselves against it: ttl is the TTL read
+// from kfed.io/ttl and health the Service's kfed.io/health-* annotations.
+// Nil and no error when the health annotations do not read, which Parse
+// reports.
+func timingWithin(annotations map[string]string, within time.Duration, ttl int64, health map[string]string) (*Timing, error) {
 	derived, err := Within(within)
 	if err != nil {
-		return fmt.Errorf("annotation %s=%v: %w", kfedv1alpha1.AnnotationFailoverWithin, within, err)
+		return nil, fmt.Errorf("annotation %s=%v: %w", kfedv1alpha1.AnnotationFailoverWithin, within, err)
 	}
-	spec, err := healthcheck.ParseAnnotations(cfg.Health, healthcheck.Defaults())
+	spec, err := healthcheck.ParseAnnotations(health, healthcheck.Defaults())
 	if err != nil {
-		return nil // reported by Parse
+		return nil, nil // reported by Parse
 	}
 	t := derived
 	_, ownTTL := annotations[kfedv1alpha1.AnnotationTTL]
 	if ownTTL {
-		t.TTL = time.Duration(cfg.TTL) * time.Second
+		t.TTL = time.Duration(ttl) * time.Second
 	}
 	set := map[string]bool{}
 	for _, a := range []string{kfedv1alpha1.AnnotationHealthInterval, kfedv1alpha1.AnnotationHealthTimeout, kfedv1alpha1.AnnotationHealthFall} {
-		_, set[a] = cfg.Health[a]
+		_, set[a] = health[a]
 	}
 	if set[kfedv1alpha1.AnnotationHealthInterval] {
 		t.Interval = spec.Interval
@@ -108,16 +115,18 @@ func applyWithin(annotations map[string]string, within time.Duration, cfg *Confi
 		t.Timeout = min(derived.Timeout, t.Interval/2)
 	}
 	if t.WorstCase() > within {
-		return fmt.Errorf("annotation %s=%v: the Service's own TTL or probe settings take %v; remove them and kfed derives some that fit (%v)",
+		return nil, fmt.Errorf("annotation %s=%v: the Service's own TTL or probe settings take %v; remove them and kfed derives some that fit (%v)",
 			kfedv1alpha1.AnnotationFailoverWithin, within, t.WorstCase().Round(100*time.Millisecond), derived)
 	}
-	cfg.TTL = int64(t.TTL / time.Second)
-	if cfg.Health == nil {
-		cfg.Health = map[string]string{}
+	return &t, nil
+}
+
+// healthAnnotations are t's probe settings as the kfed.io/health-*
+// annotations the checkers read.
+func (t Timing) healthAnnotations() map[string]string {
+	return map[string]string{
+		kfedv1alpha1.AnnotationHealthInterval: t.Interval.String(),
+		kfedv1alpha1.AnnotationHealthTimeout:  t.Timeout.String(),
+		kfedv1alpha1.AnnotationHealthFall:     strconv.Itoa(t.Fall),
 	}
-	cfg.Health[kfedv1alpha1.AnnotationHealthInterval] = t.Interval.String()
-	cfg.Health[kfedv1alpha1.AnnotationHealthTimeout] = t.Timeout.String()
-	cfg.Health[kfedv1alpha1.AnnotationHealthFall] = strconv.Itoa(t.Fall)
-	cfg.Within = &t
-	return nil
 }
