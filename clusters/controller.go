@@ -128,7 +128,7 @@ func (c *Controller) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	c.place(&cluster)
 	c.apply(&cluster, v)
 	drainCondition(&cluster)
-	over, err := c.checkerSeats(ctx, &cluster)
+	over, err := checkerSeats(ctx, c.Client, &cluster)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -138,7 +138,7 @@ func (c *Controller) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		c.event(before, &cluster)
 		c.drainEvent(before, &cluster)
-		c.seatsEvent(before, &cluster, over)
+		seatsEvent(c.Recorder, before, &cluster, over)
 	}
 	return ctrl.Result{RequeueAfter: c.interval()}, nil
 }

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -20,12 +21,12 @@ import (
 )
 
 // checkerSeats sets cluster's TooManyCheckers condition from the
-// HealthReports in its member namespace, and returns the names of those
+// HealthReports in its member namespace, read through r, and returns the names of those
 // beyond its seats. A condition that was never set and has nothing to say
 // stays absent.
-func (c *Controller) checkerSeats(ctx context.Context, cluster *kfedv1alpha1.Cluster) ([]string, error) {
+func checkerSeats(ctx context.Context, r client.Reader, cluster *kfedv1alpha1.Cluster) ([]string, error) {
 	var reports kfedv1alpha1.HealthReportList
-	err := c.Client.List(ctx, &reports, client.InNamespace(kfedv1alpha1.MemberNamespace(cluster.Name)))
+	err := r.List(ctx, &reports, client.InNamespace(kfedv1alpha1.MemberNamespace(cluster.Name)))
 	if meta.IsNoMatchError(err) {
 		return nil, nil // no HealthReport CRD: no checkers
 	}
@@ -52,17 +53,17 @@ func (c *Controller) checkerSeats(ctx context.Context, cluster *kfedv1alpha1.Clu
 	return names, nil
 }
 
-// seatsEvent warns when a cluster goes over its seats, or the checkers
-// left out change.
-func (c *Controller) seatsEvent(before, after *kfedv1alpha1.Cluster, over []string) {
+// seatsEvent warns through rec, when there is one, when a cluster goes over
+// its seats, or the checkers left out change.
+func seatsEvent(rec events.EventRecorder, before, after *kfedv1alpha1.Cluster, over []string) {
 	now := meta.FindStatusCondition(after.Status.Conditions, kfedv1alpha1.ClusterTooManyCheckers)
-	if c.Recorder == nil || now == nil || now.Status != metav1.ConditionTrue {
+	if rec == nil || now == nil || now.Status != metav1.ConditionTrue {
 		return
 	}
 	if was := meta.FindStatusCondition(before.Status.Conditions, kfedv1alpha1.ClusterTooManyCheckers); was != nil && was.Message == now.Message {
 		return
 	}
-	c.Recorder.Eventf(after, nil, corev1.EventTypeWarning, kfedv1alpha1.ClusterTooManyCheckers, "CountCheckers",
+	rec.Eventf(after, nil, corev1.EventTypeWarning, kfedv1alpha1.ClusterTooManyCheckers, "CountCheckers",
 		"cluster %s has more checkers than its %d seats; not counting %s", after.Name, after.MaxCheckers(), strings.Join(over, ", "))
 }
 
