@@ -3,6 +3,8 @@ package dnsprovider
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"sync/atomic"
 )
 
@@ -109,3 +111,88 @@ func (l *ChangeList) Empty() bool { return len(l.changes) == 0 }
 
 // Changes returns the changes added, in order.
 func (l *ChangeList) Changes() []Change { return l.changes }
+
+// Conflict is a desired name kfed left alone because someone else holds it.
+type Conflict struct {
+	// Name is the desired name.
+	Name string
+	// Resource is the object (namespace/name) that wanted it.
+	Resource string
+	// Reason says who holds it and how.
+	Reason string
+}
+
+func (c Conflict) String() string {
+	s := "! " + c.Name
+	if c.Resource != "" {
+		s += " (" + c.Resource + ")"
+	}
+	return s + ": " + c.Reason
+}
+
+// Plan is the difference between a zone and the desired state: the changes
+// that make the zone match, grouped by name, and the names left alone. It is
+// a plain value: print it for --dry-run, apply it with Apply.
+type Plan struct {
+	// Zone is the zone's apex.
+	Zone string
+	// Changes are sorted by group, and within a group deletes, updates,
+	// creates.
+	Changes []Change
+	// Conflicts are sorted by name.
+	Conflicts []Conflict
+}
+
+// Empty reports whether the plan changes nothing. Conflicts do not count:
+// they are reported, not applied.
+func (p Plan) Empty() bool { return len(p.Changes) == 0 }
+
+// Count returns how many creates, updates and deletes the plan holds.
+func (p Plan) Count() (creates, updates, deletes int) {
+	for _, c := range p.Changes {
+		switch c.Action {
+		case Create:
+			creates++
+		case Update:
+			updates++
+		case Delete:
+			deletes++
+		}
+	}
+	return
+}
+
+// String prints the plan: a summary line, then one line per change ("+"
+// create, "~" update, "-" delete) and per conflict ("!").
+func (p Plan) String() string {
+	var b strings.Builder
+	c, u, d := p.Count()
+	fmt.Fprintf(&b, "zone %s: %d to create, %d to update, %d to delete, %d conflicts\n", p.Zone, c, u, d, len(p.Conflicts))
+	for _, ch := range p.Changes {
+		b.WriteString(ch.String())
+		b.WriteByte('\n')
+	}
+	for _, cf := range p.Conflicts {
+		b.WriteString(cf.String())
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// Groups returns the plan's changes split by group, in order.
+func (p Plan) Groups() [][]Change { return GroupChanges(p.Changes) }
+
+// Apply sends a plan's changes to zone z in one change set. An empty plan
+// sends nothing. Refused(err) names the groups the provider refused for bad
+// input when it applied the rest.
+func Apply(ctx context.Context, z Zone, p Plan) error {
+	if p.Empty() {
+		return nil
+	}
+	cs := z.NewChangeset()
+	cs.Add(p.Changes...)
+	if err := cs.Apply(ctx); err != nil {
+		return fmt.Errorf("applying plan to zone %s: %w", z.Name(), err)
+	}
+	return nil
+}

@@ -5,21 +5,6 @@ import (
 	"fmt"
 )
 
-// Apply sends a plan's changes to zone z in one change set. An empty plan
-// sends nothing. Refused(err) names the groups the provider refused for bad
-// input when it applied the rest.
-func Apply(ctx context.Context, z Zone, p Plan) error {
-	if p.Empty() {
-		return nil
-	}
-	cs := z.NewChangeset()
-	cs.Add(p.Changes...)
-	if err := cs.Apply(ctx); err != nil {
-		return fmt.Errorf("applying plan to zone %s: %w", z.Name(), err)
-	}
-	return nil
-}
-
 // Sync lists zone z, plans the desired record sets (adjusted by the
 // provider) against it, and applies the plan: the whole of a one-shot sync
 // (`kfed dns sync --once`). The long-running controller keeps a cache of the
