@@ -14,7 +14,6 @@ import (
 	"github.com/coredns/coredns/core/dnsserver"
 	"github.com/coredns/coredns/plugin"
 	"github.com/coredns/coredns/plugin/pkg/fall"
-	clog "github.com/coredns/coredns/plugin/pkg/log"
 	"github.com/coredns/coredns/plugin/transfer"
 	"github.com/miekg/dns"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -24,8 +23,6 @@ import (
 	"github.com/kfed-io/kfed/plugin/kubeclient"
 	"github.com/kfed-io/kfed/policy/tenancy"
 )
-
-var log = clog.NewWithPlugin("kfed")
 
 func init() { plugin.Register("kfed", setup) }
 
