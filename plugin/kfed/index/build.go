@@ -9,8 +9,6 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/miekg/dns"
 
@@ -368,55 +366,23 @@ func lowest(set, ttl uint32) uint32 {
 	return set
 }
 
-// clusterIDs numbers the cluster names an index has seen, so that packed
-// records carry a number of a byte or two where the name would take ten or
-// more at every name. Numbers are never reused; names are few.
-type clusterIDs struct {
-	mu    sync.RWMutex
-	ids   map[string]int
-	names []string // by number; 0 is "", an endpoint of no cluster
-	// own is the index's own cluster, whose tiers places are seen from.
-	own string
-	// places are where the clusters are, by number; table is their
-	// snapshot for queries (places.go).
-	places []place
-	// rtts are the round-trip times from own to each cluster, by number,
-	// as its checkers measured them (SetRTTs); nil when none is known.
-	rtts  []rtt
-	table atomic.Pointer[placeTable]
-}
-
-// id returns name's number, giving it one if it has none.
-func (c *clusterIDs) id(name string) int {
+// normalize turns a DNSEndpoint name into the index's form: lower case, fully
+// qualified. Names with escapes (a dot or odd octet inside a label) are
+// refused: kfed never writes them and they would need escape-aware label
+// splitting everywhere.
+func normalize(name string) (string, error) {
 	if name == "" {
-		return 0
+		return "", errors.New("empty DNS name")
 	}
-	c.mu.RLock()
-	id, ok := c.ids[name]
-	c.mu.RUnlock()
-	if ok {
-		return id
+	if strings.ContainsRune(name, '\\') {
+		return "", fmt.Errorf("DNS name %q has an escape", name)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if id, ok := c.ids[name]; ok {
-		return id
+	fqdn := dns.Fqdn(strings.ToLower(name))
+	if fqdn == "." {
+		return "", errors.New("DNS name is the root")
 	}
-	if c.ids == nil {
-		c.ids, c.names = map[string]int{}, []string{""}
+	if _, ok := dns.IsDomainName(fqdn); !ok || strings.Contains(fqdn, "..") {
+		return "", fmt.Errorf("invalid DNS name %q", name)
 	}
-	name = strings.Clone(name) // not a slice of a DNSEndpoint's strings
-	c.ids[name] = len(c.names)
-	c.names = append(c.names, name)
-	return c.ids[name]
-}
-
-// name returns the name numbered id.
-func (c *clusterIDs) name(id int) string {
-	if id == 0 {
-		return ""
-	}
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.names[id]
+	return fqdn, nil
 }

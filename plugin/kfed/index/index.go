@@ -17,11 +17,13 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/miekg/dns"
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	"github.com/kfed-io/kfed/internal/geo"
 )
 
 // MaxChain bounds the CNAMEs of the index's names followed in one answer,
@@ -65,29 +67,6 @@ type Index struct {
 	clusterIDs clusterIDs // Parse's, which runs outside mu
 }
 
-// Object is what one DNSEndpoint contributes to an index: the records of each
-// of its names, built by Index.Parse. It is immutable once parsed, and may be
-// handed to Index.SetObject once.
-type Object struct {
-	key     string    // set by SetObject, under the index's lock
-	records []Records // by name; their names and data are slices of one string
-	err     error
-}
-
-// Err reports what of the object could not be parsed and is not served.
-func (o *Object) Err() error { return o.err }
-
-// Len is the number of names the object has records at.
-func (o *Object) Len() int { return len(o.records) }
-
-// has reports whether o has records at name.
-func (o *Object) has(name string) bool {
-	_, found := slices.BinarySearchFunc(o.records, name, func(r Records, name string) int {
-		return strings.Compare(r.name(), name)
-	})
-	return found
-}
-
 // New returns an empty index for a plugin running in cluster (empty when it
 // runs outside any member cluster), giving endpoints without a recordTTL the
 // TTL defaultTTL.
@@ -116,6 +95,22 @@ func (x *Index) Lookup(name string) (records *Records, exists bool) {
 	x.mu.RUnlock()
 	return records, exists
 }
+
+// Inside is the vantage of a client inside the index's own cluster; for an
+// index of no cluster, every cluster is ordered by weight.
+func (x *Index) Inside() Vantage { return Vantage{places: x.clusterIDs.table.Load()} }
+
+// At is the vantage of a client at p.
+func (x *Index) At(p geo.Point) Vantage {
+	return Vantage{places: x.clusterIDs.table.Load(), at: geo.Vector(p), located: true}
+}
+
+// SetRTTs makes rtts the round-trip times from the index's own cluster to
+// the clusters they name (those it does not name are not measured), for
+// ordering clusters within a tier (proximity.InsideKey). It publishes a new
+// snapshot only when that changes what the index knew: the checkers publish
+// RTTs in coarse buckets, so this is rare.
+func (x *Index) SetRTTs(rtts map[string]time.Duration) { x.clusterIDs.setRTTs(rtts) }
 
 // Names returns every name with records, and its records, sorted by name:
 // a snapshot, taken under the lock and read after it, so that a zone
@@ -419,25 +414,4 @@ func parentOf(name string) (string, bool) {
 		return ".", true
 	}
 	return name[i+1:], true
-}
-
-// normalize turns a DNSEndpoint name into the index's form: lower case, fully
-// qualified. Names with escapes (a dot or odd octet inside a label) are
-// refused: kfed never writes them and they would need escape-aware label
-// splitting everywhere.
-func normalize(name string) (string, error) {
-	if name == "" {
-		return "", errors.New("empty DNS name")
-	}
-	if strings.ContainsRune(name, '\\') {
-		return "", fmt.Errorf("DNS name %q has an escape", name)
-	}
-	fqdn := dns.Fqdn(strings.ToLower(name))
-	if fqdn == "." {
-		return "", errors.New("DNS name is the root")
-	}
-	if _, ok := dns.IsDomainName(fqdn); !ok || strings.Contains(fqdn, "..") {
-		return "", fmt.Errorf("invalid DNS name %q", name)
-	}
-	return fqdn, nil
 }

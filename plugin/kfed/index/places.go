@@ -1,9 +1,10 @@
 package index
 
 import (
-	"math"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
@@ -20,6 +21,59 @@ import (
 // query reads is a snapshot, replaced whole when a cluster's place changes
 // (rarely: a cluster moves when its Cluster does), so that ordering takes no
 // lock.
+
+// clusterIDs numbers the cluster names an index has seen, so that packed
+// records carry a number of a byte or two where the name would take ten or
+// more at every name. Numbers are never reused; names are few.
+type clusterIDs struct {
+	mu    sync.RWMutex
+	ids   map[string]int
+	names []string // by number; 0 is "", an endpoint of no cluster
+	// own is the index's own cluster, whose tiers places are seen from.
+	own string
+	// places are where the clusters are, by number; table is their
+	// snapshot for queries.
+	places []place
+	// rtts are the round-trip times from own to each cluster, by number,
+	// as its checkers measured them (SetRTTs); nil when none is known.
+	rtts  []rtt
+	table atomic.Pointer[placeTable]
+}
+
+// id returns name's number, giving it one if it has none.
+func (c *clusterIDs) id(name string) int {
+	if name == "" {
+		return 0
+	}
+	c.mu.RLock()
+	id, ok := c.ids[name]
+	c.mu.RUnlock()
+	if ok {
+		return id
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if id, ok := c.ids[name]; ok {
+		return id
+	}
+	if c.ids == nil {
+		c.ids, c.names = map[string]int{}, []string{""}
+	}
+	name = strings.Clone(name) // not a slice of a DNSEndpoint's strings
+	c.ids[name] = len(c.names)
+	c.names = append(c.names, name)
+	return c.ids[name]
+}
+
+// name returns the name numbered id.
+func (c *clusterIDs) name(id int) string {
+	if id == 0 {
+		return ""
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.names[id]
+}
 
 // place is where one cluster is, as a cluster table said.
 type place struct {
@@ -125,13 +179,10 @@ func (c *clusterIDs) publish() {
 	c.table.Store(t)
 }
 
-// SetRTTs makes rtts the round-trip times from the index's own cluster to
-// the clusters they name (those it does not name are not measured), for
-// ordering clusters within a tier (proximity.InsideKey). It publishes a new
-// snapshot only when that changes what the index knew: the checkers publish
-// RTTs in coarse buckets, so this is rare.
-func (x *Index) SetRTTs(rtts map[string]time.Duration) {
-	c := &x.clusterIDs
+// setRTTs makes rtts the round-trip times from own to the clusters they
+// name (Index.SetRTTs), publishing a new snapshot only when that changes
+// what was known.
+func (c *clusterIDs) setRTTs(rtts map[string]time.Duration) {
 	ids := make(map[int]time.Duration, len(rtts))
 	n := 0
 	for name, d := range rtts {
@@ -154,75 +205,6 @@ func (x *Index) SetRTTs(rtts map[string]time.Duration) {
 
 func (p place) proximity() proximity.Place {
 	return proximity.Place{Region: p.region, Zones: p.zones, Point: p.point, Located: p.located}
-}
-
-// Vantage is where a query comes from, for ordering a name's clusters:
-// inside the index's own cluster (Index.Inside), where clusters are ordered
-// by tier (own zone, own region, the rest), or at a client's location
-// (Index.At), where they are ordered by distance. The zero Vantage orders
-// every cluster by weight alone.
-type Vantage struct {
-	places  *placeTable
-	at      geo.Vec
-	located bool
-}
-
-// Inside is the vantage of a client inside the index's own cluster; for an
-// index of no cluster, every cluster is ordered by weight.
-func (x *Index) Inside() Vantage { return Vantage{places: x.clusterIDs.table.Load()} }
-
-// At is the vantage of a client at p.
-func (x *Index) At(p geo.Point) Vantage {
-	return Vantage{places: x.clusterIDs.table.Load(), at: geo.Vector(p), located: true}
-}
-
-// key is how far cluster id is from the vantage: a tier and round-trip
-// time (proximity.InsideKey), or kilometres (+Inf for a cluster of no known
-// place).
-func (v Vantage) key(id int) float64 {
-	t := v.places
-	switch {
-	case v.located && (t == nil || id >= len(t.located) || !t.located[id]):
-		return math.Inf(1)
-	case v.located:
-		return v.at.Distance(t.vec[id])
-	case t == nil || id >= len(t.inside):
-		return unplacedInside
-	}
-	return t.inside[id]
-}
-
-// unplacedInside is the key of a cluster the index knows nothing of.
-var unplacedInside = proximity.InsideKey(proximity.TierOther, 0, false)
-
-// slack is how far apart keys may be and still be equally near.
-func (v Vantage) slack() float64 {
-	if v.located {
-		return proximity.SameDistance
-	}
-	return proximity.SameRTT
-}
-
-// varies reports whether clients at different places may get groups in
-// different orders: when they are ordered by distance, and one has a place
-// and another has none, or two are farther apart than SameDistance (two
-// clusters at about one place are equally near to every client).
-func (v Vantage) varies(groups []groupView) bool {
-	t := v.places
-	if !v.located || t == nil {
-		return false
-	}
-	located := func(id int) bool { return id < len(t.located) && t.located[id] }
-	for i := range groups {
-		a := groups[i].cluster
-		for j := i + 1; j < len(groups); j++ {
-			b := groups[j].cluster
-			if located(a) != located(b) || (located(a) && !t.vec[a].Within(t.vec[b], proximity.SameDistance)) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // CombineRTTs is each cluster's RTT from a cluster as the reports of its

@@ -3,11 +3,33 @@ package index
 import (
 	"net"
 	"slices"
+	"strings"
 
 	"github.com/miekg/dns"
-
-	"github.com/kfed-io/kfed/policy/proximity"
 )
+
+// Object is what one DNSEndpoint contributes to an index: the records of each
+// of its names, built by Index.Parse. It is immutable once parsed, and may be
+// handed to Index.SetObject once.
+type Object struct {
+	key     string    // set by SetObject, under the index's lock
+	records []Records // by name; their names and data are slices of one string
+	err     error
+}
+
+// Err reports what of the object could not be parsed and is not served.
+func (o *Object) Err() error { return o.err }
+
+// Len is the number of names the object has records at.
+func (o *Object) Len() int { return len(o.records) }
+
+// has reports whether o has records at name.
+func (o *Object) has(name string) bool {
+	_, found := slices.BinarySearchFunc(o.records, name, func(r Records, name string) int {
+		return strings.Compare(r.name(), name)
+	})
+	return found
+}
 
 // Records are the record sets at one name, merged from every endpoint that
 // names it: a view of the name and its records packed into the bytes of the
@@ -89,80 +111,6 @@ func (r *Records) set(qtype uint16) (addrSet, int) {
 		return addrSet(r.section(hasAAAA)), net.IPv6len
 	}
 	return "", 0
-}
-
-// AppendAddresses appends the address records of type qtype (dns.TypeA or
-// dns.TypeAAAA) to dst in answer order for a client inside the index's own
-// cluster, without what the index knows of where clusters are: the own
-// cluster first (its cluster IPs where it has them, else its load-balancer
-// addresses), then the other clusters in a weighted random order drawn with
-// intn, those of weight 0 last. intn(n) returns a number in [0, n);
-// rand.IntN fits.
-func (r *Records) AppendAddresses(dst []dns.RR, qtype uint16, intn func(int) int) []dns.RR {
-	dst, _ = r.AppendFrom(dst, qtype, Vantage{}, intn)
-	return dst
-}
-
-// AppendFrom appends the address records of type qtype (dns.TypeA or
-// dns.TypeAAAA) to dst in answer order for a client at v: the index's own
-// cluster first (its cluster IPs where it has them, else its load-balancer
-// addresses), then the other clusters nearest first (proximity.Order: by tier
-// from inside a cluster, by distance from a client's location), drawn with
-// intn in proportion to their weights among those equally near, those of
-// weight 0 last. It reports whether the order depended on where v is, as
-// opposed to being the same for every client. intn(n) returns a number in
-// [0, n); rand.IntN fits.
-func (r *Records) AppendFrom(dst []dns.RR, qtype uint16, v Vantage, intn func(int) int) ([]dns.RR, bool) {
-	set, size := r.set(qtype)
-	if set == "" {
-		return dst, false
-	}
-	if v.located && !r.byDistance() {
-		v.located = false // a Service routed by weight: weights alone
-	}
-	var gbuf [8]groupView
-	var obuf [8]string
-	s := set.decode(gbuf[:0], size)
-	order := obuf[:0]
-	for _, g := range s.groups[:s.local] {
-		if g.clusterIPs != "" {
-			order = append(order, g.clusterIPs)
-		} else {
-			order = append(order, g.lb)
-		}
-	}
-	rest := s.groups[s.local:]
-	varies := false
-	switch len(rest) {
-	case 0:
-	case 1:
-		order = append(order, rest[0].lb)
-	default:
-		order, varies = appendNearest(order, rest, v, intn)
-	}
-	return appendPacked(dst, r.name(), qtype, s.ttl, size, order), varies
-}
-
-// appendNearest appends the load-balancer addresses of groups in the order
-// a client at v gets them, and whether that order depends on where v is. It
-// is a function of its own, never inlined, so that its buffers are off the
-// stack by the time the records are made: a query runs on a goroutine of
-// its own, whose stack starts small and is copied whole each time it grows
-// (runtime.copystack was a quarter of a real server's CPU when these
-// buffers sat in AppendFrom's frame).
-//
-//go:noinline
-func appendNearest(order []string, groups []groupView, v Vantage, intn func(int) int) ([]string, bool) {
-	var buf [8]proximity.Rank
-	ranks := buf[:0]
-	for i, g := range groups {
-		ranks = append(ranks, proximity.Rank{Key: v.key(g.cluster), Weight: int32(g.weight), ID: int16(i)})
-	}
-	proximity.Order(ranks, v.slack(), intn)
-	for _, r := range ranks {
-		order = append(order, groups[r.ID].lb)
-	}
-	return order, v.varies(groups)
 }
 
 // AppendAll appends every address record of type qtype (dns.TypeA or

@@ -1,0 +1,144 @@
+package index
+
+import (
+	"math"
+
+	"github.com/miekg/dns"
+
+	"github.com/kfed-io/kfed/internal/geo"
+	"github.com/kfed-io/kfed/policy/proximity"
+)
+
+// Vantage is where a query comes from, for ordering a name's clusters:
+// inside the index's own cluster (Index.Inside), where clusters are ordered
+// by tier (own zone, own region, the rest), or at a client's location
+// (Index.At), where they are ordered by distance. The zero Vantage orders
+// every cluster by weight alone.
+type Vantage struct {
+	places  *placeTable
+	at      geo.Vec
+	located bool
+}
+
+// key is how far cluster id is from the vantage: a tier and round-trip
+// time (proximity.InsideKey), or kilometres (+Inf for a cluster of no known
+// place).
+func (v Vantage) key(id int) float64 {
+	t := v.places
+	switch {
+	case v.located && (t == nil || id >= len(t.located) || !t.located[id]):
+		return math.Inf(1)
+	case v.located:
+		return v.at.Distance(t.vec[id])
+	case t == nil || id >= len(t.inside):
+		return unplacedInside
+	}
+	return t.inside[id]
+}
+
+// unplacedInside is the key of a cluster the index knows nothing of.
+var unplacedInside = proximity.InsideKey(proximity.TierOther, 0, false)
+
+// slack is how far apart keys may be and still be equally near.
+func (v Vantage) slack() float64 {
+	if v.located {
+		return proximity.SameDistance
+	}
+	return proximity.SameRTT
+}
+
+// varies reports whether clients at different places may get groups in
+// different orders: when they are ordered by distance, and one has a place
+// and another has none, or two are farther apart than SameDistance (two
+// clusters at about one place are equally near to every client).
+func (v Vantage) varies(groups []groupView) bool {
+	t := v.places
+	if !v.located || t == nil {
+		return false
+	}
+	located := func(id int) bool { return id < len(t.located) && t.located[id] }
+	for i := range groups {
+		a := groups[i].cluster
+		for j := i + 1; j < len(groups); j++ {
+			b := groups[j].cluster
+			if located(a) != located(b) || (located(a) && !t.vec[a].Within(t.vec[b], proximity.SameDistance)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// AppendAddresses appends the address records of type qtype (dns.TypeA or
+// dns.TypeAAAA) to dst in answer order for a client inside the index's own
+// cluster, without what the index knows of where clusters are: the own
+// cluster first (its cluster IPs where it has them, else its load-balancer
+// addresses), then the other clusters in a weighted random order drawn with
+// intn, those of weight 0 last. intn(n) returns a number in [0, n);
+// rand.IntN fits.
+func (r *Records) AppendAddresses(dst []dns.RR, qtype uint16, intn func(int) int) []dns.RR {
+	dst, _ = r.AppendFrom(dst, qtype, Vantage{}, intn)
+	return dst
+}
+
+// AppendFrom appends the address records of type qtype (dns.TypeA or
+// dns.TypeAAAA) to dst in answer order for a client at v: the index's own
+// cluster first (its cluster IPs where it has them, else its load-balancer
+// addresses), then the other clusters nearest first (proximity.Order: by tier
+// from inside a cluster, by distance from a client's location), drawn with
+// intn in proportion to their weights among those equally near, those of
+// weight 0 last. It reports whether the order depended on where v is, as
+// opposed to being the same for every client. intn(n) returns a number in
+// [0, n); rand.IntN fits.
+func (r *Records) AppendFrom(dst []dns.RR, qtype uint16, v Vantage, intn func(int) int) ([]dns.RR, bool) {
+	set, size := r.set(qtype)
+	if set == "" {
+		return dst, false
+	}
+	if v.located && !r.byDistance() {
+		v.located = false // a Service routed by weight: weights alone
+	}
+	var gbuf [8]groupView
+	var obuf [8]string
+	s := set.decode(gbuf[:0], size)
+	order := obuf[:0]
+	for _, g := range s.groups[:s.local] {
+		if g.clusterIPs != "" {
+			order = append(order, g.clusterIPs)
+		} else {
+			order = append(order, g.lb)
+		}
+	}
+	rest := s.groups[s.local:]
+	varies := false
+	switch len(rest) {
+	case 0:
+	case 1:
+		order = append(order, rest[0].lb)
+	default:
+		order, varies = appendNearest(order, rest, v, intn)
+	}
+	return appendPacked(dst, r.name(), qtype, s.ttl, size, order), varies
+}
+
+// appendNearest appends the load-balancer addresses of groups in the order
+// a client at v gets them, and whether that order depends on where v is. It
+// is a function of its own, never inlined, so that its buffers are off the
+// stack by the time the records are made: a query runs on a goroutine of
+// its own, whose stack starts small and is copied whole each time it grows
+// (runtime.copystack was a quarter of a real server's CPU when these
+// buffers sat in AppendFrom's frame).
+//
+//go:noinline
+func appendNearest(order []string, groups []groupView, v Vantage, intn func(int) int) ([]string, bool) {
+	var buf [8]proximity.Rank
+	ranks := buf[:0]
+	for i, g := range groups {
+		ranks = append(ranks, proximity.Rank{Key: v.key(g.cluster), Weight: int32(g.weight), ID: int16(i)})
+	}
+	proximity.Order(ranks, v.slack(), intn)
+	for _, r := range ranks {
+		order = append(order, groups[r.ID].lb)
+	}
+	return order, v.varies(groups)
+}
