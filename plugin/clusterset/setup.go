@@ -9,16 +9,11 @@ import (
 	"github.com/coredns/coredns/core/dnsserver"
 	"github.com/coredns/coredns/plugin"
 	"github.com/coredns/coredns/plugin/pkg/fall"
-	clog "github.com/coredns/coredns/plugin/pkg/log"
 	"github.com/miekg/dns"
 
 	"github.com/kfed-io/kfed/plugin/clusterset/zone"
 	"github.com/kfed-io/kfed/plugin/kubeclient"
 )
-
-const pluginName = "clusterset"
-
-var log = clog.NewWithPlugin(pluginName)
 
 func init() { plugin.Register(pluginName, setup) }
 
