@@ -222,21 +222,6 @@ func (d *Dev) Stop() {
 	d.Env.Stop()
 }
 
-// Members are n member clusters named cluster-1 … cluster-n, placed as
-// DefaultMembers' three in turn: us-east1-b, us-east1-c (both us-east1),
-// europe-west1-b, then again from the first.
-func Members(n int) []Member {
-	defaults := DefaultMembers()
-	members := make([]Member, n)
-	for i := range members {
-		m := defaults[i%len(defaults)]
-		m.Name = fmt.Sprintf("cluster-%d", i+1)
-		m.Zones = append([]string(nil), m.Zones...)
-		members[i] = m
-	}
-	return members
-}
-
 // installDevCRDs installs kfed's CRDs in the control plane, and the Gateway
 // API's there and, with inMembers, in every member, before kfed starts: it
 // federates Gateways only if the control plane serves them then. Light
@@ -280,8 +265,11 @@ func (d *Dev) federate(ctx context.Context) error {
 	case "":
 		err = joinMembers(ctx, d.Env, fed, d.Federation)
 	case kfedv1alpha1.InventoryClusterProfile:
-		if d.access, err = d.writeProviderFile(); err == nil {
-			err = d.listProfiles(ctx, fed)
+		if len(d.opts.CredentialPlugin) == 0 {
+			return errors.New("an inventory of ClusterProfiles needs DevOptions.CredentialPlugin")
+		}
+		if d.access, err = writeProviderFile(d.Dir, d.Kubeconfig, d.opts.CredentialPlugin); err == nil {
+			err = listProfiles(ctx, fed, d.Members)
 		}
 	default:
 		err = fmt.Errorf("unknown inventory %q (want %q)", d.opts.Inventory, kfedv1alpha1.InventoryClusterProfile)
@@ -366,7 +354,7 @@ func (d *Dev) newManager() (starter, error) {
 		Federation: d.opts.Federation, Domain: d.opts.Domain,
 		HealthFreshness: 8 * time.Second, // four of the checkers' 2 s heartbeats
 		SharedProcess:   true,            // a replaced manager's controllers keep their names
-		Inventory:       d.inventoryOptions(),
+		Inventory:       inventoryOptions(d.opts.Inventory, d.access),
 	})
 }
 

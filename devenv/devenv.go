@@ -25,9 +25,15 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/client-go/util/retry"
 )
 
 // ControlPlaneName is the kubeconfig context of the federation control plane.
@@ -48,6 +54,21 @@ func DefaultMembers() []Member {
 		{Name: "cluster-2", Region: "us-east1", Zones: []string{"us-east1-c"}},
 		{Name: "cluster-3", Region: "europe-west1", Zones: []string{"europe-west1-b"}},
 	}
+}
+
+// Members are n member clusters named cluster-1 … cluster-n, placed as
+// DefaultMembers' three in turn: us-east1-b, us-east1-c (both us-east1),
+// europe-west1-b, then again from the first.
+func Members(n int) []Member {
+	defaults := DefaultMembers()
+	members := make([]Member, n)
+	for i := range members {
+		m := defaults[i%len(defaults)]
+		m.Name = fmt.Sprintf("cluster-%d", i+1)
+		m.Zones = append([]string(nil), m.Zones...)
+		members[i] = m
+	}
+	return members
 }
 
 // Options say what to start.
@@ -95,7 +116,7 @@ type Cluster struct {
 
 	apiserver *child
 	workloads []*child
-	node      *RealNode // with real nodes
+	node      interface{ Stop() } // its RealNode, with real nodes
 }
 
 // Env is a running local federation.
@@ -242,6 +263,129 @@ func (e *Env) prepareMembers(ctx context.Context) error {
 	return nil
 }
 
+// startWorkloads runs a controller manager, a scheduler and KWOK for member c
+// (index i picks its pod CIDR) and registers its simulated nodes.
+func (e *Env) startWorkloads(ctx context.Context, c *Cluster, i int) error {
+	kubeconfig := e.memberKubeconfig(c)
+	stages := filepath.Join(e.Dir, "kwok-stages.yaml")
+	if err := os.WriteFile(stages, []byte(kwokStages), 0o644); err != nil {
+		return err
+	}
+	procs := []*child{
+		newChild(c.Name+"-kube-controller-manager", filepath.Join(e.binDir, "kube-controller-manager"), e.logDir,
+			"--kubeconfig="+kubeconfig,
+			"--authentication-kubeconfig="+kubeconfig, "--authorization-kubeconfig="+kubeconfig,
+			"--bind-address=127.0.0.1", "--secure-port=0",
+			"--leader-elect=false",
+			"--cluster-name="+c.Name,
+			// No kubelets heartbeat here; the node lifecycle controller would
+			// taint KWOK's nodes and evict their pods.
+			"--controllers=*,-node-lifecycle-controller,-node-ipam-controller",
+			"--service-account-private-key-file="+e.saKey,
+			"--root-ca-file="+filepath.Join(e.certDir, "ca.crt"),
+			"--use-service-account-credentials=false",
+			"--v=0"),
+		newChild(c.Name+"-kube-scheduler", filepath.Join(e.binDir, "kube-scheduler"), e.logDir,
+			"--kubeconfig="+kubeconfig,
+			"--authentication-kubeconfig="+kubeconfig, "--authorization-kubeconfig="+kubeconfig,
+			"--bind-address=127.0.0.1", "--secure-port=0",
+			"--leader-elect=false", "--v=0"),
+		newChild(c.Name+"-kwok", filepath.Join(e.binDir, "kwok"), e.logDir,
+			"--kubeconfig="+kubeconfig,
+			"--config="+stages,
+			"--manage-all-nodes=false",
+			"--manage-nodes-with-annotation-selector="+kwokNodeAnnotation+"=fake",
+			"--node-ip=127.0.0.1",
+			fmt.Sprintf("--cidr=10.%d.0.0/16", 64+i),
+			"--node-lease-duration-seconds=0"),
+	}
+	for _, p := range procs {
+		if err := p.start(); err != nil {
+			return err
+		}
+		c.workloads = append(c.workloads, p)
+	}
+	return e.registerNodes(ctx, c)
+}
+
+// registerNodes creates the member's simulated nodes, spread over its zones,
+// and waits for KWOK to make them Ready.
+func (e *Env) registerNodes(ctx context.Context, c *Cluster) error {
+	cs, err := kubernetes.NewForConfig(c.Config)
+	if err != nil {
+		return err
+	}
+	quantity := func(s string) resource.Quantity { return resource.MustParse(s) }
+	res := corev1.ResourceList{
+		corev1.ResourceCPU:    quantity(e.opts.NodeCPU),
+		corev1.ResourceMemory: quantity(e.opts.NodeMem),
+		corev1.ResourcePods:   quantity(e.opts.NodePods),
+	}
+	var names []string
+	for n := range e.opts.Nodes {
+		zone := c.Zones[n%len(c.Zones)]
+		name := fmt.Sprintf("%s-node-%d", c.Name, n)
+		names = append(names, name)
+		node := &corev1.Node{
+			ObjectMeta: metav1.ObjectMeta{
+				Name:        name,
+				Annotations: map[string]string{kwokNodeAnnotation: "fake"},
+				Labels: map[string]string{
+					"kubernetes.io/hostname":   name,
+					"kubernetes.io/os":         "linux",
+					"type":                     "kwok",
+					corev1.LabelTopologyRegion: c.Region,
+					corev1.LabelTopologyZone:   zone,
+				},
+			},
+			Status: corev1.NodeStatus{Capacity: res, Allocatable: res},
+		}
+		created, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("registering node %s: %w", name, err)
+		}
+		// Status given at create may be dropped; set it through the
+		// subresource. KWOK may update the node in between: retry then.
+		err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			created.Status.Capacity, created.Status.Allocatable = res, res
+			_, err := cs.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{})
+			if apierrors.IsConflict(err) {
+				if cur, gerr := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{}); gerr == nil {
+					created = cur
+				}
+			}
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("setting capacity of node %s: %w", name, err)
+		}
+	}
+	kwok := c.workloads[len(c.workloads)-1]
+	wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	for _, name := range names {
+		err := poll(wctx, 200*time.Millisecond, kwok, func(ctx context.Context) error {
+			n, err := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			for _, cond := range n.Status.Conditions {
+				if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
+					return nil
+				}
+			}
+			return fmt.Errorf("node %s not Ready yet", name)
+		})
+		if err != nil {
+			return fmt.Errorf("waiting for simulated nodes of %s: %w", c.Name, err)
+		}
+	}
+	return nil
+}
+
 func (e *Env) startEtcd(ctx context.Context) error {
 	var lastErr error
 	for range 3 { // a free port can be taken before etcd binds it
@@ -323,7 +467,7 @@ func (e *Env) startAPIServer(ctx context.Context, c *Cluster, bound time.Duratio
 			"--kubelet-preferred-address-types=InternalIP",
 			"--authorization-mode=RBAC",
 			// New nodes get a not-ready taint that only the node lifecycle
-			// controller lifts; KWOK's nodes run without it (see workloads.go).
+			// controller lifts; KWOK's nodes run without it (see startWorkloads).
 			"--disable-admission-plugins=TaintNodesByCondition",
 			"--enable-priority-and-fairness=false",
 			"--profiling=false",

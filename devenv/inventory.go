@@ -55,7 +55,7 @@ const (
 // member's region and zones as properties, ControlPlaneHealthy, and the
 // access provider naming the member's API server and the member for the
 // plugin.
-func (d *Dev) listProfiles(ctx context.Context, fed client.Client) error {
+func listProfiles(ctx context.Context, fed client.Client, members []*Cluster) error {
 	// kfed-system too, which kfed join would have made: kfed's leases and
 	// reports live there.
 	for _, ns := range []string{ProfileNamespace, TokenNamespace, kfedv1alpha1.DefaultNamespace} {
@@ -63,7 +63,7 @@ func (d *Dev) listProfiles(ctx context.Context, fed client.Client) error {
 			return fmt.Errorf("creating namespace %s: %w", ns, err)
 		}
 	}
-	for _, m := range d.Members {
+	for _, m := range members {
 		token, err := memberToken(ctx, m)
 		if err != nil {
 			return fmt.Errorf("a token for %s: %w", m.Name, err)
@@ -150,35 +150,34 @@ func createProfile(ctx context.Context, fed client.Client, m *Cluster) error {
 }
 
 // writeProviderFile writes DIR/ProviderFile, which maps AccessProvider to
-// the plugin command (DevOptions.CredentialPlugin) with the control plane's
-// kubeconfig and TokenNamespace as its arguments, and returns it parsed.
-func (d *Dev) writeProviderFile() (*access.Config, error) {
-	if len(d.opts.CredentialPlugin) == 0 {
-		return nil, errors.New("an inventory of ClusterProfiles needs DevOptions.CredentialPlugin")
-	}
-	args := append(slices.Clone(d.opts.CredentialPlugin[1:]),
-		"--kubeconfig", d.Kubeconfig, "--context", ControlPlaneName, "--namespace", TokenNamespace)
+// the plugin command (DevOptions.CredentialPlugin: the command, then its
+// arguments; not empty) with the control plane's kubeconfig and
+// TokenNamespace as its arguments, and returns it parsed.
+func writeProviderFile(dir, kubeconfig string, plugin []string) (*access.Config, error) {
+	args := append(slices.Clone(plugin[1:]),
+		"--kubeconfig", kubeconfig, "--context", ControlPlaneName, "--namespace", TokenNamespace)
 	c := access.Config{Providers: []access.Provider{{Name: AccessProvider, ExecConfig: &clientcmdapi.ExecConfig{
-		APIVersion: clientauthv1.SchemeGroupVersion.String(), Command: d.opts.CredentialPlugin[0], Args: args,
+		APIVersion: clientauthv1.SchemeGroupVersion.String(), Command: plugin[0], Args: args,
 		ProvideClusterInfo: true, InteractiveMode: clientcmdapi.NeverExecInteractiveMode,
 	}}}}
 	data, err := json.MarshalIndent(c, "", "  ")
 	if err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(filepath.Join(d.Dir, ProviderFile), data, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, ProviderFile), data, 0o644); err != nil {
 		return nil, err
 	}
 	return access.Parse(data)
 }
 
-// inventoryOptions are the controller's with an inventory: the dev bed's
-// profiles, through its provider file.
-func (d *Dev) inventoryOptions() manager.InventoryOptions {
-	if d.opts.Inventory == "" {
+// inventoryOptions are the controller's with an inventory of the kind
+// DevOptions.Inventory names: the dev bed's profiles, through its provider
+// file, parsed as providers.
+func inventoryOptions(kind string, providers *access.Config) manager.InventoryOptions {
+	if kind == "" {
 		return manager.InventoryOptions{}
 	}
-	return manager.InventoryOptions{Inventory: d.opts.Inventory, InventoryNamespace: ProfileNamespace, Access: d.access}
+	return manager.InventoryOptions{Inventory: kind, InventoryNamespace: ProfileNamespace, Access: providers}
 }
 
 // ExecCredential is what the dev bed's credential plugin prints for
