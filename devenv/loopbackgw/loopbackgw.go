@@ -137,7 +137,7 @@ func Run(ctx context.Context, opts Options) error {
 	err = ctrl.NewControllerManagedBy(mgr).Named("loopbackgw-gateway").
 		For(&gatewayv1.Gateway{}).
 		Watches(&gatewayv1.HTTPRoute{}, handler.EnqueueRequestsFromMapFunc(parents)).
-		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(g.secretUsers("Gateway"))).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(secretUsers(g.c, "Gateway"))).
 		WithOptions(skip).
 		Complete(reconcile.Func(g.reconcileGateway))
 	if err != nil {
@@ -145,7 +145,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	err = ctrl.NewControllerManagedBy(mgr).Named("loopbackgw-ingress").
 		For(&networkingv1.Ingress{}).
-		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(g.secretUsers("Ingress"))).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(secretUsers(g.c, "Ingress"))).
 		WithOptions(skip).
 		Complete(reconcile.Func(g.reconcileIngress))
 	if err != nil {
@@ -199,7 +199,7 @@ func (g *GW) reconcileGateway(ctx context.Context, req ctrl.Request) (ctrl.Resul
 			routes[strings.ToLower(string(h))] = name
 		}
 	}
-	listeners, certErr := g.gatewayListeners(ctx, &gw)
+	listeners, certErr := gatewayListeners(ctx, g.c, &gw)
 	if gw.Annotations[FailureAnnotation] == "refuse" {
 		listeners = nil
 	}
@@ -263,7 +263,7 @@ func (g *GW) reconcileIngress(ctx context.Context, req ctrl.Request) (ctrl.Resul
 	for _, in := range ing.Status.LoadBalancer.Ingress {
 		had = append(had, gatewayv1.GatewayStatusAddress{Value: in.IP})
 	}
-	listeners, certErr := g.ingressListeners(ctx, &ing)
+	listeners, certErr := ingressListeners(ctx, g.c, &ing)
 	addr, err := g.ensure(key, listeners, routes, had)
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("serving %s: %w", key, err)

@@ -69,10 +69,10 @@ func pickCertificate(certs []hostCert, sni string) (*tls.Certificate, error) {
 	return nil, fmt.Errorf("no HTTPS listener for server name %q", sni)
 }
 
-// loadCertificate reads the kubernetes.io/tls Secret namespace/name.
-func (g *GW) loadCertificate(ctx context.Context, namespace, name string) (*tls.Certificate, error) {
+// loadCertificate reads the kubernetes.io/tls Secret namespace/name through c.
+func loadCertificate(ctx context.Context, c client.Reader, namespace, name string) (*tls.Certificate, error) {
 	var s corev1.Secret
-	if err := g.c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &s); err != nil {
+	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &s); err != nil {
 		return nil, fmt.Errorf("reading Secret %s/%s: %w", namespace, name, err)
 	}
 	if s.Type != corev1.SecretTypeTLS {
@@ -96,7 +96,7 @@ func (g *GW) loadCertificate(ctx context.Context, namespace, name string) (*tls.
 // reference elsewhere would need a ReferenceGrant, which this
 // implementation does not read). The error says which references could
 // not be used; the rest are served.
-func (g *GW) gatewayListeners(ctx context.Context, gw *gatewayv1.Gateway) ([]listener, error) {
+func gatewayListeners(ctx context.Context, c client.Reader, gw *gatewayv1.Gateway) ([]listener, error) {
 	var out []listener
 	var errs []error
 	at := func(port int32) *listener {
@@ -127,7 +127,7 @@ func (g *GW) gatewayListeners(ctx context.Context, gw *gatewayv1.Gateway) ([]lis
 				errs = append(errs, fmt.Errorf("listener %s: only Secrets of the Gateway's namespace are served, not %s", l.Name, ref.Name))
 				continue
 			}
-			cert, err := g.loadCertificate(ctx, gw.Namespace, string(ref.Name))
+			cert, err := loadCertificate(ctx, c, gw.Namespace, string(ref.Name))
 			if err != nil {
 				errs = append(errs, fmt.Errorf("listener %s: %w", l.Name, err))
 				continue
@@ -140,7 +140,7 @@ func (g *GW) gatewayListeners(ctx context.Context, gw *gatewayv1.Gateway) ([]lis
 
 // ingressListeners are an Ingress's ports: 80, and 443 with its spec.tls
 // certificates when it has any (an entry without hosts serves any name).
-func (g *GW) ingressListeners(ctx context.Context, ing *networkingv1.Ingress) ([]listener, error) {
+func ingressListeners(ctx context.Context, c client.Reader, ing *networkingv1.Ingress) ([]listener, error) {
 	out := []listener{{port: 80}}
 	if len(ing.Spec.TLS) == 0 {
 		return out, nil
@@ -148,7 +148,7 @@ func (g *GW) ingressListeners(ctx context.Context, ing *networkingv1.Ingress) ([
 	secure := listener{port: 443, tls: true}
 	var errs []error
 	for _, t := range ing.Spec.TLS {
-		cert, err := g.loadCertificate(ctx, ing.Namespace, t.SecretName)
+		cert, err := loadCertificate(ctx, c, ing.Namespace, t.SecretName)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -164,14 +164,14 @@ func (g *GW) ingressListeners(ctx context.Context, ing *networkingv1.Ingress) ([
 }
 
 // secretUsers answers the Gateways and Ingresses of the Secret's namespace,
-// whose certificates it may hold.
-func (g *GW) secretUsers(kind string) func(context.Context, client.Object) []ctrl.Request {
+// whose certificates it may hold, listed through c.
+func secretUsers(c client.Reader, kind string) func(context.Context, client.Object) []ctrl.Request {
 	return func(ctx context.Context, obj client.Object) []ctrl.Request {
 		var reqs []ctrl.Request
 		switch kind {
 		case "Gateway":
 			var list gatewayv1.GatewayList
-			if err := g.c.List(ctx, &list, client.InNamespace(obj.GetNamespace())); err != nil {
+			if err := c.List(ctx, &list, client.InNamespace(obj.GetNamespace())); err != nil {
 				return nil
 			}
 			for _, gw := range list.Items {
@@ -179,7 +179,7 @@ func (g *GW) secretUsers(kind string) func(context.Context, client.Object) []ctr
 			}
 		case "Ingress":
 			var list networkingv1.IngressList
-			if err := g.c.List(ctx, &list, client.InNamespace(obj.GetNamespace())); err != nil {
+			if err := c.List(ctx, &list, client.InNamespace(obj.GetNamespace())); err != nil {
 				return nil
 			}
 			for _, ing := range list.Items {
