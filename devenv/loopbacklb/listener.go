@@ -13,23 +13,27 @@ import (
 	"time"
 )
 
+// SlowDelay is how late a slow Service's listeners answer HTTP requests.
+const SlowDelay = 100 * time.Millisecond
+
 // listener accepts connections on one address and port of one Service.
 type listener struct {
-	ln        net.Listener
-	cluster   string
-	service   string
-	httpError atomic.Bool
-	slow      atomic.Bool
-	wg        sync.WaitGroup
-	conns     sync.Map // net.Conn → struct{}, so close can end them
+	ln      net.Listener
+	cluster string
+	// serviceName is the Service's namespace/name, which HTTP answers carry.
+	serviceName string
+	httpError   atomic.Bool
+	slow        atomic.Bool
+	wg          sync.WaitGroup
+	conns       sync.Map // net.Conn → struct{}, so close can end them
 }
 
-func newListener(addr, cluster, service string) (*listener, error) {
+func newListener(addr, cluster, serviceName string) (*listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listening on %s: %w", addr, err)
 	}
-	l := &listener{ln: ln, cluster: cluster, service: service}
+	l := &listener{ln: ln, cluster: cluster, serviceName: serviceName}
 	l.wg.Add(1)
 	go l.accept()
 	return l, nil
@@ -102,7 +106,7 @@ func (l *listener) serveHTTP(c net.Conn, br *bufio.Reader) {
 		if l.slow.Load() {
 			time.Sleep(SlowDelay)
 		}
-		status, body := http.StatusOK, fmt.Sprintf("%s %s\n", l.cluster, l.service)
+		status, body := http.StatusOK, fmt.Sprintf("%s %s\n", l.cluster, l.serviceName)
 		switch {
 		case l.httpError.Load():
 			status, body = http.StatusServiceUnavailable, "unhealthy (loopbacklb.kfed.io/failure)\n"

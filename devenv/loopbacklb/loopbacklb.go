@@ -25,7 +25,6 @@ import (
 	"net/netip"
 	"strconv"
 	"sync"
-	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -50,9 +49,6 @@ const (
 	FailureWithdrawn = "withdrawn"
 	FailureSlow      = "slow"
 )
-
-// SlowDelay is how late a slow Service's listeners answer HTTP requests.
-const SlowDelay = 100 * time.Millisecond
 
 // Block returns the address block of the cluster at index i (0-based) for a
 // federation whose blocks start at second octet base: 127.(base+i).0.0/16.
