@@ -25,6 +25,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	inventoryv1alpha1 "github.com/kfed-io/kfed/api/inventory/v1alpha1"
 	kfedscheme "github.com/kfed-io/kfed/api/scheme"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters"
@@ -33,6 +34,7 @@ import (
 	"github.com/kfed-io/kfed/controllers/balancer"
 	"github.com/kfed-io/kfed/controllers/deployments"
 	"github.com/kfed-io/kfed/controllers/gateways"
+	"github.com/kfed-io/kfed/controllers/inventory"
 	"github.com/kfed-io/kfed/controllers/mcs"
 	"github.com/kfed-io/kfed/controllers/services"
 	"github.com/kfed-io/kfed/dns/dnssync"
@@ -325,6 +327,52 @@ func addReplicas(mgr ctrl.Manager, o Options, members *registry.Registry) error 
 	}
 	if err := dc.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the federated Deployment controller: %w", err)
+	}
+	return nil
+}
+
+// addInventory registers the inventory's controllers: the Importer with an
+// inventory; the Exporter and the PlacementDecision writers whenever the
+// Cluster Inventory API is served (an informer for a kind that is not
+// would never sync and hold up every controller).
+func addInventory(mgr ctrl.Manager, o Options, _ *registry.Registry) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	profiles := registry.CannotWatch(ctx, mgr, &inventoryv1alpha1.ClusterProfile{})
+	decisions := registry.CannotWatch(ctx, mgr, &inventoryv1alpha1.PlacementDecision{})
+	if o.Inventory.Inventory != "" {
+		if profiles != "" {
+			return fmt.Errorf("--inventory %s: cannot watch ClusterProfiles: %s", o.Inventory.Inventory, profiles)
+		}
+		im := &inventory.Importer{
+			Fed: mgr.GetClient(), Recorder: recorder(mgr, "kfed-inventory"),
+			Namespace: o.Inventory.InventoryNamespace, Selector: o.Inventory.InventorySelector,
+		}
+		if err := im.SetupWithManager(mgr); err != nil {
+			return fmt.Errorf("setting up the inventory importer: %w", err)
+		}
+	}
+	ns := o.Inventory.ProfileNamespace
+	if ns == "" {
+		ns = o.Namespace
+	}
+	if profiles != "" {
+		o.Logger.Info("not writing ClusterProfiles", "reason", profiles)
+	} else if err := (&inventory.Exporter{Fed: mgr.GetClient(), Namespace: ns}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the inventory exporter: %w", err)
+	}
+	if decisions != "" {
+		o.Logger.Info("not writing PlacementDecisions", "reason", decisions)
+		return nil
+	}
+	// Gateways and Ingresses as addGateways federates them: where kfed can
+	// watch them.
+	gws := registry.CannotWatch(ctx, mgr, &gatewayv1.Gateway{}) == ""
+	ingresses := registry.CannotWatch(ctx, mgr, &networkingv1.Ingress{}) == ""
+	for _, d := range inventory.NewDecisions(mgr.GetClient(), recorder(mgr, "kfed-placement"), ns, gws, ingresses) {
+		if err := d.SetupWithManager(mgr); err != nil {
+			return fmt.Errorf("setting up the %s PlacementDecisions: %w", d.Kind, err)
+		}
 	}
 	return nil
 }
