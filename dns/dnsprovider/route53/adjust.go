@@ -1,6 +1,7 @@
 package route53
 
 import (
+	"math"
 	"strings"
 
 	"github.com/kfed-io/kfed/dns/dnsprovider"
@@ -29,38 +30,33 @@ func defaultELBZones() map[string]ELBZone {
 	}
 }
 
-// elbZone returns the canonical hosted zone of an AWS load balancer's
-// hostname, and false if the name is not one of a known region:
+// elbZone returns the canonical hosted zone, in zones, of an AWS load
+// balancer's hostname, and false if the name is not one of a known region:
 //
 //	name-123.us-east-1.elb.amazonaws.com            Classic or Application LB
 //	dualstack.name-123.us-east-1.elb.amazonaws.com  the same, IPv4 and IPv6
 //	name-123.elb.us-east-1.amazonaws.com            Network LB
-func (p *Provider) elbZone(host string) (string, bool) {
+func elbZone(zones map[string]ELBZone, host string) (string, bool) {
 	labels := strings.Split(host, ".")
 	n := len(labels)
 	if n < 4 || labels[n-1] != "com" || labels[n-2] != "amazonaws" {
 		return "", false
 	}
 	if labels[n-3] == "elb" {
-		z, ok := p.elb[labels[n-4]]
+		z, ok := zones[labels[n-4]]
 		return z.ELB, ok && z.ELB != ""
 	}
 	if labels[n-4] == "elb" {
-		z, ok := p.elb[labels[n-3]]
+		z, ok := zones[labels[n-3]]
 		return z.NLB, ok && z.NLB != ""
 	}
 	return "", false
 }
 
-// Adjust makes desired record sets into what Route53 holds: A and AAAA
-// record sets resolved from an AWS load balancer's hostname become alias
-// record sets to it (Route53 then follows the balancer's addresses itself,
-// and checks its health); proximity policies are readied by
-// dnsprovider.Proximity and their coordinates rounded to Route53's two
-// decimals; weights above Route53's maximum of 255 are scaled down in
-// proportion within their name and type (a positive weight stays at least
-// 1), and a weighted name and type whose weights are all 0 gets 1 each.
-func (p *Provider) Adjust(desired []dnsprovider.RecordSet) []dnsprovider.RecordSet {
+// adjust makes desired record sets into what Route53 holds, with zones the
+// load balancers' hosted zones: the provider's adjusting, whose rules its
+// exported method states.
+func adjust(zones map[string]ELBZone, desired []dnsprovider.RecordSet) []dnsprovider.RecordSet {
 	out := make([]dnsprovider.RecordSet, 0, len(desired))
 	for _, d := range desired {
 		n, err := dnsprovider.Normalize(d)
@@ -69,7 +65,7 @@ func (p *Provider) Adjust(desired []dnsprovider.RecordSet) []dnsprovider.RecordS
 			continue
 		}
 		if (n.Type == dnsprovider.TypeA || n.Type == dnsprovider.TypeAAAA) && n.Hostname != "" && n.Alias == nil {
-			if zoneID, ok := p.elbZone(n.Hostname); ok {
+			if zoneID, ok := elbZone(zones, n.Hostname); ok {
 				n.Alias = &dnsprovider.Alias{Name: n.Hostname, ZoneID: zoneID, EvaluateTargetHealth: true}
 				n = dnsprovider.MustNormalize(n)
 			}
@@ -100,3 +96,7 @@ func (p *Provider) Adjust(desired []dnsprovider.RecordSet) []dnsprovider.RecordS
 	}
 	return out
 }
+
+// roundCoordinate rounds to Route53's two decimals, so that a location
+// listed back equals the one desired.
+func roundCoordinate(v float64) float64 { return math.Round(v*100) / 100 }

@@ -29,7 +29,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -115,6 +114,18 @@ func New(client *route53.Client, cfg Config) *Provider {
 
 // Name returns "route53".
 func (p *Provider) Name() string { return "route53" }
+
+// Adjust makes desired record sets into what Route53 holds: A and AAAA
+// record sets resolved from an AWS load balancer's hostname become alias
+// record sets to it (Route53 then follows the balancer's addresses itself,
+// and checks its health); proximity policies are readied by
+// dnsprovider.Proximity and their coordinates rounded to Route53's two
+// decimals; weights above Route53's maximum of 255 are scaled down in
+// proportion within their name and type (a positive weight stays at least
+// 1), and a weighted name and type whose weights are all 0 gets 1 each.
+func (p *Provider) Adjust(desired []dnsprovider.RecordSet) []dnsprovider.RecordSet {
+	return adjust(p.elb, desired)
+}
 
 // noSDKRetries switches the SDK's retryer off for one call: the provider
 // retries itself, so that it can count retries and share one limiter.
@@ -364,10 +375,6 @@ func toRoute53(rs dnsprovider.RecordSet) *types.ResourceRecordSet {
 func coordinate(v float64) string {
 	return strconv.FormatFloat(roundCoordinate(v), 'f', -1, 64)
 }
-
-// roundCoordinate rounds to Route53's two decimals, so that a location
-// listed back equals the one desired.
-func roundCoordinate(v float64) float64 { return math.Round(v*100) / 100 }
 
 func (z *zone) NewChangeset() dnsprovider.Changeset { return &changeset{zone: z} }
 
