@@ -43,7 +43,6 @@ import (
 	"google.golang.org/api/option"
 
 	"github.com/kfed-io/kfed/dns/dnsprovider"
-	"github.com/kfed-io/kfed/internal/geo/regions"
 )
 
 // Cloud DNS's limits on one change ("Quotas and limits").
@@ -51,9 +50,6 @@ const (
 	MaxAdditionsPerChange   = 1000
 	MaxDeletionsPerChange   = 1000
 	MaxRrdataBytesPerChange = 100000
-	// MaxRecordsPerRecordSet bounds the records of one record set, the
-	// items of a weighted one together.
-	MaxRecordsPerRecordSet = 100
 )
 
 // listPageSize is the maxResults asked of resourceRecordSets.list; the
@@ -94,7 +90,7 @@ type Provider struct {
 	svc     *dns.Service
 	cfg     Config
 	retry   dnsprovider.Retry
-	regions []regions.Region // Google Cloud's, for geo policies
+	regions regionTable // Google Cloud's, for geo policies
 	dnsprovider.Counters
 }
 
@@ -157,6 +153,21 @@ func NewWithDefaultCredentials(ctx context.Context, cfg Config, opts ...option.C
 
 // Name returns "clouddns".
 func (p *Provider) Name() string { return "clouddns" }
+
+// Adjust makes desired record sets into what Cloud DNS holds, one record set
+// per name and type: record sets of one name and type that all have set
+// identifiers stay apart (they become the items of one weighted round robin
+// policy) but share the lowest TTL among them, as the items of one record
+// set must, and when all their weights are 0 they get weight 1 each (an
+// equal share, as Route53 reads all-zero weights). A proximity policy
+// (readied by dnsprovider.Proximity) becomes one record set per Google
+// Cloud region, each cluster under the region nearest to it (the items of a
+// geo policy). Where a record set without a set identifier shares its name
+// and type with others, Cloud DNS cannot hold both, and they are merged
+// into one record set as on a provider without weighted routing.
+func (p *Provider) Adjust(desired []dnsprovider.RecordSet) []dnsprovider.RecordSet {
+	return adjust(p.regions, desired)
+}
 
 // retryable reports whether an error answer is worth retrying after a wait,
 // and whether it was Cloud DNS asking the caller to slow down.
@@ -237,9 +248,6 @@ func (p *Provider) Zones(ctx context.Context) ([]dnsprovider.Zone, error) {
 	}
 }
 
-// nameType identifies a Cloud DNS record set: one per name and type.
-type nameType struct{ name, typ string }
-
 // rrset is what the zone last knew one Cloud DNS record set to hold: as
 // listed or as written, and as kfed's record sets.
 type rrset struct {
@@ -317,7 +325,7 @@ func (z *zone) Records(ctx context.Context) ([]dnsprovider.RecordSet, error) {
 			listed[k] = st
 		}
 		st.raw = r
-		members, err := z.p.decode(r, st.ids)
+		members, err := decode(r, st.ids, z.p.regions)
 		if err != nil {
 			return nil, fmt.Errorf("clouddns: zone %s: %w", z.name, err)
 		}

@@ -9,10 +9,12 @@ import (
 	"github.com/kfed-io/kfed/internal/geo/regions"
 )
 
-// gcpRegions are Google Cloud's regions from kfed's table, the locations a
-// geo policy's items may name.
-func gcpRegions() []regions.Region {
-	var out []regions.Region
+// regionTable is a list of regions a geo policy's items may name.
+type regionTable []regions.Region
+
+// gcpRegions are Google Cloud's regions from kfed's table.
+func gcpRegions() regionTable {
+	var out regionTable
 	for _, r := range regions.All() {
 		if r.Provider == "gcp" {
 			out = append(out, r)
@@ -23,10 +25,10 @@ func gcpRegions() []regions.Region {
 
 // nearest returns the Google Cloud region nearest to l (ties to the first
 // name, so the choice is stable).
-func (p *Provider) nearest(l dnsprovider.Location) regions.Region {
+func (t regionTable) nearest(l dnsprovider.Location) regions.Region {
 	at := geo.Point{Latitude: l.Latitude, Longitude: l.Longitude}
-	best, bestKm := p.regions[0], geo.Distance(at, p.regions[0].Point)
-	for _, r := range p.regions[1:] {
+	best, bestKm := t[0], geo.Distance(at, t[0].Point)
+	for _, r := range t[1:] {
 		if km := geo.Distance(at, r.Point); km < bestKm || (km == bestKm && r.Name < best.Name) {
 			best, bestKm = r, km
 		}
@@ -34,14 +36,14 @@ func (p *Provider) nearest(l dnsprovider.Location) regions.Region {
 	return best
 }
 
-// regionLocation is where a listed item's region is, nil for a name
+// location is where a listed item's region is, nil for a name
 // kfed's table does not have.
-func (p *Provider) regionLocation(name string) *dnsprovider.Location {
-	i := slices.IndexFunc(p.regions, func(r regions.Region) bool { return r.Name == name })
+func (t regionTable) location(name string) *dnsprovider.Location {
+	i := slices.IndexFunc(t, func(r regions.Region) bool { return r.Name == name })
 	if i < 0 {
 		return nil
 	}
-	r := p.regions[i]
+	r := t[i]
 	return &dnsprovider.Location{Latitude: r.Latitude, Longitude: r.Longitude}
 }
 
@@ -54,12 +56,12 @@ func (p *Provider) regionLocation(name string) *dnsprovider.Location {
 //
 // near caches the nearest region of each location for one Adjust: a
 // federation has few clusters and many names.
-func (p *Provider) byRegion(members []dnsprovider.RecordSet, near map[dnsprovider.Location]regions.Region) []dnsprovider.RecordSet {
+func (t regionTable) byRegion(members []dnsprovider.RecordSet, near map[dnsprovider.Location]regions.Region) []dnsprovider.RecordSet {
 	items := map[string]*dnsprovider.RecordSet{}
 	for _, m := range members {
 		r, ok := near[*m.Location]
 		if !ok {
-			r = p.nearest(*m.Location)
+			r = t.nearest(*m.Location)
 			near[*m.Location] = r
 		}
 		it := items[r.Name]

@@ -93,10 +93,17 @@ func rrdatas(r *dns.ResourceRecordSet) []string {
 	return r.Rrdatas
 }
 
+// MaxRecordsPerRecordSet bounds the records of one record set, the items of
+// a weighted one together: Cloud DNS's limit ("Quotas and limits").
+const MaxRecordsPerRecordSet = 100
+
+// nameType identifies a Cloud DNS record set: one per name and type.
+type nameType struct{ name, typ string }
+
 // encode returns the Cloud DNS record set holding members (kfed's record
 // sets of one name and type), and for weighted ones the TXT record set of
 // their identifiers. Members with a location (one per Google Cloud region,
-// see Provider.Adjust) are a geo policy, an item per region, and need no
+// see adjust) are a geo policy, an item per region, and need no
 // identifier record: the item's location is the set identifier. No members
 // is no record set.
 func encode(k nameType, members []dnsprovider.RecordSet) (raw, ids *dns.ResourceRecordSet, err error) {
@@ -178,7 +185,7 @@ func encodeGeo(k nameType, members []dnsprovider.RecordSet) (*dns.ResourceRecord
 // that region's place. Other routing policies become one record set with
 // set identifier "routing-policy" and no targets: kfed never writes them,
 // and lists them only so that a name holding one is seen as taken.
-func (p *Provider) decode(r *dns.ResourceRecordSet, ids *dns.ResourceRecordSet) ([]dnsprovider.RecordSet, error) {
+func decode(r *dns.ResourceRecordSet, ids *dns.ResourceRecordSet, regs regionTable) ([]dnsprovider.RecordSet, error) {
 	base := dnsprovider.RecordSet{Name: r.Name, Type: r.Type, TTL: r.Ttl}
 	switch {
 	case r.RoutingPolicy == nil:
@@ -190,7 +197,7 @@ func (p *Provider) decode(r *dns.ResourceRecordSet, ids *dns.ResourceRecordSet) 
 		var errs []error
 		for _, it := range r.RoutingPolicy.Geo.Items {
 			rs := base
-			rs.SetIdentifier, rs.Location, rs.Targets = it.Location, p.regionLocation(it.Location), it.Rrdatas
+			rs.SetIdentifier, rs.Location, rs.Targets = it.Location, regs.location(it.Location), it.Rrdatas
 			n, err := dnsprovider.Normalize(rs)
 			errs = append(errs, err)
 			out = append(out, n)
@@ -249,18 +256,10 @@ func setIdentifiers(ids *dns.ResourceRecordSet) []string {
 	return out
 }
 
-// Adjust makes desired record sets into what Cloud DNS holds, one record set
-// per name and type: record sets of one name and type that all have set
-// identifiers stay apart (they become the items of one weighted round robin
-// policy) but share the lowest TTL among them, as the items of one record
-// set must, and when all their weights are 0 they get weight 1 each (an
-// equal share, as Route53 reads all-zero weights). A proximity policy
-// (readied by dnsprovider.Proximity) becomes one record set per Google
-// Cloud region, each cluster under the region nearest to it (the items of a
-// geo policy). Where a record set without a set identifier shares its name
-// and type with others, Cloud DNS cannot hold both, and they are merged
-// into one record set as on a provider without weighted routing.
-func (p *Provider) Adjust(desired []dnsprovider.RecordSet) []dnsprovider.RecordSet {
+// adjust makes desired record sets into what Cloud DNS holds, with regs the
+// regions its geo policies may name: the provider's adjusting, whose rules
+// its exported method states.
+func adjust(regs regionTable, desired []dnsprovider.RecordSet) []dnsprovider.RecordSet {
 	var out []dnsprovider.RecordSet
 	groups := map[nameType][]dnsprovider.RecordSet{}
 	var order []nameType
@@ -288,7 +287,7 @@ func (p *Provider) Adjust(desired []dnsprovider.RecordSet) []dnsprovider.RecordS
 		}
 		placed := g[0].Location != nil // Proximity placed all or none
 		if placed {
-			g = p.byRegion(g, near)
+			g = regs.byRegion(g, near)
 		}
 		ttl := g[0].TTL
 		zero := true
