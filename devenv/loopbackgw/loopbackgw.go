@@ -96,12 +96,12 @@ type GW struct {
 	c    client.Client
 
 	mu    sync.Mutex
-	objs  map[string]*served // by "Kind namespace/name"
+	objs  map[string]*frontend // by "Kind namespace/name"
 	inUse map[netip.Addr]string
 }
 
-// served is the state of one Gateway or Ingress.
-type served struct {
+// frontend is the state of one Gateway or Ingress served: its listeners.
+type frontend struct {
 	addr    netip.Addr
 	servers map[int32]*http.Server
 	// secure holds the ports served with TLS, certs their certificates.
@@ -131,7 +131,7 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("loopbackgw %s: creating manager: %w", opts.Cluster, err)
 	}
-	g := &GW{opts: opts, c: mgr.GetClient(), objs: map[string]*served{}, inUse: map[netip.Addr]string{}}
+	g := &GW{opts: opts, c: mgr.GetClient(), objs: map[string]*frontend{}, inUse: map[netip.Addr]string{}}
 	// One manager per member runs in the same process (kfed dev up, tests).
 	skip := controller.Options{SkipNameValidation: ptr(true), MaxConcurrentReconciles: 2}
 	err = ctrl.NewControllerManagedBy(mgr).Named("loopbackgw-gateway").
@@ -292,7 +292,7 @@ func (g *GW) ensure(key string, listeners []listener, routes map[string]string, 
 	defer g.mu.Unlock()
 	s := g.objs[key]
 	if s == nil {
-		s = &served{servers: map[int32]*http.Server{}, secure: map[int32]bool{}}
+		s = &frontend{servers: map[int32]*http.Server{}, secure: map[int32]bool{}}
 		g.objs[key] = s
 		for _, a := range had {
 			if ip, err := netip.ParseAddr(a.Value); err == nil && g.opts.Block.Contains(ip) && g.inUse[ip] == "" {

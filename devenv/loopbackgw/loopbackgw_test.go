@@ -14,7 +14,7 @@ import (
 func TestRoutesByHost(t *testing.T) {
 	g := &GW{
 		opts: Options{Cluster: "cluster-1", Block: netip.MustParsePrefix("127.251.200.0/24")},
-		objs: map[string]*served{}, inUse: map[netip.Addr]string{},
+		objs: map[string]*frontend{}, inUse: map[netip.Addr]string{},
 	}
 	t.Cleanup(g.closeAll)
 	port := int32(20000 + rand.IntN(20000))

@@ -23,7 +23,7 @@ import (
 func TestServesHTTPSBySNI(t *testing.T) {
 	g := &GW{
 		opts: Options{Cluster: "cluster-1", Block: netip.MustParsePrefix("127.251.201.0/24")},
-		objs: map[string]*served{}, inUse: map[netip.Addr]string{},
+		objs: map[string]*frontend{}, inUse: map[netip.Addr]string{},
 	}
 	t.Cleanup(g.closeAll)
 	roots := map[string]*x509.CertPool{} // by the certificate's first name
