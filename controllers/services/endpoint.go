@@ -37,11 +37,6 @@ func (c *Controller) writeEndpoint(ctx context.Context, svc *corev1.Service, cur
 	})
 }
 
-// publisher writes the Services' DNSEndpoints.
-func (c *Controller) publisher() publish.Publisher {
-	return publish.Publisher{Client: c.Fed, Live: c.Live, Federation: c.Federation, Namespace: c.namespace()}
-}
-
 // sweepEndpoint deletes kfed's DNSEndpoint of a Service that is gone. A
 // DNSEndpoint outlives its Service when the write of it reaches the API
 // server after the Service's finalizer went: a reconcile's apply that timed
@@ -68,12 +63,4 @@ func (c *Controller) sweepEndpoint(ctx context.Context, key types.NamespacedName
 	}
 	_, err := c.publisher().Delete(ctx, key, "", "")
 	return err
-}
-
-// live reads the control plane's API server.
-func (c *Controller) live() client.Reader {
-	if c.Live != nil {
-		return c.Live
-	}
-	return c.Fed
 }

@@ -87,15 +87,6 @@ func (m *Metrics) copyOp(cluster, op string) {
 	}
 }
 
-// copyWrites counts what one reconcile's writes did to the shards.
-func (m *Metrics) copyWrites(ws []copyWrite) {
-	for _, w := range ws {
-		for _, op := range w.ops {
-			m.copyOp(w.action.read.member.Name, op)
-		}
-	}
-}
-
 // endpointWrite counts a write of the DNSEndpoint that changed it (op),
 // and, once the records are published (wrote), a switch of the serving
 // place of a failover order.

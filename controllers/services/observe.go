@@ -3,6 +3,9 @@ package services
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
+	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -60,6 +63,9 @@ type memberRead struct {
 	cur      *corev1.Service
 	standing copies.Standing
 	err      error
+	// matches is whether cur is close enough to the Service for kfed to
+	// take it over, were it not kfed's (matches).
+	matches bool
 	// row is the endpoint cur gives, for a shard kfed may write;
 	// unresolved says why its hostname ingress did not resolve.
 	row        dnsendpoint.Cluster
@@ -130,7 +136,8 @@ func (c *Controller) observe(ctx context.Context, svc *corev1.Service, cfg servi
 			r.err = fmt.Errorf("reading shard in %s: %w", m.Name, err)
 		}
 		r.standing = copies.Classify(r.cur, origin, c.Federation)
-		if r.cur != nil && r.standing != copies.Conflict && (r.standing != copies.Foreign || matches(r.cur, svc)) {
+		r.matches = r.cur != nil && matches(r.cur, svc)
+		if r.cur != nil && r.standing != copies.Conflict && (r.standing != copies.Foreign || r.matches) {
 			r.row, r.unresolved = c.readIngress(ctx, m, r.cur)
 		}
 		o.copies = append(o.copies, r)
@@ -142,4 +149,22 @@ func (c *Controller) observe(ctx context.Context, svc *corev1.Service, cfg servi
 // hostname ingress (publish.ServiceRow).
 func (c *Controller) readIngress(ctx context.Context, m registry.Member, shard *corev1.Service) (dnsendpoint.Cluster, error) {
 	return publish.ServiceRow(ctx, c.Resolver, m, shard)
+}
+
+// matches reports whether an existing Service that kfed did not create is
+// close enough to the federated one to be taken over: a load balancer with
+// the same selector and the same ports.
+func matches(existing, svc *corev1.Service) bool {
+	if existing.Spec.Type != corev1.ServiceTypeLoadBalancer || !maps.Equal(existing.Spec.Selector, svc.Spec.Selector) {
+		return false
+	}
+	key := func(ps []corev1.ServicePort) []string {
+		var out []string
+		for _, p := range ps {
+			out = append(out, string(p.Protocol)+"/"+p.Name+"/"+strconv.Itoa(int(p.Port)))
+		}
+		slices.Sort(out)
+		return out
+	}
+	return slices.Equal(key(existing.Spec.Ports), key(svc.Spec.Ports))
 }

@@ -2,9 +2,6 @@ package services
 
 import (
 	"fmt"
-	"maps"
-	"slices"
-	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -12,6 +9,7 @@ import (
 
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters/copies"
+	"github.com/kfed-io/kfed/clusters/registry"
 )
 
 // copyAction is what decideCopies says to do with one Ready member's
@@ -45,7 +43,7 @@ func decideCopies(svc *corev1.Service, federation string, o observation) []copyA
 		case !a.placed, r.err != nil:
 		case r.standing == copies.Conflict:
 			a.problem = &problem{name, reasonShardConflict, fmt.Sprintf("cluster %s has a Service %s that another federation or Service manages; left alone", name, origin)}
-		case r.standing == copies.Foreign && !matches(r.cur, svc):
+		case r.standing == copies.Foreign && !r.matches:
 			a.problem = &problem{name, reasonShardConflict, fmt.Sprintf("cluster %s already has a Service %s that kfed did not create and that differs (type, selector or ports); left alone", name, origin)}
 		default:
 			a.want = desiredCopy(svc, federation)
@@ -59,22 +57,14 @@ func decideCopies(svc *corev1.Service, federation string, o observation) []copyA
 	return out
 }
 
-// matches reports whether an existing Service that kfed did not create is
-// close enough to the federated one to be taken over: a load balancer with
-// the same selector and the same ports.
-func matches(existing, svc *corev1.Service) bool {
-	if existing.Spec.Type != corev1.ServiceTypeLoadBalancer || !maps.Equal(existing.Spec.Selector, svc.Spec.Selector) {
-		return false
+// removeCopies says to take kfed's shards out of every member of ready: the
+// actions of a Service that is gone or no longer federated.
+func removeCopies(ready []registry.Member) []copyAction {
+	out := make([]copyAction, len(ready))
+	for i, m := range ready {
+		out[i] = copyAction{read: memberRead{member: m}}
 	}
-	key := func(ps []corev1.ServicePort) []string {
-		var out []string
-		for _, p := range ps {
-			out = append(out, string(p.Protocol)+"/"+p.Name+"/"+strconv.Itoa(int(p.Port)))
-		}
-		slices.Sort(out)
-		return out
-	}
-	return slices.Equal(key(existing.Spec.Ports), key(svc.Spec.Ports))
+	return out
 }
 
 // desiredCopy is the member copy of svc: the same spec less what each

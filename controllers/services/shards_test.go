@@ -43,6 +43,7 @@ func TestDecideCopies(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.read.member = registry.Member{Name: "c1"}
+			tt.read.matches = tt.read.cur != nil && matches(tt.read.cur, svc) // as observe reads it
 			o := observation{key: types.NamespacedName{Namespace: "ns", Name: "web"}, placed: map[string]bool{"c1": tt.placed}, copies: []memberRead{tt.read}}
 			a := decideCopies(svc, "fed", o)[0]
 			got := "none"

@@ -131,6 +131,15 @@ func (c *Controller) writeAction(ctx context.Context, key types.NamespacedName, 
 	return w
 }
 
+// countWrites counts what one reconcile's writes did to the shards.
+func countWrites(m *Metrics, ws []copyWrite) {
+	for _, w := range ws {
+		for _, op := range w.ops {
+			m.copyOp(w.action.read.member.Name, op)
+		}
+	}
+}
+
 // writeErrors joins the writes that failed, in the actions' order.
 func writeErrors(ws []copyWrite) error {
 	var errs []error
@@ -143,18 +152,11 @@ func writeErrors(ws []copyWrite) error {
 }
 
 // deleteCopies deletes kfed-created shards of key in every Ready member,
-// side by side.
+// side by side, and lets go of adopted ones.
 func (c *Controller) deleteCopies(ctx context.Context, key types.NamespacedName) error {
-	ready := c.Members.Ready()
-	errs := make([]error, len(ready))
-	ops := make([]string, len(ready))
-	registry.EachMember(len(ready), func(i int) { ops[i], errs[i] = c.deleteCopy(ctx, ready[i], key) })
-	for i, op := range ops {
-		if op != "" {
-			c.Metrics.copyOp(ready[i].Name, op)
-		}
-	}
-	return errors.Join(errs...)
+	ws := c.writeCopies(ctx, key, removeCopies(c.Members.Ready()))
+	countWrites(c.Metrics, ws)
+	return writeErrors(ws)
 }
 
 // deleteCopy deletes the shard of key in m if kfed created it ("delete"),
