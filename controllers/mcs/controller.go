@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -15,7 +13,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -203,33 +200,24 @@ func (c *Controller) all(ctx context.Context, _ client.Object) []ctrl.Request {
 	return reqs
 }
 
-// servesMCS reports whether kfed watches ServiceExports and ServiceImports
-// in m: reading a kind it does not watch would start an informer that
-// never syncs.
-func servesMCS(m registry.Member) bool {
-	return m.Watches(&mcsv1beta1.ServiceExport{}) && m.Watches(&mcsv1beta1.ServiceImport{})
-}
-
-// ClusterID is member m's cluster ID: the value of its ClusterProperty
-// cluster.clusterset.k8s.io (KEP-2149), which kfed join writes, or the
-// member's name when it has none or one that is not a DNS label.
-func ClusterID(ctx context.Context, m registry.Member) string {
-	cp := &aboutv1alpha1.ClusterProperty{}
-	if !m.Watches(cp) || m.Client.Get(ctx, client.ObjectKey{Name: aboutv1alpha1.ClusterIDProperty}, cp) != nil ||
-		len(validation.IsDNS1123Label(cp.Spec.Value)) > 0 {
-		return m.Name
+// ownDNSEndpoint maps a DNSEndpoint of the control plane to the name it
+// publishes, when it is an export's: one that lingers after its exports
+// went (the cache lagged the write) is deleted.
+func (c *Controller) ownDNSEndpoint(_ context.Context, obj client.Object) []ctrl.Request {
+	key := client.ObjectKeyFromObject(obj)
+	if obj.GetAnnotations()[kfedv1alpha1.AnnotationHostnamesOf] != Origin(key) {
+		return nil
 	}
-	return cp.Spec.Value
+	return []ctrl.Request{{NamespacedName: key}}
 }
 
-// member is what one member holds of a name.
-type member struct {
-	registry.Member
-	id      string
-	export  Export
-	imp     *mcsv1beta1.ServiceImport
-	derived *corev1.Service
-	slices  []discoveryv1.EndpointSlice
+// enqueueEndpoint reconciles the name whose DNSEndpoint key a checker's
+// verdict is about, when that DNSEndpoint is an export's.
+func (c *Controller) enqueueEndpoint(key types.NamespacedName) {
+	var ep extdnsv1alpha1.DNSEndpoint
+	if c.Fed.Get(context.Background(), key, &ep) == nil && ep.Annotations[kfedv1alpha1.AnnotationHostnamesOf] == Origin(key) {
+		c.events.Send(stub(key))
+	}
 }
 
 // Reconcile observes every member's export and import of a name, decides
@@ -238,7 +226,7 @@ type member struct {
 // and reports on every export.
 func (c *Controller) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	key := req.NamespacedName
-	members, err := c.observe(ctx, key)
+	members, err := observe(ctx, c.Members.Ready(), key)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -252,89 +240,137 @@ func (c *Controller) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	markHealth(d.Import, members, global)
-	outcome := c.write(ctx, key, members, d)
+	outcome := write(ctx, c.Logger, c.Federation, key, members, d)
 	cond, again, gerr := c.writeGlobal(ctx, key, global)
-	err = c.report(ctx, members, d, outcome, global, cond)
+	err = report(ctx, c.Logger, members, d, outcome, global, cond)
 	return ctrl.Result{RequeueAfter: again}, errors.Join(outcome.err(), gerr, err)
 }
 
-// observe reads, from the members' caches, what each Ready member serving
-// the MCS API holds of key.
-func (c *Controller) observe(ctx context.Context, key types.NamespacedName) ([]*member, error) {
-	var out []*member
+// noNamespaceRetry is when a name whose namespace the control plane lacks
+// is looked at again: kfed does not watch the control plane's namespaces.
+const noNamespaceRetry = time.Minute
+
+// observeGlobal reads what the federation's names of key depend on, and
+// decides them (decideGlobal); nil without a control plane.
+func (c *Controller) observeGlobal(ctx context.Context, key types.NamespacedName, members []*member, d Decision) (*globalState, error) {
+	if c.Fed == nil {
+		return nil, nil
+	}
+	st := &globalState{exporters: map[string]bool{}}
+	in := globalInput{
+		names: publish.NewNames(c.Federation, c.Domain, key.Namespace, key.Name), key: key,
+		joined: map[string]*kfedv1alpha1.Cluster{}, ready: map[string]bool{}, now: c.Clock.Now(),
+	}
+	var cur extdnsv1alpha1.DNSEndpoint
+	switch err := c.Fed.Get(ctx, key, &cur); {
+	case err == nil && cur.Annotations[kfedv1alpha1.AnnotationHostnamesOf] == Origin(key):
+		in.published, st.published = &cur, &cur
+	case err == nil:
+		st.taken = true
+	case !apierrors.IsNotFound(err):
+		return nil, fmt.Errorf("reading DNSEndpoint %s: %w", key, err)
+	}
+	if d.Import != nil && d.Import.Spec.Type == mcsv1beta1.ClusterSetIP {
+		for _, m := range members {
+			if e := m.export; e.Export != nil && e.Service != nil && e.Service.Spec.Type == corev1.ServiceTypeLoadBalancer && !headless(e.Service) {
+				if _, bad := invalid(e); !bad {
+					st.exporters[m.id] = true
+					in.exports = append(in.exports, c.lbExport(ctx, m))
+				}
+			}
+		}
+	}
+	if len(in.exports) == 0 && in.published == nil {
+		return st, nil // nothing published, nothing to publish
+	}
+	var all kfedv1alpha1.ClusterList
+	if err := c.Fed.List(ctx, &all); err != nil {
+		return nil, fmt.Errorf("reading the federation's clusters: %w", err)
+	}
+	for i := range all.Items {
+		if all.Items[i].DeletionTimestamp == nil {
+			in.joined[all.Items[i].Name] = &all.Items[i]
+		}
+	}
 	for _, m := range c.Members.Ready() {
-		if !servesMCS(m) {
-			continue
-		}
-		st := &member{Member: m, id: ClusterID(ctx, m)}
-		st.export.Cluster = st.id
-		if err := c.observeMember(ctx, key, st); err != nil {
-			return nil, fmt.Errorf("cluster %s: %w", m.Name, err)
-		}
-		out = append(out, st)
+		in.ready[m.Name] = true
 	}
-	return out, nil
+	var err error
+	if in.health, err = publish.ReadHealth(ctx, c.Fed, c.Federation, in.now, c.Freshness); err != nil {
+		return nil, err
+	}
+	st.decision = decideGlobal(in)
+	return st, nil
 }
 
-func (c *Controller) observeMember(ctx context.Context, key types.NamespacedName, st *member) error {
-	get := func(obj client.Object) (bool, error) {
-		err := st.Client.Get(ctx, key, obj)
-		if apierrors.IsNotFound(err) {
-			return false, nil
-		}
-		return err == nil, err
+// lbExport is a member's export of a LoadBalancer Service as a cluster
+// row: its load balancer's addresses (publish.ServiceRow), weighed by its
+// ready endpoints.
+func (c *Controller) lbExport(ctx context.Context, m *member) lbExport {
+	row, err := publish.ServiceRow(ctx, c.Resolver, m.Member, m.export.Service)
+	row.Location, row.Weight = m.Location, readyEndpoints(m.export.Slices)
+	e := lbExport{export: m.export, row: row, outcome: publish.Serving}
+	switch {
+	case err != nil:
+		e.outcome = publish.Unresolved
+	case len(row.Addresses) == 0 && row.Hostname == "":
+		e.outcome = publish.Waiting
 	}
-	se := &mcsv1beta1.ServiceExport{}
-	if ok, err := get(se); err != nil {
-		return fmt.Errorf("reading ServiceExport %s: %w", key, err)
-	} else if ok {
-		st.export.Export = se
-	}
-	si := &mcsv1beta1.ServiceImport{}
-	if ok, err := get(si); err != nil {
-		return fmt.Errorf("reading ServiceImport %s: %w", key, err)
-	} else if ok {
-		st.imp = si
-	}
-	svc := &corev1.Service{}
-	if ok, err := get(svc); err != nil {
-		return fmt.Errorf("reading Service %s: %w", key, err)
-	} else if ok {
-		st.export.Service = svc
-	}
-	derived := &corev1.Service{}
-	if err := st.Client.Get(ctx, types.NamespacedName{Namespace: key.Namespace, Name: DerivedName(key.Name)}, derived); err == nil {
-		st.derived = derived
-	} else if !apierrors.IsNotFound(err) {
-		return fmt.Errorf("reading Service %s/%s: %w", key.Namespace, DerivedName(key.Name), err)
-	}
-	if !st.Watches(&discoveryv1.EndpointSlice{}) {
-		return nil
-	}
-	var ours, theirs discoveryv1.EndpointSliceList
-	if err := st.Client.List(ctx, &ours, client.InNamespace(key.Namespace),
-		client.MatchingLabels{mcsv1beta1.LabelServiceName: key.Name, discoveryv1.LabelManagedBy: ManagedBy}); err != nil {
-		return fmt.Errorf("listing EndpointSlices of import %s: %w", key, err)
-	}
-	st.slices = ours.Items
-	if st.export.Export == nil || st.export.Service == nil {
-		return nil
-	}
-	if err := st.Client.List(ctx, &theirs, client.InNamespace(key.Namespace),
-		client.MatchingLabels{discoveryv1.LabelServiceName: key.Name}); err != nil {
-		return fmt.Errorf("listing EndpointSlices of Service %s: %w", key, err)
-	}
-	for _, s := range theirs.Items {
-		if s.Labels[discoveryv1.LabelManagedBy] != ManagedBy {
-			st.export.Slices = append(st.export.Slices, s)
-		}
-	}
-	return nil
+	return e
 }
 
-// clusterList is a sorted, comma-separated list of cluster IDs.
-func clusterList(ids []string) string {
-	ids = slices.Clone(ids)
-	slices.Sort(ids)
-	return strings.Join(ids, ", ")
+// writeGlobal writes, or deletes, the exports' DNSEndpoint in the control
+// plane (publish.Publisher), and returns the condition the exports get
+// (nil for none) and when to look again (0 for when something changes).
+func (c *Controller) writeGlobal(ctx context.Context, key types.NamespacedName, st *globalState) (*metav1.Condition, time.Duration, error) {
+	if st == nil {
+		return nil, 0, nil
+	}
+	d := st.decision
+	switch {
+	case len(st.exporters) > 0 && st.taken:
+		cond := globalCondition(metav1.ConditionFalse, ReasonNameTaken, fmt.Sprintf(
+			"the control plane's DNSEndpoint %s is not this export's (a federated Service %s, or someone else's): the federation's names are its", key, key))
+		return &cond, 0, nil
+	case d.keep:
+		return &d.condition, 0, nil
+	case !d.publish:
+		if st.published != nil {
+			_, err := c.publisher().Delete(ctx, key, Origin(key), "")
+			return nil, 0, err
+		}
+		return nil, 0, nil
+	}
+	if c.Tenancy.Federation() != "" {
+		for _, e := range d.endpoints {
+			if err := c.Tenancy.Check(key.Namespace, e.DNSName); err != nil {
+				cond := globalCondition(metav1.ConditionFalse, ReasonNotPublished, err.Error())
+				return &cond, 0, nil
+			}
+		}
+	}
+	_, _, err := c.publisher().Write(ctx, st.published, publish.Record{
+		Key: key, Origin: Origin(key), Endpoints: d.endpoints, Clusters: d.clusters, Annotations: d.annotations,
+	})
+	switch {
+	case apierrors.IsNotFound(err):
+		cond := globalCondition(metav1.ConditionFalse, ReasonNoNamespace, fmt.Sprintf(
+			"the control plane has no namespace %s: kfed does not make one, and publishes the federation's names once it exists", key.Namespace))
+		return &cond, noNamespaceRetry, nil
+	case err != nil:
+		cond := globalCondition(metav1.ConditionFalse, ReasonNotPublished, err.Error())
+		return &cond, 0, err
+	}
+	return &d.condition, d.due, nil
+}
+
+func (c *Controller) publisher() publish.Publisher {
+	return publish.Publisher{Client: c.Fed, Live: c.Live, Federation: c.Federation, Namespace: c.namespace()}
+}
+
+func (c *Controller) namespace() string {
+	if c.Namespace != "" {
+		return c.Namespace
+	}
+	return kfedv1alpha1.DefaultNamespace
 }

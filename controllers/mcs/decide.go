@@ -333,17 +333,17 @@ func endpointIP(ip string) bool {
 	return err == nil && !a.IsUnspecified() && !a.IsLoopback() && !a.IsLinkLocalUnicast() && !a.IsLinkLocalMulticast()
 }
 
-// EndpointsIn are the endpoints member (a cluster ID) routes to for one
-// source cluster: its own pods; another cluster's load balancer when the
-// import has a ClusterSetIP and that cluster's Service has one, as
-// clusters reach each other through load balancers; else the other
+// EndpointsIn are the endpoints cluster (a member's cluster ID) routes to
+// for one source cluster: its own pods; another cluster's load balancer
+// when the import has a ClusterSetIP and that cluster's Service has one,
+// as clusters reach each other through load balancers; else the other
 // cluster's pods, which a flat pod network (Submariner, Cilium cluster
 // mesh) reaches, as headless imports always need (ADR 0011).
 //
 // A load balancer the checkers find down is written not ready and not
 // serving, so kube-proxy routes around it.
-func (imp *Import) EndpointsIn(member string, s Source) []Endpoints {
-	if s.Cluster == member || imp.Spec.Type == mcsv1beta1.Headless || len(s.Ingress) == 0 {
+func (imp *Import) EndpointsIn(cluster string, s Source) []Endpoints {
+	if s.Cluster == cluster || imp.Spec.Type == mcsv1beta1.Headless || len(s.Ingress) == 0 {
 		return s.Pods
 	}
 	if !s.Unhealthy {

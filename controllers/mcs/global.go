@@ -83,6 +83,20 @@ type globalDecision struct {
 	condition metav1.Condition
 }
 
+// globalState is what one reconcile learned and decided of a name's
+// federation names.
+type globalState struct {
+	decision globalDecision
+	// exporters are the cluster IDs of the exports the condition is for:
+	// the valid exports of LoadBalancer Services.
+	exporters map[string]bool
+	// published is kfed's DNSEndpoint for the exports, nil when none;
+	// taken is true when a DNSEndpoint of the name is not the exports'
+	// (a federated Service's of the same name, or a user's).
+	published *extdnsv1alpha1.DNSEndpoint
+	taken     bool
+}
+
 // decideGlobal decides the federation's names of the exports of a name, by
 // every publisher's rules (publish.Decide), and reads nothing:
 //   - the routing annotations (kfed.io/routing, kfed.io/failover-order,
@@ -241,4 +255,21 @@ func globalMessage(n publish.Names, rows []dnsendpoint.Cluster, unhealthy []stri
 			strings.Join(differ, ", "), winner)
 	}
 	return msg
+}
+
+// markHealth takes the clusters the global name leaves out, found down or
+// drained, out of the import's EndpointSlices: their load balancers'
+// endpoints are written not ready (EndpointsIn).
+func markHealth(imp *Import, members []*member, st *globalState) {
+	if imp == nil || st == nil || st.decision.healthy == nil {
+		return
+	}
+	name := map[string]string{}
+	for _, m := range members {
+		name[m.id] = m.Name
+	}
+	for i := range imp.Sources {
+		healthy, judged := st.decision.healthy[name[imp.Sources[i].Cluster]]
+		imp.Sources[i].Unhealthy = judged && !healthy
+	}
 }

@@ -98,14 +98,14 @@ func serviceImport(federation string, key types.NamespacedName, imp *Import, ips
 	return si
 }
 
-// endpointSlices are the EndpointSlices of an import in member (a cluster
-// ID): one per exporting cluster and address type, owned by the import so
-// that they go with it. A ClusterSetIP import's also carry its derived
-// Service's name, which kube-proxy routes by.
-func endpointSlices(federation string, key types.NamespacedName, imp *Import, member string, owner *mcsv1beta1.ServiceImport) []*discoveryv1.EndpointSlice {
+// endpointSlices are the EndpointSlices of an import in cluster (a
+// member's cluster ID): one per exporting cluster and address type, owned
+// by the import so that they go with it. A ClusterSetIP import's also
+// carry its derived Service's name, which kube-proxy routes by.
+func endpointSlices(federation string, key types.NamespacedName, imp *Import, cluster string, owner *mcsv1beta1.ServiceImport) []*discoveryv1.EndpointSlice {
 	var out []*discoveryv1.EndpointSlice
 	for _, src := range imp.Sources {
-		for _, eps := range imp.EndpointsIn(member, src) {
+		for _, eps := range imp.EndpointsIn(cluster, src) {
 			labels := marks(federation, key.Name)
 			labels[mcsv1beta1.LabelSourceCluster] = src.Cluster
 			labels[discoveryv1.LabelManagedBy] = ManagedBy

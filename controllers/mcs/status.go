@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,8 +19,9 @@ import (
 // report sets each export's conditions: Valid and Conflict as d says,
 // Ready as writing the import went, and kfedv1alpha1.ConditionGlobalName (global) on the
 // exports of LoadBalancer Services g publishes. It writes an export's
-// status only when a condition changed.
-func (c *Controller) report(ctx context.Context, members []*member, d Decision, o *outcome, g *globalState, global *metav1.Condition) error {
+// status only when a condition changed, and logs to log an Event it could
+// not record.
+func report(ctx context.Context, log logr.Logger, members []*member, d Decision, o *outcome, g *globalState, global *metav1.Condition) error {
 	var errs []error
 	for _, m := range members {
 		se := m.export.Export
@@ -51,7 +52,7 @@ func (c *Controller) report(ctx context.Context, members []*member, d Decision, 
 			continue
 		}
 		for _, w := range warnings(se.Status.Conditions, have.Status.Conditions) {
-			c.warn(ctx, m, have, w)
+			warn(ctx, log, m, have, w)
 		}
 	}
 	return errors.Join(errs...)
@@ -77,7 +78,7 @@ func warnings(before, now []metav1.Condition) []metav1.Condition {
 
 // warn records a Warning Event on an export in its member; an Event that
 // cannot be written is logged, not retried: the condition says it too.
-func (c *Controller) warn(ctx context.Context, m *member, se *mcsv1beta1.ServiceExport, cond metav1.Condition) {
+func warn(ctx context.Context, log logr.Logger, m *member, se *mcsv1beta1.ServiceExport, cond metav1.Condition) {
 	now := metav1.Now()
 	ev := &corev1.Event{
 		ObjectMeta: metav1.ObjectMeta{Namespace: se.Namespace, GenerateName: se.Name + "."},
@@ -90,38 +91,6 @@ func (c *Controller) warn(ctx context.Context, m *member, se *mcsv1beta1.Service
 		FirstTimestamp: now, LastTimestamp: now, Count: 1,
 	}
 	if err := m.Client.Create(ctx, ev); err != nil {
-		c.Logger.Error(err, "recording an Event on a ServiceExport", "cluster", m.Name, "export", se.Namespace+"/"+se.Name)
+		log.Error(err, "recording an Event on a ServiceExport", "cluster", m.Name, "export", se.Namespace+"/"+se.Name)
 	}
-}
-
-// ready is the Ready condition of an export of the name, valid or not.
-func (o *outcome) ready(valid bool) metav1.Condition {
-	c := metav1.Condition{Type: string(mcsv1beta1.ServiceExportConditionReady)}
-	switch {
-	case !valid:
-		c.Status, c.Reason = metav1.ConditionFalse, string(mcsv1beta1.ServiceExportReasonFailed)
-		c.Message = "the export is not valid: this cluster's Service is not exported"
-	case o.unexposed:
-		c.Status, c.Reason = metav1.ConditionFalse, string(mcsv1beta1.ServiceExportReasonFailed)
-		c.Message = "no export of the name is valid: nothing is imported"
-	case len(o.failed) > 0:
-		var ids []string
-		for id := range o.failed {
-			ids = append(ids, id)
-		}
-		c.Status, c.Reason = metav1.ConditionFalse, string(mcsv1beta1.ServiceExportReasonPending)
-		c.Message = "importing in clusters " + clusterList(ids) + " failed; kfed retries"
-	default:
-		c.Status, c.Reason = metav1.ConditionTrue, string(mcsv1beta1.ServiceExportReasonExported)
-		var what []string
-		what = append(what, "imported in clusters "+clusterList(o.imported))
-		if len(o.noNS) > 0 {
-			what = append(what, "not in clusters "+clusterList(o.noNS)+", which have no namespace of its name")
-		}
-		if len(o.foreign) > 0 {
-			what = append(what, "not in clusters "+clusterList(o.foreign)+", where an object kfed did not make holds its name")
-		}
-		c.Message = strings.Join(what, "; ")
-	}
-	return c
 }

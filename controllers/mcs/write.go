@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
@@ -38,25 +41,66 @@ func (o *outcome) err() error {
 	return errors.Join(errs...)
 }
 
+// ready is the Ready condition of an export of the name, valid or not.
+func (o *outcome) ready(valid bool) metav1.Condition {
+	c := metav1.Condition{Type: string(mcsv1beta1.ServiceExportConditionReady)}
+	switch {
+	case !valid:
+		c.Status, c.Reason = metav1.ConditionFalse, string(mcsv1beta1.ServiceExportReasonFailed)
+		c.Message = "the export is not valid: this cluster's Service is not exported"
+	case o.unexposed:
+		c.Status, c.Reason = metav1.ConditionFalse, string(mcsv1beta1.ServiceExportReasonFailed)
+		c.Message = "no export of the name is valid: nothing is imported"
+	case len(o.failed) > 0:
+		var ids []string
+		for id := range o.failed {
+			ids = append(ids, id)
+		}
+		c.Status, c.Reason = metav1.ConditionFalse, string(mcsv1beta1.ServiceExportReasonPending)
+		c.Message = "importing in clusters " + clusterList(ids) + " failed; kfed retries"
+	default:
+		c.Status, c.Reason = metav1.ConditionTrue, string(mcsv1beta1.ServiceExportReasonExported)
+		var what []string
+		what = append(what, "imported in clusters "+clusterList(o.imported))
+		if len(o.noNS) > 0 {
+			what = append(what, "not in clusters "+clusterList(o.noNS)+", which have no namespace of its name")
+		}
+		if len(o.foreign) > 0 {
+			what = append(what, "not in clusters "+clusterList(o.foreign)+", where an object kfed did not make holds its name")
+		}
+		c.Message = strings.Join(what, "; ")
+	}
+	return c
+}
+
+// clusterList is a sorted, comma-separated list of cluster IDs.
+func clusterList(ids []string) string {
+	ids = slices.Clone(ids)
+	slices.Sort(ids)
+	return strings.Join(ids, ", ")
+}
+
 // write makes every member hold what d says of key: the import, its
-// derived Service and EndpointSlices, or none of them.
-func (c *Controller) write(ctx context.Context, key types.NamespacedName, members []*member, d Decision) *outcome {
+// derived Service and EndpointSlices, or none of them. It writes them as
+// kfed of federation, and logs to log a member it leaves to an object kfed
+// did not make.
+func write(ctx context.Context, log logr.Logger, federation string, key types.NamespacedName, members []*member, d Decision) *outcome {
 	o := &outcome{failed: map[string]error{}, unexposed: d.Import == nil}
 	for _, m := range members {
 		if d.Import == nil {
-			if err := c.remove(ctx, key, m); err != nil {
+			if err := remove(ctx, key, m); err != nil {
 				o.failed[m.id] = err
 			}
 			continue
 		}
-		switch err := c.writeMember(ctx, key, m, d.Import); {
+		switch err := writeMember(ctx, federation, key, m, d.Import); {
 		case err == nil:
 			o.imported = append(o.imported, m.id)
 		case errors.Is(err, errNoNamespace):
 			o.noNS = append(o.noNS, m.id)
 		case errors.Is(err, errForeign):
 			o.foreign = append(o.foreign, m.id)
-			c.Logger.Info("not importing over an object kfed did not make", "cluster", m.Name, "name", key, "why", err.Error())
+			log.Info("not importing over an object kfed did not make", "cluster", m.Name, "name", key, "why", err.Error())
 		default:
 			o.failed[m.id] = err
 		}
@@ -70,7 +114,7 @@ var errForeign = errors.New("an object kfed did not make holds the name")
 
 // writeMember writes imp to one member: for a ClusterSetIP import its
 // derived Service first, whose cluster IPs the import then carries.
-func (c *Controller) writeMember(ctx context.Context, key types.NamespacedName, m *member, imp *Import) error {
+func writeMember(ctx context.Context, federation string, key types.NamespacedName, m *member, imp *Import) error {
 	if m.imp != nil && !isOurs(m.imp) {
 		return fmt.Errorf("cluster %s, ServiceImport %s: %w", m.Name, key, errForeign)
 	}
@@ -80,7 +124,7 @@ func (c *Controller) writeMember(ctx context.Context, key types.NamespacedName, 
 		if m.derived != nil && !isOurs(m.derived) {
 			return fmt.Errorf("cluster %s, Service %s/%s: %w", m.Name, key.Namespace, DerivedName(key.Name), errForeign)
 		}
-		svc := derivedService(c.Federation, key, imp)
+		svc := derivedService(federation, key, imp)
 		have, err := apply(ctx, m, m.derived, svc)
 		if err != nil {
 			return err
@@ -92,7 +136,7 @@ func (c *Controller) writeMember(ctx context.Context, key types.NamespacedName, 
 			return err
 		}
 	}
-	si := serviceImport(c.Federation, key, imp, ips, families)
+	si := serviceImport(federation, key, imp, ips, families)
 	status := si.Status
 	have, err := apply(ctx, m, m.imp, si)
 	if err != nil {
@@ -105,13 +149,13 @@ func (c *Controller) writeMember(ctx context.Context, key types.NamespacedName, 
 			return fmt.Errorf("cluster %s, status of ServiceImport %s: %w", m.Name, key, err)
 		}
 	}
-	return c.writeSlices(ctx, key, m, imp, have)
+	return writeSlices(ctx, federation, key, m, imp, have)
 }
 
 // writeSlices writes the import's EndpointSlices and deletes those of
 // sources that are gone.
-func (c *Controller) writeSlices(ctx context.Context, key types.NamespacedName, m *member, imp *Import, owner *mcsv1beta1.ServiceImport) error {
-	want := endpointSlices(c.Federation, key, imp, m.id, owner)
+func writeSlices(ctx context.Context, federation string, key types.NamespacedName, m *member, imp *Import, owner *mcsv1beta1.ServiceImport) error {
+	want := endpointSlices(federation, key, imp, m.id, owner)
 	var errs []error
 	for _, s := range want {
 		var cur *discoveryv1.EndpointSlice
@@ -161,7 +205,7 @@ func isNil[T client.Object](o T) bool {
 // exported: its import, derived Service and EndpointSlices (these are
 // owned by the import too, so a member's garbage collector would remove
 // them; kfed does not wait for it).
-func (c *Controller) remove(ctx context.Context, key types.NamespacedName, m *member) error {
+func remove(ctx context.Context, key types.NamespacedName, m *member) error {
 	var errs []error
 	if m.imp != nil && isOurs(m.imp) {
 		errs = append(errs, deleteObject(ctx, m, m.imp))
