@@ -59,8 +59,7 @@ func capacityOf(pods []podView, threshold time.Duration, now time.Time) (capacit
 
 // threshold is the Deployment's unschedulable threshold: its annotation's,
 // else the controller's if positive, else the default.
-func (c *Controller) threshold(cfg deploymentconfig.Config) time.Duration {
-	controller := c.UnschedulableThreshold
+func threshold(cfg deploymentconfig.Config, controller time.Duration) time.Duration {
 	if controller <= 0 {
 		controller = DefaultUnschedulableThreshold
 	}

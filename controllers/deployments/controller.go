@@ -176,8 +176,8 @@ func (c *Controller) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	case stage == clusters.Finalizing:
 		return ctrl.Result{}, c.finalize(ctx, &d)
 	}
-	o := c.sync(ctx, &d, c.observe(ctx, &d))
-	if err := c.writeStatus(ctx, &d, o); err != nil {
+	o := c.writer().sync(ctx, &d, c.observer().observe(ctx, &d))
+	if err := writeStatus(ctx, c.Fed, c.Recorder, &d, o, c.Clock.Now()); err != nil {
 		return ctrl.Result{}, err
 	}
 	result := ReasonSynced
@@ -253,15 +253,20 @@ func (c *Controller) removeCopies(ctx context.Context, key types.NamespacedName,
 			errs = append(errs, fmt.Errorf("reading the copy in cluster %s: %w", m.Name, err))
 			continue
 		}
-		if err := c.removeCopy(ctx, m, &cur, copies.Classify(&cur, key.String(), c.Federation), orphan); err != nil {
+		if err := c.writer().removeCopy(ctx, m, &cur, copies.Classify(&cur, key.String(), c.Federation), orphan); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
 }
 
-func (c *Controller) event(d *appsv1.Deployment, typ, reason, format string, args ...any) {
-	if c.Recorder != nil {
-		c.Recorder.Eventf(d, nil, typ, reason, "Reconcile", format, args...)
-	}
+// observer reads with the Controller's clients and settings.
+func (c *Controller) observer() observer {
+	return observer{fed: c.Fed, ready: c.readyMembers(), federation: c.Federation,
+		threshold: c.UnschedulableThreshold, grace: c.GracePeriod, clock: c.Clock}
+}
+
+// writer writes copies with the Controller's metrics and recorder.
+func (c *Controller) writer() copyWriter {
+	return copyWriter{federation: c.Federation, metrics: c.Metrics, recorder: c.Recorder}
 }

@@ -203,8 +203,7 @@ func TestThresholdIsTheAnnotationsThenTheControllersThenTheDefault(t *testing.T)
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := &Controller{UnschedulableThreshold: tt.controller}
-			if got := c.threshold(deploymentconfig.Config{UnschedulableThreshold: tt.annotated}); got != tt.want {
+			if got := threshold(deploymentconfig.Config{UnschedulableThreshold: tt.annotated}, tt.controller); got != tt.want {
 				t.Errorf("threshold %v, want %v", got, tt.want)
 			}
 		})

@@ -12,8 +12,11 @@
 // member copy should be (pure); write.go writes the copies, planning again
 // around a member that refuses one; status.go computes the next status, the
 // per-cluster table (api/clusterreplicas) and the Events it calls for
-// (pure), and writes them. Bad input stops a reconcile before any member is
-// written, so copies keep their last good replica counts.
+// (pure), and writes them. controller.go's Controller composes them: it
+// hands observe.go's observer and write.go's copyWriter the clients and
+// settings they use, and keeps its watches, Reconcile and finalizer. Bad
+// input stops a reconcile before any member is written, so copies keep
+// their last good replica counts.
 //
 // The control plane stores federated Deployments only: it must not run the
 // Deployment controller, which would make ReplicaSets and pods there and

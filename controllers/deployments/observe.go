@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kfed-io/kfed/api/clusterreplicas"
@@ -43,9 +44,22 @@ type observation struct {
 	controlPlaneWorkloads string
 }
 
+// observer reads what a federated Deployment's plan depends on, from the
+// control plane (fed) and the Ready members (ready); federation names the
+// federation whose copies are kfed's. threshold and grace are the
+// controller's unschedulable threshold and grace period, defaulted where
+// they are used.
+type observer struct {
+	fed              client.Reader
+	ready            []registry.Member
+	federation       string
+	threshold, grace time.Duration
+	clock            clock.PassiveClock
+}
+
 // observe reads what d's plan depends on.
-func (c *Controller) observe(ctx context.Context, d *appsv1.Deployment) observation {
-	obs := observation{controlPlaneWorkloads: c.controlPlaneReplicaSet(ctx, d)}
+func (r observer) observe(ctx context.Context, d *appsv1.Deployment) observation {
+	obs := observation{controlPlaneWorkloads: r.controlPlaneReplicaSet(ctx, d)}
 	cfg, err := deploymentconfig.Parse(d.Annotations)
 	if err != nil {
 		// Bad input freezes the copies as they are until the user fixes it.
@@ -53,7 +67,7 @@ func (c *Controller) observe(ctx context.Context, d *appsv1.Deployment) observat
 		return obs
 	}
 	origin := d.Namespace + "/" + d.Name
-	obs.members = c.readyMembers()
+	obs.members = r.ready
 	obs.existing = map[string]*appsv1.Deployment{}
 	obs.failed = map[string]string{}
 	in := planInput{key: origin, total: 1, cfg: cfg, copies: map[string]observedCopy{}, capacity: map[string]int64{},
@@ -79,7 +93,7 @@ func (c *Controller) observe(ctx context.Context, d *appsv1.Deployment) observat
 			continue
 		}
 		obs.existing[m.Name] = &cur
-		oc := observedCopy{state: copies.Classify(&cur, origin, c.Federation)}
+		oc := observedCopy{state: copies.Classify(&cur, origin, r.federation)}
 		if cur.Spec.Replicas != nil {
 			oc.replicas = *cur.Spec.Replicas
 		}
@@ -92,13 +106,13 @@ func (c *Controller) observe(ctx context.Context, d *appsv1.Deployment) observat
 			obs.failed[m.Name] = err.Error()
 			continue
 		}
-		n, limited, due := capacityOf(pods, c.threshold(cfg), c.Clock.Now())
+		n, limited, due := capacityOf(pods, threshold(cfg, r.threshold), r.clock.Now())
 		if limited {
 			in.capacity[m.Name] = n
 		}
 		soonest(due)
 	}
-	held, due, err := c.held(ctx, d, cfg, obs.members)
+	held, due, err := r.held(ctx, d, cfg, obs.members)
 	if err != nil {
 		obs.failed[""] = err.Error()
 	}
@@ -109,28 +123,28 @@ func (c *Controller) observe(ctx context.Context, d *appsv1.Deployment) observat
 }
 
 // held lists the Clusters and returns heldMembers of them.
-func (c *Controller) held(ctx context.Context, d *appsv1.Deployment, cfg deploymentconfig.Config, ready []registry.Member) (map[string]int32, time.Duration, error) {
+func (r observer) held(ctx context.Context, d *appsv1.Deployment, cfg deploymentconfig.Config, ready []registry.Member) (map[string]int32, time.Duration, error) {
 	table, _, _ := clusterreplicas.Read(d.Annotations)
 	if len(table) == 0 {
 		return nil, 0, nil
 	}
 	var all kfedv1alpha1.ClusterList
-	if err := c.Fed.List(ctx, &all); err != nil {
+	if err := r.fed.List(ctx, &all); err != nil {
 		return nil, 0, fmt.Errorf("listing Clusters: %w", err)
 	}
 	names := map[string]bool{}
 	for _, m := range ready {
 		names[m.Name] = true
 	}
-	held, due := heldMembers(table, all.Items, names, cfg, cmp.Or(c.GracePeriod, DefaultGracePeriod), c.Clock.Now())
+	held, due := heldMembers(table, all.Items, names, cfg, cmp.Or(r.grace, DefaultGracePeriod), r.clock.Now())
 	return held, due, nil
 }
 
 // controlPlaneReplicaSet names a ReplicaSet the control plane made for d,
 // "" when there is none (or they cannot be listed).
-func (c *Controller) controlPlaneReplicaSet(ctx context.Context, d *appsv1.Deployment) string {
+func (r observer) controlPlaneReplicaSet(ctx context.Context, d *appsv1.Deployment) string {
 	var list appsv1.ReplicaSetList
-	if err := c.Fed.List(ctx, &list, client.InNamespace(d.Namespace)); err != nil {
+	if err := r.fed.List(ctx, &list, client.InNamespace(d.Namespace)); err != nil {
 		return ""
 	}
 	for _, rs := range list.Items {

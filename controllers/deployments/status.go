@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kfed-io/kfed/api/clusterreplicas"
@@ -244,12 +245,13 @@ func setCondition(conds []appsv1.DeploymentCondition, c appsv1.DeploymentConditi
 	return append(conds, c)
 }
 
-// writeStatus records o in d's status and per-cluster table and sends the
-// Events nextStatus asks for. It writes nothing that is unchanged.
-func (c *Controller) writeStatus(ctx context.Context, d *appsv1.Deployment, o outcome) error {
-	st, table, notices := nextStatus(d, o, c.Clock.Now())
+// writeStatus records o in d's status and per-cluster table through fed,
+// as of now, and sends the Events nextStatus asks for through recorder. It
+// writes nothing that is unchanged.
+func writeStatus(ctx context.Context, fed client.Client, recorder events.EventRecorder, d *appsv1.Deployment, o outcome, now time.Time) error {
+	st, table, notices := nextStatus(d, o, now)
 	for _, n := range notices {
-		c.event(d, n.Type, n.Reason, "%s", n.Message)
+		event(recorder, d, n.Type, n.Reason, "%s", n.Message)
 	}
 	if table != nil {
 		if enc := clusterreplicas.Encode(table); d.Annotations[clusterreplicas.Annotation] != enc {
@@ -258,7 +260,7 @@ func (c *Controller) writeStatus(ctx context.Context, d *appsv1.Deployment, o ou
 				d.Annotations = map[string]string{}
 			}
 			d.Annotations[clusterreplicas.Annotation] = enc
-			if err := c.Fed.Patch(ctx, d, patch); err != nil {
+			if err := fed.Patch(ctx, d, patch); err != nil {
 				return fmt.Errorf("writing the per-cluster table of Deployment %s/%s: %w", d.Namespace, d.Name, err)
 			}
 		}
@@ -268,8 +270,15 @@ func (c *Controller) writeStatus(ctx context.Context, d *appsv1.Deployment, o ou
 	}
 	patch := client.MergeFrom(d.DeepCopy())
 	d.Status = st
-	if err := c.Fed.Status().Patch(ctx, d, patch); err != nil {
+	if err := fed.Status().Patch(ctx, d, patch); err != nil {
 		return fmt.Errorf("writing status of Deployment %s/%s: %w", d.Namespace, d.Name, err)
 	}
 	return nil
+}
+
+// event records an Event on d through recorder, none when it is nil.
+func event(recorder events.EventRecorder, d *appsv1.Deployment, typ, reason, format string, args ...any) {
+	if recorder != nil {
+		recorder.Eventf(d, nil, typ, reason, "Reconcile", format, args...)
+	}
 }

@@ -8,11 +8,21 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/events"
 
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters/copies"
 	"github.com/kfed-io/kfed/clusters/registry"
 )
+
+// copyWriter writes the member copies of federated Deployments as kfed of
+// federation, counting each write in metrics and telling of it in an Event
+// through recorder (none when nil).
+type copyWriter struct {
+	federation string
+	metrics    *Metrics
+	recorder   events.EventRecorder
+}
 
 // sync decides and writes: it plans d over what obs found (decide, pure)
 // and writes the copies (write), those to create first, so that a member
@@ -21,7 +31,7 @@ import (
 // refused create is a fact the write observes; sync decides again with it,
 // and decide never runs inside write. It returns what happened, for the
 // status.
-func (c *Controller) sync(ctx context.Context, d *appsv1.Deployment, obs observation) outcome {
+func (w copyWriter) sync(ctx context.Context, d *appsv1.Deployment, obs observation) outcome {
 	o := outcome{invalid: obs.invalid, failed: obs.failed, due: obs.due, controlPlaneWorkloads: obs.controlPlaneWorkloads}
 	if obs.invalid != nil || obs.failed[""] != "" {
 		return o
@@ -29,7 +39,7 @@ func (c *Controller) sync(ctx context.Context, d *appsv1.Deployment, obs observa
 	in := obs.in
 	o.capacity = in.capacity
 	o.copies = map[string]*appsv1.Deployment{}
-	o.hash = desiredCopy(d, c.Federation, 0).Annotations[kfedv1alpha1.AnnotationSpecHash]
+	o.hash = desiredCopy(d, w.federation, 0).Annotations[kfedv1alpha1.AnnotationSpecHash]
 	members := slices.Clone(obs.members)
 	slices.SortStableFunc(members, func(a, b registry.Member) int {
 		return cmpBool(in.copies[b.Name].state == copies.Absent, in.copies[a.Name].state == copies.Absent)
@@ -40,7 +50,7 @@ func (c *Controller) sync(ctx context.Context, d *appsv1.Deployment, obs observa
 			o.invalid = err
 			return o
 		}
-		refused := c.write(ctx, d, members, plan, obs.existing, in.copies, &o)
+		refused := w.write(ctx, d, members, plan, obs.existing, in.copies, &o)
 		if refused == "" || in.rejected[refused] {
 			for name := range o.failed {
 				plan.conflicts = slices.DeleteFunc(plan.conflicts, func(s string) bool { return s == name })
@@ -69,19 +79,19 @@ func cmpBool(a, b bool) int {
 // returns its name, so the caller can plan around it before writing the
 // rest; "" when none did. Failures are recorded in o.failed, and the copies
 // written in o.copies, existing and observed.
-func (c *Controller) write(ctx context.Context, d *appsv1.Deployment, members []registry.Member, plan decision,
+func (w copyWriter) write(ctx context.Context, d *appsv1.Deployment, members []registry.Member, plan decision,
 	existing map[string]*appsv1.Deployment, observed map[string]observedCopy, o *outcome) string {
 	origin := d.Namespace + "/" + d.Name
 	for _, m := range members {
 		want, planned := plan.replicas[m.Name]
 		cur, state := existing[m.Name], observed[m.Name].state
 		if !planned {
-			if err := c.removeCopy(ctx, m, cur, state, false); err != nil {
+			if err := w.removeCopy(ctx, m, cur, state, false); err != nil {
 				o.failed[m.Name] = err.Error()
 			}
 			continue
 		}
-		got, err := c.ensureCopy(ctx, m, d, cur, state, want)
+		got, err := w.ensureCopy(ctx, m, d, cur, state, want)
 		if err != nil {
 			o.failed[m.Name] = err.Error()
 			if state == copies.Absent {
@@ -90,7 +100,7 @@ func (c *Controller) write(ctx context.Context, d *appsv1.Deployment, members []
 		}
 		if got != nil {
 			o.copies[m.Name] = got
-			existing[m.Name], observed[m.Name] = got, observedCopy{state: copies.Classify(got, origin, c.Federation), replicas: want}
+			existing[m.Name], observed[m.Name] = got, observedCopy{state: copies.Classify(got, origin, w.federation), replicas: want}
 		}
 	}
 	return ""
@@ -98,21 +108,21 @@ func (c *Controller) write(ctx context.Context, d *appsv1.Deployment, members []
 
 // ensureCopy creates, updates or adopts d's copy in member m with replicas.
 // It returns the copy as it now stands, nil when there is none.
-func (c *Controller) ensureCopy(ctx context.Context, m registry.Member, d *appsv1.Deployment,
+func (w copyWriter) ensureCopy(ctx context.Context, m registry.Member, d *appsv1.Deployment,
 	cur *appsv1.Deployment, state copies.Standing, replicas int32) (*appsv1.Deployment, error) {
-	want := desiredCopy(d, c.Federation, replicas)
+	want := desiredCopy(d, w.federation, replicas)
 	switch state {
 	case copies.Absent:
 		if _, err := copies.WriteCopy(ctx, m, nil, want); err != nil {
 			return nil, err
 		}
-		c.Metrics.write(m.Name, "create")
-		c.event(d, corev1.EventTypeNormal, "CopyCreated", "created the copy in cluster %s with %d replicas", m.Name, replicas)
+		w.metrics.write(m.Name, "create")
+		event(w.recorder, d, corev1.EventTypeNormal, "CopyCreated", "created the copy in cluster %s with %d replicas", m.Name, replicas)
 		return want, nil
 	case copies.Foreign:
 		want.Annotations[kfedv1alpha1.AnnotationAdopted] = "true"
-		c.event(d, corev1.EventTypeNormal, "CopyAdopted", "adopted the Deployment already in cluster %s", m.Name)
-		c.Metrics.write(m.Name, "adopt")
+		event(w.recorder, d, corev1.EventTypeNormal, "CopyAdopted", "adopted the Deployment already in cluster %s", m.Name)
+		w.metrics.write(m.Name, "adopt")
 	case copies.Adopted:
 		want.Annotations[kfedv1alpha1.AnnotationAdopted] = "true"
 	}
@@ -124,27 +134,27 @@ func (c *Controller) ensureCopy(ctx context.Context, m registry.Member, d *appsv
 	if !changed {
 		return cur, nil
 	}
-	c.Metrics.write(m.Name, "update")
+	w.metrics.write(m.Name, "update")
 	if was != replicas {
-		c.event(d, corev1.EventTypeNormal, "CopyScaled", "scaled the copy in cluster %s from %d to %d replicas", m.Name, was, replicas)
+		event(w.recorder, d, corev1.EventTypeNormal, "CopyScaled", "scaled the copy in cluster %s from %d to %d replicas", m.Name, was, replicas)
 	}
 	return want, nil
 }
 
 // removeCopy deletes a copy kfed made in member m, or lets go of it (an
 // adopted one always; any with orphan). Others are left alone.
-func (c *Controller) removeCopy(ctx context.Context, m registry.Member, cur *appsv1.Deployment, state copies.Standing, orphan bool) error {
+func (w copyWriter) removeCopy(ctx context.Context, m registry.Member, cur *appsv1.Deployment, state copies.Standing, orphan bool) error {
 	switch {
 	case state == copies.Ours && !orphan:
 		if err := m.Client.Delete(ctx, cur); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("deleting the copy in cluster %s: %w", m.Name, err)
 		}
-		c.Metrics.write(m.Name, "delete")
+		w.metrics.write(m.Name, "delete")
 	case state == copies.Ours || state == copies.Adopted:
 		if err := copies.LetGo(ctx, m.Client, cur); err != nil {
 			return fmt.Errorf("letting go of the copy in cluster %s: %w", m.Name, err)
 		}
-		c.Metrics.write(m.Name, "release")
+		w.metrics.write(m.Name, "release")
 	}
 	return nil
 }
