@@ -6,12 +6,19 @@
 // placed cluster's addresses, in a DNSEndpoint that kfed's readers (the
 // CoreDNS plugin, the DNS sync, the health checkers) read as a Service's.
 //
-// Each reconcile runs the Service controller's phases, a file each:
-// observe.go (placement, claims, health, member copies and their
-// addresses), decide.go (pure, table-tested: records and conditions),
-// write.go (the DNSEndpoint; cleanup on deletion), status.go (conditions,
+// Each reconcile runs the Service controller's phases. The reconciler and
+// every method of it are in controller.go: the watches, the reads
+// (placement, claims, weights, the DNSEndpoint published last, health),
+// the member copies and the DNSEndpoint written, the status, cleanup on
+// deletion. It composes the other files, none of which knows it:
+// observe.go (the federated objects listed and their hostname claims
+// judged; a copy's hostname address resolved), weights.go (the backends
+// and the clusters' weights), decide.go (pure, table-tested: records and
+// conditions), write.go (the member copies, written where the object is
+// placed and removed where not), status.go (conditions, merged and
 // written once). kind.go is what differs between Gateways (gateway.go,
-// routes.go) and Ingresses (ingress.go).
+// routes.go) and Ingresses (ingress.go); copy.go is what both do alike to
+// a member copy.
 package gateways
 
 import (
@@ -19,6 +26,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"slices"
 	"strings"
 	"time"
@@ -26,6 +34,9 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -35,7 +46,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/source"
@@ -203,18 +213,6 @@ func (c *Controller) setup(mgr ctrl.Manager, k kind) error {
 	return b.Complete(r)
 }
 
-// claimsMayChange passes the events after which an object's claims may
-// differ: creation, deletion, a new generation (spec), opting in or out,
-// deletion starting. Status writes (kfed's own among them) pass not, so
-// that reconciling every object for each of them does not go round.
-var claimsMayChange = builder.WithPredicates(predicate.Funcs{
-	UpdateFunc: func(e event.UpdateEvent) bool {
-		o, n := e.ObjectOld, e.ObjectNew
-		return o.GetGeneration() != n.GetGeneration() || kfedv1alpha1.IsFederated(o) != kfedv1alpha1.IsFederated(n) ||
-			(o.GetDeletionTimestamp() == nil) != (n.GetDeletionTimestamp() == nil)
-	},
-})
-
 // healthWatch reconciles the objects whose verdicts a checker's report or
 // heartbeat may change (publish.HealthWatch), as the Service controller
 // does: a DNSEndpoint of this kind's in kfed's namespace is named
@@ -237,7 +235,7 @@ func (r *reconciler) healthWatch(mgr ctrl.Manager) *publish.HealthWatch {
 
 // all answers every federated object of the reconciler's kind.
 func (r *reconciler) all(ctx context.Context, _ client.Object) []ctrl.Request {
-	objs, err := r.list(ctx, r.k)
+	objs, err := listFederated(ctx, r.Fed, r.k)
 	if err != nil {
 		return nil
 	}
@@ -258,13 +256,25 @@ func (r *reconciler) ofEndpoint(_ context.Context, obj client.Object) []ctrl.Req
 	return []ctrl.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}}
 }
 
-// parentsOf answers the Gateways of its namespace a route attaches to.
-func parentsOf(_ context.Context, obj client.Object) []ctrl.Request {
-	refs, _ := routeSpec(obj)
+// backedBy answers the federated objects of the reconciler's kind whose
+// backends are the Service obj, or a Service selecting the Deployment obj.
+func (r *reconciler) backedBy(ctx context.Context, obj client.Object) []ctrl.Request {
+	names := backendsNamed(ctx, r.Fed, obj)
+	if len(names) == 0 {
+		return nil
+	}
+	objs, err := listFederated(ctx, r.Fed, r.k)
+	if err != nil {
+		return nil
+	}
 	var reqs []ctrl.Request
-	for _, p := range refs {
-		if (p.Kind == nil || *p.Kind == "Gateway") && (p.Namespace == nil || string(*p.Namespace) == obj.GetNamespace()) {
-			reqs = append(reqs, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: string(p.Name)}})
+	for _, o := range objs {
+		if o.GetNamespace() != obj.GetNamespace() {
+			continue
+		}
+		backends, err := r.k.backends(ctx, r.Fed, o)
+		if err == nil && slices.ContainsFunc(backends, func(b string) bool { return slices.Contains(names, b) }) {
+			reqs = append(reqs, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(o)})
 		}
 	}
 	return reqs
@@ -279,30 +289,6 @@ func (r *reconciler) routeCopy(_ string, obj client.Object) {
 	for _, req := range parentsOf(context.Background(), obj) {
 		r.copies.Send(registry.Stub(r.k.newObject, req.NamespacedName))
 	}
-}
-
-// list returns the federated objects of kind k in the control plane.
-func (r *reconciler) list(ctx context.Context, k kind) ([]client.Object, error) {
-	var objs []client.Object
-	switch k.(type) {
-	case gatewayKind:
-		var list gatewayv1.GatewayList
-		if err := r.Fed.List(ctx, &list); err != nil {
-			return nil, fmt.Errorf("listing Gateways: %w", err)
-		}
-		for i := range list.Items {
-			objs = append(objs, &list.Items[i])
-		}
-	case ingressKind:
-		var list networkingv1.IngressList
-		if err := r.Fed.List(ctx, &list); err != nil {
-			return nil, fmt.Errorf("listing Ingresses: %w", err)
-		}
-		for i := range list.Items {
-			objs = append(objs, &list.Items[i])
-		}
-	}
-	return slices.DeleteFunc(objs, func(o client.Object) bool { return !kfedv1alpha1.IsFederated(o) || o.GetDeletionTimestamp() != nil }), nil
 }
 
 // endpointKey is where the DNSEndpoint of obj is: kfed's namespace, named
@@ -321,6 +307,11 @@ func (r *reconciler) objectOf(ep types.NamespacedName) (types.NamespacedName, bo
 		return types.NamespacedName{}, false
 	}
 	return types.NamespacedName{Namespace: ns, Name: name}, true
+}
+
+// publisher writes the objects' DNSEndpoints.
+func (r *reconciler) publisher() publish.Publisher {
+	return publish.Publisher{Client: r.Fed, Live: r.Live, Federation: r.Federation, Namespace: r.Namespace}
 }
 
 // Reconcile brings one federated object's copies, records and status in
@@ -347,7 +338,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	copyErrs := r.writeCopies(ctx, obj, &o)
+	copyErrs := writeCopies(ctx, r.Members.Ready(), r.k, r.Federation, r.Resolver, obj, &o)
 	d := decide(o)
 	werr := r.writeEndpoint(ctx, obj, o.endpoint, d)
 	serr := r.setStatus(ctx, obj, d.statusAddrs, d.hostnames, conditions(d, len(o.placed), obj.GetGeneration()))
@@ -355,4 +346,109 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	ctrl.LoggerFrom(ctx).V(1).Info("decided", "serving", d.serving, "waiting", d.waiting, "offline", d.offline, "unknown", o.unknown,
 		"published", d.published, "refused", len(d.refused), "problems", d.problems, "requeueAfter", res.RequeueAfter)
 	return res, errors.Join(copyErrs, werr, serr)
+}
+
+// observe reads what the object's records depend on from the control
+// plane. It writes nothing: writeCopies then syncs the copies in the
+// members. The error is for a read that failed.
+func (r *reconciler) observe(ctx context.Context, obj client.Object, cfg serviceconfig.Config) (o observation, err error) {
+	o = observation{placed: map[string]*kfedv1alpha1.Cluster{}, members: map[string]memberCopy{}, ttl: cfg.TTL, probes: cfg.Health,
+		now: r.Clock.Now(), resync: r.Resync}
+	var all kfedv1alpha1.ClusterList
+	if err := r.Fed.List(ctx, &all); err != nil {
+		return o, fmt.Errorf("listing Clusters: %w", err)
+	}
+	placed, unknown := cfg.Placement.Select(all.Items)
+	for _, cl := range placed {
+		o.placed[cl.Name] = cl
+	}
+	o.unknown = unknown
+
+	hosts, ports, err := r.k.serves(ctx, r.Fed, obj)
+	if err != nil {
+		return o, err
+	}
+	o.ports = ports
+	claims, err := allClaims(ctx, r.Fed, r.kinds())
+	if err != nil {
+		return o, err
+	}
+	o.verdicts = judge(r.Rule, r.Tenancy, r.Namespace, claimsOf(r.k, obj, hosts), claims)
+	if o.weights, err = observeWeights(ctx, r.Fed, r.k, obj); err != nil {
+		return o, err
+	}
+
+	var published extdnsv1alpha1.DNSEndpoint
+	o.key = r.endpointKey(client.ObjectKeyFromObject(obj))
+	switch err := r.Fed.Get(ctx, o.key, &published); {
+	case err == nil:
+		o.endpoint = &published
+	case !apierrors.IsNotFound(err):
+		return o, err
+	}
+	if o.health, err = publish.ReadHealth(ctx, r.Fed, r.Federation, o.now, r.Freshness); err != nil {
+		return o, err
+	}
+	return o, nil
+}
+
+// setStatus writes the addresses and conditions, and an Event for each
+// condition that turned False (or changed while False).
+func (r *reconciler) setStatus(ctx context.Context, obj client.Object, addrs []netip.Addr, hostnames []string, conds []metav1.Condition) error {
+	before := obj.DeepCopyObject().(client.Object)
+	old := r.k.conditions(before)
+	inMetadata := r.k.setStatus(obj, addrs, hostnames, mergeConditions(old, conds))
+	if equality.Semantic.DeepEqual(before, obj) {
+		return nil
+	}
+	if err := patchStatus(ctx, r.Fed, before, obj, inMetadata); err != nil {
+		return fmt.Errorf("writing status: %w", err)
+	}
+	for _, c := range r.k.conditions(obj) { // as written: a Gateway folds some
+		was := meta.FindStatusCondition(old, c.Type)
+		if c.Status == metav1.ConditionFalse && c.Reason != reasonWaiting && (was == nil || was.Status != c.Status || was.Message != c.Message) && r.Recorder != nil {
+			r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, c.Reason, "Reconcile", "%s", c.Message)
+		}
+	}
+	return nil
+}
+
+// writeEndpoint writes the object's DNSEndpoint (publish.Publisher.Write),
+// in kfed's namespace, naming the object it publishes.
+// cur is the DNSEndpoint as the cache has it, nil when none.
+func (r *reconciler) writeEndpoint(ctx context.Context, obj client.Object, cur *extdnsv1alpha1.DNSEndpoint, d decision) error {
+	_, _, err := r.publisher().Write(ctx, cur, publish.Record{
+		Key: r.endpointKey(client.ObjectKeyFromObject(obj)), Owner: obj, Origin: r.k.name() + " " + origin(obj),
+		Endpoints: d.endpoints, Clusters: d.clusters, Annotations: d.health,
+	})
+	return err
+}
+
+// finalize removes what kfed made for obj — its copies in the Ready
+// members and its DNSEndpoint — and drops the finalizer.
+func (r *reconciler) finalize(ctx context.Context, obj client.Object) error {
+	if !controllerutil.ContainsFinalizer(obj, r.k.finalizer()) {
+		return nil
+	}
+	if err := r.cleanup(ctx, client.ObjectKeyFromObject(obj)); err != nil {
+		return err
+	}
+	patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
+	controllerutil.RemoveFinalizer(obj, r.k.finalizer())
+	if err := r.Fed.Patch(ctx, obj, patch); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("removing finalizer: %w", err)
+	}
+	return nil
+}
+
+// cleanup deletes the copies of key kfed made in the Ready members and its
+// DNSEndpoint.
+func (r *reconciler) cleanup(ctx context.Context, key types.NamespacedName) error {
+	errs := []error{removeCopies(ctx, r.Members.Ready(), r.k, key, r.Federation)}
+	// Publisher.Delete marks the deletion on the serial marker before the
+	// finalizer goes, so that a crash in between retries it.
+	if _, err := r.publisher().Delete(ctx, r.endpointKey(key), r.k.name()+" "+key.String(), ""); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
 }

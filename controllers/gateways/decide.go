@@ -18,6 +18,22 @@ import (
 	"github.com/kfed-io/kfed/policy/tenancy"
 )
 
+// memberCopy is what one member's copy gave this reconcile.
+type memberCopy struct {
+	// outcome is how syncing it went: publish.Serving, Waiting (no address
+	// yet), WriteFailed, LeftAlone (an object kfed did not make for this
+	// origin holds the name), Unresolved (a hostname address that did not
+	// resolve this time).
+	outcome publish.Outcome
+	addrs   []netip.Addr
+	// hostname is the copy's address when given as a name (an AWS NLB's),
+	// its addresses resolved into addrs every sync.
+	hostname string
+	// problem says what went wrong, for WriteFailed, LeftAlone and
+	// Unresolved.
+	problem string
+}
+
 // observation is what one reconcile learned of the world; decide turns it
 // into records and conditions.
 type observation struct {

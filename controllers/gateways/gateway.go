@@ -8,17 +8,16 @@ import (
 	"slices"
 	"strings"
 
-	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
-	"github.com/kfed-io/kfed/dns/publish"
-
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/clusters/copies"
 	"github.com/kfed-io/kfed/clusters/registry"
+	"github.com/kfed-io/kfed/dns/publish"
 )
 
 // gatewayKind federates Gateways with the routes of their namespace that

@@ -62,11 +62,11 @@ func TestMemberAddresses(t *testing.T) {
 // sync, as a Service's load balancer name; a failure is told, not hidden.
 func TestResolveHostnameAddress(t *testing.T) {
 	r := &reconciler{Controller: &Controller{Resolver: fakeResolver{"nlb-1.example.net": addrs("127.7.0.2", "127.7.0.1")}}}
-	mc := r.resolve(context.Background(), "aws", memberCopy{hostname: "NLB-1.example.net."})
+	mc := resolve(context.Background(), r.Resolver, "aws", memberCopy{hostname: "NLB-1.example.net."})
 	if mc.outcome != publish.Serving || mc.hostname != "nlb-1.example.net" || !slices.Equal(mc.addrs, addrs("127.7.0.2", "127.7.0.1")) {
 		t.Errorf("resolved copy %+v", mc)
 	}
-	mc = r.resolve(context.Background(), "aws", memberCopy{hostname: "nlb-9.example.net"})
+	mc = resolve(context.Background(), r.Resolver, "aws", memberCopy{hostname: "nlb-9.example.net"})
 	if mc.outcome != publish.Unresolved || !strings.Contains(mc.problem, "resolving the address nlb-9.example.net of cluster aws") {
 		t.Errorf("unresolved copy %+v", mc)
 	}

@@ -9,7 +9,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kfed-io/kfed/clusters/registry"
-	"github.com/kfed-io/kfed/dns/publish"
 )
 
 // kind is what differs between a federated Gateway and a federated Ingress;
@@ -40,20 +39,4 @@ type kind interface {
 	setStatus(obj client.Object, addrs []netip.Addr, hostnames []string, conds []metav1.Condition) (inMetadata bool)
 	// conditions reads kfed's conditions back from obj.
 	conditions(obj client.Object) []metav1.Condition
-}
-
-// memberCopy is what one member's copy gave this reconcile.
-type memberCopy struct {
-	// outcome is how syncing it went: publish.Serving, Waiting (no address
-	// yet), WriteFailed, LeftAlone (an object kfed did not make for this
-	// origin holds the name), Unresolved (a hostname address that did not
-	// resolve this time).
-	outcome publish.Outcome
-	addrs   []netip.Addr
-	// hostname is the copy's address when given as a name (an AWS NLB's),
-	// its addresses resolved into addrs every sync.
-	hostname string
-	// problem says what went wrong, for WriteFailed, LeftAlone and
-	// Unresolved.
-	problem string
 }

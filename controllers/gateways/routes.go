@@ -6,6 +6,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
@@ -45,6 +47,18 @@ func routeSpec(obj client.Object) (parents []gatewayv1.ParentReference, hosts []
 		return r.Spec.ParentRefs, r.Spec.Hostnames
 	}
 	return nil, nil
+}
+
+// parentsOf answers the Gateways of its namespace a route attaches to.
+func parentsOf(_ context.Context, obj client.Object) []ctrl.Request {
+	refs, _ := routeSpec(obj)
+	var reqs []ctrl.Request
+	for _, p := range refs {
+		if (p.Kind == nil || *p.Kind == "Gateway") && (p.Namespace == nil || string(*p.Namespace) == obj.GetNamespace()) {
+			reqs = append(reqs, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: string(p.Name)}})
+		}
+	}
+	return reqs
 }
 
 // routeKindName is the Kind of a route object (typed objects read from a

@@ -3,12 +3,9 @@ package gateways
 import (
 	"context"
 	"fmt"
-	"net/netip"
 	"slices"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -103,11 +100,10 @@ func conditions(d decision, placed int, gen int64) []metav1.Condition {
 	return out
 }
 
-// setStatus writes the addresses and conditions, and an Event for each
-// condition that turned False (or changed while False).
-func (r *reconciler) setStatus(ctx context.Context, obj client.Object, addrs []netip.Addr, hostnames []string, conds []metav1.Condition) error {
-	before := obj.DeepCopyObject().(client.Object)
-	old := r.k.conditions(before)
+// mergeConditions is old with conds set in it, less the Drained condition
+// when conds has none (no cluster of the object is drained any more) and
+// the per-provider ones of providers that no longer report.
+func mergeConditions(old, conds []metav1.Condition) []metav1.Condition {
 	merged := slices.Clone(old)
 	for _, c := range conds {
 		meta.SetStatusCondition(&merged, c)
@@ -120,30 +116,21 @@ func (r *reconciler) setStatus(ctx context.Context, obj client.Object, addrs []n
 			meta.RemoveStatusCondition(&merged, c.Type) // a provider that no longer reports
 		}
 	}
-	inMetadata := r.k.setStatus(obj, addrs, hostnames, merged)
-	if equality.Semantic.DeepEqual(before, obj) {
-		return nil
+	return merged
+}
+
+// patchStatus writes obj as it differs from before: its status, and its
+// metadata too when its conditions live there (inMetadata).
+func patchStatus(ctx context.Context, fed client.Client, before, obj client.Object, inMetadata bool) error {
+	if !inMetadata {
+		return fed.Status().Patch(ctx, obj, client.MergeFrom(before))
 	}
-	var err error
-	if inMetadata {
-		// The Ingress's addresses are status, its conditions metadata.
-		status := obj.DeepCopyObject().(client.Object)
-		if err = r.Fed.Status().Patch(ctx, status, client.MergeFrom(before)); err == nil {
-			before.SetResourceVersion("")
-			obj.SetResourceVersion("")
-			err = r.Fed.Patch(ctx, obj, client.MergeFrom(before))
-		}
-	} else {
-		err = r.Fed.Status().Patch(ctx, obj, client.MergeFrom(before))
+	// The Ingress's addresses are status, its conditions metadata.
+	status := obj.DeepCopyObject().(client.Object)
+	if err := fed.Status().Patch(ctx, status, client.MergeFrom(before)); err != nil {
+		return err
 	}
-	if err != nil {
-		return fmt.Errorf("writing status: %w", err)
-	}
-	for _, c := range r.k.conditions(obj) { // as written: a Gateway folds some
-		was := meta.FindStatusCondition(old, c.Type)
-		if c.Status == metav1.ConditionFalse && c.Reason != reasonWaiting && (was == nil || was.Status != c.Status || was.Message != c.Message) && r.Recorder != nil {
-			r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, c.Reason, "Reconcile", "%s", c.Message)
-		}
-	}
-	return nil
+	before.SetResourceVersion("")
+	obj.SetResourceVersion("")
+	return fed.Patch(ctx, obj, client.MergeFrom(before))
 }

@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -91,15 +90,15 @@ func ingressBackends(ing *networkingv1.Ingress) []string {
 	return names
 }
 
-// observeWeights reads the Services obj's backends name and the
-// Deployments of its namespace, and weighs the clusters.
-func (r *reconciler) observeWeights(ctx context.Context, obj client.Object) (publish.Weights, error) {
-	backends, err := r.k.backends(ctx, r.Fed, obj)
+// observeWeights reads the Services obj's backends (of kind k) name and
+// the Deployments of its namespace, and weighs the clusters.
+func observeWeights(ctx context.Context, fed client.Reader, k kind, obj client.Object) (publish.Weights, error) {
+	backends, err := k.backends(ctx, fed, obj)
 	if err != nil || len(backends) == 0 {
 		return nil, err
 	}
 	var svcs corev1.ServiceList
-	if err := r.Fed.List(ctx, &svcs, client.InNamespace(obj.GetNamespace())); err != nil {
+	if err := fed.List(ctx, &svcs, client.InNamespace(obj.GetNamespace())); err != nil {
 		return nil, fmt.Errorf("listing Services for the weights: %w", err)
 	}
 	var selectors []map[string]string
@@ -112,22 +111,23 @@ func (r *reconciler) observeWeights(ctx context.Context, obj client.Object) (pub
 		return nil, nil
 	}
 	var deps appsv1.DeploymentList
-	if err := r.Fed.List(ctx, &deps, client.InNamespace(obj.GetNamespace())); err != nil {
+	if err := fed.List(ctx, &deps, client.InNamespace(obj.GetNamespace())); err != nil {
 		return nil, fmt.Errorf("listing Deployments for the weights: %w", err)
 	}
 	return publish.WeightsOf(selectors, deps.Items), nil
 }
 
-// backedBy answers the federated objects of the reconciler's kind whose
-// backends are the Service obj, or a Service selecting the Deployment obj.
-func (r *reconciler) backedBy(ctx context.Context, obj client.Object) []ctrl.Request {
+// backendsNamed are the names a backend gives when obj is behind it: the
+// Service obj, or the Services selecting the Deployment obj; none when
+// they cannot be read.
+func backendsNamed(ctx context.Context, fed client.Reader, obj client.Object) []string {
 	var names []string
 	switch o := obj.(type) {
 	case *corev1.Service:
 		names = []string{o.Name}
 	case *appsv1.Deployment:
 		var svcs corev1.ServiceList
-		if err := r.Fed.List(ctx, &svcs, client.InNamespace(o.Namespace)); err != nil {
+		if err := fed.List(ctx, &svcs, client.InNamespace(o.Namespace)); err != nil {
 			return nil
 		}
 		for _, s := range svcs.Items {
@@ -136,24 +136,7 @@ func (r *reconciler) backedBy(ctx context.Context, obj client.Object) []ctrl.Req
 			}
 		}
 	}
-	if len(names) == 0 {
-		return nil
-	}
-	objs, err := r.list(ctx, r.k)
-	if err != nil {
-		return nil
-	}
-	var reqs []ctrl.Request
-	for _, o := range objs {
-		if o.GetNamespace() != obj.GetNamespace() {
-			continue
-		}
-		backends, err := r.k.backends(ctx, r.Fed, o)
-		if err == nil && slices.ContainsFunc(backends, func(b string) bool { return slices.Contains(names, b) }) {
-			reqs = append(reqs, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(o)})
-		}
-	}
-	return reqs
+	return names
 }
 
 // selectorChanged passes the Service events after which the Deployments it
