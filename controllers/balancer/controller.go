@@ -232,7 +232,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req Request) (ctrl.Result, e
 	}
 	cluster := cmp.Or(req.Cluster, ControlPlane)
 	o, due := r.balance(ctx, c, cluster, pods, &b)
-	if err := r.writeStatus(ctx, c, &b, o); err != nil {
+	if err := r.writer(c, cluster).writeStatus(ctx, &b, o); err != nil {
 		return ctrl.Result{}, err
 	}
 	result := kfedv1alpha1.ReasonTargetsScaled
@@ -283,10 +283,14 @@ func (r *Reconciler) balance(ctx context.Context, c client.Client, cluster strin
 	if f != nil {
 		return outcome{targets: targets, failed: f}, 0
 	}
-	if f := r.setScales(ctx, c, cluster, b, targets, d); f != nil {
+	if f := r.writer(c, cluster).setScales(ctx, b, targets, d); f != nil {
 		return outcome{targets: targets, plan: &d, failed: f}, 0
 	}
 	return outcome{targets: targets, plan: &d}, due
 }
 
-func (r *Reconciler) log(ctx context.Context) logr.Logger { return ctrl.LoggerFrom(ctx) }
+// writer writes through c in cluster, with the Reconciler's clock and
+// metrics.
+func (r *Reconciler) writer(c client.Client, cluster string) writer {
+	return writer{c: c, cluster: cluster, clock: r.Clock, metrics: r.Metrics}
+}

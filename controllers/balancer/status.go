@@ -1,14 +1,11 @@
 package balancer
 
 import (
-	"context"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 )
@@ -77,22 +74,4 @@ func nextStatus(b *kfedv1alpha1.Balancer, o outcome) (kfedv1alpha1.BalancerStatu
 		meta.SetStatusCondition(&st.Conditions, fb)
 	}
 	return st, notices
-}
-
-// writeStatus records o in b's status and sends the Events nextStatus asks
-// for. It writes nothing when the status is unchanged.
-func (r *Reconciler) writeStatus(ctx context.Context, c client.Client, b *kfedv1alpha1.Balancer, o outcome) error {
-	st, notices := nextStatus(b, o)
-	for _, n := range notices {
-		r.event(ctx, c, b, n.Type, n.Reason, "%s", n.Message)
-	}
-	if equality.Semantic.DeepEqual(st, b.Status) {
-		return nil
-	}
-	patch := client.MergeFrom(b.DeepCopy())
-	b.Status = st
-	if err := c.Status().Patch(ctx, b, patch); err != nil {
-		return fmt.Errorf("writing status of Balancer %s/%s: %w", b.Namespace, b.Name, err)
-	}
-	return nil
 }
