@@ -5,7 +5,6 @@ package main
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -74,9 +73,9 @@ func (o *outputFlag) add(cmd *cobra.Command, formats ...string) {
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(formats, cobra.ShellCompDirectiveNoFileComp))
 }
 
-// check refuses a format the command does not print, before anything is
+// validate refuses a format the command does not print, before anything is
 // read.
-func (o *outputFlag) check() error {
+func (o *outputFlag) validate() error {
 	if !slices.Contains(o.formats, o.value) {
 		return fmt.Errorf("--output %q: want %s", o.value, strings.Join(o.formats, ", "))
 	}
@@ -143,16 +142,6 @@ func completeContexts(kf *kubeconfigFlags) cobra.CompletionFunc {
 		}
 		return contextNames(kf)
 	}
-}
-
-// contextNames are the kubeconfig's contexts, for --context and
-// --member-context.
-func contextNames(kf *kubeconfigFlags) ([]cobra.Completion, cobra.ShellCompDirective) {
-	raw, err := kf.loader().RawConfig()
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveError
-	}
-	return slices.Sorted(maps.Keys(raw.Contexts)), cobra.ShellCompDirectiveNoFileComp
 }
 
 // addNamespaceFlags adds kubectl's -n and -A to a command that lists

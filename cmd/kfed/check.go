@@ -54,7 +54,7 @@ else $KFED_DOMAIN.`,
   kfed check --context federation --domain global.example.com`,
 		Args: maxArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := f.output.check(); err != nil {
+			if err := f.output.validate(); err != nil {
 				return err
 			}
 			dns, err := dnsAddrs(f.dns, os.Environ())

@@ -87,7 +87,7 @@ context's namespace), or of all namespaces with -A.`,
 		Args:              maxArgs("SERVICE"),
 		ValidArgsFunction: completeServices(&kf, &namespace),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := output.check(); err != nil {
+			if err := output.validate(); err != nil {
 				return err
 			}
 			if len(args) == 1 && allNamespaces {

@@ -145,6 +145,16 @@ func (f *kubeconfigFlags) load() (*clientcmdapi.Config, client.Client, error) {
 	return raw, c, nil
 }
 
+// contextNames are the kubeconfig's contexts, for --context and
+// --member-context.
+func contextNames(kf *kubeconfigFlags) ([]cobra.Completion, cobra.ShellCompDirective) {
+	raw, err := kf.loader().RawConfig()
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveError
+	}
+	return slices.Sorted(maps.Keys(raw.Contexts)), cobra.ShellCompDirectiveNoFileComp
+}
+
 // unwrapURL drops the "Get \"URL\":" that net/http puts before the
 // reason, which the caller's message has said already.
 func unwrapURL(err error) error {

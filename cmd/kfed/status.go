@@ -84,7 +84,7 @@ it (not by polling), until interrupted. Verdicts and conditions are coloured whe
 		Args:              maxArgs("SERVICE"),
 		ValidArgsFunction: completeServices(&kf, &namespace),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := output.check(); err != nil {
+			if err := output.validate(); err != nil {
 				return err
 			}
 			if allNamespaces && (namespace != "" || len(args) > 0) {
@@ -123,7 +123,8 @@ it (not by polling), until interrupted. Verdicts and conditions are coloured whe
 			if err != nil {
 				return err
 			}
-			return watchStatus(cmd.Context(), cmd.OutOrStdout(), fed, cfg, v, isTerminal(cmd.OutOrStdout()))
+			draw := func(w io.Writer) error { return printStatus(cmd.Context(), w, fed, v) }
+			return watchStatus(cmd.Context(), cmd.OutOrStdout(), fed, cfg, draw, v.p, isTerminal(cmd.OutOrStdout()))
 		},
 	}
 	kf.add(cmd, "context")

@@ -125,30 +125,6 @@ func newTable(w io.Writer) *table { return &table{w: w} }
 
 func (t *table) Write(b []byte) (int, error) { return t.buf.Write(b) }
 
-// printTable writes header and rows, each a line of tab-separated cells, as
-// one aligned table.
-func printTable(w io.Writer, header string, rows []string) error {
-	if s, ok := w.(*sections); ok {
-		s.add(strings.TrimPrefix(header, "\n"), rows)
-		return nil
-	}
-	t := newTable(w)
-	fmt.Fprintln(t, header)
-	for _, r := range rows {
-		fmt.Fprintln(t, r)
-	}
-	return t.Flush()
-}
-
-// printSection writes a table as printTable does, after a blank line;
-// nothing when there are no rows.
-func printSection(w io.Writer, header string, rows []string) error {
-	if len(rows) == 0 {
-		return nil
-	}
-	return printTable(w, "\n"+header, rows)
-}
-
 var ansiRE = regexp.MustCompile("\x1b\\[[0-9;]*m")
 
 func visibleWidth(s string) int { return utf8.RuneCountInString(ansiRE.ReplaceAllString(s, "")) }

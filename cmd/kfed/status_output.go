@@ -2,11 +2,36 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"strings"
 
 	"sigs.k8s.io/yaml"
 )
+
+// printTable writes header and rows, each a line of tab-separated cells, as
+// one aligned table.
+func printTable(w io.Writer, header string, rows []string) error {
+	if s, ok := w.(*sections); ok {
+		s.add(strings.TrimPrefix(header, "\n"), rows)
+		return nil
+	}
+	t := newTable(w)
+	fmt.Fprintln(t, header)
+	for _, r := range rows {
+		fmt.Fprintln(t, r)
+	}
+	return t.Flush()
+}
+
+// printSection writes a table as printTable does, after a blank line;
+// nothing when there are no rows.
+func printSection(w io.Writer, header string, rows []string) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	return printTable(w, "\n"+header, rows)
+}
 
 // sections collects the tables status prints, for -o json and -o yaml:
 // printTable hands its rows to a *sections instead of aligning them, so

@@ -43,11 +43,12 @@ func memberKinds() []client.Object {
 	return []client.Object{&corev1.Service{}, &kfedv1alpha1.Balancer{}}
 }
 
-// watchStatus prints the status, then again each time a watch on the control
-// plane or on a member reports a change that alters it, until ctx ends. A
+// watchStatus prints the status, as draw writes it, then again each time a
+// watch on the control plane or on a member reports a change that alters it,
+// until ctx ends; an error of draw is shown in the frame, in p's red. A
 // terminal is cleared before each frame; otherwise frames follow each other,
 // each under a line with its time.
-func watchStatus(ctx context.Context, w io.Writer, fed client.Client, cfg *rest.Config, v statusView, clear bool) error {
+func watchStatus(ctx context.Context, w io.Writer, fed client.Client, cfg *rest.Config, draw func(io.Writer) error, p palette, clear bool) error {
 	changed := make(chan struct{}, 1)
 	poke := func() {
 		select {
@@ -67,12 +68,12 @@ func watchStatus(ctx context.Context, w io.Writer, fed client.Client, cfg *rest.
 	var last string
 	for frames := 0; ; {
 		var body bytes.Buffer
-		if err := printStatus(ctx, &body, fed, v); err != nil {
+		if err := draw(&body); err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
 			// The control plane may come back; the watches retry.
-			fmt.Fprintf(&body, "%s\n", v.p.bad(err.Error()))
+			fmt.Fprintf(&body, "%s\n", p.bad(err.Error()))
 		}
 		if frame := body.String(); frames == 0 || frame != last {
 			if clear {

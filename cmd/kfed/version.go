@@ -20,7 +20,7 @@ func newVersionCommand() *cobra.Command {
   kfed version -o json`,
 		Args: maxArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := output.check(); err != nil {
+			if err := output.validate(); err != nil {
 				return err
 			}
 			return printVersion(cmd.OutOrStdout(), buildinfo.Get(), output.value)
