@@ -28,13 +28,15 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, os.Args[1:]); err != nil {
+	if err := runImages(ctx, os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "images:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, args []string) error {
+// runImages builds the images that args (the command's flags) ask for, and
+// prints each one's reference, digest and directory.
+func runImages(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("images", flag.ContinueOnError)
 	var (
 		o         Options
