@@ -59,6 +59,33 @@ func Tier(self, other Place) int {
 	return TierRegion
 }
 
+const (
+	// tierSpan separates tiers in InsideKey: a tier's RTT keys stay below
+	// it (maxRTTKey, unmeasuredKey), so no RTT lifts a cluster into the
+	// next tier, and SameRTT never joins two tiers.
+	tierSpan      = 64
+	unmeasuredKey = 62 // after every measured cluster of its tier
+)
+
+// InsideKey is the key Order ranks a cluster by, with slack SameRTT, for a
+// client inside another cluster: the cluster's tier (TierSelf …
+// TierOther), then its round-trip time from the client's cluster when
+// measured, clusters not measured after those measured in their tier.
+// Labels stay the first key: no RTT moves a cluster across tiers.
+func InsideKey(tier int, rtt time.Duration, measured bool) float64 {
+	k := float64(tier * tierSpan)
+	if tier == TierSelf {
+		return k
+	}
+	if !measured {
+		return k + unmeasuredKey
+	}
+	return k + RTTKey(rtt)
+}
+
+// TierOf is the tier of an InsideKey.
+func TierOf(key float64) int { return int(key / tierSpan) }
+
 // Cluster is what ordering knows of one cluster's endpoint.
 type Cluster struct {
 	Name string

@@ -25,14 +25,10 @@ import (
 // apart always are.
 const (
 	rttScale = 20 * time.Millisecond
-	// SameRTT is the slack Order takes for ranks keyed by InsideKey.
-	SameRTT = 0.75
-	// tierSpan separates tiers in InsideKey: a tier's RTT keys stay below
-	// it (maxRTTKey, unmeasuredKey), so no RTT lifts a cluster into the
-	// next tier, and SameRTT never joins two tiers.
-	tierSpan      = 64
-	maxRTTKey     = 60 // about 13 minutes: more is as slow
-	unmeasuredKey = 62 // after every measured cluster of its tier
+	// SameRTT is the slack of an order by RTT keys: keys within it of a
+	// group's fastest share the group.
+	SameRTT   = 0.75
+	maxRTTKey = 60 // about 13 minutes: more is as slow
 )
 
 var lnStep = math.Log(1.25)
@@ -44,25 +40,6 @@ func RTTKey(d time.Duration) float64 {
 	}
 	return min(math.Log1p(float64(d)/float64(rttScale))/lnStep, maxRTTKey)
 }
-
-// InsideKey is the key Order ranks a cluster by, with slack SameRTT, for a
-// client inside another cluster: the cluster's tier (TierSelf …
-// TierOther), then its round-trip time from the client's cluster when
-// measured, clusters not measured after those measured in their tier.
-// Labels stay the first key: no RTT moves a cluster across tiers.
-func InsideKey(tier int, rtt time.Duration, measured bool) float64 {
-	k := float64(tier * tierSpan)
-	if tier == TierSelf {
-		return k
-	}
-	if !measured {
-		return k + unmeasuredKey
-	}
-	return k + RTTKey(rtt)
-}
-
-// TierOf is the tier of an InsideKey.
-func TierOf(key float64) int { return int(key / tierSpan) }
 
 // Bucket is the bucket of half a key unit that d falls in, from 0.
 func Bucket(d time.Duration) int { return int(2 * RTTKey(d)) }
