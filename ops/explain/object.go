@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/miekg/dns"
 
@@ -13,8 +14,146 @@ import (
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/config/serviceconfig"
+	"github.com/kfed-io/kfed/dns/publish"
 	"github.com/kfed-io/kfed/policy/failover"
 )
+
+// World is what the answer depends on, as kfed explain read it.
+type World struct {
+	Federation string
+	// Trusted are the namespaces that may publish names that are no
+	// namespace's (the plugin's trusted_namespaces).
+	Trusted []string
+	// Endpoints are the federation's DNSEndpoints.
+	Endpoints []extdnsv1alpha1.DNSEndpoint
+	// Reports are the federation's HealthReports: those of From's checkers
+	// give the round-trip times that order clusters within a tier.
+	Reports []kfedv1alpha1.HealthReport
+	// Health is the checkers' quorum as the controller reads it, for each
+	// checker's vote.
+	Health publish.Health
+	// Owner reads the object a DNSEndpoint publishes, false when it finds
+	// none; it is asked only of the DNSEndpoints explained. Nil finds none.
+	Owner func(*extdnsv1alpha1.DNSEndpoint) (Owner, bool)
+	// TTL is the plugin's TTL for endpoints without their own (30).
+	TTL uint32
+}
+
+// Owner is the federated object that a DNSEndpoint publishes.
+type Owner struct {
+	Kind, Namespace, Name string
+	Annotations           map[string]string
+}
+
+// Explanation is the answer and why, as kfed explain prints it.
+type Explanation struct {
+	Name    string `json:"name"`
+	Type    string `json:"type"`
+	Vantage string `json:"vantage"`
+	// Rcode is NOERROR or NXDOMAIN.
+	Rcode string `json:"rcode"`
+	// Answer is one answer as the plugin draws it now; within a group of
+	// equally near clusters the order is drawn anew for every query.
+	Answer []string `json:"answer"`
+	// Additional are the addresses of SRV targets.
+	Additional []string `json:"additional,omitempty"`
+	// Steps are the names followed, the asked name first, then each CNAME
+	// target in the federation's records.
+	Steps []Step `json:"steps"`
+	// Refused are endpoints at the names that the tenancy rule keeps out.
+	Refused []string `json:"refused,omitempty"`
+}
+
+// Step is one name of the answer and why it answers as it does.
+type Step struct {
+	Name string `json:"name"`
+	// Objects are the DNSEndpoints with records at the name.
+	Objects []Object `json:"objects,omitempty"`
+	// CNAME is where the name points, when it is an alias: a place with no
+	// serving cluster falls back to the place above.
+	CNAME string `json:"cname,omitempty"`
+	// Order is the clusters answered, in the plugin's order.
+	Order []Ranked `json:"order,omitempty"`
+	SRV   []string `json:"srv,omitempty"`
+}
+
+// Object is one DNSEndpoint with records at a step's name.
+type Object struct {
+	DNSEndpoint string `json:"dnsEndpoint"`
+	// Owner is the federated object, "Kind namespace/name", when known.
+	Owner string `json:"owner,omitempty"`
+	// Tenancy says why the namespace may publish the name.
+	Tenancy string `json:"tenancy"`
+	Routing string `json:"routing"`
+	// FailoverOrder, Pin and Active are a failover-routed object's order
+	// of places, its pin, and the place serving now (since Since).
+	FailoverOrder []string   `json:"failoverOrder,omitempty"`
+	Pin           string     `json:"pin,omitempty"`
+	Active        string     `json:"active,omitempty"`
+	Since         *time.Time `json:"since,omitempty"`
+	// Clusters are every cluster of the object's table, answered at the
+	// name or not, and why.
+	Clusters   []Cluster   `json:"clusters"`
+	Publishers []Publisher `json:"publishers"`
+}
+
+// Cluster is one cluster of a DNSEndpoint's table.
+type Cluster struct {
+	Name      string   `json:"name"`
+	Region    string   `json:"region,omitempty"`
+	Zones     []string `json:"zones,omitempty"`
+	Weight    int      `json:"weight"`
+	Addresses []string `json:"addresses"`
+	// Healthy is the verdict the DNSEndpoint carries, Verdict how the
+	// checkers reach it now, and Votes each checker's ballot.
+	Healthy bool `json:"healthy"`
+	// Drained says an operator drained the cluster (kfed drain): out of
+	// every name while another cluster can answer (publish.Drained).
+	Drained bool   `json:"drained,omitempty"`
+	Verdict string `json:"verdict,omitempty"`
+	Votes   []Vote `json:"votes,omitempty"`
+	// Reason is what the first checker that finds it down says.
+	Reason string `json:"reason,omitempty"`
+	// Answered says whether the name answers the cluster's addresses;
+	// Why says why not, or why last.
+	Answered bool   `json:"answered"`
+	Why      string `json:"why,omitempty"`
+}
+
+// Vote is one checker's ballot on a cluster's endpoint.
+type Vote struct {
+	Checker  string `json:"checker"`
+	Fresh    bool   `json:"fresh"`
+	Degraded bool   `json:"degraded,omitempty"`
+	Down     bool   `json:"down"`
+}
+
+// Ranked is a cluster's place in the answer order (index.Ranked).
+type Ranked struct {
+	Cluster   string   `json:"cluster"`
+	Addresses []string `json:"addresses"`
+	// Group: clusters of one group are equally near; Drawn groups are
+	// drawn in proportion to Weight for each query.
+	Group      int    `json:"group"`
+	Drawn      bool   `json:"drawn,omitempty"`
+	Weight     int    `json:"weight"`
+	Local      bool   `json:"local,omitempty"`
+	ClusterIPs bool   `json:"clusterIPs,omitempty"`
+	Tier       string `json:"tier,omitempty"`
+	RTT        string `json:"rtt,omitempty"`
+	// DistanceKm is from the client at the edge; -1 for a cluster of no
+	// known place.
+	DistanceKm *float64 `json:"distanceKm,omitempty"`
+}
+
+// Publisher is what one DNS provider has published of an object.
+type Publisher struct {
+	Provider string `json:"provider"`
+	// Current says the provider has the object's latest generation.
+	Current    bool     `json:"current"`
+	Generation int64    `json:"generation"`
+	Conflicts  []string `json:"conflicts,omitempty"`
+}
 
 // object explains ep, admitted as key, at name: who publishes it and why
 // its namespace may, its routing, and each cluster of its table.
