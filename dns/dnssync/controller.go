@@ -160,7 +160,7 @@ func (c *Controller) syncOnce(ctx context.Context) {
 // sync runs one pass over the DNSEndpoints items (the cache's, in any
 // order), unless nothing changed since the last, every status was then up
 // to date and the Syncer plans from cached listings only: then it skips it.
-func (c *Controller) sync(ctx context.Context, items []extdnsv1alpha1.DNSEndpoint) (p pass, skipped bool, err error) {
+func (c *Controller) sync(ctx context.Context, items []extdnsv1alpha1.DNSEndpoint) (p passResult, skipped bool, err error) {
 	rule := c.Tenancy
 	if rule.Federation() == "" {
 		rule = tenancy.NewEndpoints(c.Federation, []string{kfedv1alpha1.DefaultNamespace})
@@ -171,11 +171,67 @@ func (c *Controller) sync(ctx context.Context, items []extdnsv1alpha1.DNSEndpoin
 	if c.state != nil {
 		changed, removed = c.state.changes(eps)
 		if len(changed) == 0 && len(removed) == 0 && c.state.statusesCurrent && c.Syncer.Fresh() {
-			return pass{}, true, nil
+			return passResult{}, true, nil
 		}
 	}
 	p, err = c.publish(ctx, rule, eps, changed, removed)
 	return p, false, err
+}
+
+// passResult is what publish did.
+type passResult struct {
+	Result
+	// conflicts are every name's, as a full plan would report them.
+	conflicts []dnsprovider.Conflict
+	// full says the pass planned every name; names counts those planned
+	// otherwise.
+	full  bool
+	names int
+}
+
+// publish plans and applies eps (in sortedEndpoints order). When the last
+// pass succeeded and every zone's cached listing is fresh, it plans only the
+// names of the DNSEndpoints that changed (see published), however many:
+// that costs no more than a full plan, and falling back to one when many
+// changed made each pass slower while Services were being created, so that
+// the next found more changed, and so on. Otherwise, or when in doubt, it
+// plans every name. It keeps c.state for the next pass only when this one
+// succeeded.
+func (c *Controller) publish(ctx context.Context, rule tenancy.Endpoints, eps []*extdnsv1alpha1.DNSEndpoint, changed []*extdnsv1alpha1.DNSEndpoint, removed []types.UID) (passResult, error) {
+	if st := c.state; st != nil {
+		names, holders := st.affected(changed, removed)
+		// A DNSEndpoint whose spec changed has its refused names sent
+		// again, even where what it asks of them is the same.
+		for _, ep := range changed {
+			if e := st.eps[ep.UID]; e == nil || e.generation != ep.Generation {
+				c.Syncer.Forget(endpointNames(ep))
+			}
+		}
+		var desired []dnsprovider.RecordSet
+		for _, ep := range eps {
+			if holders[ep.UID] {
+				desired = appendDesired(desired, rule, ep, names)
+			}
+		}
+		res, err := c.Syncer.SyncNames(ctx, desired, names)
+		if !errors.Is(err, errStale) {
+			planned := res.Conflicts()
+			p := passResult{Result: res, conflicts: st.allConflicts(names, planned), names: len(names)}
+			if err != nil {
+				c.state = nil
+				return p, err
+			}
+			st.update(changed, removed, names, planned)
+			return p, nil
+		}
+	}
+	c.state = nil
+	res, err := c.Syncer.Sync(ctx, desiredOf(rule, eps), false)
+	p := passResult{Result: res, conflicts: res.Conflicts(), full: true}
+	if err == nil {
+		c.state = newPublished(eps, p.conflicts)
+	}
+	return p, err
 }
 
 // statusesWritten records what markPublished found: a status that could not

@@ -16,11 +16,13 @@
 package dnssync
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -44,6 +46,45 @@ import (
 // its region, zone and per-cluster names stay weighted.
 func Desired(rule tenancy.Endpoints, eps []extdnsv1alpha1.DNSEndpoint) []dnsprovider.RecordSet {
 	return desiredOf(rule, sortedEndpoints(eps))
+}
+
+// desiredOf is Desired of eps in the order given.
+func desiredOf(rule tenancy.Endpoints, eps []*extdnsv1alpha1.DNSEndpoint) []dnsprovider.RecordSet {
+	// Sized once, for one set a target (an address's cluster set holds one
+	// at least): growing it from nothing was as much garbage again, each pass.
+	n := 0
+	for _, ep := range eps {
+		for j := range ep.Spec.Endpoints {
+			n += max(1, len(ep.Spec.Endpoints[j].Targets))
+		}
+	}
+	out := make([]dnsprovider.RecordSet, 0, n)
+	for _, ep := range eps {
+		out = appendDesired(out, rule, ep, nil)
+	}
+	return out
+}
+
+// sortedEndpoints returns pointers to eps in namespace/name order, so that
+// a name two DNSEndpoints ask for gets the same first claimant (whose name
+// its ownership mark carries, and to whom its conflict is reported) in
+// every pass, full or not, whatever order the cache lists them in.
+//
+// The objects are as listed, every name they ask for included: what a pass
+// remembers of them, and which names it plans, is decided on those, and the
+// tenancy rule is applied only where record sets are made (appendDesired),
+// so that a pass in which one object changed runs the rule on the few
+// objects holding its names, not on all. Planning a name an object may not
+// publish plans it as a full plan would: without that object's records.
+func sortedEndpoints(eps []extdnsv1alpha1.DNSEndpoint) []*extdnsv1alpha1.DNSEndpoint {
+	out := make([]*extdnsv1alpha1.DNSEndpoint, len(eps))
+	for i := range eps {
+		out[i] = &eps[i]
+	}
+	slices.SortFunc(out, func(a, b *extdnsv1alpha1.DNSEndpoint) int {
+		return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
+	})
+	return out
 }
 
 // appendDesired appends the record sets of what rule admits of ep to out,

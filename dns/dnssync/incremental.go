@@ -1,9 +1,6 @@
 package dnssync
 
 import (
-	"cmp"
-	"context"
-	"errors"
 	"maps"
 	"slices"
 	"strings"
@@ -12,7 +9,6 @@ import (
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/dns/dnsprovider"
-	"github.com/kfed-io/kfed/policy/tenancy"
 )
 
 // published is what the passes since the last full plan published: each
@@ -171,100 +167,5 @@ func (p *published) allConflicts(names map[string]bool, planned []dnsprovider.Co
 		}
 	}
 	slices.SortStableFunc(out, func(a, b dnsprovider.Conflict) int { return strings.Compare(a.Name, b.Name) })
-	return out
-}
-
-// sortedEndpoints returns pointers to eps in namespace/name order, so that
-// a name two DNSEndpoints ask for gets the same first claimant (whose name
-// its ownership mark carries, and to whom its conflict is reported) in
-// every pass, full or not, whatever order the cache lists them in.
-//
-// The objects are as listed, every name they ask for included: what a pass
-// remembers of them, and which names it plans, is decided on those, and the
-// tenancy rule is applied only where record sets are made (appendDesired),
-// so that a pass in which one object changed runs the rule on the few
-// objects holding its names, not on all. Planning a name an object may not
-// publish plans it as a full plan would: without that object's records.
-func sortedEndpoints(eps []extdnsv1alpha1.DNSEndpoint) []*extdnsv1alpha1.DNSEndpoint {
-	out := make([]*extdnsv1alpha1.DNSEndpoint, len(eps))
-	for i := range eps {
-		out[i] = &eps[i]
-	}
-	slices.SortFunc(out, func(a, b *extdnsv1alpha1.DNSEndpoint) int {
-		return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
-	})
-	return out
-}
-
-// pass is what publish did.
-type pass struct {
-	Result
-	// conflicts are every name's, as a full plan would report them.
-	conflicts []dnsprovider.Conflict
-	// full says the pass planned every name; names counts those planned
-	// otherwise.
-	full  bool
-	names int
-}
-
-// publish plans and applies eps (in sortedEndpoints order). When the last
-// pass succeeded and every zone's cached listing is fresh, it plans only the
-// names of the DNSEndpoints that changed (see published), however many:
-// that costs no more than a full plan, and falling back to one when many
-// changed made each pass slower while Services were being created, so that
-// the next found more changed, and so on. Otherwise, or when in doubt, it
-// plans every name. It keeps c.state for the next pass only when this one
-// succeeded.
-func (c *Controller) publish(ctx context.Context, rule tenancy.Endpoints, eps []*extdnsv1alpha1.DNSEndpoint, changed []*extdnsv1alpha1.DNSEndpoint, removed []types.UID) (pass, error) {
-	if st := c.state; st != nil {
-		names, holders := st.affected(changed, removed)
-		// A DNSEndpoint whose spec changed has its refused names sent
-		// again, even where what it asks of them is the same.
-		for _, ep := range changed {
-			if e := st.eps[ep.UID]; e == nil || e.generation != ep.Generation {
-				c.Syncer.Forget(endpointNames(ep))
-			}
-		}
-		var desired []dnsprovider.RecordSet
-		for _, ep := range eps {
-			if holders[ep.UID] {
-				desired = appendDesired(desired, rule, ep, names)
-			}
-		}
-		res, err := c.Syncer.SyncNames(ctx, desired, names)
-		if !errors.Is(err, errStale) {
-			planned := res.Conflicts()
-			p := pass{Result: res, conflicts: st.allConflicts(names, planned), names: len(names)}
-			if err != nil {
-				c.state = nil
-				return p, err
-			}
-			st.update(changed, removed, names, planned)
-			return p, nil
-		}
-	}
-	c.state = nil
-	res, err := c.Syncer.Sync(ctx, desiredOf(rule, eps), false)
-	p := pass{Result: res, conflicts: res.Conflicts(), full: true}
-	if err == nil {
-		c.state = newPublished(eps, p.conflicts)
-	}
-	return p, err
-}
-
-// desiredOf is Desired of eps in the order given.
-func desiredOf(rule tenancy.Endpoints, eps []*extdnsv1alpha1.DNSEndpoint) []dnsprovider.RecordSet {
-	// Sized once, for one set a target (an address's cluster set holds one
-	// at least): growing it from nothing was as much garbage again, each pass.
-	n := 0
-	for _, ep := range eps {
-		for j := range ep.Spec.Endpoints {
-			n += max(1, len(ep.Spec.Endpoints[j].Targets))
-		}
-	}
-	out := make([]dnsprovider.RecordSet, 0, n)
-	for _, ep := range eps {
-		out = appendDesired(out, rule, ep, nil)
-	}
 	return out
 }
