@@ -26,23 +26,14 @@ type assignment struct {
 	probes map[string]bool
 }
 
-// checker is r as the assignment sees it.
-func checker(r kfedv1alpha1.CountedReport) healthcheck.Checker {
+// checkerOf is r as the assignment sees it.
+func checkerOf(r kfedv1alpha1.CountedReport) healthcheck.Checker {
 	return healthcheck.Checker{Name: r.Checker, Domain: r.FailureDomain(), PerEndpoint: int(r.CheckersPerEndpoint)}
 }
 
 // name is this checker's name in the federation, as the controller reads
 // it: its member namespace and its own name.
 func (a *agent) name() string { return kfedv1alpha1.CheckerName(a.ns, a.o.Checker) }
-
-// self is this checker's report as far as the assignment reads it.
-func (a *agent) self() *kfedv1alpha1.HealthReport {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	r := &kfedv1alpha1.HealthReport{Cluster: a.o.Cluster, Region: a.region, CheckersPerEndpoint: int32(max(a.o.CheckersPerEndpoint, 0))}
-	r.Name, r.Namespace = a.o.Checker, a.ns
-	return r
-}
 
 // selfChecker is this checker as the assignment will see it once its
 // report holds a seat.
@@ -53,18 +44,6 @@ func (a *agent) selfChecker() healthcheck.Checker {
 		domain = "cluster/" + a.o.Cluster
 	}
 	return healthcheck.Checker{Name: a.name(), Domain: domain, PerEndpoint: int(r.CheckersPerEndpoint)}
-}
-
-// setRegion notes the region of the checker's cluster; a change is
-// reported, since it moves the checker to another failure domain.
-func (a *agent) setRegion(region string) {
-	a.mu.Lock()
-	changed := a.region != region
-	a.region = region
-	a.mu.Unlock()
-	if changed {
-		a.markDirty()
-	}
 }
 
 // seats are the federation's checkers that count, and per cluster those
@@ -96,7 +75,7 @@ func (a *agent) fleet(ctx context.Context) ([]healthcheck.Checker, error) {
 	out := make([]healthcheck.Checker, 0, len(counted)+1)
 	self, seated := a.name(), false
 	for _, r := range counted {
-		out = append(out, checker(r))
+		out = append(out, checkerOf(r))
 		seated = seated || r.Checker == self
 	}
 	if !seated {
@@ -116,30 +95,30 @@ func fleetID(checkers []healthcheck.Checker) string {
 	return b.String()
 }
 
-// assigned keeps of targets those this checker sits on the panel of. It
-// runs on the retarget loop only.
-func (a *agent) assigned(checkers []healthcheck.Checker, targets []healthcheck.Target) []healthcheck.Target {
-	if id := fleetID(checkers); a.assign.id != id || a.assign.fleet == nil {
+// assigned keeps of targets those this checker sits on the panel of, as
+// assign, the retarget loop's, gives them or, for a new fleet or key, finds.
+func (a *agent) assigned(assign *assignment, checkers []healthcheck.Checker, targets []healthcheck.Target) []healthcheck.Target {
+	if id := fleetID(checkers); assign.id != id || assign.fleet == nil {
 		f := healthcheck.NewFleet(checkers)
-		a.assign = assignment{id: id, fleet: f, probes: map[string]bool{}}
+		*assign = assignment{id: id, fleet: f, probes: map[string]bool{}}
 		a.o.Logger.Info("checker fleet", "checkers", f.Len(), "checkersPerEndpoint", f.K(), "everyEndpoint", f.All())
 	}
-	if a.assign.fleet.All() {
+	if assign.fleet.All() {
 		return targets
 	}
 	seen := make(map[string]bool, len(targets))
 	out := targets[:0]
 	for _, t := range targets {
-		probes, ok := a.assign.probes[t.Key]
+		probes, ok := assign.probes[t.Key]
 		if !ok {
-			probes = a.assign.fleet.Probes(a.name(), t.Key)
+			probes = assign.fleet.Probes(a.name(), t.Key)
 		}
 		seen[t.Key] = probes
 		if probes {
 			out = append(out, t)
 		}
 	}
-	a.assign.probes = seen // forget endpoints that went
+	assign.probes = seen // forget endpoints that went
 	return out
 }
 

@@ -58,7 +58,7 @@ func TestCacheKeepsOnlyWhatTheAssignmentReads(t *testing.T) {
 		counted, _ := kfedv1alpha1.Seats([]kfedv1alpha1.HealthReport{*r}, clusters)
 		var out []healthcheck.Checker
 		for _, c := range counted {
-			out = append(out, checker(c))
+			out = append(out, checkerOf(c))
 		}
 		return out
 	}

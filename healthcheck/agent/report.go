@@ -30,13 +30,6 @@ func (a *agent) verdictChanged(key string, healthy bool) {
 	a.markDirty()
 }
 
-func (a *agent) markDirty() {
-	select {
-	case a.dirty <- struct{}{}:
-	default:
-	}
-}
-
 // reports writes the HealthReport when it may have changed (debounced) and
 // on every resync, each time only if it differs from the stored one.
 func (a *agent) reports(ctx context.Context) {

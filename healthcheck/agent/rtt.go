@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/healthcheck"
 	"github.com/kfed-io/kfed/internal/promreg"
 	"github.com/kfed-io/kfed/policy/proximity"
 )
@@ -85,31 +86,31 @@ func rttGauge(reg prometheus.Registerer) (*prometheus.GaugeVec, error) {
 	return promreg.Register(reg, g)
 }
 
-// measureRTTs reads the engine's RTTs every interval until ctx ends, keeps
-// the gauge current, and asks for a report write when a bucket changed.
-func (a *agent) measureRTTs(ctx context.Context) {
-	t := time.NewTicker(cmpDuration(a.o.RTTInterval, DefaultRTTInterval))
-	defer t.Stop()
+// measure reads engine's RTTs every interval until ctx ends, keeps gauge
+// current, and calls changed when a bucket changed.
+func (t *rttTable) measure(ctx context.Context, every time.Duration, engine *healthcheck.Engine, gauge *prometheus.GaugeVec, changed func()) {
+	tick := time.NewTicker(every)
+	defer tick.Stop()
 	shown := map[string]bool{}
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-tick.C:
 		}
-		measured := a.engine.RTTs()
+		measured := engine.RTTs()
 		for c := range shown {
 			if _, ok := measured[c]; !ok {
-				a.rttGauge.DeleteLabelValues(c)
+				gauge.DeleteLabelValues(c)
 				delete(shown, c)
 			}
 		}
 		for c, d := range measured {
-			a.rttGauge.WithLabelValues(c).Set(d.Seconds())
+			gauge.WithLabelValues(c).Set(d.Seconds())
 			shown[c] = true
 		}
-		if a.rtts.update(measured) {
-			a.markDirty()
+		if t.update(measured) {
+			changed()
 		}
 	}
 }

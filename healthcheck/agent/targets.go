@@ -106,7 +106,7 @@ func firstTCPPort(ports []dnsendpoint.Port) uint16 {
 // retarget gives the engine what the DNSEndpoints say to probe and the
 // fleet assigns this checker, or nothing while this checker's cluster has
 // health checking off.
-func (a *agent) retarget(ctx context.Context) error {
+func (a *agent) retarget(ctx context.Context, assign *assignment) error {
 	var cl kfedv1alpha1.Cluster
 	err := a.cache.Get(ctx, client.ObjectKey{Name: a.o.Cluster}, &cl)
 	if err == nil && !cl.HealthCheckEnabled() {
@@ -135,7 +135,7 @@ func (a *agent) retarget(ctx context.Context) error {
 		// only the panel's ballots, and this checker's among them.
 		errs = append(errs, fmt.Errorf("%w; probing every endpoint", err))
 	} else {
-		targets = a.assigned(fleet, targets)
+		targets = a.assigned(assign, fleet, targets)
 	}
 	errs = append(errs, a.engine.Set(targets))
 	a.markDirty()
