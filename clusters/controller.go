@@ -61,7 +61,12 @@ type Controller struct {
 func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("cluster").
-		For(&kfedv1alpha1.Cluster{}).
+		// Not on the controller's own status writes: a probe that fails
+		// at once would otherwise probe again at each write of its
+		// failure count, tens of times a second while a member is down.
+		// The probe interval requeues every Cluster.
+		For(&kfedv1alpha1.Cluster{}, builder.WithPredicates(predicate.Or[client.Object](
+			predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(ClustersUsingSecret(mgr.GetClient())))
 	// A checker appearing or going may take its cluster over its seats; a
 	// control plane without the HealthReport CRD has no checkers.
