@@ -69,4 +69,6 @@ go test -count=1 -p 4 -timeout 25m "$@" \
 	./test/reliability ./test/e2e/release ./test/e2e/health ./test/e2e/services ./test/e2e/controller \
 	./test/e2e/deployments ./test/e2e/scale ./test/e2e/mcs ./test/e2e/dns ./test/e2e/check ./cmd/kfed \
 	./test/e2e/... ./...
-FUZZTIME=5000x hack/fuzz.sh # every fuzz target for 5,000 executions; `make fuzz` runs them longer
+# Every fuzz target for 5,000 executions on two workers (nothing else runs
+# by then); `make fuzz` runs them longer.
+FUZZTIME=5000x FUZZPARALLEL=2 hack/fuzz.sh
