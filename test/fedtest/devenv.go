@@ -2,7 +2,6 @@ package fedtest
 
 import (
 	"context"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,7 +46,7 @@ func StartDevBed(t *testing.T, commands ...string) (*devenv.Dev, string) {
 	defer cancel()
 	d, err := devenv.StartDev(ctx, devenv.DevOptions{
 		Dir: t.TempDir(), BinDir: framework.BinDir(t), Members: 3, Federation: "dev", Domain: "kfed.test",
-		LBBase: 16 + rand.IntN(200), CoreDNS: filepath.Join(bin, "coredns"), Checker: filepath.Join(bin, "kfed-healthcheck"),
+		LBBase: framework.ClaimLBBase(t, 3), CoreDNS: filepath.Join(bin, "coredns"), Checker: filepath.Join(bin, "kfed-healthcheck"),
 		Log: logr.Discard(),
 	})
 	if err != nil {

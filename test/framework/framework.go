@@ -13,7 +13,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -118,7 +117,7 @@ func Start(t testing.TB, opts ...Option) *Federation {
 	if err := devenv.InstallCRDs(ctx, env.ControlPlane.Config, crds.FS); err != nil {
 		t.Fatalf("installing CRDs: %v", err)
 	}
-	f := &Federation{Env: env, Scheme: NewScheme(t), t: t, LBBase: 16 + rand.IntN(200)}
+	f := &Federation{Env: env, Scheme: NewScheme(t), t: t, LBBase: ClaimLBBase(t, len(members))}
 	if cfg.lb {
 		f.startLoadBalancers()
 	}

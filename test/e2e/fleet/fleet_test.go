@@ -78,7 +78,7 @@ func startFleet(t *testing.T, n int, probes []string) *fleet {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fleet{checker: filepath.Join(bin, "kfed-healthcheck"), lbBase: 16 + rand.IntN(200-n)}
+	f := &fleet{checker: filepath.Join(bin, "kfed-healthcheck"), lbBase: framework.ClaimLBBase(t, n)}
 	start := time.Now()
 	d, err := devenv.StartDev(ctx, devenv.DevOptions{
 		Dir: t.TempDir(), BinDir: framework.BinDir(t), Members: n, Federation: fedName, Domain: domain,

@@ -12,7 +12,6 @@ package nodes
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -95,7 +94,7 @@ func TestPodsResolveAndReachThroughTheirClusterDNS(t *testing.T) {
 	nodes := realNodeOptions(t, bin)
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()
-	lbBase := 16 + rand.IntN(200)
+	lbBase := framework.ClaimLBBase(t, 3)
 	// Without simulated workloads (no controller manager, scheduler or
 	// KWOK) the bed is lighter: the pods name their node, and the test
 	// writes the EndpointSlices of its Services itself.

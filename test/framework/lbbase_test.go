@@ -1,0 +1,19 @@
+package framework
+
+import "testing"
+
+// Beds started side by side get load-balancer blocks no other bed holds:
+// twenty beds of three members, sixty of the two hundred octets, drawn at
+// random would all but surely overlap.
+func TestClaimLBBaseGivesEveryBedBlocksOfItsOwn(t *testing.T) {
+	held := map[int]bool{}
+	for range 20 {
+		base := ClaimLBBase(t, 3)
+		for b := base; b < base+3; b++ {
+			if held[b] {
+				t.Fatalf("block 127.%d.0.0/16 given twice", b)
+			}
+			held[b] = true
+		}
+	}
+}
