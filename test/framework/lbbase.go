@@ -47,7 +47,7 @@ func ClaimLBBase(t testing.TB, n int) int {
 // lockAll locks the files of blocks base … base+n-1, or none: nil when one
 // is held by another test.
 func lockAll(dir string, base, n int) ([]*os.File, error) {
-	var held []*os.File
+	held := make([]*os.File, 0, n) // not nil: a bed of no members holds none
 	release := func() {
 		for _, f := range held {
 			f.Close()

@@ -17,3 +17,10 @@ func TestClaimLBBaseGivesEveryBedBlocksOfItsOwn(t *testing.T) {
 		}
 	}
 }
+
+// A bed of no members needs no block, and gets a base all the same.
+func TestClaimLBBaseOfNoMembers(t *testing.T) {
+	if base := ClaimLBBase(t, 0); base < 16 {
+		t.Errorf("base %d, want one of 16 to 215", base)
+	}
+}

@@ -33,7 +33,7 @@ import (
 // and every member's CoreDNS answers the demo Service with the three
 // members' addresses.
 func TestDevUpListsMembersAsClusterProfiles(t *testing.T) {
-	dir, p, output := startDevUp(t, "--inventory", "clusterprofile", "--light", "--lb-base", "80")
+	dir, p, output := startDevUp(t, "--inventory", "clusterprofile", "--light", "--lb-base", strconv.Itoa(framework.ClaimLBBase(t, 3)))
 	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(dir, "kubeconfig"))
 	if err != nil {
 		t.Fatal(err)

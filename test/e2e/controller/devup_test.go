@@ -31,7 +31,7 @@ import (
 // the contract scripts rely on: the ready line, DIR/kubeconfig contexts,
 // DIR/env, a working kubectl, and that SIGTERM stops every process.
 func TestDevUpFollowsItsContract(t *testing.T) {
-	dir, p, output := startDevUp(t, "--lb-base", "60")
+	dir, p, output := startDevUp(t, "--lb-base", strconv.Itoa(framework.ClaimLBBase(t, 3)))
 
 	kc, err := clientcmd.LoadFromFile(filepath.Join(dir, "kubeconfig"))
 	if err != nil {
@@ -162,7 +162,7 @@ func TestDevUpFollowsItsContract(t *testing.T) {
 // workloads, checkers in the first three members alone).
 func TestDevUpStartsLightMembers(t *testing.T) {
 	const n = 5
-	dir, p, output := startDevUp(t, "--members", strconv.Itoa(n), "--lb-base", "70")
+	dir, p, output := startDevUp(t, "--members", strconv.Itoa(n), "--lb-base", strconv.Itoa(framework.ClaimLBBase(t, n)))
 
 	kc, err := clientcmd.LoadFromFile(filepath.Join(dir, "kubeconfig"))
 	if err != nil {
