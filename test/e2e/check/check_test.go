@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kfed-io/kfed/devenv"
 	"github.com/kfed-io/kfed/test/fedtest"
 	"github.com/kfed-io/kfed/test/framework"
 )
@@ -27,8 +28,10 @@ type result struct {
 	Name, Status, Message, Hint string
 }
 
-func TestCheckJudgesTheDevBed(t *testing.T) {
-	d, bin := fedtest.StartDevBed(t, "./cmd/kfed")
+// checkJudgesTheDevBed: `kfed check` passes on the healthy bed, then fails
+// naming cluster-2's CoreDNS once it stops, and the checkers once two of
+// three stop. It stops them: it runs last on the bed.
+func checkJudgesTheDevBed(t *testing.T, d *devenv.Dev, bin string) {
 	var err error
 	var env []string
 	for k, v := range fedtest.ReadEnvFile(t, filepath.Join(d.Dir, "env")) {

@@ -20,11 +20,12 @@ import (
 
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/devenv"
 	"github.com/kfed-io/kfed/test/fedtest"
 	"github.com/kfed-io/kfed/test/framework"
 )
 
-// TestRenewKeepsEveryRecordAndCopy follows the runbook for a member whose
+// renewKeepsEveryRecordAndCopy follows the runbook for a member whose
 // credentials expire, on `kfed dev up`'s bed with its controller running:
 // `kfed join cluster-2 --renew` with a new ServiceAccount token replaces
 // only the stored kubeconfig. The Cluster, its Secret, the demo Service's
@@ -32,8 +33,7 @@ import (
 // CoreDNS answers demo with all three clusters throughout; and the
 // controller goes on acting in cluster-2 with the new token (a Service
 // created after the renewal gets its copy there).
-func TestRenewKeepsEveryRecordAndCopy(t *testing.T) {
-	d, bin := fedtest.StartDevBed(t, "./cmd/kfed")
+func renewKeepsEveryRecordAndCopy(t *testing.T, d *devenv.Dev, bin string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	scheme := framework.NewScheme(t)
@@ -148,5 +148,16 @@ func TestRenewKeepsEveryRecordAndCopy(t *testing.T) {
 	}
 	framework.Eventually(t, 60*time.Second, func(ctx context.Context) error {
 		return member.Get(ctx, client.ObjectKeyFromObject(svc), &corev1.Service{})
+	})
+	// The bed's later tests see the demo Service alone again.
+	if err := fed.Delete(ctx, svc); err != nil {
+		t.Fatal(err)
+	}
+	framework.Eventually(t, 60*time.Second, func(ctx context.Context) error {
+		err := fed.Get(ctx, client.ObjectKeyFromObject(svc), &extdnsv1alpha1.DNSEndpoint{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("after-renew's DNSEndpoint is still there (%v)", err)
 	})
 }
