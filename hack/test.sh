@@ -52,23 +52,45 @@ go vet -tags kubernetes ./cmd/coredns # the build that can be a cluster's own DN
 
 # kfed's binaries the tests run (CoreDNS with the plugin, the controller,
 # the checker, the CLI, the credential plugin of test/e2e/inventory), built
-# once for the run: test/framework.Build uses this folder instead of
-# linking them again in each test.
-KFED_TEST_CMDS=$(mktemp -d)
-trap 'rm -rf "$KFED_TEST_CMDS"' EXIT
+# for the run into a folder of this checkout's: test/framework.Build uses it
+# instead of linking them again in each test. go build links again only a
+# binary whose build ID (its code, its dependencies', the flags) changed;
+# the folder is keyed by the checkout's path, so that two checkouts tested
+# side by side never run each other's binaries.
+checkout=$(pwd -P | sha256sum | cut -c1-12)
+KFED_TEST_CMDS=${XDG_CACHE_HOME:-$HOME/.cache}/kfed/test-cmds/$checkout
+mkdir -p "$KFED_TEST_CMDS"
 export KFED_TEST_CMDS
 go build -o "$KFED_TEST_CMDS/" ./cmd/coredns ./cmd/kfed-controller ./cmd/kfed-healthcheck ./cmd/kfed ./test/secretreader
 
-# -p 4: an e2e package mostly waits (probe intervals, Leases, sync
-# passes) and keeps about half a core busy, so four side by side keep this
-# size of machine's two cores busy without starving the API servers. go
-# test starts packages in the order named, so the longest come first (as
-# measured: BENCHMARKS.md, "The test loop") and the short ones and the unit
-# tests fill the end; ./test/e2e/... takes any new area.
-go test -count=1 -p 4 -timeout 25m "$@" \
-	./test/reliability ./test/e2e/release ./test/e2e/health ./test/e2e/services ./test/e2e/controller \
-	./test/e2e/deployments ./test/e2e/scale ./test/e2e/mcs ./test/e2e/dns ./test/e2e/check ./cmd/kfed \
-	./test/e2e/... ./...
-# Every fuzz target for 5,000 executions on two workers (nothing else runs
-# by then); `make fuzz` runs them longer.
+# Two kinds of tests, in two go test commands side by side:
+# - Packages whose tests start servers (kube-apiserver, etcd, BIND, runc,
+#   kfed's own binaries) run every time (-count=1): Go's test cache sees
+#   the files a test opens and the variables it reads, not a server's
+#   binary or state. -p 4: an e2e package mostly waits (probe intervals,
+#   Leases, sync passes) and keeps about half a core busy, so four side by
+#   side keep this size of machine's two cores busy without starving the
+#   API servers. go test starts packages in the order named, so the longest
+#   come first (as measured: BENCHMARKS.md, "The test loop"); ./test/...
+#   takes any new package there.
+# - The others test code alone. Their results come from go test's cache
+#   when none of their inputs changed (their code and their dependencies',
+#   the testdata they open, the environment variables they read), as a
+#   plain go test ./... would: such a package is neither linked nor run
+#   again.
+servers=(./test/reliability ./test/e2e/release ./test/e2e/health ./test/e2e/services ./test/e2e/controller
+	./test/e2e/deployments ./test/e2e/scale ./test/e2e/mcs ./test/e2e/dns ./test/e2e/check ./cmd/kfed
+	./test/... ./hack/images ./healthcheck/agent ./dns/dnssync ./dns/dnsprovider/rfc2136 ./devenv/process)
+mapfile -t units < <(go list ./... | grep -v -x -F -f <(go list "${servers[@]}"))
+go test -count=1 -p 4 -timeout 25m "$@" "${servers[@]}" &
+serversPID=$!
+rc=0
+go test -p 2 -timeout 10m "$@" "${units[@]}" || rc=$?
+wait "$serversPID" || rc=$?
+if [ "$rc" -ne 0 ]; then
+	exit "$rc"
+fi
+# Every fuzz target for 5,000 executions on two workers, once nothing else
+# runs (58 CPU-s: run beside the servers' tests, it slowed them as much as
+# it saved); `make fuzz` runs them longer.
 FUZZTIME=5000x FUZZPARALLEL=2 hack/fuzz.sh

@@ -22,7 +22,7 @@ const CmdsEnv = "KFED_TEST_CMDS"
 // Build returns a folder holding the binaries of the repository's main
 // packages pkgs ("./cmd/coredns", "./test/secretreader", ...), each named
 // for its package's last element, so that what tests run is what users
-// build. hack/test.sh builds them all once into $KFED_TEST_CMDS, which
+// build. hack/test.sh builds them all for its run into $KFED_TEST_CMDS, which
 // Build returns when it holds every one; otherwise (a package's tests run
 // alone with go test) it builds them into a folder of the test's. A failed
 // build is its error, not the test's end, so a goroutine may call it.
