@@ -57,6 +57,11 @@ type DevOptions struct {
 	// loopback Gateway (and so the demo Gateway) and every checker beyond
 	// the first LightCheckers members'; health is still judged, by those.
 	LightMembers bool
+	// NoGateways starts the members without the Gateway API, as light
+	// members are: no CRDs there, no loopback Gateway, no demo Gateway
+	// (the control plane still serves the kind). For beds whose users
+	// federate no Gateway: its five CRDs are an API server's dearest.
+	NoGateways bool
 	// Inventory "" joins the members as kfed join does;
 	// kfedv1alpha1.InventoryClusterProfile lists them as ClusterProfiles
 	// instead (inventory.go), which kfed's controller federates to.
@@ -120,6 +125,10 @@ type Dev struct {
 	access *access.Config // the access provider file, with an Inventory
 }
 
+// gateways says whether the members run the Gateway API and the bed has
+// the demo Gateway.
+func (o DevOptions) gateways() bool { return !o.LightMembers && !o.NoGateways }
+
 // LightCheckers is how many members run a health checker with
 // LightMembers: the first three, placed as DefaultMembers, cover both
 // regions, and a panel holds every checker while there are at most
@@ -129,7 +138,7 @@ const LightCheckers = 3
 
 // StartDev starts the environment step by step and returns once the demo
 // Service's and the demo Gateway's names resolve with every member's
-// address through the first member's CoreDNS (with LightMembers, the
+// address through the first member's CoreDNS (with LightMembers or NoGateways, the
 // Service's alone: there is no Gateway), and DIR/env is written. On
 // error it stops whatever it had started; otherwise the caller calls Stop.
 func StartDev(ctx context.Context, o DevOptions) (_ *Dev, err error) {
@@ -154,7 +163,7 @@ func StartDev(ctx context.Context, o DevOptions) (_ *Dev, err error) {
 			d.Stop()
 		}
 	}()
-	if err := installDevCRDs(ctx, env, o.Dir, !o.LightMembers); err != nil {
+	if err := installDevCRDs(ctx, env, o.Dir, o.gateways()); err != nil {
 		return nil, err
 	}
 	if err := d.federate(ctx); err != nil {
@@ -165,7 +174,7 @@ func StartDev(ctx context.Context, o DevOptions) (_ *Dev, err error) {
 	}
 	d.Demo = "demo.default." + o.Federation + ".svc." + o.Domain
 	names := []string{d.Demo}
-	if !o.LightMembers {
+	if o.gateways() {
 		d.Shop = "shop." + o.Domain
 		names = append(names, d.Shop)
 	}
@@ -287,14 +296,14 @@ func (d *Dev) federate(ctx context.Context) error {
 	if err := createDemo(ctx, fed); err != nil {
 		return err
 	}
-	if d.opts.LightMembers {
+	if !d.opts.gateways() {
 		return nil
 	}
 	return createDemoGateway(ctx, fed, d.opts.Domain)
 }
 
 // runLoopbacks runs each member's loopback load balancer and, unless
-// members are light, Gateway implementation, the member's Gateway addresses
+// members are light or go without Gateways, Gateway implementation, the member's Gateway addresses
 // beside its load balancer's.
 func (d *Dev) runLoopbacks() error {
 	if d.opts.LoadBalancerBinary != "" {
@@ -312,7 +321,7 @@ func (d *Dev) runLoopbacks() error {
 				})
 			})
 		}
-		if d.opts.LightMembers {
+		if !d.opts.gateways() {
 			continue
 		}
 		d.bg.run("gateways of "+m.Name, func(ctx context.Context) error {

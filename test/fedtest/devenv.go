@@ -38,6 +38,19 @@ func ReadEnvFile(t testing.TB, path string) map[string]string {
 // shared: read it, never write to it.
 func StartDevBed(t *testing.T, commands ...string) (*devenv.Dev, string) {
 	t.Helper()
+	return startDevBed(t, false, commands)
+}
+
+// StartDevBedWithoutGateways is StartDevBed with members that go without
+// the Gateway API (devenv.DevOptions.NoGateways), for tests that federate
+// no Gateway.
+func StartDevBedWithoutGateways(t *testing.T, commands ...string) (*devenv.Dev, string) {
+	t.Helper()
+	return startDevBed(t, true, commands)
+}
+
+func startDevBed(t *testing.T, noGateways bool, commands []string) (*devenv.Dev, string) {
+	t.Helper()
 	bin, err := framework.Build(t, append([]string{"./cmd/coredns", "./cmd/kfed-healthcheck"}, commands...)...)
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +60,7 @@ func StartDevBed(t *testing.T, commands ...string) (*devenv.Dev, string) {
 	d, err := devenv.StartDev(ctx, devenv.DevOptions{
 		Dir: t.TempDir(), BinDir: framework.BinDir(t), Members: 3, Federation: "dev", Domain: "kfed.test",
 		LBBase: framework.ClaimLBBase(t, 3), CoreDNS: filepath.Join(bin, "coredns"), Checker: filepath.Join(bin, "kfed-healthcheck"),
-		Log: logr.Discard(),
+		Log: logr.Discard(), NoGateways: noGateways,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -12,7 +12,7 @@ import (
 // which keeps every answer; then check, which stops a CoreDNS and two
 // checkers.
 func TestOnTheDevBed(t *testing.T) {
-	d, bin := fedtest.StartDevBed(t, "./cmd/kfed")
+	d, bin := fedtest.StartDevBedWithoutGateways(t, "./cmd/kfed")
 	t.Run("RenewKeepsEveryRecordAndCopy", func(t *testing.T) { renewKeepsEveryRecordAndCopy(t, d, bin) })
 	t.Run("CheckJudgesTheDevBed", func(t *testing.T) { checkJudgesTheDevBed(t, d, bin) })
 }

@@ -114,7 +114,7 @@ func TestExportResolvesInEveryMembersCoreDNS(t *testing.T) {
 // the folder of kfed's binaries (the CLI among them).
 func startDevBed(t *testing.T) (*devenv.Dev, map[string]client.Client, string) {
 	t.Helper()
-	d, bin := fedtest.StartDevBed(t, "./cmd/kfed")
+	d, bin := fedtest.StartDevBedWithoutGateways(t, "./cmd/kfed")
 	clients := map[string]client.Client{}
 	for _, m := range d.Members {
 		c, err := client.New(m.Config, client.Options{Scheme: framework.NewScheme(t)})
