@@ -70,17 +70,20 @@ go build -o "$KFED_TEST_CMDS/" ./cmd/coredns ./cmd/kfed-controller ./cmd/kfed-he
 #   binary or state. -p 4: an e2e package mostly waits (probe intervals,
 #   Leases, sync passes) and keeps about half a core busy, so four side by
 #   side keep this size of machine's two cores busy without starving the
-#   API servers. go test starts packages in the order named, so the longest
-#   come first (as measured: BENCHMARKS.md, "The test loop"); ./test/...
-#   takes any new package there.
+#   API servers. go test starts packages in the order named, so they come
+#   longest first (as measured under this load: BENCHMARKS.md, "The test
+#   loop"), and the last to start are short; ./test/... takes any new
+#   package there.
 # - The others test code alone. Their results come from go test's cache
 #   when none of their inputs changed (their code and their dependencies',
 #   the testdata they open, the environment variables they read), as a
 #   plain go test ./... would: such a package is neither linked nor run
 #   again.
-servers=(./test/reliability ./test/e2e/release ./test/e2e/health ./test/e2e/services ./test/e2e/controller
-	./test/e2e/deployments ./test/e2e/scale ./test/e2e/mcs ./test/e2e/dns ./test/e2e/check ./cmd/kfed
-	./test/... ./hack/images ./healthcheck/agent ./dns/dnssync ./dns/dnsprovider/rfc2136 ./devenv/process)
+servers=(./test/reliability ./test/e2e/release ./test/e2e/services ./test/e2e/controller ./test/e2e/health
+	./test/e2e/scale ./test/e2e/deployments ./test/e2e/mcs ./test/e2e/dns ./test/e2e/identity ./test/e2e/gateways
+	./cmd/kfed ./test/e2e/check ./test/e2e/drain ./healthcheck/agent ./test/e2e/explain ./test/e2e/fleet
+	./test/e2e/clustersetdns ./hack/images ./test/monitoring ./test/... ./dns/dnssync ./dns/dnsprovider/rfc2136
+	./devenv/process)
 mapfile -t units < <(go list ./... | grep -v -x -F -f <(go list "${servers[@]}"))
 go test -count=1 -p 4 -timeout 25m "$@" "${servers[@]}" &
 serversPID=$!
