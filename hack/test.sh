@@ -57,9 +57,12 @@ go vet -tags kubernetes ./cmd/coredns # the build that can be a cluster's own DN
 # binary whose build ID (its code, its dependencies', the flags) changed;
 # the folder is keyed by the checkout's path, so that two checkouts tested
 # side by side never run each other's binaries.
-checkout=$(pwd -P | sha256sum | cut -c1-12)
-KFED_TEST_CMDS=${XDG_CACHE_HOME:-$HOME/.cache}/kfed/test-cmds/$checkout
+# A folder no run has used for two days (a checkout gone) is removed.
+cmds=${XDG_CACHE_HOME:-$HOME/.cache}/kfed/test-cmds
+KFED_TEST_CMDS=$cmds/$(pwd -P | sha256sum | cut -c1-12)
 mkdir -p "$KFED_TEST_CMDS"
+touch "$KFED_TEST_CMDS"
+find "$cmds" -mindepth 1 -maxdepth 1 -type d -mtime +1 -exec rm -rf {} +
 export KFED_TEST_CMDS
 go build -o "$KFED_TEST_CMDS/" ./cmd/coredns ./cmd/kfed-controller ./cmd/kfed-healthcheck ./cmd/kfed ./test/secretreader
 
