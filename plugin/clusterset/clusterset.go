@@ -24,14 +24,15 @@ import (
 type Clusterset struct {
 	Next plugin.Handler
 
-	zone     *zone.Zone
-	suffix   string // "." + the zone's origin
-	server   string // the name server's name, ns.dns.ORIGIN
-	ttl      uint32
-	fall     fall.F
-	serial   atomic.Uint32 // the highest resourceVersion seen, modulo 2^32
-	synced   atomic.Bool   // the zone has seen full lists of both kinds
-	requests *requestCounters
+	zone      *zone.Zone
+	suffix    string // "." + the zone's origin
+	server    string // the name server's name, ns.dns.ORIGIN
+	ttl       uint32
+	fall      fall.F
+	serial    atomic.Uint32 // the highest resourceVersion seen, modulo 2^32
+	synced    atomic.Bool   // the zone has seen full lists of both kinds
+	listening atomic.Bool   // the instance's servers have bound their ports
+	requests  *requestCounters
 }
 
 // ServeDNS answers a query for a name in the zone without calling the API
@@ -166,8 +167,9 @@ func (c *Clusterset) ns() dns.RR {
 }
 
 // Ready implements CoreDNS's ready.Readiness: the plugin is ready once it
-// has full lists of the member's ServiceImports and MCS EndpointSlices.
-func (c *Clusterset) Ready() bool { return c.synced.Load() }
+// has full lists of the member's ServiceImports and MCS EndpointSlices and
+// its servers listen (see package listening for why both).
+func (c *Clusterset) Ready() bool { return c.synced.Load() && c.listening.Load() }
 
 // Name implements plugin.Handler.
 func (c *Clusterset) Name() string { return pluginName }

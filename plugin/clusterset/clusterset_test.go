@@ -239,6 +239,30 @@ func TestServeDNSOutsideTheAnswers(t *testing.T) {
 	}
 }
 
+// /ready says 200 only once the zone is full and the ports take queries:
+// a kubelet sends queries to a pod as soon as it is Ready.
+func TestReadyOnceSyncedAndListening(t *testing.T) {
+	for _, tt := range []struct {
+		name              string
+		synced, listening bool
+		want              bool
+	}{
+		{name: "starting", want: false},
+		{name: "synced, ports not bound yet", synced: true, want: false},
+		{name: "listening, no full lists yet", listening: true, want: false},
+		{name: "synced and listening", synced: true, listening: true, want: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newTestClusterset(t)
+			c.synced.Store(tt.synced)
+			c.listening.Store(tt.listening)
+			if got := c.Ready(); got != tt.want {
+				t.Errorf("Ready() = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
 func TestServeDNSCountsRequestsByRcode(t *testing.T) {
 	c := newTestClusterset(t)
 	before := map[string]float64{}

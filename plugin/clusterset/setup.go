@@ -13,9 +13,13 @@ import (
 
 	"github.com/kfed-io/kfed/plugin/clusterset/zone"
 	"github.com/kfed-io/kfed/plugin/kubeclient"
+	"github.com/kfed-io/kfed/plugin/listening"
 )
 
-func init() { plugin.Register(pluginName, setup) }
+func init() {
+	plugin.Register(pluginName, setup)
+	caddy.RegisterEventHook(pluginName+"-listening", listening.Hook(pluginName))
+}
 
 // defaultZone is the zone the MCS API fixes: the specification calls it
 // <clusterset-zone> because it may become configurable, and it is here.
@@ -52,6 +56,7 @@ func setup(c *caddy.Controller) error {
 	if err != nil {
 		return plugin.Error(pluginName, err)
 	}
+	listening.Track(c, pluginName, &cs.listening)
 	c.OnStartup(func() error {
 		if err := w.start(); err != nil {
 			return plugin.Error(pluginName, err)

@@ -24,16 +24,17 @@ import (
 type Kfed struct {
 	Next plugin.Handler
 
-	zones    []string
-	cluster  string // the member this CoreDNS runs in; "" for an edge server
-	fall     fall.F
-	ttl      uint32
-	index    *index.Index
-	apexes   []*apex // of each of zones
-	timers   soaTimers
-	serial   zoneSerial
-	synced   atomic.Bool // the index has seen a full list of the DNSEndpoints
-	requests requestCounters
+	zones     []string
+	cluster   string // the member this CoreDNS runs in; "" for an edge server
+	fall      fall.F
+	ttl       uint32
+	index     *index.Index
+	apexes    []*apex // of each of zones
+	timers    soaTimers
+	serial    zoneSerial
+	synced    atomic.Bool // the index has seen a full list of the DNSEndpoints
+	listening atomic.Bool // the instance's servers have bound their ports
+	requests  requestCounters
 }
 
 // ServeDNS answers a query for a name in the plugin's zones from the index,

@@ -409,16 +409,33 @@ func TestServeDNSFallsThroughOnlyWhereConfigured(t *testing.T) {
 func TestServeDNSAnswersServfailUntilSynced(t *testing.T) {
 	k := newTestKfed(t, "", map[string][]extdnsv1alpha1.Endpoint{"default/demo": demoEndpoints()})
 	k.synced.Store(false)
-	if k.Ready() {
-		t.Error("ready before the first sync")
-	}
 	resp, rcode, _ := serve(t, k, test.Case{Qname: zone, Qtype: dns.TypeSOA}.Msg(), false)
 	if rcode != dns.RcodeServerFailure || resp != nil {
 		t.Errorf("before sync: rcode %s, reply %v; want SERVFAIL left to the server to write", dns.RcodeToString[rcode], resp)
 	}
-	k.synced.Store(true)
-	if !k.Ready() {
-		t.Error("not ready after the first sync")
+}
+
+// /ready says 200 only once the index is full and the ports take queries:
+// a kubelet sends queries to a pod as soon as it is Ready.
+func TestReadyOnceSyncedAndListening(t *testing.T) {
+	for _, tt := range []struct {
+		name              string
+		synced, listening bool
+		want              bool
+	}{
+		{name: "starting", want: false},
+		{name: "synced, ports not bound yet", synced: true, want: false},
+		{name: "listening, no full list yet", listening: true, want: false},
+		{name: "synced and listening", synced: true, listening: true, want: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			k := newKfed(config{zones: []string{zone}, federation: "dev", ttl: 30})
+			k.synced.Store(tt.synced)
+			k.listening.Store(tt.listening)
+			if got := k.Ready(); got != tt.want {
+				t.Errorf("Ready() = %v, want %v", got, tt.want)
+			}
+		})
 	}
 }
 

@@ -21,10 +21,14 @@ import (
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
 	"github.com/kfed-io/kfed/plugin/kfed/index"
 	"github.com/kfed-io/kfed/plugin/kubeclient"
+	"github.com/kfed-io/kfed/plugin/listening"
 	"github.com/kfed-io/kfed/policy/tenancy"
 )
 
-func init() { plugin.Register("kfed", setup) }
+func init() {
+	plugin.Register("kfed", setup)
+	caddy.RegisterEventHook("kfed-listening", listening.Hook("kfed"))
+}
 
 // defaultTTL is the TTL of synthesized records, the negative TTL, and that of
 // endpoints without a recordTTL: kfed's default Service TTL, so that a failed
@@ -92,6 +96,7 @@ func setup(c *caddy.Controller) error {
 			return plugin.Error("kfed", err)
 		}
 	}
+	listening.Track(c, "kfed", &k.listening)
 	c.OnStartup(func() error {
 		if t, ok := dnsserver.GetConfig(c).Handler("transfer").(*transfer.Transfer); ok {
 			notify = newNotifier(t, k.zones, k.serial.soa)
