@@ -151,6 +151,7 @@ func StartDev(ctx context.Context, o DevOptions) (_ *Dev, err error) {
 		// Light members make a fleet, whose CoreDNS all watch every
 		// DNSEndpoint.
 		ControlPlaneWatchCache: o.LightMembers,
+		SeedDir:                DefaultSeedDir(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("starting the local federation: %w", err)

@@ -25,6 +25,7 @@ import (
 	"sync"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -104,6 +105,11 @@ type Options struct {
 	// cache each of those watches is an etcd watch of its own, every change
 	// sent and decoded once a watcher.
 	ControlPlaneWatchCache bool
+	// SeedDir keeps the bootstrap objects of an API server's first start
+	// (default RBAC, flow schemas, APIServices), keyed by its binary and
+	// flags, and writes them into each new cluster before its API server
+	// starts, which then has less to do (see seed.go). "" keeps none.
+	SeedDir string
 }
 
 // Cluster is one running API server.
@@ -133,6 +139,9 @@ type Env struct {
 	logDir   string
 	etcd     *child
 	etcdURL  string
+	etcdCli  *clientv3.Client // made on first use
+	seed     *seed            // nil when the bed found none
+	seedFile string           // where the seed is kept; "" for none
 	certDir  string
 	saKey    string
 	saPub    string
@@ -166,6 +175,7 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	if err := e.startEtcd(ctx); err != nil {
 		return nil, err
 	}
+	e.loadSeed()
 	if err := e.startAPIServers(ctx); err != nil {
 		return nil, err
 	}
@@ -436,6 +446,9 @@ func (e *Env) startAPIServer(ctx context.Context, c *Cluster, bound time.Duratio
 	if err := os.WriteFile(keyFile, key, 0o600); err != nil {
 		return err
 	}
+	if err := e.plantSeed(ctx, c); err != nil {
+		return wrapStart(c, err)
+	}
 	var lastErr error
 	for range 3 {
 		port, err := freePort()
@@ -451,33 +464,7 @@ func (e *Env) startAPIServer(ctx context.Context, c *Cluster, bound time.Duratio
 			QPS: 200, Burst: 400,
 		}
 		c.apiserver = newChild(c.Name+"-kube-apiserver", filepath.Join(e.binDir, "kube-apiserver"), e.logDir,
-			"--etcd-servers="+e.etcdURL,
-			"--etcd-prefix=/kfed/"+c.Name,
-			"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
-			"--secure-port="+strconv.Itoa(port),
-			"--tls-cert-file="+crtFile, "--tls-private-key-file="+keyFile,
-			"--client-ca-file="+filepath.Join(e.certDir, "ca.crt"),
-			"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-			"--service-account-key-file="+e.saPub,
-			"--service-account-signing-key-file="+e.saKey,
-			"--service-cluster-ip-range=10.96.0.0/16",
-			"--endpoint-reconciler-type=none",
-			// A real node (StartRealNode) is reached for exec and logs at
-			// its address: its name resolves nowhere.
-			"--kubelet-preferred-address-types=InternalIP",
-			"--authorization-mode=RBAC",
-			// New nodes get a not-ready taint that only the node lifecycle
-			// controller lifts; KWOK's nodes run without it (see startWorkloads).
-			"--disable-admission-plugins=TaintNodesByCondition",
-			"--enable-priority-and-fairness=false",
-			"--profiling=false",
-			"--v=0",
-			// Each watch is served by etcd: a local bed has a handful of
-			// watchers per resource, and keeping a cache of every resource
-			// was most of an idle API server's CPU (but see
-			// ControlPlaneWatchCache).
-			"--watch-cache="+strconv.FormatBool(c == e.ControlPlane && e.opts.ControlPlaneWatchCache),
-		)
+			e.apiserverArgs(c, port, crtFile, keyFile)...)
 		// Collecting garbage a quarter as often, within a soft limit, cut
 		// an API server's CPU from start to idle by a fifth; memory is
 		// what a local bed has to spare.
@@ -489,6 +476,9 @@ func (e *Env) startAPIServer(ctx context.Context, c *Cluster, bound time.Duratio
 			return err
 		}
 		lastErr = e.waitReady(ctx, c, bound)
+		if lastErr == nil && c == e.ControlPlane {
+			lastErr = e.keepSeed(ctx, c)
+		}
 		if lastErr == nil || c.apiserver.running() {
 			// Still running and not ready is slowness, not a taken port:
 			// starting it again would only start its work again.
@@ -497,6 +487,39 @@ func (e *Env) startAPIServer(ctx context.Context, c *Cluster, bound time.Duratio
 		c.apiserver.stop(2 * time.Second)
 	}
 	return wrapStart(c, lastErr)
+}
+
+// apiserverArgs are the flags of cluster c's API server on port, serving
+// with the certificate crtFile and its key keyFile.
+func (e *Env) apiserverArgs(c *Cluster, port int, crtFile, keyFile string) []string {
+	return []string{
+		"--etcd-servers=" + e.etcdURL,
+		"--etcd-prefix=/kfed/" + c.Name,
+		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+		"--secure-port=" + strconv.Itoa(port),
+		"--tls-cert-file=" + crtFile, "--tls-private-key-file=" + keyFile,
+		"--client-ca-file=" + filepath.Join(e.certDir, "ca.crt"),
+		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+		"--service-account-key-file=" + e.saPub,
+		"--service-account-signing-key-file=" + e.saKey,
+		"--service-cluster-ip-range=10.96.0.0/16",
+		"--endpoint-reconciler-type=none",
+		// A real node (StartRealNode) is reached for exec and logs at
+		// its address: its name resolves nowhere.
+		"--kubelet-preferred-address-types=InternalIP",
+		"--authorization-mode=RBAC",
+		// New nodes get a not-ready taint that only the node lifecycle
+		// controller lifts; KWOK's nodes run without it (see startWorkloads).
+		"--disable-admission-plugins=TaintNodesByCondition",
+		"--enable-priority-and-fairness=false",
+		"--profiling=false",
+		"--v=0",
+		// Each watch is served by etcd: a local bed has a handful of
+		// watchers per resource, and keeping a cache of every resource
+		// was most of an idle API server's CPU (but see
+		// ControlPlaneWatchCache).
+		"--watch-cache=" + strconv.FormatBool(c == e.ControlPlane && e.opts.ControlPlaneWatchCache),
+	}
 }
 
 func wrapStart(c *Cluster, err error) error {
@@ -629,6 +652,9 @@ func (e *Env) Stop() {
 		}()
 	}
 	wg.Wait()
+	if e.etcdCli != nil {
+		e.etcdCli.Close()
+	}
 	if e.etcd != nil {
 		e.etcd.stop(5 * time.Second)
 	}

@@ -86,7 +86,7 @@ servers=(./test/reliability ./test/e2e/release ./test/e2e/services ./test/e2e/co
 	./test/e2e/scale ./test/e2e/deployments ./test/e2e/mcs ./test/e2e/dns ./test/e2e/identity ./test/e2e/gateways
 	./cmd/kfed ./test/e2e/check ./test/e2e/drain ./healthcheck/agent ./test/e2e/explain ./test/e2e/fleet
 	./test/e2e/clustersetdns ./hack/images ./test/monitoring ./test/... ./dns/dnssync ./dns/dnsprovider/rfc2136
-	./devenv/process)
+	./devenv ./devenv/process)
 mapfile -t units < <(go list ./... | grep -v -x -F -f <(go list "${servers[@]}"))
 go test -count=1 -p 4 -timeout 25m "$@" "${servers[@]}" &
 serversPID=$!

@@ -83,7 +83,7 @@ func run(ctx context.Context, dir, binDir string, services int) error {
 	if err != nil {
 		return err
 	}
-	env, err := devenv.Start(ctx, devenv.Options{Dir: filepath.Join(dir, "env"), BinDir: binDir})
+	env, err := devenv.Start(ctx, devenv.Options{Dir: filepath.Join(dir, "env"), BinDir: binDir, SeedDir: devenv.DefaultSeedDir()})
 	if err != nil {
 		return err
 	}
