@@ -237,7 +237,7 @@ func (d *Dev) Stop() {
 // federates Gateways only if the control plane serves them then. Light
 // members run no Gateway implementation, so they go without the CRDs.
 func installDevCRDs(ctx context.Context, env *Env, dir string, inMembers bool) error {
-	if err := InstallCRDs(ctx, env.ControlPlane.Config, crds.FS); err != nil {
+	if err := env.InstallCRDs(ctx, env.ControlPlane, crds.FS); err != nil {
 		return err
 	}
 	gatewayCRDs, err := GatewayAPICRDs(filepath.Join(dir, "gateway-api"))
@@ -248,10 +248,8 @@ func installDevCRDs(ctx context.Context, env *Env, dir string, inMembers bool) e
 	if inMembers {
 		where = append(where, env.Members...)
 	}
-	for _, c := range where {
-		if err := InstallCRDs(ctx, c.Config, gatewayCRDs); err != nil {
-			return fmt.Errorf("installing the Gateway API CRDs in %s: %w", c.Name, err)
-		}
+	if err := env.InstallCRDsIn(ctx, gatewayCRDs, where...); err != nil {
+		return fmt.Errorf("Gateway API CRDs: %w", err)
 	}
 	return nil
 }

@@ -257,10 +257,8 @@ func (e *Env) startAPIServers(ctx context.Context) error {
 // Options.Workloads, starts its controller manager, scheduler and nodes.
 func (e *Env) prepareMembers(ctx context.Context) error {
 	if e.opts.MemberCRDs != nil {
-		for _, c := range e.Members {
-			if err := InstallCRDs(ctx, c.Config, e.opts.MemberCRDs); err != nil {
-				return fmt.Errorf("installing CRDs in %s: %w", c.Name, err)
-			}
+		if err := e.InstallCRDsIn(ctx, e.opts.MemberCRDs, e.Members...); err != nil {
+			return err
 		}
 	}
 	if e.opts.Workloads {

@@ -29,3 +29,9 @@ func installCRDs(cfg *rest.Config, crds []*apiextensionsv1.CustomResourceDefinit
 	_, err := envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{CRDs: crds, MaxTime: maxTime})
 	return err
 }
+
+// waitForCRDs is envtest's wait for discovery to list every served version
+// of crds.
+func waitForCRDs(cfg *rest.Config, crds []*apiextensionsv1.CustomResourceDefinition, maxTime time.Duration) error {
+	return envtest.WaitForCRDs(cfg, crds, envtest.CRDInstallOptions{MaxTime: maxTime, PollInterval: 50 * time.Millisecond})
+}

@@ -20,3 +20,7 @@ func freezeSignal(bool) (syscall.Signal, error) { return 0, errPlatform }
 func installCRDs(*rest.Config, []*apiextensionsv1.CustomResourceDefinition, time.Duration) error {
 	return errPlatform
 }
+
+func waitForCRDs(*rest.Config, []*apiextensionsv1.CustomResourceDefinition, time.Duration) error {
+	return errPlatform
+}

@@ -29,6 +29,13 @@ import (
 // bootstrap still reconciles whatever differs). Measured: 0.5 CPU-s less for
 // the API server and 0.15 for etcd, a quarter of a quiet server's start.
 //
+// CRDs are the other dear part of a bed's start: their creation and the
+// status updates that name and establish them each validate the whole
+// schema. A CRD seed keeps a set of CRDs as the first bed to install them
+// stored them, established, keyed by the binary, its flags and the CRDs'
+// files, and writes them into a cluster's etcd prefix where none of them is
+// yet; the running API server reads them from its watch and serves them.
+//
 // Nothing of a cluster's own is kept: not its namespaces (a kube-system UID
 // names a cluster), Services, IP allocations, Leases or ConfigMaps (the
 // client CA).
@@ -68,9 +75,10 @@ func DefaultSeedDir() string {
 	return filepath.Join(dir, "kfed", "apiserver-seeds")
 }
 
-// seedPath is the file of the seed for this bed's kube-apiserver binary and
-// flags, "" without Options.SeedDir.
-func (e *Env) seedPath() (string, error) {
+// seedPath is the file of a seed for this bed's kube-apiserver binary and
+// flags and for what names the seed's content (kind, a hash of its inputs;
+// "" for the bootstrap objects), "" without Options.SeedDir.
+func (e *Env) seedPath(content string) (string, error) {
 	if e.opts.SeedDir == "" {
 		return "", nil
 	}
@@ -88,27 +96,39 @@ func (e *Env) seedPath() (string, error) {
 	args := e.apiserverArgs(&Cluster{Member: Member{Name: "$NAME"}}, 0, "$CRT", "$KEY")
 	shape := strings.NewReplacer(e.Dir, "$DIR", e.etcdURL, "$ETCD").Replace(strings.Join(args, "\n"))
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\n%s\n%d\n%d\n%s", seedFormat, abs, st.Size(), st.ModTime().UnixNano(), shape)
-	return filepath.Join(e.opts.SeedDir, hex.EncodeToString(h.Sum(nil))[:16]+".json"), nil
+	fmt.Fprintf(h, "%s\n%s\n%d\n%d\n%s\n%s", seedFormat, abs, st.Size(), st.ModTime().UnixNano(), shape, content)
+	name := hex.EncodeToString(h.Sum(nil))[:16] + ".json"
+	if content != "" {
+		name = "crds-" + name
+	}
+	return filepath.Join(e.opts.SeedDir, name), nil
 }
 
 // loadSeed reads this bed's seed. A seed missing or unreadable is none: the
 // bed's first API server then writes it.
 func (e *Env) loadSeed() {
-	path, err := e.seedPath()
+	path, err := e.seedPath("")
 	if err != nil || path == "" {
 		return
 	}
 	e.seedFile = path
+	e.seed = readSeed(path)
+}
+
+// readSeed is the seed kept in path, nil when there is none to use.
+func readSeed(path string) *seed {
+	if path == "" {
+		return nil
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return
+		return nil
 	}
 	var s seed
 	if json.Unmarshal(data, &s) != nil || s.Format != seedFormat || len(s.KVs) == 0 {
-		return
+		return nil
 	}
-	e.seed = &s
+	return &s
 }
 
 // etcdClient is a client of the bed's etcd, made on first use.
@@ -179,11 +199,16 @@ func (e *Env) keepSeed(ctx context.Context, c *Cluster) error {
 			s.KVs = append(s.KVs, seedKey{Key: strings.TrimPrefix(string(kv.Key), prefix), Value: kv.Value})
 		}
 	}
+	return keepSeedFile(e.seedFile, s)
+}
+
+// keepSeedFile writes s to path.
+func keepSeedFile(path string, s seed) error {
 	data, err := json.Marshal(s)
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(e.seedFile, data)
+	return writeFileAtomic(path, data)
 }
 
 // writeFileAtomic writes data to path through a new file renamed over it,

@@ -8,15 +8,20 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kfed-io/kfed/deploy/crds"
 	"github.com/kfed-io/kfed/devenv"
 	"github.com/kfed-io/kfed/test/framework"
 )
@@ -125,6 +130,75 @@ func TestAPIServersStartFromTheFirstOnesBootstrapObjects(t *testing.T) {
 			t.Errorf("%s: %v", c.Name, err)
 		}
 	}
+}
+
+// A set of CRDs one cluster installed is written into the next cluster's
+// etcd as the first stored it, established, and served there; a cluster that
+// has one of them already gets the set installed as before.
+func TestCRDsComeFromTheFirstInstallation(t *testing.T) {
+	seeds := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	env, err := devenv.Start(ctx, devenv.Options{Dir: t.TempDir(), BinDir: framework.BinDir(t), SeedDir: seeds, Members: devenv.Members(2), APIServerProcs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(env.Stop)
+	first, seeded, fallback := env.ControlPlane, env.Members[0], env.Members[1]
+
+	// fallback has the About API's CRD before the set comes.
+	about := fstest.MapFS{}
+	for name, f := range crds.Member().(fstest.MapFS) {
+		if strings.HasPrefix(name, "about.k8s.io") {
+			about[name] = f
+		}
+	}
+	if err := env.InstallCRDs(ctx, fallback, about); err != nil {
+		t.Fatal(err)
+	}
+	const property = "clusterproperties.about.k8s.io"
+	own := crdUID(ctx, t, fallback, property)
+	before, _ := filepath.Glob(filepath.Join(seeds, "crds-*.json"))
+
+	for _, c := range []*devenv.Cluster{first, seeded, fallback} {
+		if err := env.InstallCRDs(ctx, c, crds.Member()); err != nil {
+			t.Fatalf("%s: %v", c.Name, err)
+		}
+		if c == first {
+			if files, _ := filepath.Glob(filepath.Join(seeds, "crds-*.json")); len(files) != len(before)+1 {
+				t.Fatalf("CRD seeds after the first installation: %v, want one more than %v", files, before)
+			}
+		}
+	}
+	if got, want := crdUID(ctx, t, seeded, property), crdUID(ctx, t, first, property); got != want {
+		t.Errorf("%s's CRD has UID %s, want the seed's %s: it was installed anew", seeded.Name, got, want)
+	}
+	if got := crdUID(ctx, t, fallback, property); got != own {
+		t.Errorf("%s's own CRD was replaced: UID %s, was %s", fallback.Name, got, own)
+	}
+	for _, c := range []*devenv.Cluster{seeded, fallback} {
+		cr := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "about.k8s.io/v1alpha1", "kind": "ClusterProperty",
+			"metadata": map[string]any{"name": "cluster.clusterset.k8s.io"},
+			"spec":     map[string]any{"value": c.Name},
+		}}
+		if err := clientFor(t, c).Create(ctx, cr); err != nil {
+			t.Errorf("%s does not serve the seeded CRD: %v", c.Name, err)
+		}
+	}
+}
+
+func crdUID(ctx context.Context, t *testing.T, c *devenv.Cluster, name string) types.UID {
+	t.Helper()
+	cs, err := apiextensionsclient.NewForConfig(c.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd, err := cs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("%s: %v", c.Name, err)
+	}
+	return crd.UID
 }
 
 func clientFor(t *testing.T, c *devenv.Cluster) client.Client {

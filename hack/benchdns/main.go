@@ -88,7 +88,7 @@ func run(ctx context.Context, dir, binDir string, services int) error {
 		return err
 	}
 	defer env.Stop()
-	if err := devenv.InstallCRDs(ctx, env.ControlPlane.Config, crds.FS); err != nil {
+	if err := env.InstallCRDs(ctx, env.ControlPlane, crds.FS); err != nil {
 		return err
 	}
 	start := time.Now()

@@ -117,7 +117,7 @@ func Start(t testing.TB, opts ...Option) *Federation {
 		t.Fatalf("starting federation: %v", err)
 	}
 	t.Cleanup(env.Stop)
-	if err := devenv.InstallCRDs(ctx, env.ControlPlane.Config, crds.FS); err != nil {
+	if err := env.InstallCRDs(ctx, env.ControlPlane, crds.FS); err != nil {
 		t.Fatalf("installing CRDs: %v", err)
 	}
 	f := &Federation{Env: env, Scheme: NewScheme(t), t: t, LBBase: ClaimLBBase(t, len(members))}

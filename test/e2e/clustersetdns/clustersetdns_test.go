@@ -41,7 +41,7 @@ func TestCoreDNSAnswersClustersetLocalFromTheMembersImports(t *testing.T) {
 	f := framework.Start(t, framework.Members(1))
 	ctx := context.Background()
 	member := f.Cluster("cluster-1")
-	if err := devenv.InstallCRDs(ctx, member.Config, fstest.MapFS{
+	if err := f.InstallCRDs(ctx, member, fstest.MapFS{
 		"serviceimports.yaml": {Data: mcscrd.ServiceImportCRD},
 	}); err != nil {
 		t.Fatal(err)
@@ -157,7 +157,7 @@ func TestClustersetDNSWaitsForTheMCSCRDs(t *testing.T) {
 	if err := want(srv.Addr, "udp", web, dns.TypeA, "NXDOMAIN"); err != nil {
 		t.Fatal(err)
 	}
-	if err := devenv.InstallCRDs(ctx, f.Cluster("cluster-1").Config, fstest.MapFS{
+	if err := f.InstallCRDs(ctx, f.Cluster("cluster-1"), fstest.MapFS{
 		"serviceimports.yaml": {Data: mcscrd.ServiceImportCRD},
 	}); err != nil {
 		t.Fatal(err)
