@@ -24,16 +24,21 @@ type listener struct {
 	serviceName string
 	httpError   atomic.Bool
 	slow        atomic.Bool
-	wg          sync.WaitGroup
-	conns       sync.Map // net.Conn → struct{}, so close can end them
+	// load is the Service's, shared with its other listeners.
+	load  *serviceLoad
+	wg    sync.WaitGroup
+	conns sync.Map // net.Conn → struct{}, so close can end them
+	// done is closed by close, to cut short the requests being held.
+	done     chan struct{}
+	doneOnce sync.Once
 }
 
-func newListener(addr, cluster, serviceName string) (*listener, error) {
+func newListener(addr, cluster, serviceName string, load *serviceLoad) (*listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listening on %s: %w", addr, err)
 	}
-	l := &listener{ln: ln, cluster: cluster, serviceName: serviceName}
+	l := &listener{ln: ln, cluster: cluster, serviceName: serviceName, load: load, done: make(chan struct{})}
 	l.wg.Add(1)
 	go l.accept()
 	return l, nil
@@ -64,6 +69,7 @@ func (l *listener) accept() {
 // close stops accepting and ends open connections, as a failed load balancer
 // would.
 func (l *listener) close() {
+	l.doneOnce.Do(func() { close(l.done) })
 	l.ln.Close()
 	l.conns.Range(func(c, _ any) bool {
 		c.(net.Conn).Close()
@@ -103,8 +109,24 @@ func (l *listener) serveHTTP(c net.Conn, br *bufio.Reader) {
 		}
 		_, _ = io.Copy(io.Discard, req.Body)
 		req.Body.Close()
+		// Requests to /healthz, what health checks probe, are neither
+		// counted nor held, so that a checker reads the load clients make
+		// rather than its own.
+		var own time.Time // when this request went in flight; zero: not counted
+		var hold time.Duration
+		if req.URL.Path != "/healthz" {
+			own = time.Now()
+			l.load.inFlight.add(own, 1)
+			hold = l.load.serviceTime()
+		}
 		if l.slow.Load() {
-			time.Sleep(SlowDelay)
+			hold += SlowDelay
+		}
+		if !l.hold(hold) {
+			if !own.IsZero() {
+				l.load.inFlight.add(time.Now(), -1)
+			}
+			return
 		}
 		status, body := http.StatusOK, fmt.Sprintf("%s %s\n", l.cluster, l.serviceName)
 		switch {
@@ -122,11 +144,33 @@ func (l *listener) serveHTTP(c net.Conn, br *bufio.Reader) {
 			ContentLength: int64(len(body)),
 			Close:         req.Close,
 		}
+		now := time.Now()
+		if v := l.load.report(now, own); v != "" {
+			resp.Header.Set(LoadHeader, v)
+		}
+		if !own.IsZero() {
+			l.load.inFlight.add(now, -1)
+		}
 		if req.Method == http.MethodHead {
 			resp.Body = http.NoBody
 		}
 		if err := resp.Write(c); err != nil || req.Close {
 			return
 		}
+	}
+}
+
+// hold waits d, or until the listener closes; it reports whether to answer.
+func (l *listener) hold(d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-l.done:
+		return false
 	}
 }

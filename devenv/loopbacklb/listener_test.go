@@ -15,7 +15,7 @@ import (
 // a TCP probe that connects and leaves at once, an echo, HTTP with the
 // failure switch off and on, and, once closed, a refusal.
 func TestListenerServes(t *testing.T) {
-	l, err := newListener("127.0.0.1:0", "cluster-1", "default/web")
+	l, err := newListener("127.0.0.1:0", "cluster-1", "default/web", &serviceLoad{})
 	if err != nil {
 		t.Fatal(err)
 	}

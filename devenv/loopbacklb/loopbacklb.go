@@ -15,6 +15,21 @@
 //	withdrawn    give up the address and clear the Service's ingress, as a
 //	             cloud load balancer that was deleted
 //	(absent)     healthy
+//
+// HTTP answers can report load too, as Envoy's and gRPC's ORCA header
+// LoadHeader, "TEXT application_utilization=U", for checkers that read it:
+//
+//	UtilizationAnnotation  a fixed U ("0.95")
+//	CapacityAnnotation     N: U is the Service's HTTP requests in flight
+//	                       (averaged over the last second, over all its
+//	                       ports, the answered one and /healthz's not
+//	                       counted) divided by N
+//	ServiceTimeAnnotation  how long (up to 10s) each HTTP request but
+//	                       /healthz is held before its answer, so that
+//	                       clients make load
+//
+// A fixed U wins over a capacity. A malformed value is logged and taken as
+// absent.
 package loopbacklb
 
 import (
@@ -81,6 +96,7 @@ type LB struct {
 type service struct {
 	addr      netip.Addr
 	failure   string
+	load      *serviceLoad
 	listeners map[int32]*listener
 }
 
@@ -173,10 +189,15 @@ func (lb *LB) ensure(key types.NamespacedName, svc *corev1.Service) (netip.Addr,
 	defer lb.mu.Unlock()
 	s := lb.svcs[key]
 	if s == nil {
-		s = &service{listeners: map[int32]*listener{}}
+		s = &service{load: &serviceLoad{}, listeners: map[int32]*listener{}}
 		lb.svcs[key] = s
 	}
 	s.failure = svc.Annotations[FailureAnnotation]
+	spec, err := parseLoad(svc.Annotations)
+	if err != nil {
+		lb.opts.Logger.Error(err, "ignoring malformed load annotations", "service", key)
+	}
+	s.load.spec.Store(&spec)
 	if !s.addr.IsValid() {
 		s.addr = lb.previousAddr(key, svc)
 	}
@@ -277,7 +298,7 @@ func (lb *LB) allocate(key types.NamespacedName, try func(netip.Addr) error) (ne
 func (lb *LB) listen(key types.NamespacedName, s *service, addr netip.Addr, ports []int32) error {
 	var opened []int32
 	for _, port := range ports {
-		l, err := newListener(net.JoinHostPort(addr.String(), strconv.Itoa(int(port))), lb.opts.Cluster, key.String())
+		l, err := newListener(net.JoinHostPort(addr.String(), strconv.Itoa(int(port))), lb.opts.Cluster, key.String(), s.load)
 		if err != nil {
 			for _, p := range opened {
 				s.listeners[p].close()
