@@ -20,6 +20,7 @@
 #
 #   hack/bench-dns.sh                 # everything, about 6 minutes
 #   MEM_NAMES=0 hack/bench-dns.sh     # without the memory part
+#   LOADS=1 MEM_NAMES=0 hack/bench-dns.sh  # with load-weighed tables, cluster-1 spilled
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -28,6 +29,11 @@ MEM_NAMES=${MEM_NAMES:-100000}
 RUNS=${RUNS:-3}
 DURATION=${DURATION:-15}
 RATE=${RATE:-20000}
+# LOADS=1: every Service's clusters carry loads as kfed-controller weighs
+# them, cluster-1 (the server's own) spilled: the query path with load on.
+LOADS=${LOADS:-0}
+loads_flag=()
+[ "$LOADS" = 1 ] && loads_flag=(-loads)
 
 for tool in dnsperf taskset; do
 	command -v "$tool" >/dev/null || { echo "bench-dns: $tool is missing (apt-get install -y dnsperf util-linux)" >&2; exit 1; }
@@ -59,7 +65,7 @@ start_federation() {
 	local dir=$1 names=$2
 	mkdir -p "$dir"
 	# On CPU 1 with dnsperf, so that CPU 0 runs nothing but the server.
-	taskset -c 1 "$work/benchdns" -dir "$dir" -names "$names" >"$dir/benchdns.log" 2>&1 &
+	taskset -c 1 "$work/benchdns" -dir "$dir" -names "$names" "${loads_flag[@]}" >"$dir/benchdns.log" 2>&1 &
 	fed_pid=$!
 	until [ -e "$dir/ready" ]; do
 		if ! kill -0 "$fed_pid" 2>/dev/null; then

@@ -3,6 +3,7 @@ package healthcheck
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"strconv"
 	"strings"
@@ -49,6 +50,13 @@ type Spec struct {
 	Timeout   time.Duration
 	Rise      int // consecutive passes that turn an unhealthy endpoint healthy
 	Fall      int // consecutive failures that turn a healthy endpoint unhealthy
+	// LoadMetric (http, https) is the ORCA metric an endpoint's load is
+	// read from (orca.go); "" for the default, application_utilization
+	// above 0, else cpu_utilization.
+	LoadMetric string
+	// LoadTarget (http, https) is the metric's value that counts as the
+	// endpoint's target, 1.0 of its load; 0 for 1.
+	LoadTarget float64
 }
 
 // Default settings: Route53's fast interval, HAProxy's rise and fall.
@@ -91,6 +99,7 @@ func ParseAnnotations(annotations map[string]string, defaults Spec) (Spec, error
 	r.status(&s, web)
 	r.timing(&s, defaults.Timeout)
 	r.thresholds(&s)
+	r.load(&s, web)
 	if len(r.errs) > 0 {
 		return Spec{}, errors.Join(r.errs...)
 	}
@@ -129,6 +138,7 @@ func (r *annotationReader) kind(s *Spec) (web bool) {
 	web = s.Kind == KindHTTP || s.Kind == KindHTTPS
 	if !web {
 		s.Path, s.StatusMin, s.StatusMax = "", 0, 0
+		s.LoadMetric, s.LoadTarget = "", 0
 		return false
 	}
 	if s.Path == "" {
@@ -261,6 +271,38 @@ func (r *annotationReader) thresholds(s *Spec) {
 	}
 }
 
+// maxLoadTarget bounds kfed.io/health-load-target: a rate of requests a
+// second can be large, but not unbounded.
+const maxLoadTarget = 1e9
+
+// load reads the load metric and its target.
+func (r *annotationReader) load(s *Spec, web bool) {
+	if v, ok := r.annotations[kfedv1alpha1.AnnotationHealthLoadMetric]; ok {
+		m := strings.TrimSpace(v)
+		switch err := checkMetric(m); {
+		case !web:
+			r.bad(kfedv1alpha1.AnnotationHealthLoadMetric, "load is read from http or https answers: needs %s http or https", kfedv1alpha1.AnnotationHealthCheck)
+		case err != nil:
+			r.bad(kfedv1alpha1.AnnotationHealthLoadMetric, "%v", err)
+		default:
+			s.LoadMetric = m
+		}
+	}
+	v, ok := r.annotations[kfedv1alpha1.AnnotationHealthLoadTarget]
+	if !ok {
+		return
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	switch {
+	case !web:
+		r.bad(kfedv1alpha1.AnnotationHealthLoadTarget, "load is read from http or https answers: needs %s http or https", kfedv1alpha1.AnnotationHealthCheck)
+	case err != nil || !(f > 0) || f > maxLoadTarget:
+		r.bad(kfedv1alpha1.AnnotationHealthLoadTarget, "must be a number above 0 and at most %g, such as 0.8 or 1000", float64(maxLoadTarget))
+	default:
+		s.LoadTarget = f
+	}
+}
+
 // Validate reports every way s is not a Spec the agent can probe with.
 func (s Spec) Validate() error { return s.validate(MinInterval, MinTimeout) }
 
@@ -274,12 +316,23 @@ func (s Spec) validate(minInterval, minTimeout time.Duration) error {
 		if s.Path != "" || s.StatusMin != 0 || s.StatusMax != 0 {
 			errs = append(errs, errors.New("a tcp check has no path or status range"))
 		}
+		if s.LoadMetric != "" || s.LoadTarget != 0 {
+			errs = append(errs, errors.New("a tcp check reads no load"))
+		}
 	case web:
 		if err := checkPath(s.Path); err != nil {
 			errs = append(errs, err)
 		}
 		if s.StatusMin < 100 || s.StatusMax > 599 || s.StatusMin > s.StatusMax {
 			errs = append(errs, fmt.Errorf("status range %d-%d: must lie within 100-599, lowest first", s.StatusMin, s.StatusMax))
+		}
+		if s.LoadMetric != "" {
+			if err := checkMetric(s.LoadMetric); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if s.LoadTarget < 0 || s.LoadTarget > maxLoadTarget || math.IsNaN(s.LoadTarget) {
+			errs = append(errs, fmt.Errorf("load target %v: must be from 0 (for 1) to %g", s.LoadTarget, float64(maxLoadTarget)))
 		}
 	default:
 		errs = append(errs, fmt.Errorf("kind %q: must be tcp, http or https", s.Kind))

@@ -176,7 +176,8 @@ func (e *Engine) put(now time.Time, nt Target) {
 		}
 		t.Spec, t.Addrs = nt.Spec, nt.Addrs
 		t.streak = 0
-		t.rtt = rttWindow{} // another check times another thing
+		t.rtt = rttWindow{}    // another check times another thing
+		t.load = loadAverage{} // and may read another figure
 		t.gen++
 	}
 }
@@ -360,6 +361,12 @@ func (e *Engine) record(r round, res Result) {
 	t.probed, t.lastOK, t.last = true, res.OK, res
 	if res.OK {
 		t.rtt.add(res.Latency)
+	}
+	if res.Loaded {
+		t.load.add(e.opts.clock.Now(), res.Load)
+	}
+	if res.LoadErr != nil {
+		e.metrics.loadUnreadable.Inc()
 	}
 	e.self.account(t, +1)
 	if t.judge(res.OK) {

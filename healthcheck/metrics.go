@@ -15,6 +15,7 @@ type metrics struct {
 	unhealthyG         prometheus.Gauge
 	degradedG          prometheus.Gauge
 	skipped            prometheus.Counter
+	loadUnreadable     prometheus.Counter
 }
 
 // newMetrics makes the collectors and registers them with reg, reusing any
@@ -34,8 +35,13 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		Help: "1 while this checker sees most endpoints of several clusters fail at once and abstains from quorum votes."})
 	skipped := prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "rounds_skipped_total",
 		Help: "Rounds not started because the target's previous round was still running or waiting for a slot: the checker is behind."})
+	unreadable := prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "load_unreadable_total",
+		Help: "Answers to http and https probes whose ORCA load report (endpoint-load-metrics) could not be read; the endpoint's figure is then none."})
 	if reg != nil {
 		var err error
+		if unreadable, err = promreg.Register(reg, unreadable); err != nil {
+			return nil, err
+		}
 		if probes, err = promreg.Register(reg, probes); err != nil {
 			return nil, err
 		}
@@ -58,6 +64,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	return &metrics{
 		probeOK: probes.WithLabelValues("ok"), probeFail: probes.WithLabelValues("fail"),
 		latency: latency, targetsG: targets, unhealthyG: unhealthy, degradedG: degraded, skipped: skipped,
+		loadUnreadable: unreadable,
 	}, nil
 }
 

@@ -21,6 +21,12 @@ type Result struct {
 	OK      bool
 	Latency time.Duration // until connected (tcp) or until the response headers (http, https)
 	Reason  string        // short: "connected", "status 200", "connection refused", "timeout", "status 503"
+	// Load is the endpoint's load as its answer's ORCA report gave it
+	// (http, https; readLoad), when Loaded; LoadErr says why a report on
+	// the answer could not be read.
+	Load    float64
+	Loaded  bool
+	LoadErr error
 }
 
 // maxDrain is how much of a response body a probe reads before closing: a
@@ -144,6 +150,7 @@ func (p *prober) get(ctx context.Context, start time.Time, addr netip.AddrPort, 
 	resp.Body.Close()
 	r := Result{Latency: lat, Reason: "status " + strconv.Itoa(resp.StatusCode)}
 	r.OK = resp.StatusCode >= spec.StatusMin && resp.StatusCode <= spec.StatusMax
+	r.Load, r.Loaded, r.LoadErr = readLoad(resp.Header, spec)
 	return r
 }
 

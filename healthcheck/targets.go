@@ -37,6 +37,7 @@ type target struct {
 	lastOK  bool   // the latest round's outcome
 	last    Result // the latest round's result
 	rtt     rttWindow
+	load    loadAverage
 }
 
 // screen sorts targets into those to set, by key, and the keys of refused

@@ -139,6 +139,17 @@ const (
 	// AnnotationHealthFall is how many consecutive failing probes turn a
 	// healthy endpoint unhealthy (1–10).
 	AnnotationHealthFall = "kfed.io/health-fall"
+	// AnnotationHealthLoadMetric names the figure of the ORCA load report
+	// (the endpoint-load-metrics header on the answers to http and https
+	// probes) that is the endpoint's load: application_utilization,
+	// cpu_utilization, mem_utilization, rps_fractional, eps,
+	// named_metrics.NAME or utilization.NAME. Without it:
+	// application_utilization when above 0, else cpu_utilization.
+	AnnotationHealthLoadMetric = "kfed.io/health-load-metric"
+	// AnnotationHealthLoadTarget is the figure's value that is the
+	// endpoint's target (its load 1.0), such as 0.8 or, for a rate, 1000;
+	// default 1.
+	AnnotationHealthLoadTarget = "kfed.io/health-load-target"
 )
 
 // The marks kfed writes on the objects it makes or takes over; users read

@@ -3,6 +3,7 @@ package v1alpha1
 import (
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -77,6 +78,16 @@ type HealthReport struct {
 	// +listMapKey=cluster
 	// +optional
 	RTTs []ClusterRTT `json:"rtts,omitempty"`
+	// Loads are the endpoints whose answers to the checker's probes carry
+	// a load (ORCA's endpoint-load-metrics header): the figure, smoothed,
+	// in coarse buckets that change only when it moves materially (package
+	// policy/load), so that the report is written when a share would
+	// change, not at every probe. An endpoint without a figure, or whose
+	// figure expired, is absent.
+	// +listType=map
+	// +listMapKey=endpoint
+	// +optional
+	Loads []EndpointLoad `json:"loads,omitempty"`
 }
 
 // ClusterRTT is the round-trip time from a checker's cluster to another.
@@ -114,6 +125,17 @@ type UnhealthyEndpoint struct {
 	// Reason is the last probe's failure, such as "connection refused".
 	// +optional
 	Reason string `json:"reason,omitempty"`
+}
+
+// EndpointLoad is one endpoint's load as a checker reads it.
+type EndpointLoad struct {
+	// Endpoint is "namespace/service/cluster" (EndpointKey).
+	Endpoint string `json:"endpoint"`
+	// Utilization is the middle of the bucket the figure falls in, 1 being
+	// the endpoint's target, such as "975m".
+	Utilization resource.Quantity `json:"utilization"`
+	// Since is when the checker first published this bucket.
+	Since metav1.Time `json:"since"`
 }
 
 // HealthReportList is a list of HealthReports.

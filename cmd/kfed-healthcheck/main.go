@@ -83,6 +83,7 @@ func parseFlags(args []string) (*agentFlags, error) {
 	fs.DurationVar(&o.Heartbeat, "heartbeat", agent.DefaultHeartbeat, "time between heartbeats; keep it a quarter of kfed-controller's --health-freshness")
 	fs.DurationVar(&o.Resync, "resync", 10*time.Minute, "how often the stored report is checked against this checker's view")
 	fs.DurationVar(&o.RTTInterval, "rtt-interval", agent.DefaultRTTInterval, "how often the round-trip times measured are read, and published on the report when one moved to another bucket")
+	fs.DurationVar(&o.LoadInterval, "load-interval", agent.DefaultLoadInterval, "how often the endpoints' loads (ORCA's endpoint-load-metrics on http and https answers) are read, and published on the report when one moved to another bucket")
 	fs.IntVar(&o.Engine.MaxConcurrent, "concurrency", 256, "most endpoints probed at once")
 	fs.IntVar(&o.CheckersPerEndpoint, "checkers-per-endpoint", healthcheck.DefaultCheckersPerEndpoint,
 		"how many of the federation's checkers probe each endpoint (spread over regions); with no more checkers than this, every checker probes every endpoint; 0: always every endpoint. Give every agent the same value: the controller counts the smallest")

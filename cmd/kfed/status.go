@@ -163,14 +163,16 @@ func printStatus(ctx context.Context, w io.Writer, fed client.Client, v statusVi
 		}
 		key := client.ObjectKeyFromObject(svc)
 		verdicts, federation := status.PublishedVerdicts(ctx, fed, key)
+		shares := status.PublishedShares(ctx, fed, key)
 		for j, m := range members {
 			name := ""
 			if j == 0 {
 				name = key.String()
 			}
 			shard, ingress := status.Shard(ctx, m, key, federation)
-			rows = append(rows, fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", name, m.Name, p.ready(m.Ready), p.shard(shard), p.pending(ingress),
-				p.verdict(votes.Describe(kfedv1alpha1.EndpointKey(key.Namespace, key.Name, m.Name), verdicts, m.Name))))
+			endpoint := kfedv1alpha1.EndpointKey(key.Namespace, key.Name, m.Name)
+			rows = append(rows, fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s", name, m.Name, p.ready(m.Ready), p.shard(shard), p.pending(ingress),
+				p.verdict(votes.Describe(endpoint, verdicts, m.Name)), votes.DescribeLoad(endpoint, shares[m.Name], time.Now())))
 		}
 		var conds []string
 		for _, c := range svc.Status.Conditions {
@@ -183,9 +185,9 @@ func printStatus(ctx context.Context, w io.Writer, fed client.Client, v statusVi
 		if ing := svc.Status.LoadBalancer.Ingress; len(ing) > 0 && ing[0].Hostname != "" {
 			host = ing[0].Hostname
 		}
-		rows = append(rows, fmt.Sprintf("\t%s\t\t\t%s\t", p.pending("→ "+host), strings.Join(conds, " ")))
+		rows = append(rows, fmt.Sprintf("\t%s\t\t\t%s\t\t", p.pending("→ "+host), strings.Join(conds, " ")))
 	}
-	if err := printTable(w, "SERVICE\tCLUSTER\tCLUSTER READY\tSHARD\tINGRESS\tHEALTH", rows); err != nil {
+	if err := printTable(w, "SERVICE\tCLUSTER\tCLUSTER READY\tSHARD\tINGRESS\tHEALTH\tLOAD", rows); err != nil {
 		return err
 	}
 	if err := printDeployments(ctx, w, fed, members, v); err != nil {

@@ -76,7 +76,7 @@ func decide(o observation) (decision, error) {
 	for _, j := range pd.Verdicts {
 		st.verdict(endpointVerdict{cluster: j.Cluster, healthy: j.Healthy, was: j.Was, tally: j.Tally, reason: j.Reason})
 	}
-	st.drain = pd.Drain
+	st.drain, st.load = pd.Drain, pd.Load
 	if pd.Failover != nil {
 		fo := *pd.Failover
 		if o.cfg.Within != nil {

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kfedv1alpha1 "github.com/kfed-io/kfed/api/v1alpha1"
+	"github.com/kfed-io/kfed/dns/publish"
 	"github.com/kfed-io/kfed/policy/failover"
 )
 
@@ -32,8 +33,28 @@ func (c *Controller) tell(svc *corev1.Service, writes []copyWrite, st *status, p
 	if published {
 		c.verdictEvents(svc, st.verdicts)
 		c.failoverEvents(svc, st)
+		c.loadEvents(svc, st.load)
 	}
 }
+
+// loadEvents tells when every endpoint that may answer reaches its target,
+// and when one is under it again: while all are over, none is shed and
+// answers follow capacity alone, which is the users' to fix (more
+// replicas, more clusters).
+func (c *Controller) loadEvents(svc *corev1.Service, l publish.Loads) {
+	switch {
+	case l.AllOver && !l.WasAllOver:
+		c.event(svc, corev1.EventTypeWarning, ReasonAllOverTarget, "every endpoint that can answer is at or over its load target: answers follow capacity alone")
+	case !l.AllOver && l.WasAllOver:
+		c.event(svc, corev1.EventTypeNormal, ReasonUnderTarget, "an endpoint is under its load target again: answers follow the loads")
+	}
+}
+
+// Reasons of the load Events.
+const (
+	ReasonAllOverTarget = "AllEndpointsOverTarget"
+	ReasonUnderTarget   = "EndpointUnderTarget"
+)
 
 func (c *Controller) event(svc *corev1.Service, typ, reason, format string, args ...any) {
 	if c.Recorder != nil {

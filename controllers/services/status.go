@@ -70,6 +70,8 @@ type status struct {
 
 	// drain is how the Service's drained clusters stand
 	drain publish.Drain
+	// load is what the endpoints' loads made of the weights
+	load publish.Loads
 }
 
 // endpointVerdict is the checkers' verdict on one cluster's endpoint.

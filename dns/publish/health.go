@@ -44,6 +44,9 @@ type Checker struct {
 	PerEndpoint int
 	// Unhealthy maps the endpoints the checker finds down to the reason.
 	Unhealthy map[string]string
+	// Loads maps the endpoints whose answers carry a load to the figure
+	// the checker publishes (1 being the endpoint's target).
+	Loads map[string]float64
 }
 
 // fleet is the assignment of endpoints to these checkers (ADR 0012),
@@ -118,6 +121,12 @@ func readCheckers(ctx context.Context, r client.Reader, federation string, now t
 		}
 		for _, u := range r.Unhealthy {
 			v.Unhealthy[u.Endpoint] = u.Reason
+		}
+		if len(r.Loads) > 0 {
+			v.Loads = make(map[string]float64, len(r.Loads))
+			for _, l := range r.Loads {
+				v.Loads[l.Endpoint] = l.Utilization.AsApproximateFloat64()
+			}
 		}
 		out = append(out, v)
 	}

@@ -24,7 +24,8 @@ import (
 // report. It speaks of DNSEndpoints (the endpoint keys checkers report
 // are theirs); Enqueue maps one to the object that publishes it:
 //   - a report's list of unhealthy endpoints changes: the DNSEndpoints in
-//     the old and the new list;
+//     the old and the new list; so does a load it publishes (a bucket
+//     moves, a figure comes or goes): that endpoint's DNSEndpoint;
 //   - a checker appears, is retired, turns degraded or back, or changes
 //     checkers per endpoint: All (the quorum, the seats or the panels
 //     changed), which is rare; so does a Cluster's change of region or
@@ -145,10 +146,33 @@ func (w *HealthWatch) reportChanged(ctx context.Context) func(old, cur any) {
 		for k := range was {
 			changed[k] = true
 		}
+		for k := range loadsChanged(o.Loads, n.Loads) {
+			changed[k] = true
+		}
 		for k := range changed {
 			w.enqueueEndpoint(k)
 		}
 	}
+}
+
+// loadsChanged are the endpoints whose published load differs between two
+// reports: one with a figure in one only, or another bucket.
+func loadsChanged(old, cur []kfedv1alpha1.EndpointLoad) map[string]bool {
+	was := map[string]kfedv1alpha1.EndpointLoad{}
+	for _, l := range old {
+		was[l.Endpoint] = l
+	}
+	changed := map[string]bool{}
+	for _, l := range cur {
+		if p, ok := was[l.Endpoint]; !ok || p.Utilization.Cmp(l.Utilization) != 0 {
+			changed[l.Endpoint] = true
+		}
+		delete(was, l.Endpoint)
+	}
+	for k := range was {
+		changed[k] = true
+	}
+	return changed
 }
 
 // seatsChanged reports whether a Cluster's update changes which of its
@@ -227,6 +251,9 @@ func (w *HealthWatch) affected(ctx context.Context) {
 		for _, r := range reports.Items {
 			for _, u := range r.Unhealthy {
 				w.enqueueEndpoint(u.Endpoint)
+			}
+			for _, l := range r.Loads { // a checker's figures count while it is fresh
+				w.enqueueEndpoint(l.Endpoint)
 			}
 		}
 	}

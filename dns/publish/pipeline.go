@@ -3,6 +3,7 @@ package publish
 import (
 	"cmp"
 	"net/netip"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -71,6 +72,8 @@ type Decision struct {
 	Rows     []dnsendpoint.Cluster
 	Verdicts []Judged
 	Drain    Drain
+	// Load is what the endpoints' loads made of the rows' weights.
+	Load Loads
 	// Failover is the decision of a failover order and FailoverWas the
 	// state it started from; nil without one.
 	Failover    *failover.Decision
@@ -91,6 +94,9 @@ type Decision struct {
 //     published with), marked drained (the Cluster's spec.drained), and
 //     judged by the checkers' quorum (Health.Judge);
 //   - a failover order chooses the serving place (failoverOf);
+//   - the rows that may answer the shared names are weighed by their
+//     endpoints' loads, and those at or over their target shed while
+//     others have headroom (weighLoad);
 //   - the records follow (Endpoints, or each hostname at the live clusters'
 //     addresses, the healthy ones while any is), drained clusters out
 //     while another can answer (Drained).
@@ -130,6 +136,7 @@ func Decide(o Object) (Decision, error) {
 	d.Next = next(o, d.Rows)
 
 	if o.OwnNames {
+		d.weighLoad(o, previous, nil)
 		d.Endpoints, d.Clusters = hostnameEndpoints(o, d.Rows, d.Drain.Live)
 		return d, nil
 	}
@@ -148,6 +155,8 @@ func Decide(o Object) (Decision, error) {
 			d.Next = minDue(d.Next, fo.Due+100*time.Millisecond)
 		}
 	}
+	d.weighLoad(o, previous, in.Serving)
+	in.Clusters = d.Rows
 	in.Regions, in.Zones = places(o.Joined, o.Published, o.Names)
 	var err error
 	if d.Endpoints, d.Clusters, err = Endpoints(in); err != nil {
@@ -157,6 +166,19 @@ func Decide(o Object) (Decision, error) {
 		return d, err
 	}
 	return d, nil
+}
+
+// weighLoad weighs d's rows by their endpoints' loads (Health.Load,
+// policy/load) among those that may answer the shared names: not found
+// down, not drained out, and in serving when a failover order chose a
+// place. Failover has chosen by then, by capacity: load reorders within
+// the place it serves from, and never makes a place unavailable.
+func (d *Decision) weighLoad(o Object, previous map[string]dnsendpoint.Cluster, serving map[string]bool) {
+	out := func(r dnsendpoint.Cluster) bool {
+		return r.Unhealthy || slices.Contains(d.Drain.Out, r.Name) || (serving != nil && !serving[r.Name])
+	}
+	d.Load = weighLoad(o.Health, o.Key.Namespace, o.Key.Name, d.Rows, out, previous)
+	d.Drain = Drained(d.Rows) // its rows are copies: again, with the weights
 }
 
 // hostnameEndpoints are a Gateway's or Ingress's records: each hostname at
@@ -170,7 +192,7 @@ func hostnameEndpoints(o Object, rows, live []dnsendpoint.Cluster) ([]extdnsv1al
 	var all, healthy []netip.Addr
 	for _, c := range live {
 		all = append(all, c.Addresses...)
-		if !c.Unhealthy {
+		if !c.Unhealthy && !c.Shed {
 			healthy = append(healthy, c.Addresses...)
 		}
 	}

@@ -56,6 +56,18 @@ func TestDecide(t *testing.T) {
 		return NewHealth([]Checker{c}, 30*time.Second)
 	}
 	policy := &failover.Policy{Order: []string{"europe-west1", "us-east1"}}
+	// loaded is checkers each publishing the figures of one map.
+	loaded := func(figures ...map[string]float64) Health {
+		var cs []Checker
+		for i, f := range figures {
+			c := Checker{Name: "kfed-system/k" + strconv.Itoa(i), Unhealthy: map[string]string{}, Loads: map[string]float64{}}
+			for cl, u := range f {
+				c.Loads[kfedv1alpha1.EndpointKey(key.Namespace, key.Name, cl)] = u
+			}
+			cs = append(cs, c)
+		}
+		return NewHealth(cs, 30*time.Second)
+	}
 
 	tests := []struct {
 		name     string
@@ -94,6 +106,21 @@ func TestDecide(t *testing.T) {
 		{name: "a failover order passes over a place found down",
 			obj:    Object{Members: three, Failover: policy, Health: down("c3")},
 			global: "127.1.0.1,127.2.0.1", rows: "c1:1 c2:1 c3:1!", next: 30 * time.Second, verdicts: 3},
+		{name: "loads weigh the clusters by their headroom",
+			obj:    Object{Members: three, Health: loaded(map[string]float64{"c1": 0.975, "c2": 0.325, "c3": 0.325})},
+			global: "127.1.0.1,127.2.0.1,127.3.0.1", rows: "c1:3 c2:68 c3:68", verdicts: 3},
+		{name: "a cluster at its target leaves the shared names",
+			obj:    Object{Members: three, Health: loaded(map[string]float64{"c1": 1.025, "c2": 0.325})},
+			global: "127.2.0.1,127.3.0.1", rows: "c1:0~ c2:68 c3:34", verdicts: 3}, // c3 without a figure: the mean headroom
+		{name: "every cluster at its target: capacities, none leaves",
+			obj:    Object{Members: three, Health: loaded(map[string]float64{"c1": 1.2, "c2": 1.5, "c3": 1.025})},
+			global: "127.1.0.1,127.2.0.1,127.3.0.1", rows: "c1:1 c2:1 c3:1", verdicts: 3},
+		{name: "one checker alone does not shed another member's endpoint: the panel's median counts",
+			obj:    Object{Members: three, Health: loaded(map[string]float64{"c1": 1.5}, map[string]float64{"c1": 0.325}, map[string]float64{"c1": 0.325})},
+			global: "127.1.0.1,127.2.0.1,127.3.0.1", rows: "c1:68 c2:68 c3:68", verdicts: 3},
+		{name: "load weighs within the place a failover order serves",
+			obj:    Object{Members: three, Failover: policy, Health: loaded(map[string]float64{"c3": 1.2, "c1": 0.1})},
+			global: "127.3.0.1", rows: "c1:1 c2:1 c3:1", verdicts: 3},
 		{name: "a load balancer's hostname is resolved again every resync",
 			obj: Object{Members: []Member{{Outcome: Serving, Row: dnsendpoint.Cluster{Name: "c1", Hostname: "lb.example.net", Addresses: ips("127.1.0.7"), Weight: 1}}},
 				Resync: 5 * time.Minute},
@@ -194,6 +221,9 @@ func rowsOf(rows []dnsendpoint.Cluster) string {
 		s := r.Name + ":" + strconv.Itoa(r.Weight)
 		if r.Unhealthy {
 			s += "!"
+		}
+		if r.Shed {
+			s += "~"
 		}
 		out = append(out, s)
 	}

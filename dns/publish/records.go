@@ -50,10 +50,11 @@ type Input struct {
 // the global, region, zone and cluster names, one endpoint per name and type
 // holding the addresses of every cluster there; CNAME fallbacks zone → region
 // → global where a place has no healthy endpoint; SRV per named port. An
-// unhealthy shard, or one outside in.Serving (a passive place of a failover
-// order), answers only at its own cluster name — unless no shard is
-// healthy, when the global name and SRV keep them all (fail open, as Route53
-// does) and regions and zones fall back to the global name. Beside the
+// unhealthy shard, one shed for its load, or one outside in.Serving (a
+// passive place of a failover order), answers only at its own cluster name
+// — unless no shard is healthy, when the global name and SRV keep them all
+// (fail open, as Route53 does) and regions and zones fall back to the
+// global name. Beside the
 // records it returns the cluster table (dnsendpoint.Cluster) that tells
 // kfed's readers which cluster each address is, its weight, cluster IPs and
 // verdict. A drained cluster answers at no name, its own neither, unless
@@ -69,7 +70,9 @@ func Endpoints(in Input) ([]extdnsv1alpha1.Endpoint, []dnsendpoint.Cluster, erro
 	slices.SortFunc(rows, func(a, b dnsendpoint.Cluster) int { return strings.Compare(a.Name, b.Name) })
 	shards := Drained(rows).Live
 
-	serving := filter(shards, func(s dnsendpoint.Cluster) bool { return !s.Unhealthy && (in.Serving == nil || in.Serving[s.Name]) })
+	serving := filter(shards, func(s dnsendpoint.Cluster) bool {
+		return !s.Unhealthy && !s.Shed && (in.Serving == nil || in.Serving[s.Name])
+	})
 	global := serving
 	if len(serving) == 0 {
 		global = shards // fail open

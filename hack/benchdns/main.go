@@ -40,6 +40,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/deploy/crds"
 	"github.com/kfed-io/kfed/devenv"
@@ -58,6 +59,7 @@ func main() {
 	names := flag.Int("names", 10000, "federated names to create, ten per Service")
 	binDir := flag.String("bin-dir", os.Getenv("KFED_TEST_BIN"), "folder with kube-apiserver and etcd (hack/test-binaries.sh)")
 	probeAddr := flag.String("probe", "", "wait until the DNS server at this address serves the names, then exit")
+	loads := flag.Bool("loads", false, "give every Service's clusters loads as kfed-controller weighs them: cluster-1 at 0.97 (weight 3), the others at 0.30 (70), so that a CoreDNS in cluster-1 answers every query with its own cluster spilled")
 	flag.Parse()
 	if *probeAddr != "" {
 		if err := probe(*probeAddr, *names/perService); err != nil {
@@ -72,13 +74,13 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *dir, *binDir, *names/perService); err != nil {
+	if err := run(ctx, *dir, *binDir, *names/perService, *loads); err != nil {
 		fmt.Fprintln(os.Stderr, "benchdns:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, dir, binDir string, services int) error {
+func run(ctx context.Context, dir, binDir string, services int, loads bool) error {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return err
@@ -92,7 +94,7 @@ func run(ctx context.Context, dir, binDir string, services int) error {
 		return err
 	}
 	start := time.Now()
-	if err := createEndpoints(ctx, env.ControlPlane.Config, services); err != nil {
+	if err := createEndpoints(ctx, env.ControlPlane.Config, services, loads); err != nil {
 		return err
 	}
 	fmt.Printf("benchdns: %d DNSEndpoints (%d names) created in %v\n", services, services*perService, time.Since(start).Round(time.Second))
@@ -171,7 +173,7 @@ func writeEnv(path, kubeconfig string) error {
 
 // createEndpoints writes the Services' DNSEndpoints with a few writers at
 // once, which a control plane on loopback takes in stride.
-func createEndpoints(ctx context.Context, cfg *rest.Config, services int) error {
+func createEndpoints(ctx context.Context, cfg *rest.Config, services int, loads bool) error {
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = 2000, 2000
 	scheme := runtime.NewScheme()
@@ -191,7 +193,7 @@ func createEndpoints(ctx context.Context, cfg *rest.Config, services int) error 
 	for range 8 {
 		wg.Go(func() {
 			for i := range work {
-				if err := c.Create(ctx, dnsEndpoint(i)); err != nil {
+				if err := c.Create(ctx, dnsEndpoint(i, loads)); err != nil {
 					select {
 					case errs <- fmt.Errorf("creating DNSEndpoint %d: %w", i, err):
 					default:
@@ -260,7 +262,7 @@ func (s service) addressNames() map[string][]int {
 	}
 }
 
-func dnsEndpoint(i int) *extdnsv1alpha1.DNSEndpoint {
+func dnsEndpoint(i int, loads bool) *extdnsv1alpha1.DNSEndpoint {
 	s := newService(i)
 	var eps []extdnsv1alpha1.Endpoint
 	for name, cs := range s.addressNames() {
@@ -295,7 +297,29 @@ func dnsEndpoint(i int) *extdnsv1alpha1.DNSEndpoint {
 	if err := oldlayout.Upgrade(obj); err != nil {
 		panic(err) // the fixtures above are well formed
 	}
+	if loads {
+		withLoads(obj)
+	}
 	return obj
+}
+
+// withLoads gives obj's clusters the loads and weights kfed-controller
+// would publish for cluster-1 at 0.97 and the others at 0.30.
+func withLoads(obj *extdnsv1alpha1.DNSEndpoint) {
+	table, err := dnsendpoint.ReadClusters(obj)
+	if err != nil {
+		panic(err)
+	}
+	var rows []dnsendpoint.Cluster
+	for _, c := range table {
+		u, w := 0.30, 70
+		if c.Name == clusters[0].name {
+			u, w = 0.97, 3
+		}
+		c.Load, c.Weight = &u, w
+		rows = append(rows, *c)
+	}
+	dnsendpoint.SetClusters(obj, rows)
 }
 
 // writeZoneFile writes the same records for CoreDNS's file plugin.

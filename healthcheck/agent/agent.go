@@ -12,8 +12,8 @@
 //
 // A file per concern: agent.go the options and the agent's state, run.go
 // the run loop, targets.go what to probe, fleet.go which of it this checker
-// probes, report.go the HealthReport, rtt.go the round-trip times it
-// carries, heartbeat.go the Lease.
+// probes, report.go the HealthReport, rtt.go and load.go the round-trip times
+// and loads it carries, heartbeat.go the Lease.
 package agent
 
 import (
@@ -79,6 +79,9 @@ type Options struct {
 	// RTTInterval is how often the round-trip times measured are read and,
 	// when a bucket changed, published; DefaultRTTInterval when zero.
 	RTTInterval time.Duration
+	// LoadInterval is how often the endpoints' loads are read and, when a
+	// bucket changed, published; DefaultLoadInterval when zero.
+	LoadInterval time.Duration
 	// Engine are the probe engine's options; its callbacks are the agent's.
 	Engine healthcheck.Options
 	// Registerer takes the agent's metrics; none when nil.
@@ -102,8 +105,10 @@ type agent struct {
 	since  map[string]time.Time // when each endpoint turned unhealthy here
 	region string               // of the checker's cluster, as last read
 
-	rtts     rttTable
-	rttGauge *prometheus.GaugeVec
+	rtts      rttTable
+	rttGauge  *prometheus.GaugeVec
+	loads     loadTable
+	loadGauge *prometheus.GaugeVec
 }
 
 // markDirty asks for a report write.

@@ -81,7 +81,7 @@ func (a *agent) report() *kfedv1alpha1.HealthReport {
 			},
 		},
 		Federation: a.o.Federation, Cluster: a.o.Cluster, Endpoints: int32(len(state)),
-		RTTs: a.rtts.published(),
+		RTTs: a.rtts.published(), Loads: a.loads.published(),
 	}
 	self := a.self()
 	r.Region, r.CheckersPerEndpoint = self.Region, self.CheckersPerEndpoint
@@ -135,18 +135,23 @@ func (a *agent) writeReport(ctx context.Context) error {
 	}
 	cur.Labels, cur.Federation, cur.Cluster = want.Labels, want.Federation, want.Cluster
 	cur.Degraded, cur.Endpoints, cur.Unhealthy, cur.UnhealthyCount = want.Degraded, want.Endpoints, want.Unhealthy, want.UnhealthyCount
-	cur.RTTs, cur.Region, cur.CheckersPerEndpoint = want.RTTs, want.Region, want.CheckersPerEndpoint
+	cur.RTTs, cur.Loads, cur.Region, cur.CheckersPerEndpoint = want.RTTs, want.Loads, want.Region, want.CheckersPerEndpoint
 	if err := a.c.Update(ctx, &cur); err != nil {
 		return fmt.Errorf("updating HealthReport %s: %w", want.Name, err)
 	}
 	return nil
 }
 
+func sameLoad(x, y kfedv1alpha1.EndpointLoad) bool {
+	return x.Endpoint == y.Endpoint && x.Utilization.Cmp(y.Utilization) == 0 && x.Since.Equal(&y.Since)
+}
+
 // sameReport compares what a report says, not when its entries were read.
 func sameReport(a, b *kfedv1alpha1.HealthReport) bool {
 	if a.Federation != b.Federation || a.Cluster != b.Cluster || a.Region != b.Region || a.CheckersPerEndpoint != b.CheckersPerEndpoint ||
 		a.Degraded != b.Degraded || a.Endpoints != b.Endpoints ||
-		len(a.Unhealthy) != len(b.Unhealthy) || !maps.Equal(a.Labels, b.Labels) || !slices.Equal(a.RTTs, b.RTTs) {
+		len(a.Unhealthy) != len(b.Unhealthy) || !maps.Equal(a.Labels, b.Labels) || !slices.Equal(a.RTTs, b.RTTs) ||
+		!slices.EqualFunc(a.Loads, b.Loads, sameLoad) {
 		return false
 	}
 	for i := range a.Unhealthy {

@@ -40,16 +40,7 @@ type rttTable struct {
 func (t *rttTable) update(measured map[string]time.Duration) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	changed := false
-	for c := range t.buckets {
-		if _, ok := measured[c]; !ok {
-			delete(t.buckets, c)
-			changed = true
-		}
-	}
-	if t.buckets == nil {
-		t.buckets = map[string]int{}
-	}
+	changed := keepMeasured(&t.buckets, measured)
 	for c, d := range measured {
 		cur, ok := t.buckets[c]
 		if !ok {
@@ -61,6 +52,22 @@ func (t *rttTable) update(measured map[string]time.Duration) bool {
 		}
 	}
 	return changed
+}
+
+// keepMeasured drops from *buckets (made when nil) the keys measured does
+// not hold, and reports whether any was.
+func keepMeasured[B, M any](buckets *map[string]B, measured map[string]M) bool {
+	if *buckets == nil {
+		*buckets = map[string]B{}
+	}
+	dropped := false
+	for k := range *buckets {
+		if _, ok := measured[k]; !ok {
+			delete(*buckets, k)
+			dropped = true
+		}
+	}
+	return dropped
 }
 
 // published is the table as a report carries it, by cluster name.
@@ -77,9 +84,14 @@ func (t *rttTable) published() []kfedv1alpha1.ClusterRTT {
 // rttGauge is kfed_healthcheck_rtt_seconds: each cluster's measure, before
 // it is put in a bucket.
 func rttGauge(reg prometheus.Registerer) (*prometheus.GaugeVec, error) {
-	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "kfed", Subsystem: "healthcheck", Name: "rtt_seconds",
-		Help: "Round-trip time from this checker to each cluster: the lowest over the cluster's endpoints of the median of their last five passing probes."},
-		[]string{"cluster"})
+	return figureGauge(reg, "rtt_seconds", "cluster",
+		"Round-trip time from this checker to each cluster: the lowest over the cluster's endpoints of the median of their last five passing probes.")
+}
+
+// figureGauge is the gauge kfed_healthcheck_NAME of a figure per label,
+// registered with reg (none when nil).
+func figureGauge(reg prometheus.Registerer, name, label, help string) (*prometheus.GaugeVec, error) {
+	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "kfed", Subsystem: "healthcheck", Name: name, Help: help}, []string{label})
 	if reg == nil {
 		return g, nil
 	}
@@ -89,6 +101,15 @@ func rttGauge(reg prometheus.Registerer) (*prometheus.GaugeVec, error) {
 // measure reads engine's RTTs every interval until ctx ends, keeps gauge
 // current, and calls changed when a bucket changed.
 func (t *rttTable) measure(ctx context.Context, every time.Duration, engine *healthcheck.Engine, gauge *prometheus.GaugeVec, changed func()) {
+	publishEvery(ctx, every, engine.RTTs, time.Duration.Seconds, gauge, t.update, changed)
+}
+
+// publishEvery reads figures every interval until ctx ends, shows each in
+// gauge (value, labelled by its key; a key read no longer leaves), and
+// calls changed when update, given the figures, says a published bucket
+// moved. Round-trip times and loads are carried so.
+func publishEvery[T any](ctx context.Context, every time.Duration, read func() map[string]T, value func(T) float64,
+	gauge *prometheus.GaugeVec, update func(map[string]T) bool, changed func()) {
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	shown := map[string]bool{}
@@ -98,18 +119,18 @@ func (t *rttTable) measure(ctx context.Context, every time.Duration, engine *hea
 			return
 		case <-tick.C:
 		}
-		measured := engine.RTTs()
-		for c := range shown {
-			if _, ok := measured[c]; !ok {
-				gauge.DeleteLabelValues(c)
-				delete(shown, c)
+		figures := read()
+		for k := range shown {
+			if _, ok := figures[k]; !ok {
+				gauge.DeleteLabelValues(k)
+				delete(shown, k)
 			}
 		}
-		for c, d := range measured {
-			gauge.WithLabelValues(c).Set(d.Seconds())
-			shown[c] = true
+		for k, f := range figures {
+			gauge.WithLabelValues(k).Set(value(f))
+			shown[k] = true
 		}
-		if t.update(measured) {
+		if update(figures) {
 			changed()
 		}
 	}

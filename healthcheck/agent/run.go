@@ -73,7 +73,10 @@ func (a *agent) start(ctx context.Context) error {
 	if a.engine, err = healthcheck.NewEngine(eo); err != nil {
 		return err
 	}
-	a.rttGauge, err = rttGauge(a.o.Registerer)
+	if a.rttGauge, err = rttGauge(a.o.Registerer); err != nil {
+		return err
+	}
+	a.loadGauge, err = loadGauge(a.o.Registerer)
 	return err
 }
 
@@ -139,13 +142,17 @@ func (a *agent) run(ctx context.Context) error {
 	a.o.Logger.Info("checking", "checker", a.o.Checker, "cluster", a.o.Cluster, "federation", a.o.Federation, "namespace", a.ns)
 
 	var wg sync.WaitGroup
-	wg.Add(4)
+	wg.Add(5)
 	go func() { defer wg.Done(); _ = a.engine.Run(ctx) }()
 	go func() { defer wg.Done(); a.heartbeats(ctx) }()
 	go func() { defer wg.Done(); a.reports(ctx) }()
 	go func() {
 		defer wg.Done()
 		a.rtts.measure(ctx, cmpDuration(a.o.RTTInterval, DefaultRTTInterval), a.engine, a.rttGauge, a.markDirty)
+	}()
+	go func() {
+		defer wg.Done()
+		a.loads.measure(ctx, cmpDuration(a.o.LoadInterval, DefaultLoadInterval), a.engine, a.loadGauge, a.markDirty)
 	}()
 	defer wg.Wait()
 

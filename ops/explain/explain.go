@@ -159,7 +159,7 @@ func fillAnswer(e *Explanation, step *Step, x *index.Index, r *index.Records, qt
 }
 
 func ranked(rk index.Ranked) Ranked {
-	out := Ranked{Cluster: rk.Cluster, Group: rk.Group, Drawn: rk.Drawn, Weight: rk.Weight, Local: rk.Local, ClusterIPs: rk.ClusterIPs}
+	out := Ranked{Cluster: rk.Cluster, Group: rk.Group, Drawn: rk.Drawn, Weight: rk.Weight, Local: rk.Local, Spilled: rk.Spilled, ClusterIPs: rk.ClusterIPs}
 	for _, a := range rk.Addresses {
 		out.Addresses = append(out.Addresses, a.String())
 	}

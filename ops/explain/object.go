@@ -1,6 +1,7 @@
 package explain
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"net/netip"
@@ -109,9 +110,14 @@ type Cluster struct {
 	Healthy bool `json:"healthy"`
 	// Drained says an operator drained the cluster (kfed drain): out of
 	// every name while another cluster can answer (publish.Drained).
-	Drained bool   `json:"drained,omitempty"`
-	Verdict string `json:"verdict,omitempty"`
-	Votes   []Vote `json:"votes,omitempty"`
+	Drained bool `json:"drained,omitempty"`
+	// Load is the endpoint's load as the table carries it (1 being its
+	// target), nil without a figure; Shed says it is at or over its target
+	// and out of the shared names while another has headroom.
+	Load    *float64 `json:"load,omitempty"`
+	Shed    bool     `json:"shed,omitempty"`
+	Verdict string   `json:"verdict,omitempty"`
+	Votes   []Vote   `json:"votes,omitempty"`
 	// Reason is what the first checker that finds it down says.
 	Reason string `json:"reason,omitempty"`
 	// Answered says whether the name answers the cluster's addresses;
@@ -138,6 +144,7 @@ type Ranked struct {
 	Drawn      bool   `json:"drawn,omitempty"`
 	Weight     int    `json:"weight"`
 	Local      bool   `json:"local,omitempty"`
+	Spilled    bool   `json:"spilled,omitempty"`
 	ClusterIPs bool   `json:"clusterIPs,omitempty"`
 	Tier       string `json:"tier,omitempty"`
 	RTT        string `json:"rtt,omitempty"`
@@ -204,7 +211,7 @@ func object(name, key string, ep *extdnsv1alpha1.DNSEndpoint, w World) Object {
 // cluster explains one cluster of ep's table at a name whose addresses are
 // at.
 func cluster(c *dnsendpoint.Cluster, ep *extdnsv1alpha1.DNSEndpoint, at map[netip.Addr]bool, o Object, w World) Cluster {
-	out := Cluster{Name: c.Name, Region: c.Region, Zones: c.Zones, Weight: c.Weight, Healthy: !c.Unhealthy, Drained: c.Drained}
+	out := Cluster{Name: c.Name, Region: c.Region, Zones: c.Zones, Weight: c.Weight, Healthy: !c.Unhealthy, Drained: c.Drained, Load: c.Load, Shed: c.Shed}
 	for _, a := range c.Addresses {
 		out.Addresses = append(out.Addresses, a.String())
 		out.Answered = out.Answered || at[a]
@@ -233,6 +240,8 @@ func cluster(c *dnsendpoint.Cluster, ep *extdnsv1alpha1.DNSEndpoint, at map[neti
 		if out.Reason != "" {
 			out.Why += " (a checker says: " + out.Reason + ")"
 		}
+	case c.Shed:
+		out.Why = fmt.Sprintf("shed: its load %.2f is at or over its target while another cluster has headroom; out of the shared names, kept at its own name", *cmp.Or(c.Load, new(1.0)))
 	case o.Active != "" && !inPlace(c, o.Active):
 		out.Why = "a passive place: the failover order's active place is " + o.Active
 	default:
@@ -312,6 +321,12 @@ func (s Step) write(b *strings.Builder, n int) {
 			if c.Drained {
 				state += ", drained"
 			}
+			if c.Load != nil {
+				state += fmt.Sprintf(", load %.2f", *c.Load)
+				if c.Shed {
+					state += " (shed)"
+				}
+			}
 			fmt.Fprintf(b, "   - %s (%s %s) weight %d, %s: %s\n", c.Name, c.Region, strings.Join(c.Zones, ","), c.Weight, state, c.Verdict)
 			if len(c.Votes) > 0 {
 				var vs []string
@@ -376,6 +391,8 @@ func (r Ranked) why() string {
 		parts = append(parts, "this CoreDNS's own cluster, first, by its cluster IPs")
 	case r.Local:
 		parts = append(parts, "this CoreDNS's own cluster, first")
+	case r.Spilled:
+		parts = append(parts, "this CoreDNS's own cluster, but more loaded than the others by over 0.1: drawn with the nearest of them")
 	case r.DistanceKm != nil && *r.DistanceKm < 0:
 		parts = append(parts, "no known place: after every placed cluster")
 	case r.DistanceKm != nil:

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -88,6 +89,9 @@ type Votes struct {
 	// no more checkers than a panel, every checker is on every panel.
 	fleet *healthcheck.Fleet
 	names []string
+	// since is, per endpoint, when the latest of its checkers' load
+	// buckets moved.
+	since map[string]time.Time
 }
 
 // ReadVotes reads the checkers that hold a seat and what each finds down.
@@ -102,11 +106,16 @@ func ReadVotes(ctx context.Context, fed client.Client) (Votes, error) {
 	}
 	// Only the checkers holding a seat of their cluster vote (ADR 0013).
 	counted, _ := kfedv1alpha1.Seats(reports.Items, joined.Items)
-	v := Votes{checkers: len(counted), down: map[string][]string{}}
+	v := Votes{checkers: len(counted), down: map[string][]string{}, since: map[string]time.Time{}}
 	members := make([]healthcheck.Checker, len(counted))
 	for i, r := range counted {
 		for _, u := range r.Unhealthy {
 			v.down[u.Endpoint] = append(v.down[u.Endpoint], r.Checker)
+		}
+		for _, l := range r.Loads {
+			if l.Since.Time.After(v.since[l.Endpoint]) {
+				v.since[l.Endpoint] = l.Since.Time
+			}
 		}
 		members[i] = healthcheck.Checker{Name: r.Checker, Domain: r.FailureDomain(), PerEndpoint: int(r.CheckersPerEndpoint)}
 		v.names = append(v.names, r.Checker)
@@ -129,6 +138,59 @@ func PublishedVerdicts(ctx context.Context, fed client.Client, key client.Object
 		out[name] = !c.Unhealthy
 	}
 	return out, ep.Labels[kfedv1alpha1.LabelFederation]
+}
+
+// Share is how a cluster's endpoint stands in its Service's answers by
+// load, as the DNSEndpoint's cluster table says.
+type Share struct {
+	// Load is the endpoint's figure, nil without one.
+	Load *float64
+	Shed bool
+	// Percent is its weight's share of the weights of the clusters that
+	// answer the global name (not found down, shed or drained).
+	Percent float64
+}
+
+// PublishedShares are the clusters' loads and shares in the Service's
+// DNSEndpoint, by cluster; nil when it has none.
+func PublishedShares(ctx context.Context, fed client.Client, key client.ObjectKey) map[string]Share {
+	var ep extdnsv1alpha1.DNSEndpoint
+	if err := fed.Get(ctx, key, &ep); err != nil {
+		return nil
+	}
+	table, _ := dnsendpoint.ReadClusters(&ep)
+	total := 0
+	for _, c := range table {
+		if !c.Unhealthy && !c.Shed && !c.Drained {
+			total += c.Weight
+		}
+	}
+	out := map[string]Share{}
+	for name, c := range table {
+		sh := Share{Load: c.Load, Shed: c.Shed}
+		if total > 0 && !c.Unhealthy && !c.Shed && !c.Drained {
+			sh.Percent = 100 * float64(c.Weight) / float64(total)
+		}
+		out[name] = sh
+	}
+	return out
+}
+
+// DescribeLoad says an endpoint's load, its age and the share of answers it
+// gets: "0.97 for 2m, 3% of answers", "1.21 for 30s, shed", or "-" without
+// a figure. now ages the figure.
+func (v Votes) DescribeLoad(endpoint string, sh Share, now time.Time) string {
+	if sh.Load == nil {
+		return "-"
+	}
+	s := strconv.FormatFloat(*sh.Load, 'f', 2, 64)
+	if t, ok := v.since[endpoint]; ok {
+		s += " for " + now.Sub(t).Truncate(time.Second).String()
+	}
+	if sh.Shed {
+		return s + ", shed"
+	}
+	return s + ", " + strconv.FormatFloat(sh.Percent, 'f', 0, 64) + "% of answers"
 }
 
 // Describe says an endpoint's verdict and who finds it down: "healthy

@@ -139,19 +139,40 @@ func CopyReplicas(ctx context.Context, f *framework.Federation, ns, name string)
 	return out, nil
 }
 
-// WeightsOf reads the weight of each cluster in a Service's DNSEndpoint.
-func WeightsOf(ctx context.Context, fed client.Client, key client.ObjectKey) (map[string]int, error) {
+// TableOf reads the cluster table of a Service's DNSEndpoint.
+func TableOf(ctx context.Context, fed client.Client, key client.ObjectKey) (dnsendpoint.Clusters, error) {
 	var ep extdnsv1alpha1.DNSEndpoint
 	if err := fed.Get(ctx, key, &ep); err != nil {
 		return nil, err
 	}
-	table, err := dnsendpoint.ReadClusters(&ep)
+	return dnsendpoint.ReadClusters(&ep)
+}
+
+// WeightsOf reads the weight of each cluster in a Service's DNSEndpoint.
+func WeightsOf(ctx context.Context, fed client.Client, key client.ObjectKey) (map[string]int, error) {
+	table, err := TableOf(ctx, fed, key)
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]int{}
 	for name, c := range table {
 		out[name] = c.Weight
+	}
+	return out, nil
+}
+
+// LoadsOf reads the load of each cluster with one in a Service's
+// DNSEndpoint.
+func LoadsOf(ctx context.Context, fed client.Client, key client.ObjectKey) (map[string]float64, error) {
+	table, err := TableOf(ctx, fed, key)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]float64{}
+	for name, c := range table {
+		if c.Load != nil {
+			out[name] = *c.Load
+		}
 	}
 	return out, nil
 }

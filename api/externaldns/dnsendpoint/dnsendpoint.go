@@ -26,6 +26,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -103,7 +104,20 @@ type Cluster struct {
 	// its region's place), for ordering clusters by distance; nil when
 	// unknown.
 	Location *geo.Point
+	// Load is the endpoint's load as its health checkers read it (the
+	// median of its panel's figures), 1 being its target; nil without a
+	// figure. Weight already follows it (package policy/load); the CoreDNS
+	// plugin reads it to tell when its own cluster is too loaded to be
+	// answered first.
+	Load *float64
+	// Shed says the cluster is at or over its target while another has
+	// headroom: its addresses leave the global, region and zone names and
+	// SRV, as an unhealthy cluster's do, and stay at its own name.
+	Shed bool
 }
+
+// MaxLoad is the highest load a table carries; more reads as MaxLoad.
+const MaxLoad = 2.0
 
 // Port is a Service port; Name is empty for an unnamed one.
 type Port struct {
@@ -126,6 +140,8 @@ type wireCluster struct {
 	Unhealthy  bool            `json:"unhealthy,omitempty"`
 	Drained    bool            `json:"drained,omitempty"`
 	Location   json.RawMessage `json:"location,omitempty"`
+	Load       json.RawMessage `json:"load,omitempty"`
+	Shed       bool            `json:"shed,omitempty"`
 }
 
 // wireLocation is a location as the table holds it, read apart from the
@@ -149,6 +165,7 @@ func SetClusters(obj *extdnsv1alpha1.DNSEndpoint, clusters []Cluster) {
 	for i, c := range clusters {
 		wire[i] = wireCluster{
 			Name: c.Name, Region: c.Region, Zones: c.Zones, Hostname: c.Hostname, Ports: c.Ports, Unhealthy: c.Unhealthy, Drained: c.Drained,
+			Shed:       c.Shed,
 			Weight:     json.RawMessage(strconv.Itoa(c.Weight)),
 			Addresses:  addrStrings(c.Addresses),
 			ClusterIPs: addrStrings(c.ClusterIPs),
@@ -159,6 +176,9 @@ func SetClusters(obj *extdnsv1alpha1.DNSEndpoint, clusters []Cluster) {
 				panic(fmt.Sprintf("encoding location %v of cluster %s: %v", *p, c.Name, err))
 			}
 			wire[i].Location = b
+		}
+		if c.Load != nil {
+			wire[i].Load = json.RawMessage(strconv.FormatFloat(max(0, min(*c.Load, MaxLoad)), 'f', -1, 64))
 		}
 	}
 	slices.SortFunc(wire, func(a, b wireCluster) int { return strings.Compare(a.Name, b.Name) })
@@ -195,7 +215,7 @@ func ReadClusters(obj *extdnsv1alpha1.DNSEndpoint) (Clusters, error) {
 			errs = append(errs, fmt.Errorf("annotation %s: cluster %s is listed twice; the first counts", AnnotationClusters, w.Name))
 			continue
 		}
-		c := &Cluster{Name: w.Name, Region: w.Region, Zones: w.Zones, Hostname: w.Hostname, Ports: w.Ports, Unhealthy: w.Unhealthy, Drained: w.Drained}
+		c := &Cluster{Name: w.Name, Region: w.Region, Zones: w.Zones, Hostname: w.Hostname, Ports: w.Ports, Unhealthy: w.Unhealthy, Drained: w.Drained, Shed: w.Shed}
 		var err error
 		if c.Weight, err = ParseWeight(string(bytes.TrimSpace(w.Weight))); err != nil {
 			errs = append(errs, fmt.Errorf("cluster %s: %w", w.Name, err))
@@ -207,6 +227,9 @@ func ReadClusters(obj *extdnsv1alpha1.DNSEndpoint) (Clusters, error) {
 			errs = append(errs, fmt.Errorf("cluster %s cluster IPs: %w", w.Name, err))
 		}
 		if c.Location, err = parseLocation(w.Location); err != nil {
+			errs = append(errs, fmt.Errorf("cluster %s: %w", w.Name, err))
+		}
+		if c.Load, err = parseLoad(w.Load); err != nil {
 			errs = append(errs, fmt.Errorf("cluster %s: %w", w.Name, err))
 		}
 		out[w.Name] = c
@@ -243,6 +266,21 @@ func parseLocation(raw json.RawMessage) (*geo.Point, error) {
 		return nil, fmt.Errorf("location: %w; left out", err)
 	}
 	return &p, nil
+}
+
+// parseLoad reads a row's load: nil for none, and nil with an error for
+// one that is not a number from 0; above MaxLoad reads as MaxLoad.
+func parseLoad(raw json.RawMessage) (*float64, error) {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || bytes.Equal(t, []byte("null")) {
+		return nil, nil
+	}
+	u, err := strconv.ParseFloat(string(t), 64)
+	if err != nil || !(u >= 0) || math.IsInf(u, 0) {
+		return nil, fmt.Errorf("load %s is not a number from 0; left out", t)
+	}
+	u = min(u, MaxLoad)
+	return &u, nil
 }
 
 // Group is the addresses of one endpoint that belong to one cluster, or, with

@@ -15,6 +15,7 @@ import (
 	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
 	"github.com/kfed-io/kfed/dns/dnsprovider"
+	"github.com/kfed-io/kfed/policy/load"
 )
 
 // build merges one object's endpoints at name into its packed records
@@ -103,6 +104,9 @@ func (b *builder) addSet(dst *[]parsedGroup, ttl *uint32, set addrSet, size int)
 	var buf [8]groupView
 	s := set.decode(buf[:0], size)
 	*ttl = lowest(*ttl, s.ttl)
+	// A part's loads are not kept in its set, only whether its own
+	// cluster spilled; so the merge spills where a part did.
+	b.spilled = b.spilled || s.spilled
 	for _, g := range s.groups {
 		*dst = append(*dst, parsedGroup{cluster: b.ids.name(g.cluster), weight: g.weight, addrs: unpack(g.lb, size), clusterIPs: unpack(g.clusterIPs, size)})
 	}
@@ -126,6 +130,8 @@ type builder struct {
 	defaultTTL uint32
 	ids        *clusterIDs
 	byDistance bool
+	// spilled: a merged part's own cluster spilled (addSet).
+	spilled bool
 
 	a, aaaa          []parsedGroup
 	cname            string
@@ -139,6 +145,7 @@ type builder struct {
 type parsedGroup struct {
 	cluster    string
 	weight     int
+	load       *float64
 	addrs      []netip.Addr
 	clusterIPs []netip.Addr
 }
@@ -199,7 +206,7 @@ func (b *builder) addAddresses(groups *[]parsedGroup, setTTL *uint32, ep *extdns
 	for _, pg := range parsed {
 		g := parsedGroup{weight: dnsendpoint.DefaultWeight, addrs: pg.Addrs}
 		if c := pg.Cluster; c != nil {
-			g.cluster, g.weight = c.Name, c.Weight
+			g.cluster, g.weight, g.load = c.Name, c.Weight, c.Load
 			if g.cluster == b.cluster {
 				for _, a := range c.ClusterIPs {
 					if family(a) {
@@ -270,9 +277,11 @@ func (b *builder) addresses(parsed []parsedGroup, ttl uint32, size int) []byte {
 	if len(parsed) == 0 {
 		return nil
 	}
+	spilled := b.spills(parsed)
+	isLocal := func(g parsedGroup) bool { return !spilled && b.isLocal(g) }
 	slices.SortStableFunc(parsed, func(x, y parsedGroup) int {
 		return cmp.Or(
-			cmp.Compare(rank(b.isLocal(y)), rank(b.isLocal(x))),
+			cmp.Compare(rank(isLocal(y)), rank(isLocal(x))),
 			cmp.Compare(rank(y.weight > 0), rank(x.weight > 0)),
 			strings.Compare(x.cluster, y.cluster))
 	})
@@ -281,17 +290,42 @@ func (b *builder) addresses(parsed []parsedGroup, ttl uint32, size int) []byte {
 		p := &parsed[i]
 		p.addrs = sortedSet(p.addrs)
 		p.clusterIPs = sortedSet(p.clusterIPs)
-		if b.isLocal(*p) {
+		if isLocal(*p) {
 			local = i + 1
 		} else if p.weight <= 0 && zero == len(parsed) {
 			zero = i
 		}
 	}
+	local <<= 1
+	if spilled {
+		local |= 1
+	}
 	return encodeAddrSet(ttl, parsed, local, zero, size, b.ids)
 }
 
-// encodeAddrSet packs groups, already in answer order (local and zero as
-// decode reads them), with their TTL, each cluster as its number in ids.
+// spills reports whether the index's own cluster, among parsed, is too
+// loaded to be answered first: more than load.Spill above the mean load of
+// the other clusters of weight that publish one (load.Spills).
+func (b *builder) spills(parsed []parsedGroup) bool {
+	if b.spilled {
+		return true
+	}
+	own, known := 0.0, false
+	var others []float64
+	for _, g := range parsed {
+		switch {
+		case g.load == nil || g.cluster == "":
+		case b.isLocal(g):
+			own, known = *g.load, true
+		case g.weight > 0:
+			others = append(others, *g.load)
+		}
+	}
+	return load.Spills(own, known, others)
+}
+
+// encodeAddrSet packs groups, already in answer order (local, with its
+// spill bit, and zero as decode reads them), with their TTL, each cluster as its number in ids.
 func encodeAddrSet(ttl uint32, groups []parsedGroup, local, zero int, size int, ids *clusterIDs) []byte {
 	n := 4 * binary.MaxVarintLen32
 	for _, g := range groups {

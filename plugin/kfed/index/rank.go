@@ -21,6 +21,9 @@ type Ranked struct {
 	ClusterIPs bool
 	// Local is the index's own cluster, answered before every other.
 	Local bool
+	// Spilled is the index's own cluster, drawn with its next tier for
+	// being more loaded than the others (load.Spills).
+	Spilled bool
 	// Group numbers the groups in answer order, from 0: the clusters of
 	// one group are equally near, and drawn in proportion to their weights
 	// when Drawn; otherwise they keep this order.
@@ -72,12 +75,16 @@ func (x *Index) Rank(r *Records, qtype uint16, v Vantage) []Ranked {
 	for i, g := range rest {
 		ranks[i] = proximity.Rank{Key: v.key(g.cluster), Weight: int32(g.weight), ID: int16(i)}
 	}
+	if s.spilled && !v.located {
+		spill(ranks)
+	}
 	proximity.Sort(ranks)
 	for start := 0; start < len(ranks); group++ {
 		end := proximity.GroupEnd(ranks, start, v.slack())
 		for _, rank := range ranks[start:end] {
 			rk := x.ranked(v, rest[rank.ID], size)
 			rk.Group, rk.Drawn = group, rank.Drawn() && end-start > 1
+			rk.Spilled = s.spilled && rk.Tier == proximity.TierSelf
 			out = append(out, rk)
 		}
 		start = end

@@ -247,14 +247,17 @@ func appendPacked(dst []dns.RR, name string, qtype uint16, ttl uint32, size int,
 // addrSet is one type's address records at a name, packed. The layout, in
 // unsigned varints and raw addresses:
 //
-//	ttl, number of groups, local, zero
+//	ttl, number of groups, local (times 2, plus 1 when spilled), zero
 //	each group: cluster (its number in the index's clusterIDs), weight,
 //	            load-balancer addresses, cluster IPs, then the addresses,
 //	            4 or 16 bytes each
 //
 // Groups are kept in the order answers start from: the index's own cluster
-// first (groups[:local], unless its weight is 0), then clusters with a
-// weight, then those of weight 0 (groups[zero:]).
+// first (groups[:local], unless its weight is 0 or it spilled), then
+// clusters with a weight, then those of weight 0 (groups[zero:]). A set
+// spilled when the own cluster is too loaded to be answered first
+// (load.Spills): it is then one of the rest, drawn with the nearest
+// clusters by its weight (spillKeys).
 type addrSet string
 
 // groupView is one endpoint's addresses, as decode reads them: one
@@ -271,6 +274,7 @@ type decoded struct {
 	ttl         uint32
 	groups      []groupView
 	local, zero int
+	spilled     bool
 }
 
 // decode reads s, whose addresses are size bytes each, appending its
@@ -279,7 +283,8 @@ func (s addrSet) decode(buf []groupView, size int) decoded {
 	rd := reader(s)
 	d := decoded{ttl: uint32(rd.uvarint())}
 	n := rd.uvarint()
-	d.local, d.zero = rd.uvarint(), rd.uvarint()
+	local := rd.uvarint()
+	d.local, d.spilled, d.zero = local>>1, local&1 == 1, rd.uvarint()
 	for range n {
 		g := groupView{cluster: rd.uvarint(), weight: rd.uvarint()}
 		lb, ips := rd.uvarint(), rd.uvarint()

@@ -69,6 +69,27 @@ func (v Vantage) varies(groups []groupView) bool {
 	return false
 }
 
+// spill puts the own cluster of a spilled set (the one key of TierSelf)
+// with the nearest of the other clusters, to be drawn with them by weight:
+// a cluster too loaded to be answered first is answered as one of its next
+// tier, whose weights already follow the loads.
+func spill(ranks []proximity.Rank) {
+	next := math.Inf(1)
+	for _, r := range ranks {
+		if proximity.TierOf(r.Key) != proximity.TierSelf {
+			next = min(next, r.Key)
+		}
+	}
+	if math.IsInf(next, 1) {
+		return
+	}
+	for i := range ranks {
+		if proximity.TierOf(ranks[i].Key) == proximity.TierSelf {
+			ranks[i].Key = next
+		}
+	}
+}
+
 // AppendAddresses appends the address records of type qtype (dns.TypeA or
 // dns.TypeAAAA) to dst in answer order for a client inside the index's own
 // cluster, without what the index knows of where clusters are: the own
@@ -116,7 +137,7 @@ func (r *Records) AppendFrom(dst []dns.RR, qtype uint16, v Vantage, intn func(in
 	case 1:
 		order = append(order, rest[0].lb)
 	default:
-		order, varies = appendNearest(order, rest, v, intn)
+		order, varies = appendNearest(order, rest, v, intn, s.spilled)
 	}
 	return appendPacked(dst, r.name(), qtype, s.ttl, size, order), varies
 }
@@ -130,11 +151,14 @@ func (r *Records) AppendFrom(dst []dns.RR, qtype uint16, v Vantage, intn func(in
 // buffers sat in AppendFrom's frame).
 //
 //go:noinline
-func appendNearest(order []string, groups []groupView, v Vantage, intn func(int) int) ([]string, bool) {
+func appendNearest(order []string, groups []groupView, v Vantage, intn func(int) int, spilled bool) ([]string, bool) {
 	var buf [8]proximity.Rank
 	ranks := buf[:0]
 	for i, g := range groups {
 		ranks = append(ranks, proximity.Rank{Key: v.key(g.cluster), Weight: int32(g.weight), ID: int16(i)})
+	}
+	if spilled && !v.located {
+		spill(ranks)
 	}
 	proximity.Order(ranks, v.slack(), intn)
 	for _, r := range ranks {

@@ -32,6 +32,7 @@ func TestHealthOnOneBed(t *testing.T) {
 		{"TestFailoverAsAClientSeesIt", failoverAsAClientSeesIt},
 		{"TestProximityOrdersAnswersByPlace", proximityOrdersAnswersByPlace},
 		{"TestProximityOrdersATierByRoundTripTime", proximityOrdersATierByRoundTripTime},
+		{"TestAnswersFollowTheLoadsEndpointsPublish", answersFollowTheLoadsEndpointsPublish},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			b.ready(t)
