@@ -2,7 +2,7 @@
 SHELL := /usr/bin/env bash
 GO ?= go
 
-.PHONY: dev dev-nodes test-nodes test fleet fleet-figures test-unit conformance conformance-nodes generate verify build version release bench bench-health bench-failover chart reliability images scale scale-exports fuzz fuzz-long
+.PHONY: dev dev-nodes test-nodes test fleet fleet-figures test-unit conformance conformance-nodes generate verify build version release bench bench-health bench-failover bench-load chart reliability images scale scale-exports fuzz fuzz-long
 
 # The version every binary reports (--version, kfed version, kfed_build_info)
 # and images are tagged with: the nearest v* tag, else the commit; -dirty
@@ -77,6 +77,14 @@ release:
 bench-health:
 	KFED_TEST_BIN=$$(hack/test-binaries.sh | tail -n 1) KFED_HEALTH_TRIALS=20 KFED_HEALTH_DEFAULTS=1 \
 		$(GO) test -count=1 -timeout 60m -run 'TestHealthOnOneBed/TestHealthDetectionLatency' -v ./test/e2e/health/ | grep -E 'trials|^(---|ok|FAIL)'
+
+## bench-load: the closed loop of load-aware answers with real clients through Unbound (BENCHMARKS.md); samples in bin/load-loop.csv, figure docs/load-loop.svg.
+bench-load:
+	hack/install-unbound.sh >/dev/null
+	mkdir -p bin
+	set -o pipefail; KFED_TEST_BIN=$$(hack/test-binaries.sh | tail -n 1) KFED_LOAD_LOOP=full KFED_LOAD_LOOP_REPORT=$(CURDIR)/bin/load-loop.csv \
+		$(GO) test -count=1 -timeout 30m -run 'TestHealthOnOneBed/TestLoadClosedLoop' -v ./test/e2e/health/ | grep -E 'capacity|requests|published|^\s+---|^(---|ok|FAIL)'
+	python3 hack/plot-load.py bin/load-loop.csv docs/load-loop.svg
 
 ## bench-failover: failover as a client sees it, through Unbound: 20 trials at failover-within 10s and at the defaults (~30 min).
 bench-failover:

@@ -126,9 +126,11 @@ func TestAPIServersStartFromTheFirstOnesBootstrapObjects(t *testing.T) {
 			t.Errorf("%s's kube-system has the UID of %s's", c.Name, other)
 		}
 		uids[ns.UID] = c.Name
-		if err := cl.Get(ctx, client.ObjectKey{Namespace: "default", Name: "kubernetes"}, &corev1.Service{}); err != nil {
-			t.Errorf("%s: %v", c.Name, err)
-		}
+		// The server's bootstrap controller creates it after /readyz, once
+		// it runs: a second or so under load.
+		framework.Eventually(t, 20*time.Second, func(ctx context.Context) error {
+			return cl.Get(ctx, client.ObjectKey{Namespace: "default", Name: "kubernetes"}, &corev1.Service{})
+		})
 	}
 }
 

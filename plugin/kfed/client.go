@@ -64,9 +64,12 @@ func clientSubnet(r *dns.Msg) *dns.EDNS0_SUBNET {
 // family, source prefix length and address as they came, and as the scope
 // prefix length the prefix the answer applies to: the source prefix when the
 // order of the answer depended on where the client is (the database's own
-// network may be wider, but geoip does not say how wide), 0 when every client
-// gets the same answer (no location, one cluster, clusters at one place, a
-// denial). Resolvers cache the answer per subnet of that length.
+// network may be wider, but geoip does not say how wide) or when it is a
+// draw among weights that follow the endpoints' loads (so that a resolver's
+// clients spread as the weights say, each subnet with a draw of its own),
+// 0 when every client gets the same answer (no location, one cluster,
+// clusters at one place, a denial). Resolvers cache the answer per subnet
+// of that length.
 //
 // The reply gets its own OPT record; CoreDNS's server sets its buffer size
 // and DO bit from the query's as it does for any reply with one.

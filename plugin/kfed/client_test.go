@@ -12,7 +12,9 @@ import (
 	"github.com/coredns/coredns/request"
 	"github.com/miekg/dns"
 
+	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	"github.com/kfed-io/kfed/test/oldlayout"
 )
 
 // edgeEndpoints are demo's global name with shards in us-east1 (two) and
@@ -54,6 +56,7 @@ func TestServeDNSAtTheEdgeOrdersByTheClientsLocation(t *testing.T) {
 		name     string
 		cluster  string // the plugin's cluster; "" at the edge
 		weighted bool   // the Service is routed by weight, not proximity
+		loaded   bool   // routed by weight, and its weights follow loads
 		ctx      context.Context
 		qname    string
 		subnet   string
@@ -77,6 +80,8 @@ func TestServeDNSAtTheEdgeOrdersByTheClientsLocation(t *testing.T) {
 			ctx: located("50.11", "8.68"), qname: global, first: []string{europe}, scope: -1},
 		{name: "a Service routed by weight gets the weighted order, scope 0", weighted: true,
 			ctx: located("50.11", "8.68"), qname: global, subnet: "198.51.100.0/24", first: []string{east1, east2, europe}, scope: 0},
+		{name: "a Service whose weights follow loads is drawn for each subnet: the subnet as scope", weighted: true, loaded: true,
+			ctx: located("50.11", "8.68"), qname: global, subnet: "198.51.100.0/24", first: []string{east1, east2, europe}, scope: 24},
 		{name: "inside a cluster the location is not asked and ECS not answered",
 			cluster: "cluster-1", ctx: located("50.11", "8.68"), qname: global, subnet: "198.51.100.0/24", first: []string{"10.96.0.10"}, scope: -1},
 	}
@@ -85,7 +90,23 @@ func TestServeDNSAtTheEdgeOrdersByTheClientsLocation(t *testing.T) {
 			k := newTestKfed(t, tt.cluster, map[string][]extdnsv1alpha1.Endpoint{"default/demo": edgeEndpoints()})
 			if tt.weighted {
 				eps := edgeEndpoints()
-				if err := k.index.SetObject("default/demo", k.index.ParseRouted(eps, locatedTable(t, eps), false)); err != nil {
+				table := locatedTable(t, eps)
+				var err error
+				if tt.loaded {
+					// In today's layout, whose table the groups read.
+					ep := &extdnsv1alpha1.DNSEndpoint{Spec: extdnsv1alpha1.DNSEndpointSpec{Endpoints: eps}}
+					if err := oldlayout.Upgrade(ep); err != nil {
+						t.Fatal(err)
+					}
+					eps = ep.Spec.Endpoints
+					if table, err = dnsendpoint.ReadClusters(ep); err != nil {
+						t.Fatal(err)
+					}
+					for _, c := range table {
+						c.Load = new(0.5)
+					}
+				}
+				if err := k.index.SetObject("default/demo", k.index.ParseRouted(eps, table, false)); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -198,7 +198,7 @@ func TestCatalogueDashboardAndAlertsMatchTheRunningBinaries(t *testing.T) {
 	checker, err := f.StartChecker(ctx, devenv.CheckerOptions{
 		Binary: framework.BuildCommand(t, "kfed-healthcheck"), Name: "checker-1", Cluster: "cluster-1", Federation: federation,
 		Kubeconfig: f.Kubeconfig, Context: "federation",
-		Args: []string{"--interval=1s", "--timeout=500ms", "--fall=2", "--rise=2", "--heartbeat=2s", "--rtt-interval=1s"},
+		Args: []string{"--interval=1s", "--timeout=500ms", "--fall=2", "--rise=2", "--heartbeat=2s", "--rtt-interval=1s", "--load-interval=1s"},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -229,6 +229,8 @@ func TestCatalogueDashboardAndAlertsMatchTheRunningBinaries(t *testing.T) {
 		// Probed on a port nothing listens on: every endpoint fails.
 		loadBalanced("broken", map[string]string{"kfed.io/health-port": "1"}),
 		loadBalanced("taken", nil),
+		// Its load balancers publish a load on the checker's http probes.
+		loadBalanced("loaded", map[string]string{"kfed.io/health-check": "http", "kfed.io/health-path": "/healthz", "loopbacklb.kfed.io/utilization": "0.5"}),
 		loadBalanced("primary", map[string]string{"kfed.io/routing": "failover", "kfed.io/failover-order": "cluster-2,cluster-1"}),
 		deployment("app", map[string]string{"kfed.io/federated": "true"}),
 		// Another namespace's name: refused by every reader.

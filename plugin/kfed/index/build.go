@@ -107,6 +107,7 @@ func (b *builder) addSet(dst *[]parsedGroup, ttl *uint32, set addrSet, size int)
 	// A part's loads are not kept in its set, only whether its own
 	// cluster spilled; so the merge spills where a part did.
 	b.spilled = b.spilled || s.spilled
+	b.loaded = b.loaded || s.loaded
 	for _, g := range s.groups {
 		*dst = append(*dst, parsedGroup{cluster: b.ids.name(g.cluster), weight: g.weight, addrs: unpack(g.lb, size), clusterIPs: unpack(g.clusterIPs, size)})
 	}
@@ -130,8 +131,9 @@ type builder struct {
 	defaultTTL uint32
 	ids        *clusterIDs
 	byDistance bool
-	// spilled: a merged part's own cluster spilled (addSet).
-	spilled bool
+	// spilled: a merged part's own cluster spilled; loaded: a part's
+	// weights follow loads (addSet).
+	spilled, loaded bool
 
 	a, aaaa          []parsedGroup
 	cname            string
@@ -296,9 +298,12 @@ func (b *builder) addresses(parsed []parsedGroup, ttl uint32, size int) []byte {
 			zero = i
 		}
 	}
-	local <<= 1
+	local <<= 2
 	if spilled {
 		local |= 1
+	}
+	if slices.ContainsFunc(parsed, func(g parsedGroup) bool { return g.load != nil }) || b.loaded {
+		local |= 2
 	}
 	return encodeAddrSet(ttl, parsed, local, zero, size, b.ids)
 }

@@ -71,3 +71,39 @@ func TestOwnClusterSpillsWhenMoreLoaded(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkAppendFromSpilled is an answer inside cluster-1 to a name of
+// three clusters in one region: its own first (no loads), or spilled
+// (cluster-1 at 0.97, the others at 0.30) and drawn with the others.
+func BenchmarkAppendFromSpilled(b *testing.B) {
+	f := func(u float64) *float64 { return &u }
+	for _, bc := range []struct {
+		name    string
+		loads   [3]*float64
+		weights [3]int
+	}{
+		{"own first", [3]*float64{}, [3]int{1, 1, 1}},
+		{"spilled", [3]*float64{f(0.97), f(0.3), f(0.3)}, [3]int{3, 70, 70}},
+	} {
+		x := New("cluster-1", 30)
+		clusters := dnsendpoint.Clusters{}
+		var addrs []string
+		for i, name := range []string{"cluster-1", "cluster-2", "cluster-3"} {
+			a := netip.AddrFrom4([4]byte{127, byte(i + 1), 0, 1})
+			clusters[name] = &dnsendpoint.Cluster{Name: name, Region: "us-east1", Weight: bc.weights[i], Addresses: []netip.Addr{a}, Load: bc.loads[i]}
+			addrs = append(addrs, a.String())
+		}
+		if err := x.Set("default/demo", []extdnsv1alpha1.Endpoint{{DNSName: global, RecordType: "A", Targets: addrs, RecordTTL: 30}}, clusters); err != nil {
+			b.Fatal(err)
+		}
+		r, _ := x.Lookup(global + ".")
+		rng := rand.New(rand.NewPCG(1, 2))
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			var buf []dns.RR
+			for b.Loop() {
+				buf, _ = r.AppendFrom(buf[:0], dns.TypeA, x.Inside(), rng.IntN)
+			}
+		})
+	}
+}

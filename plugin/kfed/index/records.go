@@ -247,7 +247,8 @@ func appendPacked(dst []dns.RR, name string, qtype uint16, ttl uint32, size int,
 // addrSet is one type's address records at a name, packed. The layout, in
 // unsigned varints and raw addresses:
 //
-//	ttl, number of groups, local (times 2, plus 1 when spilled), zero
+//	ttl, number of groups, local (times 4, plus 1 when spilled, plus 2
+//	when the weights follow loads), zero
 //	each group: cluster (its number in the index's clusterIDs), weight,
 //	            load-balancer addresses, cluster IPs, then the addresses,
 //	            4 or 16 bytes each
@@ -275,6 +276,7 @@ type decoded struct {
 	groups      []groupView
 	local, zero int
 	spilled     bool
+	loaded      bool
 }
 
 // decode reads s, whose addresses are size bytes each, appending its
@@ -284,7 +286,7 @@ func (s addrSet) decode(buf []groupView, size int) decoded {
 	d := decoded{ttl: uint32(rd.uvarint())}
 	n := rd.uvarint()
 	local := rd.uvarint()
-	d.local, d.spilled, d.zero = local>>1, local&1 == 1, rd.uvarint()
+	d.local, d.spilled, d.loaded, d.zero = local>>2, local&1 == 1, local&2 == 2, rd.uvarint()
 	for range n {
 		g := groupView{cluster: rd.uvarint(), weight: rd.uvarint()}
 		lb, ips := rd.uvarint(), rd.uvarint()

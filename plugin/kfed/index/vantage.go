@@ -109,8 +109,9 @@ func (r *Records) AppendAddresses(dst []dns.RR, qtype uint16, intn func(int) int
 // from inside a cluster, by distance from a client's location), drawn with
 // intn in proportion to their weights among those equally near, those of
 // weight 0 last. It reports whether the order depended on where v is, as
-// opposed to being the same for every client. intn(n) returns a number in
-// [0, n); rand.IntN fits.
+// opposed to being the same for every client; a draw among weights that
+// follow loads is reported so too, to be drawn again for each client
+// subnet. intn(n) returns a number in [0, n); rand.IntN fits.
 func (r *Records) AppendFrom(dst []dns.RR, qtype uint16, v Vantage, intn func(int) int) ([]dns.RR, bool) {
 	set, size := r.set(qtype)
 	if set == "" {
@@ -138,6 +139,10 @@ func (r *Records) AppendFrom(dst []dns.RR, qtype uint16, v Vantage, intn func(in
 		order = append(order, rest[0].lb)
 	default:
 		order, varies = appendNearest(order, rest, v, intn, s.spilled)
+		// Weights that follow loads are drawn for each client subnet: a
+		// resolver then caches a draw per subnet, and its clients spread
+		// as the weights say rather than all following one draw a TTL.
+		varies = varies || s.loaded
 	}
 	return appendPacked(dst, r.name(), qtype, s.ttl, size, order), varies
 }

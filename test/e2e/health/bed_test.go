@@ -33,6 +33,7 @@ func TestHealthOnOneBed(t *testing.T) {
 		{"TestProximityOrdersAnswersByPlace", proximityOrdersAnswersByPlace},
 		{"TestProximityOrdersATierByRoundTripTime", proximityOrdersATierByRoundTripTime},
 		{"TestAnswersFollowTheLoadsEndpointsPublish", answersFollowTheLoadsEndpointsPublish},
+		{"TestLoadClosedLoop", loadClosedLoop},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			b.ready(t)
