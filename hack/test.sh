@@ -82,7 +82,7 @@ go build -o "$KFED_TEST_CMDS/" ./cmd/coredns ./cmd/kfed-controller ./cmd/kfed-he
 #   the testdata they open, the environment variables they read), as a
 #   plain go test ./... would: such a package is neither linked nor run
 #   again.
-servers=(./test/reliability ./test/e2e/release ./test/e2e/services ./test/e2e/controller ./test/e2e/health
+servers=(./test/e2e/health ./test/reliability ./test/e2e/release ./test/e2e/services ./test/e2e/controller
 	./test/e2e/scale ./test/e2e/deployments ./test/e2e/mcs ./test/e2e/dns ./test/e2e/identity ./test/e2e/gateways
 	./cmd/kfed ./test/e2e/check ./test/e2e/drain ./healthcheck/agent ./test/e2e/explain ./test/e2e/fleet
 	./test/e2e/clustersetdns ./hack/images ./test/monitoring ./test/... ./dns/dnssync ./dns/dnsprovider/rfc2136

@@ -42,7 +42,7 @@ import (
 // (KFED_LOAD_LOOP=full), which writes the samples to
 // $KFED_LOAD_LOOP_REPORT for hack/plot-load.py (docs/load-loop.svg).
 func loadClosedLoop(t *testing.T, b *healthBed) {
-	off, on, rate, subnets := 20*time.Second, 40*time.Second, 100, 64
+	off, on, rate, subnets := 10*time.Second, 35*time.Second, 100, 64
 	if os.Getenv("KFED_LOAD_LOOP") == "full" {
 		off, on, rate, subnets = 60*time.Second, 120*time.Second, 150, 128
 	}
