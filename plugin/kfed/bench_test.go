@@ -14,7 +14,9 @@ import (
 	"github.com/coredns/coredns/request"
 	"github.com/miekg/dns"
 
+	"github.com/kfed-io/kfed/api/externaldns/dnsendpoint"
 	extdnsv1alpha1 "github.com/kfed-io/kfed/api/externaldns/v1alpha1"
+	"github.com/kfed-io/kfed/test/oldlayout"
 )
 
 // BenchmarkServeDNS measures the plugin's own work per query, from the
@@ -205,5 +207,58 @@ func BenchmarkServeDNSAtTheEdge(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkServeDNSWithLoads is the plugin's work per query in cluster-1
+// for 1,000 Services in today's layout, without loads and with the loads
+// kfed-controller weighs them by (cluster-1 at 0.97, spilled, the others at
+// 0.30): the same path but for the spill, so it should cost the same.
+func BenchmarkServeDNSWithLoads(b *testing.B) {
+	for _, loads := range []bool{false, true} {
+		k := newKfed(config{zones: []string{zone}, federation: "dev", cluster: "cluster-1", ttl: 30})
+		for i := range 1000 {
+			ep := &extdnsv1alpha1.DNSEndpoint{Spec: extdnsv1alpha1.DNSEndpointSpec{Endpoints: syntheticService(fmt.Sprintf("svc-%d", i))}}
+			if err := oldlayout.Upgrade(ep); err != nil {
+				b.Fatal(err)
+			}
+			table, err := dnsendpoint.ReadClusters(ep)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if loads {
+				for _, c := range table {
+					u, w := 0.30, 70
+					if c.Name == "cluster-1" {
+						u, w = 0.97, 3
+					}
+					c.Load, c.Weight = &u, w
+				}
+			}
+			if err := k.index.SetObject(fmt.Sprintf("bench/svc-%d", i), k.index.ParseRouted(ep.Spec.Endpoints, table, false)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		k.synced.Store(true)
+		for _, q := range []struct {
+			name, qname string
+			qtype       uint16
+		}{
+			{"global A", "svc-7.bench.dev.svc.kfed.test.", dns.TypeA},
+			{"region A", "svc-7.bench.dev.svc.us-east1.kfed.test.", dns.TypeA},
+			{"SRV", "_http._tcp.svc-7.bench.dev.svc.kfed.test.", dns.TypeSRV},
+		} {
+			b.Run(fmt.Sprintf("loads=%v/%s", loads, q.name), func(b *testing.B) {
+				m := new(dns.Msg)
+				m.SetQuestion(q.qname, q.qtype)
+				w := &test.ResponseWriter{}
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := k.ServeDNS(context.Background(), w, m); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }
