@@ -101,7 +101,7 @@ func failoverAsAClientSeesIt(t *testing.T, shared *healthBed) {
 				primary = svc.Status.LoadBalancer.Ingress[0].IP
 				return nil
 			})
-			resolver := startUnbound(t, b.dns.Addr, "kfed.test")
+			resolver := startUnbound(t, b.dns.Addr, "kfed.test", false)
 			name := "db." + ns + ".e2e.svc.kfed.test."
 			c := newDialingClient(t, resolver, name)
 			framework.Eventually(t, 60*time.Second, func(context.Context) error { return c.ok() })
@@ -143,8 +143,10 @@ func failoverAsAClientSeesIt(t *testing.T, shared *healthBed) {
 }
 
 // startUnbound runs Unbound on loopback as a caching resolver that sends
-// zone to the server at upstream, and returns its address.
-func startUnbound(t *testing.T, upstream, zone string) string {
+// zone to the server at upstream, and returns its address. With ecs it
+// sends each client's /24 as ECS (its subnet module) and keeps the order of
+// the answers it caches.
+func startUnbound(t *testing.T, upstream, zone string, ecs bool) string {
 	t.Helper()
 	out, err := exec.Command(filepath.Join(framework.RepoRoot(t), "hack", "install-unbound.sh")).Output()
 	if err != nil {
@@ -154,6 +156,15 @@ func startUnbound(t *testing.T, upstream, zone string) string {
 	dir := t.TempDir()
 	port := framework.FreePort(t)
 	host, upPort, _ := net.SplitHostPort(upstream)
+	modules := "module-config: \"iterator\""
+	if ecs {
+		modules = fmt.Sprintf(`module-config: "subnetcache iterator"
+	send-client-subnet: %s
+	client-subnet-always-forward: yes
+	max-client-subnet-ipv4: 24
+	rrset-roundrobin: no
+	num-threads: 1`, host)
+	}
 	conf := fmt.Sprintf(`server:
 	interface: 127.0.0.1@%d
 	port: %d
@@ -166,7 +177,7 @@ func startUnbound(t *testing.T, upstream, zone string) string {
 	logfile: ""
 	verbosity: 0
 	do-not-query-localhost: no
-	module-config: "iterator"
+	%s
 	access-control: 127.0.0.0/8 allow
 	domain-insecure: %q
 	local-zone: %q transparent
@@ -175,7 +186,7 @@ func startUnbound(t *testing.T, upstream, zone string) string {
 stub-zone:
 	name: %q
 	stub-addr: %s@%s
-`, port, port, dir, zone, zone, zone, host, upPort)
+`, port, port, dir, modules, zone, zone, zone, host, upPort)
 	path := filepath.Join(dir, "unbound.conf")
 	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)

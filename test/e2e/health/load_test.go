@@ -30,10 +30,7 @@ import (
 // weights: at the edge (no cluster) by weighted draw, inside cluster-1 its
 // own endpoint first until it is more loaded than the others.
 func answersFollowTheLoadsEndpointsPublish(t *testing.T, b *healthBed) {
-	hc := fastHC
-	hc.checkerArgs = []string{"--load-interval=1s"}
-	b.restartCheckers(t, hc)
-	t.Cleanup(func() { b.restartCheckers(t, b.hc) })
+	b.loadCheckers(t)
 	ctx := context.Background()
 	fed := b.f.Client("federation")
 	svc := fedtest.FederatedService("default", "busy")
@@ -239,21 +236,21 @@ func answersFollowTheLoadsEndpointsPublish(t *testing.T, b *healthBed) {
 	})
 }
 
+// loadCheckers starts the bed's checkers again reading loads every second,
+// until the test ends.
+func (b *healthBed) loadCheckers(t *testing.T) {
+	t.Helper()
+	hc := fastHC
+	hc.checkerArgs = []string{"--load-interval=1s"}
+	b.restartCheckers(t, hc)
+	t.Cleanup(func() { b.restartCheckers(t, b.hc) })
+}
+
 // setLoad has the load balancer of the member Service name report the
 // utilization u on its HTTP answers.
 func setLoad(t *testing.T, c client.Client, name, u string) {
 	t.Helper()
-	framework.Eventually(t, 30*time.Second, func(ctx context.Context) error {
-		var s corev1.Service
-		if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: name}, &s); err != nil {
-			return err
-		}
-		if s.Annotations == nil {
-			s.Annotations = map[string]string{}
-		}
-		s.Annotations[loopbacklb.UtilizationAnnotation] = u
-		return c.Update(ctx, &s)
-	})
+	annotate(t, c, name, map[string]string{loopbacklb.UtilizationAnnotation: u})
 }
 
 // bindHas checks that BIND answers name with exactly want.

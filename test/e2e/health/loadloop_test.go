@@ -9,8 +9,6 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -47,10 +45,7 @@ func loadClosedLoop(t *testing.T, b *healthBed) {
 		off, on, rate, subnets = 60*time.Second, 120*time.Second, 150, 128
 	}
 	const ttl = 5 * time.Second
-	hc := fastHC
-	hc.checkerArgs = []string{"--load-interval=1s"}
-	b.restartCheckers(t, hc)
-	t.Cleanup(func() { b.restartCheckers(t, b.hc) })
+	b.loadCheckers(t)
 	ctx := context.Background()
 	fed := b.f.Client("federation")
 	svc := fedtest.FederatedService("default", "shop")
@@ -81,7 +76,7 @@ func loadClosedLoop(t *testing.T, b *healthBed) {
 	framework.Eventually(t, 30*time.Second, func(context.Context) error {
 		return fedtest.WantAddresses(b.dns.Addr, "udp", name, dns.TypeA, lb...)
 	})
-	resolver := startUnboundECS(t, b.dns.Addr, "kfed.test")
+	resolver := startUnbound(t, b.dns.Addr, "kfed.test", true)
 
 	loop, stop := context.WithCancel(ctx)
 	defer stop()
@@ -300,59 +295,4 @@ func annotateFederated(t *testing.T, fed client.Client, name, key, value string)
 		}
 		return fed.Update(ctx, &s)
 	})
-}
-
-// startUnboundECS runs Unbound as a caching resolver for zone at upstream
-// that sends each client's /24 as ECS (its subnet module) and keeps the
-// order of the answers it caches, and returns its address.
-func startUnboundECS(t *testing.T, upstream, zone string) string {
-	t.Helper()
-	out, err := exec.Command(filepath.Join(framework.RepoRoot(t), "hack", "install-unbound.sh")).Output()
-	if err != nil {
-		t.Fatalf("hack/install-unbound.sh: %v", err)
-	}
-	bin := strings.TrimSpace(string(out))
-	dir := t.TempDir()
-	port := framework.FreePort(t)
-	host, upPort, _ := net.SplitHostPort(upstream)
-	conf := fmt.Sprintf(`server:
-	interface: 127.0.0.1@%d
-	port: %d
-	do-daemonize: no
-	username: ""
-	chroot: ""
-	directory: %q
-	pidfile: ""
-	use-syslog: no
-	logfile: ""
-	verbosity: 0
-	do-not-query-localhost: no
-	module-config: "subnetcache iterator"
-	send-client-subnet: %s
-	client-subnet-always-forward: yes
-	max-client-subnet-ipv4: 24
-	rrset-roundrobin: no
-	access-control: 127.0.0.0/8 allow
-	domain-insecure: %q
-	local-zone: %q transparent
-	prefetch: no
-	serve-expired: no
-	num-threads: 1
-stub-zone:
-	name: %q
-	stub-addr: %s@%s
-`, port, port, dir, host, zone, zone, zone, host, upPort)
-	path := filepath.Join(dir, "unbound.conf")
-	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	framework.StartProcess(t, exec.Command(bin, "-d", "-c", path), "unbound-ecs")
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	framework.Eventually(t, 10*time.Second, func(ctx context.Context) error {
-		m := new(dns.Msg)
-		m.SetQuestion(dns.Fqdn(zone), dns.TypeSOA)
-		_, err := dns.ExchangeContext(ctx, m, addr)
-		return err
-	})
-	return addr
 }
