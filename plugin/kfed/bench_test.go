@@ -190,6 +190,7 @@ func BenchmarkServeDNSAtTheEdge(b *testing.B) {
 		subnet string
 	}{
 		{"weighted, no location", context.Background(), ""},
+		{"weighted, the subnet's own draw", context.Background(), "192.0.2.0/24"},
 		{"by distance from the client's location", located("40.71", "-74.01"), ""},
 		{"by distance, with ECS echoed", located("40.71", "-74.01"), "192.0.2.0/24"},
 	} {

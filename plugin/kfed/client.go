@@ -2,6 +2,7 @@ package kfed
 
 import (
 	"context"
+	"net/netip"
 	"strconv"
 
 	"github.com/coredns/coredns/plugin/metadata"
@@ -57,6 +58,25 @@ func clientSubnet(r *dns.Msg) *dns.EDNS0_SUBNET {
 		}
 	}
 	return nil
+}
+
+// subnetPrefix is the client subnet q names, for a draw of its own
+// (index.Vantage.For); false when the prefix is 0, where the resolver asks
+// for no tailoring (RFC 7871 7.1.2) and the client should get the random
+// draw any client without a subnet gets, or when q is malformed.
+func subnetPrefix(q *dns.EDNS0_SUBNET) (netip.Prefix, bool) {
+	if q.SourceNetmask == 0 {
+		return netip.Prefix{}, false
+	}
+	addr, ok := netip.AddrFromSlice(q.Address)
+	if !ok {
+		return netip.Prefix{}, false
+	}
+	if q.Family == 1 {
+		addr = addr.Unmap()
+	}
+	p, err := addr.Prefix(int(q.SourceNetmask))
+	return p, err == nil
 }
 
 // echoSubnet gives m, the reply to r, the ECS option of r's query q, as RFC

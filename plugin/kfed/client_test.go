@@ -2,8 +2,10 @@ package kfed
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/coredns/coredns/plugin/metadata"
@@ -111,10 +113,14 @@ func TestServeDNSAtTheEdgeOrdersByTheClientsLocation(t *testing.T) {
 				}
 			}
 			firsts := map[string]bool{}
-			for range 100 {
+			for i := range 100 {
 				m := test.Case{Qname: tt.qname, Qtype: dns.TypeA}.Msg()
-				if tt.subnet != "" {
-					m = withSubnet(m, tt.subnet)
+				subnet := tt.subnet
+				if subnet != "" {
+					// A subnet gets one draw: the draw by weight is seen
+					// across subnets (TestServeDNSGivesEachSubnetADrawOfItsOwn).
+					subnet = nthSubnet(subnet, i)
+					m = withSubnet(m, subnet)
 				}
 				rec := dnstest.NewRecorder(&test.ResponseWriter{})
 				if _, err := k.ServeDNS(tt.ctx, request.NewScrubWriter(m, rec), m); err != nil {
@@ -136,8 +142,8 @@ func TestServeDNSAtTheEdgeOrdersByTheClientsLocation(t *testing.T) {
 					for _, e := range o.Option {
 						if s, ok := e.(*dns.EDNS0_SUBNET); ok {
 							scope = int(s.SourceScope)
-							if s.Family != 1 || s.SourceNetmask != 24 || !s.Address.Equal(withSubnetAddress(tt.subnet)) {
-								t.Fatalf("ECS %v does not echo the query's %s", s, tt.subnet)
+							if s.Family != 1 || s.SourceNetmask != 24 || !s.Address.Equal(withSubnetAddress(subnet)) {
+								t.Fatalf("ECS %v does not echo the query's %s", s, subnet)
 							}
 						}
 					}
@@ -150,6 +156,76 @@ func TestServeDNSAtTheEdgeOrdersByTheClientsLocation(t *testing.T) {
 				t.Errorf("always %v first: equally near clusters are not drawn by weight", firsts)
 			}
 		})
+	}
+}
+
+// nthSubnet is cidr, an IPv4 /24, with its third byte i.
+func nthSubnet(cidr string, i int) string {
+	ip := withSubnetAddress(cidr).To4()
+	return fmt.Sprintf("%d.%d.%d.0/24", ip[0], ip[1], byte(i))
+}
+
+// A resolver's client subnet gets a draw of its own among weights that
+// follow loads: every query from it the same order while the weights hold,
+// subnets spread over the clusters by weight; a /0 subnet (no tailoring
+// asked) and a client without ECS get a fresh draw each query.
+func TestServeDNSGivesEachSubnetADrawOfItsOwn(t *testing.T) {
+	k := newTestKfed(t, "", map[string][]extdnsv1alpha1.Endpoint{})
+	ep := &extdnsv1alpha1.DNSEndpoint{Spec: extdnsv1alpha1.DNSEndpointSpec{Endpoints: edgeEndpoints()}}
+	if err := oldlayout.Upgrade(ep); err != nil {
+		t.Fatal(err)
+	}
+	table, err := dnsendpoint.ReadClusters(ep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range table {
+		c.Load = new(0.5)
+	}
+	if err := k.index.SetObject("default/demo", k.index.ParseRouted(ep.Spec.Endpoints, table, false)); err != nil {
+		t.Fatal(err)
+	}
+	ask := func(subnet string) string {
+		m := test.Case{Qname: global, Qtype: dns.TypeA}.Msg()
+		if subnet != "" {
+			m = withSubnet(m, subnet)
+		}
+		rec := dnstest.NewRecorder(&test.ResponseWriter{})
+		if _, err := k.ServeDNS(context.Background(), request.NewScrubWriter(m, rec), m); err != nil {
+			t.Fatal(err)
+		}
+		var order []string
+		for _, rr := range rec.Msg.Answer {
+			order = append(order, rr.(*dns.A).A.String())
+		}
+		return strings.Join(order, " ")
+	}
+	firsts := map[string]int{}
+	const subnets = 600
+	for i := range subnets {
+		subnet := fmt.Sprintf("10.%d.%d.0/24", i/256, i%256)
+		order := ask(subnet)
+		for range 4 {
+			if again := ask(subnet); again != order {
+				t.Fatalf("subnet %s answered %s, then %s", subnet, order, again)
+			}
+		}
+		first, _, _ := strings.Cut(order, " ")
+		firsts[first]++
+	}
+	for a, n := range firsts {
+		if n < subnets/5 || n > subnets/2 {
+			t.Errorf("%s first for %d of %d subnets, want about a third: %v", a, n, subnets, firsts)
+		}
+	}
+	for _, subnet := range []string{"0.0.0.0/0", ""} {
+		seen := map[string]bool{}
+		for range 50 {
+			seen[ask(subnet)] = true
+		}
+		if len(seen) < 2 {
+			t.Errorf("subnet %q: always %v, want a draw at each query", subnet, seen)
+		}
 	}
 }
 

@@ -78,13 +78,19 @@ func (k *Kfed) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (
 		return dns.RcodeServerFailure, nil
 	}
 	// Inside a cluster, clusters are ordered from it; at the edge, from the
-	// client's location when geoip found one, else by weight alone.
+	// client's location when geoip found one, else by weight alone, with a
+	// draw of its own for a resolver's client subnet.
 	v := k.index.Inside()
 	var subnet *dns.EDNS0_SUBNET
 	if k.cluster == "" {
 		subnet = clientSubnet(r)
 		if p, ok := clientLocation(ctx); ok {
 			v = k.index.At(p)
+		}
+		if subnet != nil {
+			if p, ok := subnetPrefix(subnet); ok {
+				v = v.For(p)
+			}
 		}
 	}
 	m, varies := k.respond(request.Request{W: w, Req: r}, qname, zone, v)

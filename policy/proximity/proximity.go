@@ -164,6 +164,10 @@ type Rank struct {
 	Weight    int32
 	ID        int16
 	Unhealthy bool
+	// Hash names the cluster to OrderFor's draw: the same cluster must
+	// have the same Hash wherever and whenever it is drawn (its address,
+	// hashed, say), and no two of one draw the same.
+	Hash uint64
 }
 
 // class puts healthy clusters of a positive weight first, then those of
@@ -189,11 +193,22 @@ func (r Rank) class() int {
 // starts with a small stack, copied whole each time it grows, and every
 // frame on the way to the answer counts.
 func Order(ranks []Rank, slack float64, intn func(int) int) {
+	order(ranks, slack, intn, 0)
+}
+
+// order sorts ranks and draws each group that is Drawn: at random with
+// intn, or without intn by a race for seed. (Two parameters rather than a
+// closure, which would cost every query an allocation.)
+func order(ranks []Rank, slack float64, intn func(int) int, seed uint64) {
 	Sort(ranks)
 	for g := 0; g < len(ranks); {
 		end := GroupEnd(ranks, g, slack)
-		if ranks[g].Drawn() {
+		switch {
+		case !ranks[g].Drawn():
+		case intn != nil:
 			drawWeighted(ranks[g:end], intn)
+		default:
+			race(ranks[g:end], seed)
 		}
 		g = end
 	}
@@ -236,6 +251,68 @@ func before(a, b Rank) bool {
 		return a.class() < b.class()
 	}
 	return a.Key < b.Key
+}
+
+// OrderFor is Order for one client of many: each group is drawn by a
+// weighted rendezvous of seed, a number the client hashes to, with each
+// rank's Hash instead of at random. Over clients of many seeds the orders
+// are distributed as Order's draws are (each rank first in proportion to
+// its weight, and so on down), but one client gets the same order while
+// the weights and ranks hold, and a change of weights moves only the
+// clients it must: lowering one rank's weight moves some of the clients it
+// had first to the others, in proportion to theirs, and none between the
+// others. Load-weighed answers use it for resolvers' client subnets, so
+// that a subnet stays with its cluster and only the share a load moves
+// changes hands (a fresh draw a TTL would send every subnet anywhere, and
+// a small cluster's load would follow the luck of its draws).
+func OrderFor(ranks []Rank, slack float64, seed uint64) {
+	order(ranks, slack, nil, seed)
+}
+
+// race orders group, ranks of a positive weight, by the time each takes to
+// finish a race for seed: −ln(u)/weight, u uniform in (0, 1) and a hash of
+// seed and the rank's Hash. The times are exponential, of rate the weight,
+// so the first to finish is each rank in proportion to its weight, and the
+// next among the rest likewise (drawWeighted's law); a rank's time depends
+// only on its own weight.
+func race(group []Rank, seed uint64) {
+	var buf [16]float64
+	times := buf[:0]
+	if len(group) > len(buf) {
+		times = make([]float64, 0, len(group))
+	}
+	for _, r := range group {
+		h := mix(seed ^ mix(r.Hash))
+		u := (float64(h>>11) + 0.5) / (1 << 53)
+		times = append(times, -math.Log(u)/float64(r.Weight))
+	}
+	for i := 1; i < len(group); i++ {
+		for j := i; j > 0 && times[j] < times[j-1]; j-- {
+			times[j], times[j-1] = times[j-1], times[j]
+			group[j], group[j-1] = group[j-1], group[j]
+		}
+	}
+}
+
+// mix is SplitMix64's finaliser: every bit of x moves every bit of the
+// result, so that seeds and hashes that differ in a bit race apart.
+func mix(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+// Hash is a hash of b that is the same in every process, for Rank.Hash and
+// OrderFor's seeds (FNV-1a, 64 bits).
+func Hash(b string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(b); i++ {
+		h ^= uint64(b[i])
+		h *= 1099511628211
+	}
+	return h
 }
 
 // drawWeighted puts group, ranks of a positive weight, in a weighted random

@@ -2,6 +2,7 @@ package index
 
 import (
 	"math"
+	"net/netip"
 
 	"github.com/miekg/dns"
 
@@ -18,6 +19,26 @@ type Vantage struct {
 	places  *placeTable
 	at      geo.Vec
 	located bool
+	// seed is the client's own (For), 0 for none.
+	seed uint64
+}
+
+// For is v for the clients of subnet (a resolver's EDNS Client Subnet):
+// among equally near clusters they get a draw of their own
+// (proximity.OrderFor), the same at every query and in every server while
+// the weights hold, and different for each name, so that one subnet is not
+// first at one cluster for every name. Bits past the prefix do not count.
+func (v Vantage) For(subnet netip.Prefix) Vantage {
+	subnet = subnet.Masked()
+	var key [18]byte
+	a := subnet.Addr().As16()
+	copy(key[:16], a[:])
+	key[16] = byte(subnet.Bits())
+	if subnet.Addr().Is4() {
+		key[17] = 4
+	}
+	v.seed = proximity.Hash(string(key[:])) | 1 // 0 is none
+	return v
 }
 
 // key is how far cluster id is from the vantage: a tier and round-trip
@@ -111,7 +132,8 @@ func (r *Records) AppendAddresses(dst []dns.RR, qtype uint16, intn func(int) int
 // weight 0 last. It reports whether the order depended on where v is, as
 // opposed to being the same for every client; a draw among weights that
 // follow loads is reported so too, to be drawn again for each client
-// subnet. intn(n) returns a number in [0, n); rand.IntN fits.
+// subnet. intn(n) returns a number in [0, n); rand.IntN fits. A vantage
+// For a client draws with its seed instead, and ignores intn.
 func (r *Records) AppendFrom(dst []dns.RR, qtype uint16, v Vantage, intn func(int) int) ([]dns.RR, bool) {
 	set, size := r.set(qtype)
 	if set == "" {
@@ -138,6 +160,9 @@ func (r *Records) AppendFrom(dst []dns.RR, qtype uint16, v Vantage, intn func(in
 	case 1:
 		order = append(order, rest[0].lb)
 	default:
+		if v.seed != 0 {
+			v.seed ^= proximity.Hash(r.name())
+		}
 		order, varies = appendNearest(order, rest, v, intn, s.spilled)
 		// Weights that follow loads are drawn for each client subnet: a
 		// resolver then caches a draw per subnet, and its clients spread
@@ -165,7 +190,16 @@ func appendNearest(order []string, groups []groupView, v Vantage, intn func(int)
 	if spilled && !v.located {
 		spill(ranks)
 	}
-	proximity.Order(ranks, v.slack(), intn)
+	if v.seed != 0 {
+		// A cluster is its load-balancer addresses to the draw: the same
+		// in every replica of this server, and across restarts.
+		for i := range ranks {
+			ranks[i].Hash = proximity.Hash(groups[ranks[i].ID].lb)
+		}
+		proximity.OrderFor(ranks, v.slack(), v.seed)
+	} else {
+		proximity.Order(ranks, v.slack(), intn)
+	}
 	for _, r := range ranks {
 		order = append(order, groups[r.ID].lb)
 	}
