@@ -132,15 +132,23 @@ func (r *orcaReport) set(name string, v float64) error {
 	return nil
 }
 
-// figure is the report's metric asked for, or the default one.
+// figure is the report's metric asked for, or the default one: the
+// application's utilisation when above 0, else the CPU's, else the
+// application's 0 (an idle endpoint that reports only that is idle, not
+// silent: read as no figure, the figure it had before it went idle would
+// stand until it expires, and an endpoint shed at that figure would stay
+// shed). A BIN report cannot say 0 (protobuf leaves zeros out), so an idle
+// one says nothing.
 func (r *orcaReport) figure() (float64, bool) {
 	switch {
 	case r.want != "":
 		return r.v, r.hasV
 	case r.hasApp && r.app > 0:
 		return r.app, true
+	case r.hasCPU:
+		return r.cpu, true
 	}
-	return r.cpu, r.hasCPU
+	return r.app, r.hasApp
 }
 
 // readText reads "key=value, key=value".
