@@ -60,8 +60,9 @@ same DNSEndpoints and round-trip times the plugin reads, so that it matches dig.
 --from CLUSTER asks that member's CoreDNS (the plugin with cluster CLUSTER). Without --from it asks the
 edge CoreDNS (the plugin of no cluster); --client-subnet CIDR is the client's subnet, as a resolver
 sends it in EDNS Client Subnet, which the edge places with its GeoIP2 City database (--geoip, default
-$KFED_GEOIP; kfed dev up writes it to DIR/geoip.mmdb). Among equally near clusters a subnet gets a draw
-of its own, the same at every query while the weights hold: the answer shown is that subnet's.`,
+$KFED_GEOIP; kfed dev up writes it to DIR/geoip.mmdb). For a Service whose weights follow loads, a subnet
+gets a draw of its own among equally near clusters, the same at every query while the weights hold: the
+answer shown is that subnet's.`,
 		Example: `  # the answer cluster-1's CoreDNS gives for the dev bed's demo Service
   kfed explain demo.default.dev.svc.kfed.test --from cluster-1
 

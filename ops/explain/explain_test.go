@@ -86,8 +86,7 @@ func TestExplainSaysWhatThePluginAnswersAndWhy(t *testing.T) {
 		owner  map[string]string
 		health publish.Health
 		// want are the answer's addresses with every draw taking the last
-		// candidate, or the subnet's own draw at the edge; has are phrases
-		// the text must hold.
+		// candidate; has are phrases the text must hold.
 		want []string
 		has  []string
 	}{
@@ -110,8 +109,7 @@ func TestExplainSaysWhatThePluginAnswersAndWhy(t *testing.T) {
 		{"a name routed by weight ignores the client's place",
 			Query{Name: names.Global(), Type: dns.TypeA, Subnet: netip.MustParsePrefix("203.0.113.0/24"), Location: tokyo},
 			[]extdnsv1alpha1.DNSEndpoint{demo(t, nil, nil, c1, c2, c3)}, nil, publish.Health{},
-			// The subnet's own draw, not the last candidate's.
-			[]string{"127.0.1.2", "127.0.1.1", "127.0.1.3"}, []string{"routing: weighted", "#1 cluster-1 127.0.1.1: elsewhere, weight 1, drawn"}},
+			[]string{"127.0.1.3", "127.0.1.2", "127.0.1.1"}, []string{"routing: weighted", "#1 cluster-1 127.0.1.1: elsewhere, weight 1, drawn"}},
 		{"an unhealthy cluster is left out, with every checker's vote",
 			Query{Name: names.Global(), Type: dns.TypeA, From: "cluster-3"}, []extdnsv1alpha1.DNSEndpoint{demo(t, nil, nil, c1, down, c3)}, nil, health,
 			[]string{"10.96.0.3", "127.0.1.1"},
@@ -202,13 +200,16 @@ func TestExplainNamesWhatIsWrong(t *testing.T) {
 	}
 }
 
-// At the edge, a subnet's answer is the one its own draw gives it, as the
-// plugin's: the same whatever the random draw would take, and spread over
-// the clusters by weight across subnets.
+// At the edge, a subnet's answer among weights that follow loads is the
+// one its own draw gives it, as the plugin's: the same whatever the random
+// draw would take, and spread over the clusters by weight across subnets.
 func TestExplainGivesASubnetItsOwnDraw(t *testing.T) {
-	c1 := shard("cluster-1", "us-east1", "us-east1-b", "127.0.1.1", 1)
-	c2 := shard("cluster-2", "us-east1", "us-east1-c", "127.0.1.2", 1)
-	c3 := shard("cluster-3", "europe-west1", "europe-west1-b", "127.0.1.3", 1)
+	c1 := shard("cluster-1", "us-east1", "us-east1-b", "127.0.1.1", 50)
+	c2 := shard("cluster-2", "us-east1", "us-east1-c", "127.0.1.2", 50)
+	c3 := shard("cluster-3", "europe-west1", "europe-west1-b", "127.0.1.3", 50)
+	for _, c := range []*dnsendpoint.Cluster{&c1, &c2, &c3} {
+		c.Load = new(0.5)
+	}
 	w := World{Federation: "dev", Endpoints: []extdnsv1alpha1.DNSEndpoint{demo(t, nil, nil, c1, c2, c3)}}
 	first := func(int) int { return 0 }
 	firsts := map[string]int{}

@@ -91,7 +91,7 @@ func (c *Clusterset) respond(state request.Request, qname string, qtype uint16) 
 			m.Answer = append(m.Answer, c.ns())
 		}
 	case c.server:
-		m.Answer = localaddr.Append(m.Answer, state, qname, qtype, c.ttl)
+		m.Answer = localaddr.Append(m.Answer, state.LocalIP(), qname, qtype, c.ttl)
 	case c.server[len("ns."):]:
 		// The name server's parent, dns.ORIGIN: an empty non-terminal.
 	default:

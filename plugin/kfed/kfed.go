@@ -155,7 +155,7 @@ func (k *Kfed) respond(state request.Request, qname, zone string, v index.Vantag
 		} else if h := k.apexOf(zone).host(name); h != nil {
 			exists = true
 			if h.local {
-				m.Answer = localaddr.Append(m.Answer, state, name, qtype, k.ttl)
+				m.Answer = localaddr.Append(m.Answer, state.LocalIP(), name, qtype, k.ttl)
 			} else {
 				m.Answer = appendHost(m.Answer, h, qtype)
 			}
@@ -183,7 +183,13 @@ func (k *Kfed) respond(state request.Request, qname, zone string, v index.Vantag
 			continue
 		}
 		var differs bool
-		m.Answer, differs = appendRecords(m.Answer, records, qtype, v)
+		if records != nil && (qtype == dns.TypeA || qtype == dns.TypeAAAA) {
+			// Most queries: without appendRecords' frame under the
+			// answer's, which is the plugin's deepest (AppendFrom).
+			m.Answer, differs = records.AppendFrom(m.Answer, qtype, v, rand.IntN)
+		} else {
+			m.Answer, differs = appendRecords(m.Answer, records, qtype, v)
+		}
 		varies = varies || differs
 		if qtype == dns.TypeSRV && records != nil {
 			m.Extra = k.targets(records)

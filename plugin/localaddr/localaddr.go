@@ -7,15 +7,16 @@ package localaddr
 import (
 	"net"
 
-	"github.com/coredns/coredns/request"
 	"github.com/miekg/dns"
 )
 
 // Append appends to dst the A or AAAA record (as qtype asks; both families
-// for ANY) of name at the address state's query arrived on, with ttl. A
-// query of the other family, or from no address, appends nothing.
-func Append(dst []dns.RR, state request.Request, name string, qtype uint16, ttl uint32) []dns.RR {
-	ip := net.ParseIP(state.LocalIP())
+// for ANY) of name at local, the address the query arrived on
+// (request.Request.LocalIP), with ttl. A query of the other family, or
+// from no address, appends nothing. It takes the address rather than the
+// request, which would be copied into the frame of every caller's query.
+func Append(dst []dns.RR, local string, name string, qtype uint16, ttl uint32) []dns.RR {
+	ip := net.ParseIP(local)
 	if ip == nil {
 		return dst
 	}

@@ -164,10 +164,6 @@ type Rank struct {
 	Weight    int32
 	ID        int16
 	Unhealthy bool
-	// Hash names the cluster to OrderFor's draw: the same cluster must
-	// have the same Hash wherever and whenever it is drawn (its address,
-	// hashed, say), and no two of one draw the same.
-	Hash uint64
 }
 
 // class puts healthy clusters of a positive weight first, then those of
@@ -193,13 +189,13 @@ func (r Rank) class() int {
 // starts with a small stack, copied whole each time it grows, and every
 // frame on the way to the answer counts.
 func Order(ranks []Rank, slack float64, intn func(int) int) {
-	order(ranks, slack, intn, 0)
+	order(ranks, slack, intn, 0, nil)
 }
 
 // order sorts ranks and draws each group that is Drawn: at random with
-// intn, or without intn by a race for seed. (Two parameters rather than a
-// closure, which would cost every query an allocation.)
-func order(ranks []Rank, slack float64, intn func(int) int, seed uint64) {
+// intn, or without intn by a race for seed among hashes. (Parameters
+// rather than a closure, which would cost every query an allocation.)
+func order(ranks []Rank, slack float64, intn func(int) int, seed uint64, hashes []uint64) {
 	Sort(ranks)
 	for g := 0; g < len(ranks); {
 		end := GroupEnd(ranks, g, slack)
@@ -208,7 +204,7 @@ func order(ranks []Rank, slack float64, intn func(int) int, seed uint64) {
 		case intn != nil:
 			drawWeighted(ranks[g:end], intn)
 		default:
-			race(ranks[g:end], seed)
+			race(ranks[g:end], seed, hashes)
 		}
 		g = end
 	}
@@ -255,34 +251,37 @@ func before(a, b Rank) bool {
 
 // OrderFor is Order for one client of many: each group is drawn by a
 // weighted rendezvous of seed, a number the client hashes to, with each
-// rank's Hash instead of at random. Over clients of many seeds the orders
-// are distributed as Order's draws are (each rank first in proportion to
-// its weight, and so on down), but one client gets the same order while
-// the weights and ranks hold, and a change of weights moves only the
-// clients it must: lowering one rank's weight moves some of the clients it
-// had first to the others, in proportion to theirs, and none between the
-// others. Load-weighed answers use it for resolvers' client subnets, so
-// that a subnet stays with its cluster and only the share a load moves
-// changes hands (a fresh draw a TTL would send every subnet anywhere, and
-// a small cluster's load would follow the luck of its draws).
-func OrderFor(ranks []Rank, slack float64, seed uint64) {
-	order(ranks, slack, nil, seed)
+// rank's hash, hashes[rank.ID], instead of at random. A hash names a
+// cluster: the same cluster must have the same hash wherever and whenever
+// it is drawn (its address, hashed, say), and no two of one draw the same.
+// Over clients of many seeds the orders are distributed as Order's draws
+// are (each rank first in proportion to its weight, and so on down), but
+// one client gets the same order while the weights and ranks hold, and a
+// change of weights moves only the clients it must: lowering one rank's
+// weight moves some of the clients it had first to the others, in
+// proportion to theirs, and none between the others. Load-weighed answers
+// use it for resolvers' client subnets, so that a subnet stays with its
+// cluster and only the share a load moves changes hands (a fresh draw a
+// TTL would send every subnet anywhere, and a small cluster's load would
+// follow the luck of its draws).
+func OrderFor(ranks []Rank, hashes []uint64, slack float64, seed uint64) {
+	order(ranks, slack, nil, seed, hashes)
 }
 
 // race orders group, ranks of a positive weight, by the time each takes to
 // finish a race for seed: −ln(u)/weight, u uniform in (0, 1) and a hash of
-// seed and the rank's Hash. The times are exponential, of rate the weight,
+// seed and the rank's hash. The times are exponential, of rate the weight,
 // so the first to finish is each rank in proportion to its weight, and the
 // next among the rest likewise (drawWeighted's law); a rank's time depends
 // only on its own weight.
-func race(group []Rank, seed uint64) {
+func race(group []Rank, seed uint64, hashes []uint64) {
 	var buf [16]float64
 	times := buf[:0]
 	if len(group) > len(buf) {
 		times = make([]float64, 0, len(group))
 	}
 	for _, r := range group {
-		h := mix(seed ^ mix(r.Hash))
+		h := mix(seed ^ mix(hashes[r.ID]))
 		u := (float64(h>>11) + 0.5) / (1 << 53)
 		times = append(times, -math.Log(u)/float64(r.Weight))
 	}
@@ -304,8 +303,8 @@ func mix(x uint64) uint64 {
 	return x ^ x>>31
 }
 
-// Hash is a hash of b that is the same in every process, for Rank.Hash and
-// OrderFor's seeds (FNV-1a, 64 bits).
+// Hash is a hash of b that is the same in every process, for OrderFor's
+// hashes and seeds (FNV-1a, 64 bits).
 func Hash(b string) uint64 {
 	h := uint64(14695981039346656037)
 	for i := 0; i < len(b); i++ {

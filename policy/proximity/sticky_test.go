@@ -6,19 +6,21 @@ import (
 	"testing"
 )
 
-// stickyRanks are three equally near clusters of the given weights, each
-// hashed by its name.
-func stickyRanks(weights ...int32) []Rank {
+// stickyRanks are equally near clusters of the given weights, and their
+// hashes, of their names.
+func stickyRanks(weights ...int32) ([]Rank, []uint64) {
 	ranks := make([]Rank, len(weights))
+	hashes := make([]uint64, len(weights))
 	for i, w := range weights {
-		ranks[i] = Rank{Weight: w, ID: int16(i), Hash: Hash(fmt.Sprintf("cluster-%d", i+1))}
+		ranks[i] = Rank{Weight: w, ID: int16(i)}
+		hashes[i] = Hash(fmt.Sprintf("cluster-%d", i+1))
 	}
-	return ranks
+	return ranks, hashes
 }
 
 func firstFor(seed uint64, weights ...int32) int16 {
-	ranks := stickyRanks(weights...)
-	OrderFor(ranks, SameRTT, seed)
+	ranks, hashes := stickyRanks(weights...)
+	OrderFor(ranks, hashes, SameRTT, seed)
 	return ranks[0].ID
 }
 
@@ -38,8 +40,8 @@ func TestOrderForSharesInProportionOverClients(t *testing.T) {
 			first := make([]int, len(tc.weights))
 			second := make([]int, len(tc.weights))
 			for c := range clients {
-				ranks := stickyRanks(tc.weights...)
-				OrderFor(ranks, SameRTT, mix(uint64(c)))
+				ranks, hashes := stickyRanks(tc.weights...)
+				OrderFor(ranks, hashes, SameRTT, mix(uint64(c)))
 				first[ranks[0].ID]++
 				second[ranks[1].ID]++
 			}
@@ -112,13 +114,13 @@ func TestOrderForMovesOnlyTheClientsAWeightMoves(t *testing.T) {
 func TestOrderForKeepsGroups(t *testing.T) {
 	for seed := range uint64(200) {
 		ranks := []Rank{
-			{Key: 2, Weight: 5, ID: 0, Hash: 1},
-			{Key: 1, Weight: 0, ID: 1, Hash: 2},
-			{Key: 0, Weight: 1, ID: 2, Hash: 3, Unhealthy: true},
-			{Key: 1, Weight: 1, ID: 3, Hash: 4},
-			{Key: 1, Weight: 9, ID: 4, Hash: 5},
+			{Key: 2, Weight: 5, ID: 0},
+			{Key: 1, Weight: 0, ID: 1},
+			{Key: 0, Weight: 1, ID: 2, Unhealthy: true},
+			{Key: 1, Weight: 1, ID: 3},
+			{Key: 1, Weight: 9, ID: 4},
 		}
-		OrderFor(ranks, 0.5, mix(seed))
+		OrderFor(ranks, []uint64{1, 2, 3, 4, 5}, 0.5, mix(seed))
 		var ids []int16
 		for _, r := range ranks {
 			ids = append(ids, r.ID)
@@ -130,8 +132,8 @@ func TestOrderForKeepsGroups(t *testing.T) {
 }
 
 func TestOrderForDoesNotAllocate(t *testing.T) {
-	ranks := stickyRanks(24, 39, 56)
-	if n := testing.AllocsPerRun(100, func() { OrderFor(ranks, SameRTT, 12345) }); n != 0 {
+	ranks, hashes := stickyRanks(24, 39, 56)
+	if n := testing.AllocsPerRun(100, func() { OrderFor(ranks, hashes, SameRTT, 12345) }); n != 0 {
 		t.Errorf("OrderFor allocates %v times", n)
 	}
 }

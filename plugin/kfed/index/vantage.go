@@ -24,7 +24,8 @@ type Vantage struct {
 }
 
 // For is v for the clients of subnet (a resolver's EDNS Client Subnet):
-// among equally near clusters they get a draw of their own
+// among equally near clusters of a name whose weights follow loads (whose
+// answer is scoped to the subnet) they get a draw of their own
 // (proximity.OrderFor), the same at every query and in every server while
 // the weights hold, and different for each name, so that one subnet is not
 // first at one cluster for every name. Bits past the prefix do not count.
@@ -111,6 +112,25 @@ func spill(ranks []proximity.Rank) {
 	}
 }
 
+// orderFor orders ranks for v's client (proximity.OrderFor). A cluster is
+// its load-balancer addresses to the draw: the same in every replica of
+// this server, and across restarts. Its hashes are in a frame of its own,
+// never inlined, beside proximity.Order's rather than under it: a query's
+// stack is copied whole each time it grows (appendNearest).
+//
+//go:noinline
+func orderFor(ranks []proximity.Rank, groups []groupView, v Vantage) {
+	var hashes [8]uint64
+	h := hashes[:0]
+	if len(groups) > len(hashes) {
+		h = make([]uint64, 0, len(groups))
+	}
+	for _, g := range groups {
+		h = append(h, proximity.Hash(g.lb))
+	}
+	proximity.OrderFor(ranks, h, v.slack(), v.seed)
+}
+
 // AppendAddresses appends the address records of type qtype (dns.TypeA or
 // dns.TypeAAAA) to dst in answer order for a client inside the index's own
 // cluster, without what the index knows of where clusters are: the own
@@ -160,8 +180,14 @@ func (r *Records) AppendFrom(dst []dns.RR, qtype uint16, v Vantage, intn func(in
 	case 1:
 		order = append(order, rest[0].lb)
 	default:
-		if v.seed != 0 {
+		if v.seed != 0 && s.loaded {
 			v.seed ^= proximity.Hash(r.name())
+		} else {
+			// An answer whose weights do not follow loads is drawn
+			// afresh: at scope 0 a resolver gives it to all its clients,
+			// and one subnet's draw would hold them at one cluster for
+			// as long as the weights hold rather than a TTL.
+			v.seed = 0
 		}
 		order, varies = appendNearest(order, rest, v, intn, s.spilled)
 		// Weights that follow loads are drawn for each client subnet: a
@@ -191,12 +217,7 @@ func appendNearest(order []string, groups []groupView, v Vantage, intn func(int)
 		spill(ranks)
 	}
 	if v.seed != 0 {
-		// A cluster is its load-balancer addresses to the draw: the same
-		// in every replica of this server, and across restarts.
-		for i := range ranks {
-			ranks[i].Hash = proximity.Hash(groups[ranks[i].ID].lb)
-		}
-		proximity.OrderFor(ranks, v.slack(), v.seed)
+		orderFor(ranks, groups, v)
 	} else {
 		proximity.Order(ranks, v.slack(), intn)
 	}
