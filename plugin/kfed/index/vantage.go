@@ -152,8 +152,9 @@ func (r *Records) AppendAddresses(dst []dns.RR, qtype uint16, intn func(int) int
 // weight 0 last. It reports whether the order depended on where v is, as
 // opposed to being the same for every client; a draw among weights that
 // follow loads is reported so too, to be drawn again for each client
-// subnet. intn(n) returns a number in [0, n); rand.IntN fits. A vantage
-// For a client draws with its seed instead, and ignores intn.
+// subnet. intn(n) returns a number in [0, n); rand.IntN fits. Among
+// weights that follow loads, a vantage For a subnet draws with the
+// subnet's seed instead of intn.
 func (r *Records) AppendFrom(dst []dns.RR, qtype uint16, v Vantage, intn func(int) int) ([]dns.RR, bool) {
 	set, size := r.set(qtype)
 	if set == "" {
@@ -184,9 +185,10 @@ func (r *Records) AppendFrom(dst []dns.RR, qtype uint16, v Vantage, intn func(in
 			v.seed ^= proximity.Hash(r.name())
 		} else {
 			// An answer whose weights do not follow loads is drawn
-			// afresh: at scope 0 a resolver gives it to all its clients,
-			// and one subnet's draw would hold them at one cluster for
-			// as long as the weights hold rather than a TTL.
+			// afresh, as before: a resolver may give it to all its
+			// clients (scope 0), and one subnet's draw would then hold
+			// them at one cluster for as long as the weights hold
+			// rather than a TTL.
 			v.seed = 0
 		}
 		order, varies = appendNearest(order, rest, v, intn, s.spilled)
