@@ -3,6 +3,8 @@ package healthcheck
 import (
 	"slices"
 	"sync"
+
+	"github.com/kfed-io/kfed/internal/stablehash"
 )
 
 // DefaultCheckersPerEndpoint is how many checkers probe each endpoint when
@@ -183,7 +185,7 @@ func (f *Fleet) panel(key string, s *panelScratch) []int {
 	clear(s.count)
 	t := f.tiers
 	for i, ch := range f.hashes {
-		c := scored{score: mix(h ^ ch), i: i}
+		c := scored{score: stablehash.Mix(h ^ ch), i: i}
 		d := f.domain[i]
 		n := s.count[d]
 		if n == t {
@@ -239,25 +241,7 @@ func (f *Fleet) insert(row []scored, c scored) {
 	row[j] = c
 }
 
-// hashString is the 64-bit FNV-1a hash of s, mixed. It is part of the
+// hashString is stablehash.String of s, mixed. It is part of the
 // assignment: agents and controllers of different versions must compute the
 // same panels, so it may not change (TestPanelIsStable pins it).
-func hashString(s string) uint64 {
-	h := uint64(14695981039346656037) // FNV-1a, written out so it allocates nothing
-	for i := 0; i < len(s); i++ {
-		h ^= uint64(s[i])
-		h *= 1099511628211
-	}
-	return mix(h)
-}
-
-// mix is SplitMix64's finalizer: a bijection that spreads every input bit
-// over the output, so that mix(endpoint ^ checker) is a fair score.
-func mix(x uint64) uint64 {
-	x ^= x >> 30
-	x *= 0xbf58476d1ce4e5b9
-	x ^= x >> 27
-	x *= 0x94d049bb133111eb
-	x ^= x >> 31
-	return x
-}
+func hashString(s string) uint64 { return stablehash.Mix(stablehash.String(s)) }

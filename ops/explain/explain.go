@@ -75,7 +75,7 @@ func Explain(q Query, w World, intn func(int) int) (*Explanation, error) {
 	if q.From == "" && q.Location != nil {
 		v = x.At(*q.Location)
 	}
-	if q.From == "" && q.Subnet.IsValid() && q.Subnet.Bits() > 0 {
+	if q.From == "" {
 		v = v.For(q.Subnet) // the subnet's own draw, as the edge gives it
 	}
 	e := &Explanation{Name: name, Type: dns.TypeToString[q.Type], Vantage: vantageOf(q), Rcode: "NOERROR"}

@@ -61,13 +61,9 @@ func clientSubnet(r *dns.Msg) *dns.EDNS0_SUBNET {
 }
 
 // subnetPrefix is the client subnet q names, for a draw of its own
-// (index.Vantage.For); false when the prefix is 0, where the resolver asks
-// for no tailoring (RFC 7871 7.1.2) and the client should get the random
-// draw any client without a subnet gets, or when q is malformed.
+// (index.Vantage.For, which says what a /0 gets); false when q is
+// malformed.
 func subnetPrefix(q *dns.EDNS0_SUBNET) (netip.Prefix, bool) {
-	if q.SourceNetmask == 0 {
-		return netip.Prefix{}, false
-	}
 	addr, ok := netip.AddrFromSlice(q.Address)
 	if !ok {
 		return netip.Prefix{}, false

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/kfed-io/kfed/internal/geo"
+	"github.com/kfed-io/kfed/internal/stablehash"
 )
 
 // SameDistance is how close two clusters' distances from a client must be
@@ -281,7 +282,7 @@ func race(group []Rank, seed uint64, hashes []uint64) {
 		times = make([]float64, 0, len(group))
 	}
 	for _, r := range group {
-		h := mix(seed ^ mix(hashes[r.ID]))
+		h := stablehash.Mix(seed ^ stablehash.Mix(hashes[r.ID]))
 		u := (float64(h>>11) + 0.5) / (1 << 53)
 		times = append(times, -math.Log(u)/float64(r.Weight))
 	}
@@ -293,26 +294,9 @@ func race(group []Rank, seed uint64, hashes []uint64) {
 	}
 }
 
-// mix is SplitMix64's finaliser: every bit of x moves every bit of the
-// result, so that seeds and hashes that differ in a bit race apart.
-func mix(x uint64) uint64 {
-	x ^= x >> 30
-	x *= 0xbf58476d1ce4e5b9
-	x ^= x >> 27
-	x *= 0x94d049bb133111eb
-	return x ^ x>>31
-}
-
 // Hash is a hash of b that is the same in every process, for OrderFor's
-// hashes and seeds (FNV-1a, 64 bits).
-func Hash(b string) uint64 {
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(b); i++ {
-		h ^= uint64(b[i])
-		h *= 1099511628211
-	}
-	return h
-}
+// hashes and seeds.
+func Hash(b string) uint64 { return stablehash.String(b) }
 
 // drawWeighted puts group, ranks of a positive weight, in a weighted random
 // order, in place: each next one is drawn with a probability proportional to

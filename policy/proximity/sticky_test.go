@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"testing"
+
+	"github.com/kfed-io/kfed/internal/stablehash"
 )
 
 // stickyRanks are equally near clusters of the given weights, and their
@@ -41,7 +43,7 @@ func TestOrderForSharesInProportionOverClients(t *testing.T) {
 			second := make([]int, len(tc.weights))
 			for c := range clients {
 				ranks, hashes := stickyRanks(tc.weights...)
-				OrderFor(ranks, hashes, SameRTT, mix(uint64(c)))
+				OrderFor(ranks, hashes, SameRTT, stablehash.Mix(uint64(c)))
 				first[ranks[0].ID]++
 				second[ranks[1].ID]++
 			}
@@ -80,14 +82,14 @@ func TestOrderForMovesOnlyTheClientsAWeightMoves(t *testing.T) {
 	const clients = 20000
 	before := make([]int16, clients)
 	for c := range clients {
-		before[c] = firstFor(mix(uint64(c)), 24, 39, 56)
-		if again := firstFor(mix(uint64(c)), 24, 39, 56); again != before[c] {
+		before[c] = firstFor(stablehash.Mix(uint64(c)), 24, 39, 56)
+		if again := firstFor(stablehash.Mix(uint64(c)), 24, 39, 56); again != before[c] {
 			t.Fatalf("client %d first got cluster %d, then %d, with the same weights", c, before[c], again)
 		}
 	}
 	moved, left := 0, 0
 	for c := range clients {
-		after := firstFor(mix(uint64(c)), 12, 39, 56) // cluster 0's weight halved
+		after := firstFor(stablehash.Mix(uint64(c)), 12, 39, 56) // cluster 0's weight halved
 		switch {
 		case after == before[c]:
 		case before[c] == 0:
@@ -95,7 +97,7 @@ func TestOrderForMovesOnlyTheClientsAWeightMoves(t *testing.T) {
 		default:
 			moved++
 		}
-		if back := firstFor(mix(uint64(c)), 24, 39, 56); back != before[c] {
+		if back := firstFor(stablehash.Mix(uint64(c)), 24, 39, 56); back != before[c] {
 			t.Fatalf("client %d did not come back to cluster %d (got %d) with the first weights", c, before[c], back)
 		}
 	}
@@ -120,7 +122,7 @@ func TestOrderForKeepsGroups(t *testing.T) {
 			{Key: 1, Weight: 1, ID: 3},
 			{Key: 1, Weight: 9, ID: 4},
 		}
-		OrderFor(ranks, []uint64{1, 2, 3, 4, 5}, 0.5, mix(seed))
+		OrderFor(ranks, []uint64{1, 2, 3, 4, 5}, 0.5, stablehash.Mix(seed))
 		var ids []int16
 		for _, r := range ranks {
 			ids = append(ids, r.ID)

@@ -29,7 +29,13 @@ type Vantage struct {
 // (proximity.OrderFor), the same at every query and in every server while
 // the weights hold, and different for each name, so that one subnet is not
 // first at one cluster for every name. Bits past the prefix do not count.
+// A /0 subnet, where the resolver asks for no tailoring (RFC 7871 7.1.2),
+// or an invalid one leaves v as it is: the random draw any client without a
+// subnet gets.
 func (v Vantage) For(subnet netip.Prefix) Vantage {
+	if !subnet.IsValid() || subnet.Bits() == 0 {
+		return v
+	}
 	subnet = subnet.Masked()
 	var key [18]byte
 	a := subnet.Addr().As16()
